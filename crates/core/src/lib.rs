@@ -1,0 +1,22 @@
+//! The data model every noisebench stage shares: the rows of each table (claims, queries, search hits,
+//! documents, labels, reports, chunks, triplets, questions, perturbations), their column schemas,
+//! stable content-derived ids, and the [`Stage`] trait that turns typed input rows into typed output
+//! rows plus counted drops.
+//!
+//! What this crate is not: it knows nothing of Parquet, polars, HTTP or LLMs. Table files are read and
+//! written by `noisebench-pipeline` alone, through [`Rows`], so stage crates stay light and pure.
+
+pub mod id;
+pub mod model;
+pub mod rows;
+pub mod schema;
+pub mod stage;
+
+pub use id::{sha256_hex, stable_id};
+pub use model::*;
+pub use rows::{Record, Rows, TableKind};
+pub use schema::{Column, DType, TableSchema};
+pub use stage::{
+    ConfigError, DropRecord, Drops, InputSpec, Inputs, NoProgress, OutputSpec, Progress,
+    ProgressBar, Stage, StageContext, StageError, StageOutput, StageReport, TypedStage,
+};

@@ -1,0 +1,320 @@
+//! The claims track: claims, queries, search hits, documents, claim-document labels.
+
+use serde::{Deserialize, Serialize};
+
+use crate::rows::Record;
+use crate::schema::{Column, DType::*, TableSchema};
+
+/// A binary verdict, the gold label of a claim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    True,
+    False,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::True => "true",
+            Verdict::False => "false",
+        }
+    }
+}
+
+/// A fact-checked claim.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Claim {
+    pub id: String,
+    pub text: String,
+    pub verdict: String,
+    pub original_rating: String,
+    pub speaker: Option<String>,
+    pub claim_date: Option<String>,
+    pub venue: Option<String>,
+    pub fact_checker: Option<String>,
+    pub review_date: Option<String>,
+    pub url: Option<String>,
+    pub original_url: Option<String>,
+    pub country: Option<String>,
+    pub topics: Vec<String>,
+    pub source: String,
+    pub fetched_at: Option<String>,
+    pub archive_ref: Option<String>,
+}
+
+impl Record for Claim {
+    fn schema() -> TableSchema {
+        TableSchema {
+            table: "claims".into(),
+            version: 1,
+            description:
+                "Fact-checked claims with a binary verdict mapped from the fact-checker's rating."
+                    .into(),
+            columns: vec![
+                Column::new(
+                    "id",
+                    Str,
+                    "Stable id: from the canonical fact-check URL, else from source and claim text.",
+                ),
+                Column::new("text", Str, "The claim as the fact-checker quotes it."),
+                Column::new(
+                    "verdict",
+                    Str,
+                    "Binary gold verdict: `true` or `false`, mapped by the configured verdict preset.",
+                ),
+                Column::new(
+                    "original_rating",
+                    Str,
+                    "The fact-checker's rating, normalised to a slug (e.g. `half-true`, `supported`).",
+                ),
+                Column::nullable("speaker", Str, "Who made the claim."),
+                Column::nullable("claim_date", Str, "When the claim was made (YYYY-MM-DD)."),
+                Column::nullable(
+                    "venue",
+                    Str,
+                    "Where the claim was made (a speech, a post, an ad).",
+                ),
+                Column::nullable("fact_checker", Str, "The publisher of the fact-check."),
+                Column::nullable(
+                    "review_date",
+                    Str,
+                    "When the fact-check was published (YYYY-MM-DD).",
+                ),
+                Column::nullable("url", Str, "The fact-check article's URL."),
+                Column::nullable(
+                    "original_url",
+                    Str,
+                    "The URL where the claim itself appeared.",
+                ),
+                Column::nullable(
+                    "country",
+                    Str,
+                    "ISO country code of the claim or publisher.",
+                ),
+                Column::new("topics", StrList, "Topic tags from the fact-checker."),
+                Column::new(
+                    "source",
+                    Str,
+                    "Where the row came from: `<preset>:<file>` for imports, the site for scrapes.",
+                ),
+                Column::nullable(
+                    "fetched_at",
+                    Str,
+                    "When the fact-check page was fetched (RFC 3339).",
+                ),
+                Column::nullable("archive_ref", Str, "sha256 of the archived raw page."),
+            ],
+        }
+    }
+    fn id(&self) -> &str {
+        &self.id
+    }
+}
+
+/// A search query made for a claim.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Query {
+    pub id: String,
+    pub claim_id: String,
+    pub kind: String,
+    pub text: String,
+    pub provenance: String,
+    pub llm_request: Option<String>,
+}
+
+impl Record for Query {
+    fn schema() -> TableSchema {
+        TableSchema {
+            table: "queries".into(),
+            version: 1,
+            description: "Search queries made from claims (keywords, yes/no question, the claim itself, counter-evidence).".into(),
+            columns: vec![
+                Column::new("id", Str, "Stable id from claim id, kind and text."),
+                Column::new("claim_id", Str, "The claim the query is for."),
+                Column::new("kind", Str, "`keywords`, `question`, `claim` or `counter`."),
+                Column::new("text", Str, "The query text."),
+                Column::new("provenance", Str, "Who wrote the query: `rule`, `offline`, `openai:<model>`."),
+                Column::nullable("llm_request", Str, "Request hash of the LLM call that made it (joins llm_calls)."),
+            ],
+        }
+    }
+    fn id(&self) -> &str {
+        &self.id
+    }
+}
+
+/// One ranked result of one query from one search backend.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SearchHit {
+    pub id: String,
+    pub query_id: String,
+    pub claim_id: String,
+    pub backend: String,
+    pub rank: i64,
+    pub url: String,
+    pub title: Option<String>,
+    pub snippet: Option<String>,
+    pub published: Option<String>,
+}
+
+impl Record for SearchHit {
+    fn schema() -> TableSchema {
+        TableSchema {
+            table: "search_hits".into(),
+            version: 1,
+            description: "Ranked search results per query and backend.".into(),
+            columns: vec![
+                Column::new("id", Str, "Stable id from query id, backend and URL."),
+                Column::new("query_id", Str, "The query that returned the hit."),
+                Column::new("claim_id", Str, "The claim the query was made for."),
+                Column::new(
+                    "backend",
+                    Str,
+                    "Search backend (`google`, `brave`, `searxng`, `reddit`, `reddit-dump`, `fixture`).",
+                ),
+                Column::new("rank", Int, "1-based rank in the backend's answer."),
+                Column::new("url", Str, "The result's URL as returned."),
+                Column::nullable("title", Str, "Result title."),
+                Column::nullable("snippet", Str, "Result snippet."),
+                Column::nullable(
+                    "published",
+                    Str,
+                    "Publication date if the backend gives one.",
+                ),
+            ],
+        }
+    }
+    fn id(&self) -> &str {
+        &self.id
+    }
+}
+
+/// A fetched document (a web page or a Reddit post), deduplicated by canonical URL and content.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Document {
+    pub id: String,
+    pub url: String,
+    pub canonical_url: String,
+    pub domain: String,
+    pub source_type: String,
+    pub title: Option<String>,
+    pub text: String,
+    pub published: Option<String>,
+    pub language: Option<String>,
+    pub content_hash: String,
+    pub fetched_at: Option<String>,
+    pub archive_ref: Option<String>,
+    pub subreddit: Option<String>,
+    pub author: Option<String>,
+    pub score: Option<i64>,
+    pub is_link_post: bool,
+    pub body_removed: bool,
+    pub credibility: Option<String>,
+    pub credibility_source: Option<String>,
+}
+
+impl Record for Document {
+    fn schema() -> TableSchema {
+        TableSchema {
+            table: "documents".into(),
+            version: 1,
+            description: "Fetched documents with extracted text, source type and credibility."
+                .into(),
+            columns: vec![
+                Column::new("id", Str, "Stable id from the canonical URL."),
+                Column::new("url", Str, "URL as first found."),
+                Column::new(
+                    "canonical_url",
+                    Str,
+                    "URL without tracking parameters, fragment, mobile or old Reddit host.",
+                ),
+                Column::new("domain", Str, "Registrable host of the canonical URL."),
+                Column::new(
+                    "source_type",
+                    Str,
+                    "mainstream news, government, non-profit, academic, social media or other.",
+                ),
+                Column::nullable("title", Str, "Title."),
+                Column::new("text", Str, "Main text (Reddit: the post body)."),
+                Column::nullable("published", Str, "Publication date from metadata."),
+                Column::nullable("language", Str, "Detected language (ISO 639-3)."),
+                Column::new(
+                    "content_hash",
+                    Str,
+                    "sha256 of the normalised text; duplicates merge on it.",
+                ),
+                Column::nullable("fetched_at", Str, "When the page was fetched (RFC 3339)."),
+                Column::nullable("archive_ref", Str, "sha256 of the archived raw response."),
+                Column::nullable("subreddit", Str, "Reddit: the subreddit."),
+                Column::nullable("author", Str, "Author or Reddit user."),
+                Column::nullable("score", Int, "Reddit: the post's score."),
+                Column::new(
+                    "is_link_post",
+                    Bool,
+                    "Reddit: a link post with no self text.",
+                ),
+                Column::new(
+                    "body_removed",
+                    Bool,
+                    "Reddit: the body was deleted or removed.",
+                ),
+                Column::nullable("credibility", Str, "high, medium or low."),
+                Column::nullable(
+                    "credibility_source",
+                    Str,
+                    "`table` (the user's domain table) or `generated` (LLM fallback).",
+                ),
+            ],
+        }
+    }
+    fn id(&self) -> &str {
+        &self.id
+    }
+}
+
+/// The label of one claim-document pair: the exam verdict and the stance votes.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClaimDocumentLabel {
+    pub id: String,
+    pub claim_id: String,
+    pub document_id: String,
+    pub label: Option<String>,
+    pub exam_verdict: Option<String>,
+    pub zero_context_verdict: Option<String>,
+    pub flipped: Option<bool>,
+    pub stance_url: Option<String>,
+    pub stance_text: Option<String>,
+    pub stance_reasoned: Option<String>,
+    pub stance_majority: Option<String>,
+    pub label_source: String,
+    pub provenance: String,
+}
+
+impl Record for ClaimDocumentLabel {
+    fn schema() -> TableSchema {
+        TableSchema {
+            table: "labels".into(),
+            version: 1,
+            description: "Per claim-document pair: exam label (supporting, misleading, irrelevant) and stance votes.".into(),
+            columns: vec![
+                Column::new("id", Str, "Stable id from claim id and document id."),
+                Column::new("claim_id", Str, "The claim."),
+                Column::new("document_id", Str, "The document."),
+                Column::nullable("label", Str, "supporting, misleading or irrelevant (RAGuard preset: unrelated)."),
+                Column::nullable("exam_verdict", Str, "The model's verdict from this document alone: true, false, undecided."),
+                Column::nullable("zero_context_verdict", Str, "The model's verdict with no document."),
+                Column::nullable("flipped", Bool, "Whether the document changed the model's zero-context verdict."),
+                Column::nullable("stance_url", Str, "Stance vote from the URL only: support, reject, not enough evidence."),
+                Column::nullable("stance_text", Str, "Stance vote from the text."),
+                Column::nullable("stance_reasoned", Str, "Stance vote from the text with reasoning."),
+                Column::nullable("stance_majority", Str, "Majority of the three votes (a tie is not enough evidence)."),
+                Column::new("label_source", Str, "`model`, `offline` or `human`."),
+                Column::new("provenance", Str, "Backend and model, prompt versions."),
+            ],
+        }
+    }
+    fn id(&self) -> &str {
+        &self.id
+    }
+}

@@ -1,0 +1,303 @@
+//! The report track: reports, chunks, triplets, questions and their perturbations.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::rows::Record;
+use crate::schema::{Column, DType::*, TableSchema};
+
+/// A structural block of an ingested report, in reading order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Block {
+    Heading {
+        level: u8,
+        text: String,
+    },
+    Paragraph {
+        text: String,
+        page: Option<u32>,
+    },
+    Table {
+        /// The table as Markdown (or as the original whitespace-aligned text).
+        markdown: String,
+        caption: Option<String>,
+        footnotes: Vec<String>,
+        page: Option<u32>,
+    },
+}
+
+/// A long report (a 10-K section, a parsed PDF, an HTML page) split into blocks.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    pub id: String,
+    pub domain: String,
+    pub format: String,
+    pub source_path: String,
+    pub title: Option<String>,
+    pub metadata: BTreeMap<String, String>,
+    pub blocks: Vec<Block>,
+}
+
+impl Record for Report {
+    fn schema() -> TableSchema {
+        TableSchema {
+            table: "reports".into(),
+            version: 1,
+            description:
+                "Ingested reports as ordered blocks (headings, paragraphs, tables) with metadata."
+                    .into(),
+            columns: vec![
+                Column::new(
+                    "id",
+                    Str,
+                    "Stable id from domain and source identity (e.g. cik and accession).",
+                ),
+                Column::new("domain", Str, "finance, economics, policy or general."),
+                Column::new("format", Str, "edgar, mineru, html, markdown or text."),
+                Column::new(
+                    "source_path",
+                    Str,
+                    "Input file, relative to the repository root.",
+                ),
+                Column::nullable("title", Str, "Report title."),
+                Column::new(
+                    "metadata",
+                    Json,
+                    "Domain metadata (finance: cik, company, filing_type, filing_date, period...).",
+                ),
+                Column::new(
+                    "blocks",
+                    Json,
+                    "Ordered blocks: heading, paragraph, table (Markdown, caption, footnotes, page).",
+                ),
+            ],
+        }
+    }
+    fn id(&self) -> &str {
+        &self.id
+    }
+}
+
+/// A retrieval-sized piece of a report.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Chunk {
+    pub id: String,
+    pub report_id: String,
+    pub index: i64,
+    pub text: String,
+    pub token_count: i64,
+    pub contains_table: bool,
+    pub oversize_table: bool,
+    pub section: Option<String>,
+    pub page: Option<i64>,
+    pub metadata: BTreeMap<String, String>,
+}
+
+impl Record for Chunk {
+    fn schema() -> TableSchema {
+        TableSchema {
+            table: "chunks".into(),
+            version: 1,
+            description: "Report chunks of about a configured token count, never splitting a table or short paragraph.".into(),
+            columns: vec![
+                Column::new("id", Str, "Stable unique id from report id, index and text."),
+                Column::new("report_id", Str, "The report."),
+                Column::new("index", Int, "0-based position in the report."),
+                Column::new("text", Str, "Chunk text (tables as Markdown)."),
+                Column::new("token_count", Int, "cl100k tokens in text."),
+                Column::new("contains_table", Bool, "Whether the chunk holds a table."),
+                Column::new("oversize_table", Bool, "A single table larger than the limit, kept whole."),
+                Column::nullable("section", Str, "Section title the chunk belongs to."),
+                Column::nullable("page", Int, "Page of the chunk's first block, if known."),
+                Column::new("metadata", Json, "The report's metadata."),
+            ],
+        }
+    }
+    fn id(&self) -> &str {
+        &self.id
+    }
+}
+
+/// An (entity, relation, entity) fact grounded in one chunk's sentence.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Triplet {
+    pub id: String,
+    pub report_id: String,
+    pub chunk_id: String,
+    pub entity_1: String,
+    pub relation: String,
+    pub entity_2: String,
+    pub source_sentence: String,
+    pub provenance: String,
+}
+
+impl Record for Triplet {
+    fn schema() -> TableSchema {
+        TableSchema {
+            table: "triplets".into(),
+            version: 1,
+            description:
+                "Knowledge-graph triplets, each grounded in a sentence of the chunk it names."
+                    .into(),
+            columns: vec![
+                Column::new("id", Str, "Stable id from chunk id and the triplet."),
+                Column::new("report_id", Str, "The report."),
+                Column::new(
+                    "chunk_id",
+                    Str,
+                    "The chunk whose text contains the source sentence.",
+                ),
+                Column::new("entity_1", Str, "Head entity."),
+                Column::new("relation", Str, "Relation."),
+                Column::new("entity_2", Str, "Tail entity."),
+                Column::new(
+                    "source_sentence",
+                    Str,
+                    "The sentence the triplet comes from, verbatim.",
+                ),
+                Column::new(
+                    "provenance",
+                    Str,
+                    "`offline` or `openai:<model>` and prompt version.",
+                ),
+            ],
+        }
+    }
+    fn id(&self) -> &str {
+        &self.id
+    }
+}
+
+/// A question-answer pair generated from a graph pattern.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Question {
+    pub id: String,
+    pub kind: String,
+    pub question: String,
+    pub answer: String,
+    pub answer_chunk_ids: Vec<String>,
+    pub source_sentences: Vec<String>,
+    pub triplet_ids: Vec<String>,
+    pub entity_1: Vec<String>,
+    pub relation: Vec<String>,
+    pub entity_2: Vec<String>,
+    pub clarity: Option<i64>,
+    pub correctness: Option<i64>,
+    pub reasonableness: Option<i64>,
+    pub split: String,
+    pub provenance: String,
+}
+
+impl Record for Question {
+    fn schema() -> TableSchema {
+        TableSchema {
+            table: "questions".into(),
+            version: 1,
+            description:
+                "Single- and multi-hop questions with answers, source chunks and judge scores."
+                    .into(),
+            columns: vec![
+                Column::new(
+                    "id",
+                    Str,
+                    "Stable id from pattern kind, triplet ids and question text.",
+                ),
+                Column::new(
+                    "kind",
+                    Str,
+                    "single_hop, chained_multi_hop, star_shaped or inverted_star_shaped.",
+                ),
+                Column::new("question", Str, "The question."),
+                Column::new("answer", Str, "The answer."),
+                Column::new(
+                    "answer_chunk_ids",
+                    StrList,
+                    "Chunks holding the answer's evidence.",
+                ),
+                Column::new("source_sentences", StrList, "Evidence sentences."),
+                Column::new("triplet_ids", StrList, "Triplets of the pattern."),
+                Column::new("entity_1", StrList, "Head entities, one per triplet."),
+                Column::new("relation", StrList, "Relations, one per triplet."),
+                Column::new("entity_2", StrList, "Tail entities, one per triplet."),
+                Column::nullable("clarity", Int, "Judge score 1-5."),
+                Column::nullable("correctness", Int, "Judge score 1-5."),
+                Column::nullable("reasonableness", Int, "Judge score 1-5 (multi-hop only)."),
+                Column::new("split", Str, "train or test."),
+                Column::new("provenance", Str, "Backend, model and prompt versions."),
+            ],
+        }
+    }
+    fn id(&self) -> &str {
+        &self.id
+    }
+}
+
+/// A perturbed version of a question's query.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct QueryPerturbation {
+    pub id: String,
+    pub question_id: String,
+    pub kind: String,
+    pub perturbed_query: String,
+    pub similarity: f64,
+    pub provenance: String,
+}
+
+impl Record for QueryPerturbation {
+    fn schema() -> TableSchema {
+        TableSchema {
+            table: "query_perturbations".into(),
+            version: 1,
+            description: "Query perturbations: character noise, word swaps, grammar rewrite, irrelevant detail.".into(),
+            columns: vec![
+                Column::new("id", Str, "Stable id from question id, kind and text."),
+                Column::new("question_id", Str, "The question."),
+                Column::new("kind", Str, "character_level, word_level, grammar_perturbation or irrelevant_info."),
+                Column::new("perturbed_query", Str, "The perturbed query."),
+                Column::new("similarity", Float, "Embedding cosine similarity to the original query."),
+                Column::new("provenance", Str, "Rule or model that made it."),
+            ],
+        }
+    }
+    fn id(&self) -> &str {
+        &self.id
+    }
+}
+
+/// A perturbed or retrieved document for a question.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DocumentPerturbation {
+    pub id: String,
+    pub question_id: String,
+    pub chunk_id: String,
+    pub kind: String,
+    pub text: String,
+    pub similarity: Option<f64>,
+    pub rank: Option<i64>,
+    pub provenance: String,
+}
+
+impl Record for DocumentPerturbation {
+    fn schema() -> TableSchema {
+        TableSchema {
+            table: "document_perturbations".into(),
+            version: 1,
+            description: "Document perturbations (answer deleted, back-translated) and real retrieval results.".into(),
+            columns: vec![
+                Column::new("id", Str, "Stable id from question id, chunk id and kind."),
+                Column::new("question_id", Str, "The question."),
+                Column::new("chunk_id", Str, "The chunk perturbed or retrieved."),
+                Column::new("kind", Str, "regex_delete, back_translation, retrieval_bm25 or retrieval_embedding."),
+                Column::new("text", Str, "The perturbed or retrieved text."),
+                Column::nullable("similarity", Float, "Similarity to the original chunk or query."),
+                Column::nullable("rank", Int, "Retrieval rank (retrieval kinds)."),
+                Column::new("provenance", Str, "Rule or model that made it."),
+            ],
+        }
+    }
+    fn id(&self) -> &str {
+        &self.id
+    }
+}

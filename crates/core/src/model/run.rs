@@ -1,0 +1,142 @@
+//! Tables about a run rather than the dataset: drops, the run summary, the LLM call log.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::rows::Record;
+use crate::schema::{Column, DType::*, TableSchema};
+
+/// One item a stage did not turn into output, and why.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct DropRecord {
+    pub id: String,
+    pub stage: String,
+    pub item: String,
+    pub reason: String,
+    pub detail: String,
+}
+
+impl Record for DropRecord {
+    fn schema() -> TableSchema {
+        TableSchema {
+            table: "drops".into(),
+            version: 1,
+            description: "Items a stage dropped or merged, with a reason code and detail.".into(),
+            columns: vec![
+                Column::new("id", Str, "Stable id from stage, item and reason."),
+                Column::new("stage", Str, "The stage id in the pipeline."),
+                Column::new(
+                    "item",
+                    Str,
+                    "What was dropped: a file and row number, a URL, an id.",
+                ),
+                Column::new(
+                    "reason",
+                    Str,
+                    "Reason code, e.g. `empty_claim`, `unknown_rating`, `bad_date`.",
+                ),
+                Column::new(
+                    "detail",
+                    Str,
+                    "Human-readable detail naming the field or value.",
+                ),
+            ],
+        }
+    }
+    fn id(&self) -> &str {
+        &self.id
+    }
+}
+
+/// One stage's line in a run summary.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StageSummary {
+    pub id: String,
+    pub kind: String,
+    pub status: String,
+    pub fingerprint: String,
+    pub items_in: i64,
+    pub items_out: i64,
+    pub items_dropped: i64,
+    pub drop_reasons: BTreeMap<String, i64>,
+    pub seconds: f64,
+}
+
+impl Record for StageSummary {
+    fn schema() -> TableSchema {
+        TableSchema {
+            table: "run_summary".into(),
+            version: 1,
+            description: "Per stage of a run: status, items in, out and dropped by reason.".into(),
+            columns: vec![
+                Column::new("id", Str, "The stage id in the pipeline."),
+                Column::new("kind", Str, "The stage kind (e.g. claims-import)."),
+                Column::new("status", Str, "`ran` or `skipped` (fingerprint unchanged)."),
+                Column::new(
+                    "fingerprint",
+                    Str,
+                    "sha256 over stage kind, version, configuration and inputs.",
+                ),
+                Column::new("items_in", Int, "Items read."),
+                Column::new("items_out", Int, "Rows written to the stage's main table."),
+                Column::new("items_dropped", Int, "Items dropped or merged."),
+                Column::new("drop_reasons", Json, "Dropped items per reason code."),
+                Column::new("seconds", Float, "Wall time of the stage (0 when skipped)."),
+            ],
+        }
+    }
+    fn id(&self) -> &str {
+        &self.id
+    }
+}
+
+/// One LLM call (or cache hit), as the call log records it. Never holds a key or a credentialed URL.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LlmCall {
+    pub id: String,
+    pub stage: String,
+    pub task: String,
+    pub prompt_version: String,
+    pub backend: String,
+    pub model: String,
+    pub endpoint: String,
+    pub request_hash: String,
+    pub tokens_in: i64,
+    pub tokens_out: i64,
+    pub latency_ms: i64,
+    pub attempts: i64,
+    pub cache_hit: bool,
+    pub cost_usd: Option<f64>,
+    pub error: Option<String>,
+}
+
+impl Record for LlmCall {
+    fn schema() -> TableSchema {
+        TableSchema {
+            table: "llm_calls".into(),
+            version: 1,
+            description: "Every LLM call of a run: task, prompt version, model, tokens, latency, cache hit, error.".into(),
+            columns: vec![
+                Column::new("id", Str, "Stable id from request hash and call sequence."),
+                Column::new("stage", Str, "The stage that made the call."),
+                Column::new("task", Str, "The task (keywords, exam_verdict, triplets...)."),
+                Column::new("prompt_version", Str, "Version of the task's prompt template."),
+                Column::new("backend", Str, "`openai` or `offline`."),
+                Column::new("model", Str, "Model name."),
+                Column::new("endpoint", Str, "Endpoint name from config (never a URL with credentials)."),
+                Column::new("request_hash", Str, "The cache key: sha256 of backend, model, task, prompt version, messages, parameters."),
+                Column::new("tokens_in", Int, "Prompt tokens (from usage, else estimated)."),
+                Column::new("tokens_out", Int, "Completion tokens."),
+                Column::new("latency_ms", Int, "Wall time of the call including retries."),
+                Column::new("attempts", Int, "HTTP attempts made (0 on a cache hit)."),
+                Column::new("cache_hit", Bool, "Served from the cache."),
+                Column::nullable("cost_usd", Float, "Estimated cost from the price table."),
+                Column::nullable("error", Str, "Why the call failed, if it did."),
+            ],
+        }
+    }
+    fn id(&self) -> &str {
+        &self.id
+    }
+}

@@ -1,0 +1,137 @@
+//! [`Rows`]: the closed set of tables, each a vector of typed rows.
+//!
+//! The runner moves tables between stages as `Rows`; `noisebench-pipeline` converts them to and from
+//! Parquet in one generic place, driven by each table's [`TableSchema`].
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::model::*;
+use crate::schema::TableSchema;
+
+/// A row type of one table: its schema and its stable id.
+pub trait Record: Serialize + DeserializeOwned + Clone + Send + Sync + 'static {
+    /// The table's schema. Column names equal the serde field names (a test checks it).
+    fn schema() -> TableSchema;
+    /// The row's stable id (the `id` column).
+    fn id(&self) -> &str;
+}
+
+/// Ties a row type to its [`Rows`] variant. Implemented by the `tables!` macro below.
+pub trait TableRow: Record {
+    const KIND: TableKind;
+    fn into_rows(rows: Vec<Self>) -> Rows;
+    /// The rows if `rows` holds this table, else the rows back unchanged.
+    fn from_rows(rows: Rows) -> Result<Vec<Self>, Rows>;
+}
+
+macro_rules! tables {
+    ($( $variant:ident($ty:ty) = $name:literal ),* $(,)?) => {
+        /// Every table noisebench knows.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum TableKind { $($variant),* }
+
+        impl TableKind {
+            pub const ALL: &'static [TableKind] = &[$(TableKind::$variant),*];
+
+            /// The table's name: its Parquet file stem and its schema file name.
+            pub fn name(self) -> &'static str {
+                match self { $(TableKind::$variant => $name),* }
+            }
+
+            pub fn from_name(name: &str) -> Option<Self> {
+                match name { $($name => Some(TableKind::$variant),)* _ => None }
+            }
+
+            pub fn schema(self) -> TableSchema {
+                match self { $(TableKind::$variant => <$ty as Record>::schema()),* }
+            }
+        }
+
+        /// One table's rows, typed.
+        #[derive(Debug, Clone, PartialEq)]
+        pub enum Rows { $($variant(Vec<$ty>)),* }
+
+        impl Rows {
+            pub fn empty(kind: TableKind) -> Rows {
+                match kind { $(TableKind::$variant => Rows::$variant(Vec::new())),* }
+            }
+
+            pub fn kind(&self) -> TableKind {
+                match self { $(Rows::$variant(_) => TableKind::$variant),* }
+            }
+
+            pub fn len(&self) -> usize {
+                match self { $(Rows::$variant(v) => v.len()),* }
+            }
+
+            pub fn is_empty(&self) -> bool {
+                self.len() == 0
+            }
+
+            /// Each row as a JSON object whose keys are the schema's columns.
+            pub fn json_rows(&self) -> Box<dyn Iterator<Item = serde_json::Value> + '_> {
+                match self {
+                    $(Rows::$variant(v) => Box::new(v.iter().map(|r| {
+                        serde_json::to_value(r).expect("rows of the data model always serialise")
+                    }))),*
+                }
+            }
+
+            /// Rows of `kind` from JSON objects (the inverse of [`Rows::json_rows`]).
+            pub fn from_json_rows(
+                kind: TableKind,
+                values: impl IntoIterator<Item = serde_json::Value>,
+            ) -> Result<Rows, serde_json::Error> {
+                Ok(match kind {
+                    $(TableKind::$variant => Rows::$variant(
+                        values.into_iter().map(serde_json::from_value).collect::<Result<_, _>>()?,
+                    )),*
+                })
+            }
+
+            /// `(id, sha256 of the row's canonical JSON)` per row: what snapshot diffs compare.
+            pub fn id_hashes(&self) -> Vec<(String, String)> {
+                match self {
+                    $(Rows::$variant(v) => v.iter().map(|r| {
+                        let json = serde_json::to_vec(r).expect("rows of the data model always serialise");
+                        (r.id().to_string(), crate::sha256_hex(&json))
+                    }).collect()),*
+                }
+            }
+        }
+
+        $(
+            impl TableRow for $ty {
+                const KIND: TableKind = TableKind::$variant;
+                fn into_rows(rows: Vec<Self>) -> Rows { Rows::$variant(rows) }
+                fn from_rows(rows: Rows) -> Result<Vec<Self>, Rows> {
+                    match rows { Rows::$variant(v) => Ok(v), #[allow(unreachable_patterns)] other => Err(other) }
+                }
+            }
+        )*
+    };
+}
+
+tables! {
+    Claims(Claim) = "claims",
+    Queries(Query) = "queries",
+    SearchHits(SearchHit) = "search_hits",
+    Documents(Document) = "documents",
+    Labels(ClaimDocumentLabel) = "labels",
+    Reports(Report) = "reports",
+    Chunks(Chunk) = "chunks",
+    Triplets(Triplet) = "triplets",
+    Questions(Question) = "questions",
+    QueryPerturbations(QueryPerturbation) = "query_perturbations",
+    DocumentPerturbations(DocumentPerturbation) = "document_perturbations",
+    Drops(DropRecord) = "drops",
+    RunSummary(StageSummary) = "run_summary",
+    LlmCalls(LlmCall) = "llm_calls",
+}
+
+impl std::fmt::Display for TableKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}

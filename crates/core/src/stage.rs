@@ -1,0 +1,393 @@
+//! The [`Stage`] trait: typed rows in, typed rows out, plus counted drops.
+//!
+//! Stage crates implement [`TypedStage`] (a serde `Config` plus `run`); the blanket impl turns it
+//! into the object-safe [`Stage`] the runner holds. Configuration is parsed before any work, with
+//! unknown fields refused and errors naming the field path.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+
+pub use crate::model::DropRecord;
+use crate::rows::{Rows, TableKind, TableRow};
+
+/// An input a stage expects: a role name (the key in the pipeline file's `inputs`) and its table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputSpec {
+    pub role: &'static str,
+    pub kind: TableKind,
+    pub required: bool,
+}
+
+/// A table a stage writes. The first output is the stage's main table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputSpec {
+    pub name: &'static str,
+    pub kind: TableKind,
+}
+
+/// A configuration error, naming the field path (`sources[1].preset`) or the stage.
+#[derive(Debug, thiserror::Error)]
+#[error("{field}: {message}")]
+pub struct ConfigError {
+    pub field: String,
+    pub message: String,
+}
+
+impl ConfigError {
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Why a stage failed as a whole (item-level problems are drops, not errors).
+#[derive(Debug, thiserror::Error)]
+pub enum StageError {
+    #[error("configuration: {0}")]
+    Config(#[from] ConfigError),
+    #[error("input `{role}`: {message}")]
+    Input { role: String, message: String },
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Other(String),
+}
+
+/// The tables given to a stage, by role.
+#[derive(Debug, Default)]
+pub struct Inputs {
+    tables: BTreeMap<String, Rows>,
+}
+
+impl Inputs {
+    pub fn new(tables: BTreeMap<String, Rows>) -> Self {
+        Self { tables }
+    }
+
+    /// Take the rows of `role`, typed. Errors if the role is missing or holds another table.
+    pub fn take<T: TableRow>(&mut self, role: &str) -> Result<Vec<T>, StageError> {
+        let rows = self.tables.remove(role).ok_or_else(|| StageError::Input {
+            role: role.into(),
+            message: "not given".into(),
+        })?;
+        T::from_rows(rows).map_err(|other| StageError::Input {
+            role: role.into(),
+            message: format!("expected table {}, got {}", T::KIND, other.kind()),
+        })
+    }
+
+    /// Like [`Inputs::take`] for an optional input: `None` when not given.
+    pub fn take_optional<T: TableRow>(&mut self, role: &str) -> Result<Option<Vec<T>>, StageError> {
+        if self.tables.contains_key(role) {
+            self.take(role).map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+
+    pub fn total_rows(&self) -> usize {
+        self.tables.values().map(Rows::len).sum()
+    }
+}
+
+/// A progress bar handed out by [`Progress`].
+pub trait ProgressBar: Send + Sync {
+    fn inc(&self, n: u64);
+    fn finish(&self);
+}
+
+/// Where stages report progress on long loops (the CLI draws bars; tests draw nothing).
+pub trait Progress: Send + Sync {
+    fn bar(&self, label: &str, total: Option<u64>) -> Box<dyn ProgressBar>;
+}
+
+/// A [`Progress`] that draws nothing.
+pub struct NoProgress;
+
+impl Progress for NoProgress {
+    fn bar(&self, _label: &str, _total: Option<u64>) -> Box<dyn ProgressBar> {
+        struct Nothing;
+        impl ProgressBar for Nothing {
+            fn inc(&self, _n: u64) {}
+            fn finish(&self) {}
+        }
+        Box::new(Nothing)
+    }
+}
+
+/// What a stage may know about the run it is part of.
+#[derive(Clone)]
+pub struct StageContext {
+    /// The directory relative paths in configuration resolve against (the repository root).
+    pub root: PathBuf,
+    /// `work/<pipeline>/<stage>/`: the stage may keep private state here (indexes, caches).
+    pub stage_dir: PathBuf,
+    pub pipeline: String,
+    /// The stage's id in the pipeline (drop records carry it).
+    pub stage_id: String,
+    pub progress: Arc<dyn Progress>,
+}
+
+impl StageContext {
+    /// Resolve a configured path against the root.
+    pub fn resolve(&self, path: &Path) -> PathBuf {
+        if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            self.root.join(path)
+        }
+    }
+}
+
+/// Items in, out and dropped.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StageReport {
+    pub items_in: u64,
+    pub items_out: u64,
+    pub drops: Vec<DropRecord>,
+}
+
+impl StageReport {
+    /// Dropped items per reason code, ordered.
+    pub fn drop_reasons(&self) -> BTreeMap<String, i64> {
+        let mut counts = BTreeMap::new();
+        for d in &self.drops {
+            *counts.entry(d.reason.clone()).or_insert(0) += 1;
+        }
+        counts
+    }
+}
+
+/// Collects drops for a stage so that every dropped item carries stage, item, reason and detail.
+#[derive(Debug, Default)]
+pub struct Drops {
+    stage: String,
+    records: Vec<DropRecord>,
+}
+
+impl Drops {
+    pub fn new(stage: &str) -> Self {
+        Self {
+            stage: stage.into(),
+            records: Vec::new(),
+        }
+    }
+
+    pub fn add(&mut self, item: impl Into<String>, reason: &str, detail: impl Into<String>) {
+        let item = item.into();
+        let id = crate::stable_id("drop", &[&self.stage, &item, reason]);
+        self.records.push(DropRecord {
+            id,
+            stage: self.stage.clone(),
+            item,
+            reason: reason.into(),
+            detail: detail.into(),
+        });
+    }
+
+    pub fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+
+    pub fn into_records(self) -> Vec<DropRecord> {
+        self.records
+    }
+}
+
+/// A stage's result: output tables by name, and its report.
+#[derive(Debug, Default)]
+pub struct StageOutput {
+    pub tables: BTreeMap<String, Rows>,
+    pub report: StageReport,
+}
+
+impl StageOutput {
+    pub fn with_table<T: TableRow>(mut self, name: &str, rows: Vec<T>) -> Self {
+        self.tables.insert(name.into(), T::into_rows(rows));
+        self
+    }
+}
+
+/// A stage with a typed configuration. Implement this; the runner sees it as a [`Stage`].
+pub trait TypedStage: Send + Sync {
+    /// The stage's configuration, `#[serde(deny_unknown_fields)]`.
+    type Config: DeserializeOwned;
+    /// The stage kind as written in pipeline files (`claims-import`).
+    const KIND: &'static str;
+    /// Bump when the stage's output for the same input changes; it is part of the fingerprint.
+    const VERSION: u32;
+
+    fn inputs(&self) -> Vec<InputSpec>;
+    fn outputs(&self) -> Vec<OutputSpec>;
+
+    /// Checks beyond the types (files exist, values in range). Runs before any stage works.
+    fn validate(&self, _config: &Self::Config, _root: &Path) -> Result<(), ConfigError> {
+        Ok(())
+    }
+
+    /// Files outside the run directory that the stage reads; their content is fingerprinted.
+    fn external_files(&self, _config: &Self::Config, _root: &Path) -> Vec<PathBuf> {
+        Vec::new()
+    }
+
+    fn run(
+        &self,
+        config: &Self::Config,
+        inputs: Inputs,
+        ctx: &StageContext,
+    ) -> Result<StageOutput, StageError>;
+}
+
+/// The object-safe face of a stage, as the runner holds it.
+pub trait Stage: Send + Sync {
+    fn kind(&self) -> &'static str;
+    fn version(&self) -> u32;
+    fn inputs(&self) -> Vec<InputSpec>;
+    fn outputs(&self) -> Vec<OutputSpec>;
+    /// Parse and validate the configuration; errors name the field path.
+    fn check(&self, config: &serde_json::Value, root: &Path) -> Result<(), ConfigError>;
+    fn external_files(
+        &self,
+        config: &serde_json::Value,
+        root: &Path,
+    ) -> Result<Vec<PathBuf>, ConfigError>;
+    fn run(
+        &self,
+        config: &serde_json::Value,
+        inputs: Inputs,
+        ctx: &StageContext,
+    ) -> Result<StageOutput, StageError>;
+}
+
+/// Parse a configuration value into `C`, naming the failing field path.
+pub fn parse_config<C: DeserializeOwned>(config: &serde_json::Value) -> Result<C, ConfigError> {
+    serde_path_to_error::deserialize(config).map_err(|e| {
+        let path = e.path().to_string();
+        ConfigError::new(
+            if path == "." {
+                "config".to_string()
+            } else {
+                path
+            },
+            e.inner().to_string(),
+        )
+    })
+}
+
+impl<T: TypedStage> Stage for T {
+    fn kind(&self) -> &'static str {
+        T::KIND
+    }
+    fn version(&self) -> u32 {
+        T::VERSION
+    }
+    fn inputs(&self) -> Vec<InputSpec> {
+        TypedStage::inputs(self)
+    }
+    fn outputs(&self) -> Vec<OutputSpec> {
+        TypedStage::outputs(self)
+    }
+    fn check(&self, config: &serde_json::Value, root: &Path) -> Result<(), ConfigError> {
+        let parsed: T::Config = parse_config(config)?;
+        self.validate(&parsed, root)
+    }
+    fn external_files(
+        &self,
+        config: &serde_json::Value,
+        root: &Path,
+    ) -> Result<Vec<PathBuf>, ConfigError> {
+        let parsed: T::Config = parse_config(config)?;
+        Ok(TypedStage::external_files(self, &parsed, root))
+    }
+    fn run(
+        &self,
+        config: &serde_json::Value,
+        inputs: Inputs,
+        ctx: &StageContext,
+    ) -> Result<StageOutput, StageError> {
+        let parsed: T::Config = parse_config(config)?;
+        TypedStage::run(self, &parsed, inputs, ctx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Claim, Record, TableKind};
+    use serde::Deserialize;
+
+    #[test]
+    fn config_errors_name_the_field_path() {
+        #[derive(Debug, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        #[allow(dead_code)]
+        struct Source {
+            path: String,
+        }
+        #[derive(Debug, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        #[allow(dead_code)]
+        struct Config {
+            sources: Vec<Source>,
+        }
+        let value = serde_json::json!({"sources": [{"path": "a"}, {"pth": "b"}]});
+        let err = parse_config::<Config>(&value).unwrap_err();
+        assert_eq!(err.field, "sources[1].pth");
+        assert!(
+            err.message.contains("unknown field `pth`"),
+            "{}",
+            err.message
+        );
+    }
+
+    #[test]
+    fn every_schema_matches_its_serde_fields() {
+        for kind in TableKind::ALL {
+            let schema = kind.schema();
+            assert_eq!(schema.table, kind.name());
+            let empty = crate::Rows::empty(*kind);
+            assert!(empty.is_empty());
+        }
+        // Column names must be exactly the serialised field names, in order.
+        fn fields<T: Record + Default>() -> Vec<String> {
+            let v = serde_json::to_value(T::default()).unwrap();
+            v.as_object().unwrap().keys().cloned().collect()
+        }
+        fn cols<T: Record>() -> Vec<String> {
+            T::schema().columns.into_iter().map(|c| c.name).collect()
+        }
+        macro_rules! check {
+            ($($t:ty),*) => {$(assert_eq!(fields::<$t>(), cols::<$t>(), stringify!($t));)*};
+        }
+        use crate::model::*;
+        check!(
+            Claim,
+            Query,
+            SearchHit,
+            Document,
+            ClaimDocumentLabel,
+            Report,
+            Chunk,
+            Triplet,
+            Question,
+            QueryPerturbation,
+            DocumentPerturbation,
+            DropRecord,
+            StageSummary,
+            LlmCall
+        );
+        assert_eq!(Claim::schema().columns[0].name, "id");
+    }
+}
