@@ -1,0 +1,623 @@
+//! [`Web`]: the one client every stage fetches through.
+
+use std::collections::{BTreeMap, HashMap};
+use std::num::NonZeroU32;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use backon::{ExponentialBuilder, Retryable};
+use futures::StreamExt;
+use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
+use texting_robots::Robot;
+use url::{Host, Url};
+
+use crate::archive::{Archive, ArchiveRecord};
+use crate::config::{Mode, WebConfig};
+use crate::error::{FetchError, WebError};
+use crate::guard::{BlockedAddress, GuardedResolver, check_ip};
+use crate::replay::ReplayStore;
+
+/// Response headers kept in [`Page::headers`] and in the archive.
+const KEPT_HEADERS: &[&str] = &[
+    "content-type",
+    "content-language",
+    "etag",
+    "last-modified",
+    "location",
+    "retry-after",
+];
+
+/// A fetched page (status 2xx after redirects).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Page {
+    /// The URL asked for.
+    pub url: String,
+    /// The URL that answered, after redirects.
+    pub final_url: String,
+    pub status: u16,
+    /// Selected headers, lower-case names.
+    pub headers: BTreeMap<String, String>,
+    /// RFC 3339 UTC; in replay, the recorded time.
+    pub fetched_at: String,
+    /// sha256 of the body: its name in the archive (`archive_ref`).
+    pub sha256: String,
+    /// The encoding the text was decoded with (`UTF-8`, `windows-1252`, ...).
+    pub encoding: String,
+    /// The decoded body.
+    pub text: String,
+    pub body: Vec<u8>,
+    /// Redirect targets followed, in order.
+    pub redirects: Vec<String>,
+}
+
+/// One hop's raw response.
+#[derive(Debug, Clone)]
+struct Raw {
+    url: Url,
+    status: u16,
+    headers: BTreeMap<String, String>,
+    fetched_at: String,
+    body: Vec<u8>,
+}
+
+enum RobotsRule {
+    AllowAll,
+    Rules(Box<Robot>),
+    Failed(FetchError),
+}
+
+type RobotsCell = Arc<tokio::sync::OnceCell<RobotsRule>>;
+
+struct Inner {
+    config: WebConfig,
+    /// The product token matched against robots.txt groups (`noisebench` of `noisebench/0.1 (...)`).
+    robots_agent: String,
+    client: Option<reqwest::Client>,
+    replay: Option<ReplayStore>,
+    archive: Option<Archive>,
+    limiters: Mutex<HashMap<String, Arc<DefaultDirectRateLimiter>>>,
+    robots: Mutex<HashMap<String, RobotsCell>>,
+}
+
+/// The polite web client. Build once per run; cheap to share by reference across threads.
+///
+/// Blocking methods ([`Web::fetch`], [`Web::fetch_many`]) drive an internal tokio runtime and may be
+/// called from synchronous stage code (also from inside another runtime: they then block on a
+/// scoped thread). [`Web::fetch_async`] runs on the caller's tokio runtime.
+pub struct Web {
+    inner: Arc<Inner>,
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl std::fmt::Debug for Web {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Web")
+            .field("config", &self.inner.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for Web {
+    fn drop(&mut self) {
+        // Dropping a runtime inside an async context panics; shutting down in the background does not.
+        if let Some(rt) = self.runtime.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+impl Web {
+    /// Build from a parsed config. Relative archive and replay paths resolve against `root`.
+    pub fn new(mut config: WebConfig, root: &Path) -> Result<Self, WebError> {
+        config.validate()?;
+        for p in [
+            &mut config.archive_dir,
+            &mut config.replay_archive,
+            &mut config.replay_fixtures,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            if p.is_relative() {
+                *p = root.join(&*p);
+            }
+        }
+        let robots_agent = config
+            .user_agent
+            .split(['/', ' '])
+            .next()
+            .unwrap_or("noisebench")
+            .to_string();
+        let (client, replay, archive) = match config.mode {
+            Mode::Live => {
+                let client = reqwest::Client::builder()
+                    .user_agent(config.user_agent.clone())
+                    .redirect(reqwest::redirect::Policy::none())
+                    .no_proxy()
+                    .timeout(Duration::from_secs_f64(config.timeout_seconds))
+                    .connect_timeout(Duration::from_secs_f64(config.connect_timeout_seconds))
+                    .dns_resolver(Arc::new(GuardedResolver {
+                        allow: config.allow_addresses.clone(),
+                    }))
+                    .build()
+                    .map_err(|e| WebError::Client(e.to_string()))?;
+                let archive = match &config.archive_dir {
+                    Some(dir) => Some(Archive::open(dir).map_err(|source| WebError::Archive {
+                        path: dir.clone(),
+                        source,
+                    })?),
+                    None => None,
+                };
+                (Some(client), None, archive)
+            }
+            Mode::Replay => {
+                let store = ReplayStore::load(
+                    config.replay_fixtures.as_deref(),
+                    config.replay_archive.as_deref(),
+                )?;
+                tracing::debug!(urls = store.len(), "replay store loaded");
+                (None, Some(store), None)
+            }
+        };
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .thread_name("noisebench-web")
+            .build()
+            .map_err(WebError::Runtime)?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                config,
+                robots_agent,
+                client,
+                replay,
+                archive,
+                limiters: Mutex::new(HashMap::new()),
+                robots: Mutex::new(HashMap::new()),
+            }),
+            runtime: Some(runtime),
+        })
+    }
+
+    /// Build from the pipeline file's `[web]` table.
+    pub fn from_value(value: &serde_json::Value, root: &Path) -> Result<Self, WebError> {
+        Self::new(WebConfig::from_value(value)?, root)
+    }
+
+    /// The configuration in force (paths resolved).
+    pub fn config(&self) -> &WebConfig {
+        &self.inner.config
+    }
+
+    /// Fetch one URL, blocking.
+    pub fn fetch(&self, url: &str) -> Result<Page, FetchError> {
+        let inner = self.inner.clone();
+        let url = url.to_string();
+        self.block_on(async move { inner.fetch(&url).await })
+    }
+
+    /// Fetch many URLs concurrently (bounded by `concurrency`, paced per host), blocking. Results
+    /// are in input order.
+    pub fn fetch_many(&self, urls: &[String]) -> Vec<Result<Page, FetchError>> {
+        let inner = self.inner.clone();
+        let urls = urls.to_vec();
+        let concurrency = self.inner.config.concurrency;
+        self.block_on(async move {
+            futures::stream::iter(urls)
+                .map(|url| {
+                    let inner = inner.clone();
+                    async move { inner.fetch(&url).await }
+                })
+                .buffered(concurrency)
+                .collect()
+                .await
+        })
+    }
+
+    /// Fetch one URL on the caller's tokio runtime.
+    pub async fn fetch_async(&self, url: &str) -> Result<Page, FetchError> {
+        self.inner.fetch(url).await
+    }
+
+    fn block_on<F>(&self, fut: F) -> F::Output
+    where
+        F: std::future::Future + Send,
+        F::Output: Send,
+    {
+        // Invariant: `runtime` is Some from construction until drop.
+        let rt = self.runtime.as_ref().expect("runtime lives until drop");
+        if tokio::runtime::Handle::try_current().is_ok() {
+            std::thread::scope(|s| match s.spawn(|| rt.block_on(fut)).join() {
+                Ok(v) => v,
+                Err(panic) => std::panic::resume_unwind(panic),
+            })
+        } else {
+            rt.block_on(fut)
+        }
+    }
+}
+
+fn parse_http_url(url: &str) -> Result<Url, FetchError> {
+    let parsed = Url::parse(url).map_err(|e| FetchError::BadUrl(format!("{url}: {e}")))?;
+    match parsed.scheme() {
+        "http" | "https" if parsed.host().is_some() => Ok(parsed),
+        _ => Err(FetchError::BadUrl(url.to_string())),
+    }
+}
+
+/// The rate-limit key: host, plus `:port` when the URL names one.
+pub fn host_key(url: &Url) -> String {
+    let host = url.host_str().unwrap_or("");
+    match url.port() {
+        Some(p) => format!("{host}:{p}"),
+        None => host.to_string(),
+    }
+}
+
+/// What a retried attempt failed with.
+enum Attempt {
+    Fatal(FetchError),
+    /// A 429/5xx response; with its Retry-After.
+    Status(Raw, Option<Duration>),
+    Timeout(FetchError),
+}
+
+fn retry_after(headers: &BTreeMap<String, String>) -> Option<Duration> {
+    let value = headers.get("retry-after")?.trim();
+    if let Ok(secs) = value.parse::<u64>() {
+        return Some(Duration::from_secs(secs));
+    }
+    let when = chrono::DateTime::parse_from_rfc2822(value).ok()?;
+    let delta = when.with_timezone(&chrono::Utc) - chrono::Utc::now();
+    Some(delta.to_std().unwrap_or(Duration::ZERO))
+}
+
+fn map_reqwest_error(url: &Url, err: reqwest::Error) -> FetchError {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&err);
+    while let Some(e) = source {
+        if let Some(blocked) = e.downcast_ref::<BlockedAddress>() {
+            return FetchError::BlockedAddress(blocked.to_string());
+        }
+        source = e.source();
+    }
+    let detail = format!("{url}: {err}");
+    if err.is_timeout() {
+        FetchError::Timeout(detail)
+    } else if err.is_connect() {
+        FetchError::Connect(detail)
+    } else if err.is_builder() {
+        FetchError::BadUrl(detail)
+    } else {
+        FetchError::Request(detail)
+    }
+}
+
+fn now_rfc3339() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+impl Inner {
+    async fn fetch(&self, url: &str) -> Result<Page, FetchError> {
+        let start = parse_http_url(url)?;
+        let mut hops: Vec<Raw> = Vec::new();
+        let result = self.follow(&start, true, &mut hops).await;
+        self.archive_hops(&hops)?;
+        let (final_url, redirects) = result?;
+        let last = hops
+            .pop()
+            .ok_or_else(|| FetchError::Request(url.to_string()))?;
+        let sha256 = noisebench_core::sha256_hex(&last.body);
+        let (text, encoding) = crate::charset::decode(
+            &last.body,
+            last.headers.get("content-type").map(String::as_str),
+        );
+        Ok(Page {
+            url: url.to_string(),
+            final_url: final_url.to_string(),
+            status: last.status,
+            headers: last.headers,
+            fetched_at: last.fetched_at,
+            sha256,
+            encoding: encoding.to_string(),
+            text,
+            body: last.body,
+            redirects,
+        })
+    }
+
+    /// Follow redirects from `start`, checking robots.txt (if asked) and the address of every hop.
+    /// Every response received is pushed onto `hops`; on success the last one is 2xx.
+    async fn follow(
+        &self,
+        start: &Url,
+        check_robots: bool,
+        hops: &mut Vec<Raw>,
+    ) -> Result<(Url, Vec<String>), FetchError> {
+        let mut current = start.clone();
+        let mut seen = vec![current.to_string()];
+        let mut redirects = Vec::new();
+        loop {
+            if check_robots {
+                self.check_robots(&current).await?;
+            }
+            let raw = match self.hop_with_retries(&current).await {
+                Ok(raw) => raw,
+                Err((err, raw)) => {
+                    hops.extend(raw);
+                    return Err(err);
+                }
+            };
+            let status = raw.status;
+            let location = raw.headers.get("location").cloned();
+            hops.push(raw);
+            if (300..400).contains(&status) && status != 304 {
+                let next = location
+                    .and_then(|l| current.join(&l).ok())
+                    .filter(|u| matches!(u.scheme(), "http" | "https"))
+                    .ok_or_else(|| FetchError::BadRedirect(current.to_string()))?;
+                let key = next.to_string();
+                if seen.contains(&key) {
+                    return Err(FetchError::RedirectLoop(key));
+                }
+                if redirects.len() as u32 >= self.config.max_redirects {
+                    return Err(FetchError::TooManyRedirects(self.config.max_redirects));
+                }
+                seen.push(key.clone());
+                redirects.push(key);
+                current = next;
+                continue;
+            }
+            if !(200..300).contains(&status) {
+                return Err(FetchError::Http {
+                    status,
+                    url: current.to_string(),
+                });
+            }
+            return Ok((current, redirects));
+        }
+    }
+
+    fn archive_hops(&self, hops: &[Raw]) -> Result<(), FetchError> {
+        let Some(archive) = &self.archive else {
+            return Ok(());
+        };
+        let final_url = hops.last().map(|h| h.url.to_string()).unwrap_or_default();
+        for hop in hops {
+            let record = ArchiveRecord {
+                url: hop.url.to_string(),
+                final_url: final_url.clone(),
+                status: hop.status,
+                headers: hop.headers.clone(),
+                fetched_at: hop.fetched_at.clone(),
+                sha256: noisebench_core::sha256_hex(&hop.body),
+                size: hop.body.len() as u64,
+            };
+            archive
+                .store(&record, &hop.body)
+                .map_err(|e| FetchError::Archive {
+                    path: archive.dir().to_path_buf(),
+                    message: e.to_string(),
+                })?;
+        }
+        Ok(())
+    }
+
+    /// One hop, retried on 429/5xx/timeouts with exponential backoff (backon) that honours
+    /// Retry-After. Errors carry the last response received, for the archive.
+    async fn hop_with_retries(&self, url: &Url) -> Result<Raw, (FetchError, Option<Raw>)> {
+        if self.replay.is_some() {
+            return self.hop(url).await.map_err(|e| (e, None));
+        }
+        let max_wait = Duration::from_secs_f64(self.config.max_wait_seconds);
+        let backoff = ExponentialBuilder::default()
+            .with_min_delay(Duration::from_millis(self.config.backoff_ms))
+            .with_max_delay(max_wait)
+            .with_max_times(self.config.max_retries as usize)
+            .with_jitter();
+        let attempt = || async {
+            match self.hop(url).await {
+                Ok(raw) if raw.status == 429 || raw.status >= 500 => {
+                    let wait = retry_after(&raw.headers);
+                    Err(Attempt::Status(raw, wait))
+                }
+                Ok(raw) => Ok(raw),
+                Err(e @ FetchError::Timeout(_)) => Err(Attempt::Timeout(e)),
+                Err(e) => Err(Attempt::Fatal(e)),
+            }
+        };
+        let result = attempt
+            .retry(backoff)
+            .sleep(tokio::time::sleep)
+            .when(|a| !matches!(a, Attempt::Fatal(_)))
+            .adjust(move |a, delay| match (a, delay) {
+                (_, None) => None,
+                (Attempt::Status(_, Some(wait)), Some(d)) => {
+                    // A server asking for more than we are willing to wait: give up now.
+                    (*wait <= max_wait).then(|| (*wait).max(d))
+                }
+                (_, Some(d)) => Some(d),
+            })
+            .notify(|a, delay| {
+                if let Attempt::Status(raw, _) = a {
+                    tracing::debug!(url = %raw.url, status = raw.status, ?delay, "retrying");
+                }
+            })
+            .await;
+        match result {
+            Ok(raw) => Ok(raw),
+            Err(Attempt::Status(raw, _)) => Err((
+                FetchError::Http {
+                    status: raw.status,
+                    url: url.to_string(),
+                },
+                Some(raw),
+            )),
+            Err(Attempt::Timeout(e) | Attempt::Fatal(e)) => Err((e, None)),
+        }
+    }
+
+    /// One request, no redirects followed: from the replay store, or paced and guarded over the
+    /// network with the body capped while streaming.
+    async fn hop(&self, url: &Url) -> Result<Raw, FetchError> {
+        if let Some(store) = &self.replay {
+            let entry = store
+                .get(url.as_str())
+                .ok_or_else(|| FetchError::NotInReplay(url.to_string()))?;
+            let body = entry.body().map_err(|e| FetchError::Archive {
+                path: url.to_string().into(),
+                message: e.to_string(),
+            })?;
+            if body.len() as u64 > self.config.max_body_bytes {
+                return Err(FetchError::TooLarge {
+                    limit: self.config.max_body_bytes,
+                });
+            }
+            return Ok(Raw {
+                url: url.clone(),
+                status: entry.status,
+                headers: entry.headers.clone(),
+                fetched_at: entry
+                    .fetched_at
+                    .clone()
+                    .unwrap_or_else(|| "1970-01-01T00:00:00Z".into()),
+                body,
+            });
+        }
+        let client = self
+            .client
+            .as_ref()
+            .ok_or_else(|| FetchError::Request("no client in live mode".into()))?;
+        // IP-literal hosts never reach the resolver: check them here.
+        let literal = match url.host() {
+            Some(Host::Ipv4(ip)) => Some(ip.into()),
+            Some(Host::Ipv6(ip)) => Some(ip.into()),
+            _ => None,
+        };
+        if let Some(ip) = literal {
+            check_ip(
+                url.host_str().unwrap_or(""),
+                ip,
+                &self.config.allow_addresses,
+            )
+            .map_err(|b| FetchError::BlockedAddress(b.to_string()))?;
+        }
+        self.limiter(url).until_ready().await;
+        let mut response = client
+            .get(url.clone())
+            .send()
+            .await
+            .map_err(|e| map_reqwest_error(url, e))?;
+        let fetched_at = now_rfc3339();
+        let status = response.status().as_u16();
+        let mut headers = BTreeMap::new();
+        for name in KEPT_HEADERS {
+            if let Some(v) = response.headers().get(*name)
+                && let Ok(v) = v.to_str()
+            {
+                headers.insert((*name).to_string(), v.to_string());
+            }
+        }
+        let limit = self.config.max_body_bytes;
+        if response.content_length().is_some_and(|len| len > limit) {
+            return Err(FetchError::TooLarge { limit });
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|e| map_reqwest_error(url, e))?
+        {
+            if body.len() as u64 + chunk.len() as u64 > limit {
+                return Err(FetchError::TooLarge { limit });
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(Raw {
+            url: url.clone(),
+            status,
+            headers,
+            fetched_at,
+            body,
+        })
+    }
+
+    fn limiter(&self, url: &Url) -> Arc<DefaultDirectRateLimiter> {
+        let key = host_key(url);
+        let mut map = self
+            .limiters
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        map.entry(key.clone())
+            .or_insert_with(|| {
+                let rate = self.config.rate_for(&key);
+                let period = Duration::from_secs_f64(1.0 / rate);
+                // Burst 1: requests to one host are spaced by `period`, never bunched.
+                let quota = Quota::with_period(period)
+                    .unwrap_or_else(|| Quota::per_second(NonZeroU32::MIN))
+                    .allow_burst(NonZeroU32::MIN);
+                Arc::new(RateLimiter::direct(quota))
+            })
+            .clone()
+    }
+
+    async fn check_robots(&self, url: &Url) -> Result<(), FetchError> {
+        if !self.config.robots {
+            return Ok(());
+        }
+        let origin = url.origin().ascii_serialization();
+        let cell = {
+            let mut map = self
+                .robots
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            map.entry(origin.clone()).or_default().clone()
+        };
+        let rule = cell
+            .get_or_init(|| Box::pin(self.load_robots(&origin)))
+            .await;
+        match rule {
+            RobotsRule::AllowAll => Ok(()),
+            RobotsRule::Rules(robot) if robot.allowed(url.as_str()) => Ok(()),
+            RobotsRule::Rules(_) => Err(FetchError::RobotsDisallowed(url.to_string())),
+            RobotsRule::Failed(FetchError::BlockedAddress(d)) => {
+                Err(FetchError::BlockedAddress(d.clone()))
+            }
+            RobotsRule::Failed(e) => Err(FetchError::RobotsUnavailable {
+                host: origin,
+                detail: e.to_string(),
+            }),
+        }
+    }
+
+    /// Fetch and parse `<origin>/robots.txt` (RFC 9309: 4xx means no rules; 5xx and unreachable
+    /// mean "do not crawl").
+    async fn load_robots(&self, origin: &str) -> RobotsRule {
+        let url = match Url::parse(&format!("{origin}/robots.txt")) {
+            Ok(u) => u,
+            Err(e) => return RobotsRule::Failed(FetchError::BadUrl(e.to_string())),
+        };
+        let mut hops = Vec::new();
+        let result = Box::pin(self.follow(&url, false, &mut hops)).await;
+        if let Err(e) = self.archive_hops(&hops) {
+            return RobotsRule::Failed(e);
+        }
+        match result {
+            Ok(_) => {
+                let body = hops.last().map(|h| h.body.as_slice()).unwrap_or_default();
+                match Robot::new(&self.robots_agent, body) {
+                    Ok(robot) => RobotsRule::Rules(Box::new(robot)),
+                    Err(e) => {
+                        tracing::warn!(%url, "unparsable robots.txt, treating as no rules: {e}");
+                        RobotsRule::AllowAll
+                    }
+                }
+            }
+            Err(FetchError::Http { status, .. }) if (400..500).contains(&status) => {
+                RobotsRule::AllowAll
+            }
+            Err(FetchError::NotInReplay(_)) => RobotsRule::AllowAll,
+            Err(e) => RobotsRule::Failed(e),
+        }
+    }
+}
