@@ -78,14 +78,19 @@ macro_rules! tables {
                 }
             }
 
-            /// Rows of `kind` from JSON objects (the inverse of [`Rows::json_rows`]).
+            /// Rows of `kind` from JSON objects (the inverse of [`Rows::json_rows`]); an error names
+            /// the 0-based index of the first row that does not decode.
             pub fn from_json_rows(
                 kind: TableKind,
                 values: impl IntoIterator<Item = serde_json::Value>,
-            ) -> Result<Rows, serde_json::Error> {
+            ) -> Result<Rows, (usize, serde_json::Error)> {
                 Ok(match kind {
                     $(TableKind::$variant => Rows::$variant(
-                        values.into_iter().map(serde_json::from_value).collect::<Result<_, _>>()?,
+                        values
+                            .into_iter()
+                            .enumerate()
+                            .map(|(i, v)| serde_json::from_value(v).map_err(|e| (i, e)))
+                            .collect::<Result<_, _>>()?,
                     )),*
                 })
             }

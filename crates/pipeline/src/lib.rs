@@ -1,1 +1,23 @@
-//! placeholder
+//! The pipeline runner and the one place where tables meet Parquet.
+//!
+//! A pipeline file (TOML, in `pipelines/`) names stages, their kinds, configurations and input
+//! tables. [`Plan::load`] parses it, checks every stage's configuration and wiring and orders the
+//! stages as a DAG (petgraph) before any work; [`Runner`] runs them in order, skips a stage whose
+//! fingerprint (kind, version, configuration, input table hashes, external files) is unchanged, and
+//! writes each output table atomically to `work/<pipeline>/<stage>/<table>.parquet` (zstd).
+//! [`table_io`] converts typed [`noisebench_core::Rows`] to and from polars DataFrames for every
+//! table, driven by the table's schema: stage crates never see polars.
+//!
+//! What this crate is not: it holds no stage logic and no snapshot logic (see `noisebench-snapshot`).
+
+pub mod atomic;
+pub mod file;
+pub mod plan;
+pub mod progress;
+pub mod runner;
+pub mod table_io;
+
+pub use file::{PipelineFile, SnapshotSection, StageEntry};
+pub use plan::{Plan, PlanError, PlannedStage, Registry, TableRef};
+pub use progress::BarProgress;
+pub use runner::{RunError, RunOptions, RunResult, Runner, StageRecord, TableFile};

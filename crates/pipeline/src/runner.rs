@@ -1,0 +1,299 @@
+//! Running a plan: fingerprints, skips, atomic outputs, the run summary.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use noisebench_core::{
+    DropRecord, Inputs, NoProgress, Progress, Rows, StageContext, StageSummary, TableKind, sha256_hex,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::atomic::write_atomic;
+use crate::plan::{Plan, PlanError, PlannedStage, TableRef};
+use crate::table_io::{self, TableError};
+
+/// File name of a stage's record, written last: its presence with a matching fingerprint means the
+/// stage's outputs are complete.
+pub const STAGE_RECORD: &str = "stage.json";
+
+/// One output table file of a stage.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TableFile {
+    pub kind: String,
+    pub file: String,
+    pub sha256: String,
+    pub rows: u64,
+    pub bytes: u64,
+}
+
+/// What a finished stage leaves in `work/<pipeline>/<stage>/stage.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StageRecord {
+    pub id: String,
+    pub kind: String,
+    pub version: u32,
+    pub fingerprint: String,
+    pub tables: BTreeMap<String, TableFile>,
+    pub items_in: u64,
+    pub items_out: u64,
+    pub items_dropped: u64,
+    pub drop_reasons: BTreeMap<String, i64>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+    #[error(transparent)]
+    Table(#[from] TableError),
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("stage `{stage}` failed: {source}")]
+    Stage { stage: String, source: noisebench_core::StageError },
+    #[error("stage `{stage}` did not produce its table `{table}` ({kind})")]
+    MissingOutput { stage: String, table: String, kind: TableKind },
+    #[error("stage `{stage}` produced table `{table}` as {found}, declared {declared}")]
+    OutputKind { stage: String, table: String, found: TableKind, declared: TableKind },
+    #[error("stage `{stage}` needs `{input}` from stage `{upstream}`, which has not run: run it first")]
+    UpstreamMissing { stage: String, input: String, upstream: String },
+}
+
+#[derive(Clone)]
+pub struct RunOptions {
+    /// The run directory root: outputs go to `<work_dir>/<pipeline>/`.
+    pub work_dir: PathBuf,
+    /// Run only this stage and what it needs.
+    pub only: Option<String>,
+    /// Rerun stages even when their fingerprint is unchanged.
+    pub force: bool,
+    pub progress: Arc<dyn Progress>,
+}
+
+impl RunOptions {
+    pub fn new(work_dir: impl Into<PathBuf>) -> Self {
+        Self { work_dir: work_dir.into(), only: None, force: false, progress: Arc::new(NoProgress) }
+    }
+}
+
+/// The outcome of a run.
+#[derive(Debug, Clone)]
+pub struct RunResult {
+    pub run_dir: PathBuf,
+    pub summary: Vec<StageSummary>,
+    pub records: BTreeMap<String, StageRecord>,
+}
+
+impl RunResult {
+    pub fn ran(&self) -> usize {
+        self.summary.iter().filter(|s| s.status == "ran").count()
+    }
+
+    /// The summary as an aligned text table.
+    pub fn render_summary(&self) -> String {
+        let mut out = format!(
+            "{:<18} {:<16} {:<8} {:>9} {:>9} {:>8}  {}\n",
+            "stage", "kind", "status", "in", "out", "dropped", "drop reasons"
+        );
+        for s in &self.summary {
+            let reasons = s.drop_reasons.iter().map(|(r, n)| format!("{r}={n}")).collect::<Vec<_>>().join(" ");
+            out.push_str(&format!(
+                "{:<18} {:<16} {:<8} {:>9} {:>9} {:>8}  {}\n",
+                s.id, s.kind, s.status, s.items_in, s.items_out, s.items_dropped, reasons
+            ));
+        }
+        out
+    }
+}
+
+pub struct Runner<'a> {
+    plan: &'a Plan,
+    options: RunOptions,
+}
+
+impl<'a> Runner<'a> {
+    pub fn new(plan: &'a Plan, options: RunOptions) -> Self {
+        Self { plan, options }
+    }
+
+    pub fn run_dir(&self) -> PathBuf {
+        self.options.work_dir.join(self.plan.name())
+    }
+
+    pub fn stage_dir(&self, stage: &str) -> PathBuf {
+        self.run_dir().join(stage)
+    }
+
+    pub fn run(&self) -> Result<RunResult, RunError> {
+        let stages: Vec<&PlannedStage> = match &self.options.only {
+            Some(id) => self.plan.upstream_of(id)?,
+            None => self.plan.stages.iter().collect(),
+        };
+        let mut records: BTreeMap<String, StageRecord> = BTreeMap::new();
+        let mut summary = Vec::new();
+        for stage in stages {
+            let started = Instant::now();
+            let fingerprint = self.fingerprint(stage, &records)?;
+            let previous = read_record(&self.stage_dir(&stage.id));
+            let reusable = match &previous {
+                Some(r) if !self.options.force && r.fingerprint == fingerprint => self.outputs_intact(&stage.id, r),
+                _ => false,
+            };
+            let (record, status) = if reusable {
+                tracing::info!(stage = %stage.id, "unchanged; skipped");
+                (previous.expect("checked above"), "skipped")
+            } else {
+                (self.run_stage(stage, fingerprint, &records)?, "ran")
+            };
+            summary.push(StageSummary {
+                id: record.id.clone(),
+                kind: record.kind.clone(),
+                status: status.into(),
+                fingerprint: record.fingerprint.clone(),
+                items_in: record.items_in as i64,
+                items_out: record.items_out as i64,
+                items_dropped: record.items_dropped as i64,
+                drop_reasons: record.drop_reasons.clone(),
+                seconds: if status == "ran" { started.elapsed().as_secs_f64() } else { 0.0 },
+            });
+            records.insert(stage.id.clone(), record);
+        }
+        let run_dir = self.run_dir();
+        table_io::write_table(&run_dir.join("run_summary.parquet"), &Rows::RunSummary(summary.clone()))?;
+        Ok(RunResult { run_dir, summary, records })
+    }
+
+    /// sha256 over kind, version, configuration, input table hashes and external file hashes.
+    fn fingerprint(&self, stage: &PlannedStage, records: &BTreeMap<String, StageRecord>) -> Result<String, RunError> {
+        let mut inputs = BTreeMap::new();
+        for (role, table) in &stage.inputs {
+            inputs.insert(role.clone(), self.input_file(stage, role, table, records)?.1.sha256);
+        }
+        let mut files = BTreeMap::new();
+        for path in &stage.external_files {
+            let (hash, _) =
+                table_io::hash_file(path).map_err(|source| RunError::Io { path: path.clone(), source })?;
+            let key = path.strip_prefix(&self.plan.root).unwrap_or(path).display().to_string();
+            files.insert(key, hash);
+        }
+        let material = serde_json::json!({
+            "kind": stage.stage.kind(),
+            "version": stage.stage.version(),
+            "config": stage.config,
+            "inputs": inputs,
+            "files": files,
+        });
+        Ok(sha256_hex(material.to_string().as_bytes()))
+    }
+
+    /// The file of an input table, from this run's records or, for `run STAGE`, from disk.
+    fn input_file(
+        &self,
+        stage: &PlannedStage,
+        role: &str,
+        table: &TableRef,
+        records: &BTreeMap<String, StageRecord>,
+    ) -> Result<(PathBuf, TableFile), RunError> {
+        let record = match records.get(&table.stage) {
+            Some(r) => Some(r.clone()),
+            None => read_record(&self.stage_dir(&table.stage)),
+        };
+        let missing = || RunError::UpstreamMissing {
+            stage: stage.id.clone(),
+            input: role.into(),
+            upstream: table.stage.clone(),
+        };
+        let file = record.and_then(|r| r.tables.get(&table.table).cloned()).ok_or_else(missing)?;
+        Ok((self.stage_dir(&table.stage).join(&file.file), file))
+    }
+
+    fn outputs_intact(&self, stage: &str, record: &StageRecord) -> bool {
+        record.tables.values().all(|t| {
+            let path = self.stage_dir(stage).join(&t.file);
+            matches!(table_io::hash_file(&path), Ok((hash, _)) if hash == t.sha256)
+        })
+    }
+
+    fn run_stage(
+        &self,
+        stage: &PlannedStage,
+        fingerprint: String,
+        records: &BTreeMap<String, StageRecord>,
+    ) -> Result<StageRecord, RunError> {
+        let dir = self.stage_dir(&stage.id);
+        std::fs::create_dir_all(&dir).map_err(|source| RunError::Io { path: dir.clone(), source })?;
+        // A stale record must not vouch for outputs this run is about to replace.
+        let record_path = dir.join(STAGE_RECORD);
+        if record_path.exists() {
+            std::fs::remove_file(&record_path).map_err(|source| RunError::Io { path: record_path.clone(), source })?;
+        }
+        let mut tables = BTreeMap::new();
+        for (role, table) in &stage.inputs {
+            let (path, _) = self.input_file(stage, role, table, records)?;
+            tables.insert(role.clone(), table_io::read_table(&path, table.kind)?);
+        }
+        let ctx = StageContext {
+            root: self.plan.root.clone(),
+            stage_dir: dir.clone(),
+            pipeline: self.plan.name().to_string(),
+            stage_id: stage.id.clone(),
+            progress: self.options.progress.clone(),
+        };
+        tracing::info!(stage = %stage.id, kind = stage.stage.kind(), "running");
+        let mut output = stage
+            .stage
+            .run(&stage.config, Inputs::new(tables), &ctx)
+            .map_err(|source| RunError::Stage { stage: stage.id.clone(), source })?;
+        let mut written = BTreeMap::new();
+        for spec in stage.stage.outputs() {
+            let rows = output.tables.remove(spec.name).ok_or_else(|| RunError::MissingOutput {
+                stage: stage.id.clone(),
+                table: spec.name.into(),
+                kind: spec.kind,
+            })?;
+            if rows.kind() != spec.kind {
+                return Err(RunError::OutputKind {
+                    stage: stage.id.clone(),
+                    table: spec.name.into(),
+                    found: rows.kind(),
+                    declared: spec.kind,
+                });
+            }
+            let file = format!("{}.parquet", spec.name);
+            let w = table_io::write_table(&dir.join(&file), &rows)?;
+            written.insert(
+                spec.name.to_string(),
+                TableFile { kind: spec.kind.name().into(), file, sha256: w.sha256, rows: w.rows, bytes: w.bytes },
+            );
+        }
+        let report = output.report;
+        let mut drops: Vec<DropRecord> = report.drops.clone();
+        drops.sort();
+        let w = table_io::write_table(&dir.join("drops.parquet"), &Rows::Drops(drops))?;
+        written.insert(
+            "drops".into(),
+            TableFile { kind: "drops".into(), file: "drops.parquet".into(), sha256: w.sha256, rows: w.rows, bytes: w.bytes },
+        );
+        let record = StageRecord {
+            id: stage.id.clone(),
+            kind: stage.stage.kind().into(),
+            version: stage.stage.version(),
+            fingerprint,
+            tables: written,
+            items_in: report.items_in,
+            items_out: report.items_out,
+            items_dropped: report.drops.len() as u64,
+            drop_reasons: report.drop_reasons(),
+        };
+        let json = serde_json::to_vec_pretty(&record).expect("a stage record always serialises");
+        write_atomic(&record_path, &json).map_err(|source| RunError::Io { path: record_path, source })?;
+        Ok(record)
+    }
+}
+
+/// The record of a finished stage, if there is a readable one.
+pub fn read_record(stage_dir: &Path) -> Option<StageRecord> {
+    let bytes = std::fs::read(stage_dir.join(STAGE_RECORD)).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
