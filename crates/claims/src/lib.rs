@@ -1,1 +1,19 @@
-//! placeholder
+//! Stages that produce fact-checked claims.
+//!
+//! `claims-import` ([`ImportStage`]) reads claims from CSV or JSONL files with a column mapping
+//! (presets for AVeriTeC, FactCheckQA and PolitiFact-style files) and maps each rating to a binary
+//! verdict through a [`verdict::VerdictMap`] preset (`raguard`, `strict`, `averitec`,
+//! `factcheckqa`). Rows with an empty claim, an unknown rating or a bad date are dropped and recorded
+//! with their file and line; duplicates merge by id.
+//!
+//! What this crate is not: it does not search for or fetch evidence documents (that is `search`),
+//! and it never reads or writes Parquet (the runner does).
+
+pub mod dates;
+pub mod identity;
+pub mod import;
+pub mod verdict;
+
+pub use identity::{canonical_fact_check_url, claim_id};
+pub use import::{ColumnPreset, ImportConfig, ImportStage, SourceConfig};
+pub use verdict::{Mapped, VerdictMap, normalise_rating};

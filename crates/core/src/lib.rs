@@ -14,9 +14,10 @@ pub mod stage;
 
 pub use id::{sha256_hex, stable_id};
 pub use model::*;
-pub use rows::{Record, Rows, TableKind};
+pub use rows::{Record, Rows, TableKind, TableRow};
 pub use schema::{Column, DType, TableSchema};
 pub use stage::{
     ConfigError, DropRecord, Drops, InputSpec, Inputs, NoProgress, OutputSpec, Progress,
     ProgressBar, Stage, StageContext, StageError, StageOutput, StageReport, TypedStage,
+    parse_config,
 };

@@ -1,0 +1,593 @@
+//! The `claims-import` stage: claims from CSV or JSONL files.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use noisebench_core::{
+    Claim, ConfigError, Drops, InputSpec, Inputs, OutputSpec, StageContext, StageError,
+    StageOutput, TableKind, TypedStage,
+};
+use serde::Deserialize;
+
+use crate::dates::parse_date;
+use crate::identity::claim_id;
+use crate::verdict::{Mapped, PRESETS, VerdictMap, normalise_rating};
+
+/// `claims-import` configuration: one or more source files.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ImportConfig {
+    pub sources: Vec<SourceConfig>,
+}
+
+/// One input file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceConfig {
+    /// CSV or JSONL file, relative to the repository root.
+    pub path: PathBuf,
+    /// `csv` or `jsonl`; by default from the file extension (`.csv`, `.jsonl`, `.ndjson`).
+    pub format: Option<Format>,
+    /// Column set: `averitec`, `factcheckqa` or `politifact`. Individual `columns` override it.
+    pub preset: Option<ColumnPreset>,
+    #[serde(default)]
+    pub columns: ColumnMap,
+    /// Verdict preset: `raguard`, `strict`, `averitec`, `factcheckqa`. Defaults from the column
+    /// preset (`politifact` -> `raguard`).
+    pub verdicts: Option<String>,
+    /// Extra or overriding rating entries: rating = "true" | "false" | "exclude".
+    #[serde(default)]
+    pub verdict_map: BTreeMap<String, String>,
+    /// Fact-checker name for rows that carry none.
+    pub fact_checker: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    Csv,
+    Jsonl,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ColumnPreset {
+    /// AVeriTeC: claim, label, claim_date, speaker, original_claim_url, fact_checking_article, location_ISO_code.
+    Averitec,
+    /// FactCheckQA: claim_text, review_date, remapped_verdict_class, url, publisher_country_code.
+    Factcheckqa,
+    /// PolitiFact-style exports: statement, rating, speaker, statement_date, venue, url.
+    Politifact,
+}
+
+/// Which input column holds each claim field. Unset fields are absent.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ColumnMap {
+    pub claim: Option<String>,
+    pub rating: Option<String>,
+    pub speaker: Option<String>,
+    pub claim_date: Option<String>,
+    pub review_date: Option<String>,
+    pub url: Option<String>,
+    pub original_url: Option<String>,
+    pub country: Option<String>,
+    pub venue: Option<String>,
+    pub fact_checker: Option<String>,
+    /// A column of topics separated by `;` or `,`.
+    pub topics: Option<String>,
+}
+
+impl ColumnPreset {
+    fn columns(self) -> ColumnMap {
+        let s = |v: &str| Some(v.to_string());
+        match self {
+            ColumnPreset::Averitec => ColumnMap {
+                claim: s("claim"),
+                rating: s("label"),
+                speaker: s("speaker"),
+                claim_date: s("claim_date"),
+                url: s("fact_checking_article"),
+                original_url: s("original_claim_url"),
+                country: s("location_ISO_code"),
+                ..ColumnMap::default()
+            },
+            ColumnPreset::Factcheckqa => ColumnMap {
+                claim: s("claim_text"),
+                rating: s("remapped_verdict_class"),
+                review_date: s("review_date"),
+                url: s("url"),
+                country: s("publisher_country_code"),
+                fact_checker: s("publisher"),
+                ..ColumnMap::default()
+            },
+            ColumnPreset::Politifact => ColumnMap {
+                claim: s("statement"),
+                rating: s("rating"),
+                speaker: s("speaker"),
+                claim_date: s("statement_date"),
+                venue: s("venue"),
+                url: s("url"),
+                ..ColumnMap::default()
+            },
+        }
+    }
+
+    fn verdicts(self) -> &'static str {
+        match self {
+            ColumnPreset::Averitec => "averitec",
+            ColumnPreset::Factcheckqa => "factcheckqa",
+            ColumnPreset::Politifact => "raguard",
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            ColumnPreset::Averitec => "averitec",
+            ColumnPreset::Factcheckqa => "factcheckqa",
+            ColumnPreset::Politifact => "politifact",
+        }
+    }
+
+    fn default_fact_checker(self) -> Option<&'static str> {
+        matches!(self, ColumnPreset::Politifact).then_some("PolitiFact")
+    }
+}
+
+/// A source with presets applied and everything checked.
+struct Resolved {
+    path: PathBuf,
+    display: String,
+    format: Format,
+    columns: ColumnMap,
+    verdicts: VerdictMap,
+    label: String,
+    fact_checker: Option<String>,
+}
+
+impl SourceConfig {
+    fn resolve(&self, index: usize, root: &Path) -> Result<Resolved, ConfigError> {
+        let field = |name: &str| format!("sources[{index}].{name}");
+        let path = if self.path.is_absolute() {
+            self.path.clone()
+        } else {
+            root.join(&self.path)
+        };
+        if !path.is_file() {
+            return Err(ConfigError::new(
+                field("path"),
+                format!("{} does not exist", path.display()),
+            ));
+        }
+        let format = match self.format {
+            Some(f) => f,
+            None => match self.path.extension().and_then(|e| e.to_str()) {
+                Some("csv") => Format::Csv,
+                Some("jsonl" | "ndjson") => Format::Jsonl,
+                _ => {
+                    return Err(ConfigError::new(
+                        field("format"),
+                        "cannot tell from the extension; set csv or jsonl",
+                    ));
+                }
+            },
+        };
+        let mut columns = self.preset.map(ColumnPreset::columns).unwrap_or_default();
+        let o = &self.columns;
+        for (slot, value) in [
+            (&mut columns.claim, &o.claim),
+            (&mut columns.rating, &o.rating),
+            (&mut columns.speaker, &o.speaker),
+            (&mut columns.claim_date, &o.claim_date),
+            (&mut columns.review_date, &o.review_date),
+            (&mut columns.url, &o.url),
+            (&mut columns.original_url, &o.original_url),
+            (&mut columns.country, &o.country),
+            (&mut columns.venue, &o.venue),
+            (&mut columns.fact_checker, &o.fact_checker),
+            (&mut columns.topics, &o.topics),
+        ] {
+            if value.is_some() {
+                slot.clone_from(value);
+            }
+        }
+        if columns.claim.is_none() {
+            return Err(ConfigError::new(
+                field("columns.claim"),
+                "no claim column: set a preset or columns.claim",
+            ));
+        }
+        if columns.rating.is_none() {
+            return Err(ConfigError::new(
+                field("columns.rating"),
+                "no rating column: set a preset or columns.rating",
+            ));
+        }
+        let verdict_name = match (&self.verdicts, self.preset) {
+            (Some(name), _) => name.clone(),
+            (None, Some(preset)) => preset.verdicts().to_string(),
+            (None, None) => {
+                return Err(ConfigError::new(
+                    field("verdicts"),
+                    "no verdict preset: set one",
+                ));
+            }
+        };
+        let mut verdicts = VerdictMap::preset(&verdict_name).ok_or_else(|| {
+            ConfigError::new(
+                field("verdicts"),
+                format!(
+                    "unknown preset `{verdict_name}` (known: {})",
+                    PRESETS.join(", ")
+                ),
+            )
+        })?;
+        for (rating, to) in &self.verdict_map {
+            verdicts = verdicts
+                .with_entry(rating, to)
+                .map_err(|m| ConfigError::new(field(&format!("verdict_map.{rating}")), m))?;
+        }
+        let display = self.path.display().to_string();
+        if format == Format::Csv {
+            // A mapped column missing from the header is a configuration error, found before any work.
+            let mut reader = csv::Reader::from_path(&path)
+                .map_err(|e| ConfigError::new(field("path"), format!("{display}: {e}")))?;
+            let headers = reader
+                .headers()
+                .map_err(|e| ConfigError::new(field("path"), format!("{display}: {e}")))?
+                .clone();
+            for name in mapped(&columns) {
+                if !headers.iter().any(|h| h == name) {
+                    return Err(ConfigError::new(
+                        field("columns"),
+                        format!(
+                            "{display} has no column `{name}` (it has: {})",
+                            headers.iter().collect::<Vec<_>>().join(", ")
+                        ),
+                    ));
+                }
+            }
+        }
+        let label = self
+            .preset
+            .map(ColumnPreset::name)
+            .unwrap_or("custom")
+            .to_string();
+        let fact_checker = self.fact_checker.clone().or_else(|| {
+            self.preset
+                .and_then(ColumnPreset::default_fact_checker)
+                .map(String::from)
+        });
+        Ok(Resolved {
+            path,
+            display,
+            format,
+            columns,
+            verdicts,
+            label,
+            fact_checker,
+        })
+    }
+}
+
+fn mapped(columns: &ColumnMap) -> Vec<&str> {
+    [
+        &columns.claim,
+        &columns.rating,
+        &columns.speaker,
+        &columns.claim_date,
+        &columns.review_date,
+        &columns.url,
+        &columns.original_url,
+        &columns.country,
+        &columns.venue,
+        &columns.fact_checker,
+        &columns.topics,
+    ]
+    .into_iter()
+    .flatten()
+    .map(String::as_str)
+    .collect()
+}
+
+/// The `claims-import` stage.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ImportStage;
+
+impl TypedStage for ImportStage {
+    type Config = ImportConfig;
+    const KIND: &'static str = "claims-import";
+    const VERSION: u32 = 1;
+
+    fn inputs(&self) -> Vec<InputSpec> {
+        Vec::new()
+    }
+
+    fn outputs(&self) -> Vec<OutputSpec> {
+        vec![OutputSpec {
+            name: "claims",
+            kind: TableKind::Claims,
+        }]
+    }
+
+    fn validate(&self, config: &ImportConfig, root: &Path) -> Result<(), ConfigError> {
+        if config.sources.is_empty() {
+            return Err(ConfigError::new("sources", "at least one source is needed"));
+        }
+        for (i, source) in config.sources.iter().enumerate() {
+            source.resolve(i, root)?;
+        }
+        Ok(())
+    }
+
+    fn external_files(&self, config: &ImportConfig, root: &Path) -> Vec<PathBuf> {
+        config
+            .sources
+            .iter()
+            .map(|s| {
+                if s.path.is_absolute() {
+                    s.path.clone()
+                } else {
+                    root.join(&s.path)
+                }
+            })
+            .collect()
+    }
+
+    fn run(
+        &self,
+        config: &ImportConfig,
+        _inputs: Inputs,
+        ctx: &StageContext,
+    ) -> Result<StageOutput, StageError> {
+        let mut drops = Drops::new(&ctx.stage_id);
+        let mut merged = Merged::default();
+        let mut items_in = 0u64;
+        for (i, source) in config.sources.iter().enumerate() {
+            let resolved = source.resolve(i, &ctx.root)?;
+            let rows = read_rows(&resolved)?;
+            let bar = ctx.progress.bar(
+                &format!("import {}", resolved.label),
+                Some(rows.len() as u64),
+            );
+            for row in rows {
+                items_in += 1;
+                bar.inc(1);
+                let item = format!("{}:{}", resolved.display, row.line);
+                let fields = match row.fields {
+                    Ok(fields) => fields,
+                    Err(message) => {
+                        drops.add(item, "invalid_row", message);
+                        continue;
+                    }
+                };
+                match to_claim(&resolved, &fields) {
+                    Ok(claim) => {
+                        if let Some(detail) = merged.add(claim) {
+                            drops.add(item, "merged_duplicate", detail);
+                        }
+                    }
+                    Err((reason, detail)) => drops.add(item, reason, detail),
+                }
+            }
+            bar.finish();
+        }
+        let claims = merged.into_claims();
+        let items_out = claims.len() as u64;
+        let mut output = StageOutput::default().with_table("claims", claims);
+        output.report.items_in = items_in;
+        output.report.items_out = items_out;
+        output.report.drops = drops.into_records();
+        Ok(output)
+    }
+}
+
+struct RawRow {
+    line: u64,
+    fields: Result<BTreeMap<String, String>, String>,
+}
+
+fn read_rows(source: &Resolved) -> Result<Vec<RawRow>, StageError> {
+    let io = |e: std::io::Error| StageError::Io {
+        path: source.path.clone(),
+        source: e,
+    };
+    match source.format {
+        Format::Csv => {
+            let mut reader = csv::ReaderBuilder::new()
+                .flexible(false)
+                .from_path(&source.path)
+                .map_err(|e| StageError::Other(format!("{}: {e}", source.display)))?;
+            let headers = reader
+                .headers()
+                .map_err(|e| StageError::Other(format!("{}: {e}", source.display)))?
+                .clone();
+            let mut rows = Vec::new();
+            for record in reader.records() {
+                rows.push(match record {
+                    Ok(r) => RawRow {
+                        line: r.position().map_or(0, |p| p.line()),
+                        fields: Ok(headers
+                            .iter()
+                            .zip(r.iter())
+                            .map(|(h, v)| (h.to_string(), v.to_string()))
+                            .collect()),
+                    },
+                    Err(e) => RawRow {
+                        line: e.position().map_or(0, |p| p.line()),
+                        fields: Err(e.to_string()),
+                    },
+                });
+            }
+            Ok(rows)
+        }
+        Format::Jsonl => {
+            let text = std::fs::read_to_string(&source.path).map_err(io)?;
+            Ok(text
+                .lines()
+                .enumerate()
+                .filter(|(_, line)| !line.trim().is_empty())
+                .map(|(i, line)| RawRow {
+                    line: i as u64 + 1,
+                    fields: json_fields(line),
+                })
+                .collect())
+        }
+    }
+}
+
+fn json_fields(line: &str) -> Result<BTreeMap<String, String>, String> {
+    let value: serde_json::Value =
+        serde_json::from_str(line).map_err(|e| format!("not valid JSON: {e}"))?;
+    let object = value.as_object().ok_or("not a JSON object")?;
+    Ok(object
+        .iter()
+        .filter_map(|(k, v)| {
+            let text = match v {
+                serde_json::Value::Null => return None,
+                serde_json::Value::String(s) => s.clone(),
+                serde_json::Value::Array(items) => items
+                    .iter()
+                    .map(|i| i.as_str().map_or_else(|| i.to_string(), str::to_string))
+                    .collect::<Vec<_>>()
+                    .join(";"),
+                other => other.to_string(),
+            };
+            Some((k.clone(), text))
+        })
+        .collect())
+}
+
+fn to_claim(
+    source: &Resolved,
+    fields: &BTreeMap<String, String>,
+) -> Result<Claim, (&'static str, String)> {
+    let get = |column: &Option<String>| -> Option<String> {
+        column
+            .as_ref()
+            .and_then(|c| fields.get(c))
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+    };
+    let text = get(&source.columns.claim).ok_or((
+        "empty_claim",
+        format!(
+            "column `{}` is empty",
+            source.columns.claim.as_deref().unwrap_or("")
+        ),
+    ))?;
+    let rating_raw = get(&source.columns.rating).unwrap_or_default();
+    let verdict = match source.verdicts.map(&rating_raw) {
+        Mapped::Verdict(v) => v,
+        Mapped::Excluded(why) => {
+            return Err(("rating_excluded", format!("rating `{rating_raw}`: {why}")));
+        }
+        Mapped::Unknown => {
+            return Err((
+                "unknown_rating",
+                format!(
+                    "rating `{rating_raw}` is not in the `{}` verdict preset",
+                    source.verdicts.name
+                ),
+            ));
+        }
+    };
+    let date = |column: &Option<String>| -> Result<Option<String>, (&'static str, String)> {
+        match get(column) {
+            None => Ok(None),
+            Some(raw) => parse_date(&raw).map_err(|m| {
+                (
+                    "bad_date",
+                    format!("column `{}`: {m}", column.as_deref().unwrap_or("")),
+                )
+            }),
+        }
+    };
+    let claim_date = date(&source.columns.claim_date)?;
+    let review_date = date(&source.columns.review_date)?;
+    let url = get(&source.columns.url);
+    let topics = get(&source.columns.topics)
+        .map(|t| {
+            t.split([';', ','])
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(String::from)
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(Claim {
+        id: claim_id(url.as_deref(), &text),
+        text,
+        verdict: verdict.as_str().into(),
+        original_rating: normalise_rating(&rating_raw),
+        speaker: get(&source.columns.speaker),
+        claim_date,
+        venue: get(&source.columns.venue),
+        fact_checker: get(&source.columns.fact_checker).or_else(|| source.fact_checker.clone()),
+        review_date,
+        url,
+        original_url: get(&source.columns.original_url),
+        country: get(&source.columns.country),
+        topics,
+        source: format!("{}:{}", source.label, source.display),
+        fetched_at: None,
+        archive_ref: None,
+    })
+}
+
+/// Claims merged by id, in first-seen order.
+#[derive(Default)]
+struct Merged {
+    order: Vec<String>,
+    by_id: BTreeMap<String, Claim>,
+}
+
+impl Merged {
+    /// Add a claim; if its id was seen, fill the first claim's missing fields and say so.
+    fn add(&mut self, claim: Claim) -> Option<String> {
+        let Some(first) = self.by_id.get_mut(&claim.id) else {
+            self.order.push(claim.id.clone());
+            self.by_id.insert(claim.id.clone(), claim);
+            return None;
+        };
+        let mut filled = Vec::new();
+        for (name, slot, value) in [
+            ("speaker", &mut first.speaker, claim.speaker),
+            ("claim_date", &mut first.claim_date, claim.claim_date),
+            ("venue", &mut first.venue, claim.venue),
+            ("fact_checker", &mut first.fact_checker, claim.fact_checker),
+            ("review_date", &mut first.review_date, claim.review_date),
+            ("url", &mut first.url, claim.url),
+            ("original_url", &mut first.original_url, claim.original_url),
+            ("country", &mut first.country, claim.country),
+        ] {
+            if slot.is_none() && value.is_some() {
+                *slot = value;
+                filled.push(name);
+            }
+        }
+        for topic in claim.topics {
+            if !first.topics.contains(&topic) {
+                first.topics.push(topic);
+            }
+        }
+        let mut detail = format!("duplicate of {}", first.id);
+        if !filled.is_empty() {
+            detail.push_str(&format!("; filled {}", filled.join(", ")));
+        }
+        if first.verdict != claim.verdict {
+            detail.push_str(&format!(
+                "; its verdict `{}` differs, the first row's `{}` is kept",
+                claim.verdict, first.verdict
+            ));
+        }
+        Some(detail)
+    }
+
+    fn into_claims(mut self) -> Vec<Claim> {
+        self.order
+            .iter()
+            .filter_map(|id| self.by_id.remove(id))
+            .collect()
+    }
+}
