@@ -1,1 +1,27 @@
-//! placeholder
+//! Versioned, immutable snapshots of a dataset's tables.
+//!
+//! [`publish`] copies the chosen tables into `snapshots/<dataset>/<version>/data/<table>.parquet`
+//! with a `manifest.json` (per-file sha256, rows, bytes, schema fingerprint; pipeline, configuration
+//! hash, code version, creation time, parent), a Hugging Face dataset card (`README.md`) and the
+//! changes against the parent (`CHANGES.md`, `changes.json`). The version is bumped from the diff the
+//! way Croissant 1.1 defines it: rows only added -> minor; rows changed or removed -> major; the same
+//! rows re-serialised -> patch; nothing changed -> no new version. A version is never overwritten, and
+//! a publish is staged in a hidden folder and renamed into place, so a crash leaves no partial version.
+//! [`verify`] rechecks hashes, sizes, row counts and schemas; [`diff`] compares two versions.
+//!
+//! What this crate is not: it runs no stages; it reads and writes tables only through
+//! `noisebench-pipeline`'s table I/O.
+
+pub mod card;
+pub mod changes;
+pub mod manifest;
+pub mod publish;
+pub mod verify;
+
+pub use changes::{Changes, TableChanges, diff, diff_tables};
+pub use manifest::{MANIFEST, Manifest, TableEntry};
+pub use publish::{
+    PublishError, PublishOptions, PublishOutcome, PublishRequest, SourceTable, latest_version,
+    list_versions, publish,
+};
+pub use verify::{VerifyReport, verify};

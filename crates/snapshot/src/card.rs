@@ -1,0 +1,284 @@
+//! The Hugging Face dataset card (`README.md`): a YAML header with one config per table and its
+//! features, then sections on the tables, sources, construction, labels, limitations and versioning.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use noisebench_core::{DType, TableKind};
+use noisebench_pipeline::table_io;
+
+use crate::changes::Changes;
+use crate::manifest::Manifest;
+use crate::publish::PublishRequest;
+
+pub struct CardInput<'a> {
+    pub request: &'a PublishRequest,
+    pub manifest: &'a Manifest,
+    pub changes: &'a Changes,
+    /// The folder holding the snapshot's `data/`.
+    pub dir: &'a Path,
+}
+
+/// Columns whose value distribution the card reports.
+const CATEGORICAL: [&str; 12] = [
+    "verdict",
+    "original_rating",
+    "label",
+    "label_source",
+    "kind",
+    "source_type",
+    "credibility",
+    "split",
+    "backend",
+    "fact_checker",
+    "country",
+    "format",
+];
+
+fn hf_feature(name: &str, dtype: DType) -> String {
+    match dtype {
+        DType::Str | DType::Json => format!("  - name: {name}\n    dtype: string\n"),
+        DType::Int => format!("  - name: {name}\n    dtype: int64\n"),
+        DType::Float => format!("  - name: {name}\n    dtype: float64\n"),
+        DType::Bool => format!("  - name: {name}\n    dtype: bool\n"),
+        DType::StrList => format!("  - name: {name}\n    sequence: string\n"),
+    }
+}
+
+fn yaml_string(s: &str) -> String {
+    serde_json::to_string(s).expect("strings always serialise")
+}
+
+/// Value counts of the categorical columns of one table, most frequent first.
+fn distributions(
+    kind: TableKind,
+    path: &Path,
+) -> Result<BTreeMap<String, Vec<(String, u64)>>, String> {
+    let rows = table_io::read_table(path, kind).map_err(|e| e.to_string())?;
+    let schema = kind.schema();
+    let columns: Vec<&str> = schema
+        .columns
+        .iter()
+        .filter(|c| c.dtype == DType::Str && CATEGORICAL.contains(&c.name.as_str()))
+        .map(|c| c.name.as_str())
+        .collect();
+    let mut counts: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
+    for row in rows.json_rows() {
+        for column in &columns {
+            let value = row
+                .get(*column)
+                .and_then(|v| v.as_str())
+                .unwrap_or("(none)")
+                .to_string();
+            *counts
+                .entry((*column).to_string())
+                .or_default()
+                .entry(value)
+                .or_insert(0) += 1;
+        }
+    }
+    Ok(counts
+        .into_iter()
+        .map(|(column, values)| {
+            let mut sorted: Vec<(String, u64)> = values.into_iter().collect();
+            sorted.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            (column, sorted)
+        })
+        .collect())
+}
+
+pub fn render_card(input: &CardInput<'_>) -> Result<String, String> {
+    let request = input.request;
+    let manifest = input.manifest;
+    let mut out = String::from("---\n");
+    let title = if request.title.is_empty() {
+        request.dataset.clone()
+    } else {
+        request.title.clone()
+    };
+    out.push_str(&format!("pretty_name: {}\n", yaml_string(&title)));
+    out.push_str(&format!(
+        "license: {}\n",
+        request.license.as_deref().unwrap_or("other")
+    ));
+    out.push_str("tags:\n- noisebench\n- retrieval-augmented-generation\n- robustness\n");
+    out.push_str("configs:\n");
+    for (name, entry) in &manifest.tables {
+        out.push_str(&format!(
+            "- config_name: {name}\n  data_files:\n  - split: train\n    path: {}\n",
+            entry.file
+        ));
+    }
+    out.push_str("dataset_info:\n");
+    for (name, entry) in &manifest.tables {
+        let kind = TableKind::from_name(&entry.kind)
+            .ok_or_else(|| format!("unknown table kind `{}`", entry.kind))?;
+        out.push_str(&format!("- config_name: {name}\n  features:\n"));
+        for column in kind.schema().columns {
+            out.push_str(&hf_feature(&column.name, column.dtype));
+        }
+        out.push_str(&format!(
+            "  splits:\n  - name: train\n    num_bytes: {}\n    num_examples: {}\n",
+            entry.bytes, entry.rows
+        ));
+    }
+    out.push_str("---\n\n");
+
+    out.push_str(&format!("# {title}\n\n"));
+    if !request.description.is_empty() {
+        out.push_str(&format!("{}\n\n", request.description.trim()));
+    }
+    out.push_str(&format!(
+        "Version **{}** of `{}`, built by [noisebench](https://github.com/noisebench/noisebench) ({}) from the \
+         pipeline `{}` (configuration sha256 `{}`) on {}.\n\n",
+        manifest.version, manifest.dataset, manifest.code_version, manifest.pipeline, manifest.config_hash, manifest.created_at
+    ));
+
+    out.push_str("## Tables\n\n| config | rows | description |\n|---|---:|---|\n");
+    let mut all_distributions = BTreeMap::new();
+    for (name, entry) in &manifest.tables {
+        let kind = TableKind::from_name(&entry.kind)
+            .ok_or_else(|| format!("unknown table kind `{}`", entry.kind))?;
+        out.push_str(&format!(
+            "| `{name}` | {} | {} |\n",
+            entry.rows,
+            kind.schema().description
+        ));
+        all_distributions.insert(
+            name.clone(),
+            distributions(kind, &input.dir.join(&entry.file))?,
+        );
+    }
+    out.push_str("\nLoad one table with `datasets.load_dataset(\"<repo>\", \"<config>\")` or open the Parquet file \
+                  directly with pandas, polars or DuckDB. Each table has its own columns: join on the id columns \
+                  (`claim_id`, `document_id`, `report_id`, `question_id`).\n\n");
+    for (name, entry) in &manifest.tables {
+        let kind = TableKind::from_name(&entry.kind).expect("checked above");
+        out.push_str(&format!(
+            "### `{name}` columns\n\n| column | type | description |\n|---|---|---|\n"
+        ));
+        for column in kind.schema().columns {
+            let null = if column.nullable { ", nullable" } else { "" };
+            out.push_str(&format!(
+                "| `{}` | {:?}{null} | {} |\n",
+                column.name, column.dtype, column.description
+            ));
+        }
+        out.push('\n');
+    }
+
+    out.push_str("## Sources\n\n");
+    let mut sources_listed = false;
+    for (name, dists) in &all_distributions {
+        for column in ["fact_checker", "backend", "format", "country"] {
+            if let Some(values) = dists.get(column) {
+                sources_listed = true;
+                let listed: Vec<String> = values
+                    .iter()
+                    .take(15)
+                    .map(|(v, n)| format!("{v} ({n})"))
+                    .collect();
+                out.push_str(&format!(
+                    "- `{name}` by `{column}`: {}\n",
+                    listed.join(", ")
+                ));
+            }
+        }
+    }
+    if !sources_listed {
+        out.push_str("- See the construction section for the stages that produced each table.\n");
+    }
+    out.push('\n');
+
+    out.push_str("## Construction\n\nStages in the order they ran (items in, out, dropped with reasons):\n\n");
+    out.push_str(
+        "| stage | kind | in | out | dropped | drop reasons |\n|---|---|---:|---:|---:|---|\n",
+    );
+    for s in &request.stages {
+        let reasons: Vec<String> = s
+            .drop_reasons
+            .iter()
+            .map(|(r, n)| format!("{r}: {n}"))
+            .collect();
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} |\n",
+            s.id,
+            s.kind,
+            s.items_in,
+            s.items_out,
+            s.items_dropped,
+            reasons.join(", ")
+        ));
+    }
+    if !manifest.provenance.is_empty() {
+        out.push_str("\nRun provenance:\n\n```json\n");
+        out.push_str(
+            &serde_json::to_string_pretty(&manifest.provenance).expect("JSON values serialise"),
+        );
+        out.push_str("\n```\n");
+    }
+    out.push('\n');
+
+    out.push_str("## Labels\n\n");
+    let mut labels_listed = false;
+    for (name, dists) in &all_distributions {
+        for column in [
+            "verdict",
+            "original_rating",
+            "label",
+            "label_source",
+            "kind",
+            "source_type",
+            "credibility",
+            "split",
+        ] {
+            if let Some(values) = dists.get(column) {
+                labels_listed = true;
+                let listed: Vec<String> = values.iter().map(|(v, n)| format!("{v}: {n}")).collect();
+                out.push_str(&format!("- `{name}.{column}`: {}\n", listed.join(", ")));
+            }
+        }
+    }
+    if !labels_listed {
+        out.push_str("- No label columns in this snapshot.\n");
+    }
+    out.push_str(
+        "\nClaims carry a binary `verdict` mapped from the fact-checker's `original_rating` by the configured verdict \
+         preset (`raguard` counts half-true as true, as the RAGuard release does; `strict` drops it). Rows whose \
+         provenance says `offline` were produced by deterministic rules, not by a language model.\n\n",
+    );
+
+    out.push_str(
+        "## Limitations\n\n\
+         - Verdicts are the fact-checkers' judgements mapped to two classes; the mapping loses nuance (half-true, \
+         cherry-picking) and the preset decides where it goes.\n\
+         - Sources are what the configured inputs and search backends returned at build time; the web changes, \
+         and a rebuild may differ. The manifest records the pipeline configuration hash so differences can be traced.\n\
+         - Dropped items are counted by reason in the construction table; they are not in the data.\n\
+         - Labels made by the offline backend are rule-based stand-ins meant for testing pipelines, not gold labels.\n\n",
+    );
+
+    out.push_str("## Versioning\n\n");
+    match &manifest.parent {
+        Some(parent) => out.push_str(&format!(
+            "This version follows {parent}. Versions follow semver as Croissant 1.1 applies it to datasets: \
+             rows only added -> minor, rows changed or removed -> major, same rows re-serialised -> patch. \
+             See `CHANGES.md`.\n"
+        )),
+        None => out.push_str(
+            "This is the first version. Later versions follow semver as Croissant 1.1 applies it to datasets: \
+             rows only added -> minor, rows changed or removed -> major, same rows re-serialised -> patch.\n",
+        ),
+    }
+    let (added, changed, removed) = input.changes.tables.values().fold((0, 0, 0), |acc, t| {
+        (
+            acc.0 + t.added.len(),
+            acc.1 + t.changed.len(),
+            acc.2 + t.removed.len(),
+        )
+    });
+    out.push_str(&format!(
+        "\nAgainst the parent: {added} rows added, {changed} changed, {removed} removed.\n"
+    ));
+    Ok(out)
+}

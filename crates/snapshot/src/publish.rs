@@ -1,0 +1,309 @@
+//! Publishing a new version, atomically and never over an existing one.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use noisebench_core::{StageSummary, TableKind};
+use noisebench_pipeline::atomic::{sync_dir, write_atomic};
+use noisebench_pipeline::table_io;
+use semver::Version;
+
+use crate::card::{CardInput, render_card};
+use crate::changes::{Bump, Changes, TableSide, diff_tables};
+use crate::manifest::{MANIFEST, Manifest, TableEntry};
+
+/// A table to publish: its name in the snapshot, kind, and the Parquet file the run wrote.
+#[derive(Debug, Clone)]
+pub struct SourceTable {
+    pub name: String,
+    pub kind: TableKind,
+    pub path: PathBuf,
+}
+
+#[derive(Debug, Clone)]
+pub struct PublishRequest {
+    /// `snapshots/` (the dataset folder is created under it).
+    pub snapshots_dir: PathBuf,
+    pub dataset: String,
+    pub title: String,
+    pub description: String,
+    pub license: Option<String>,
+    pub pipeline: String,
+    pub config_hash: String,
+    pub code_version: String,
+    pub tables: Vec<SourceTable>,
+    /// The run's summary, for the card's construction section.
+    pub stages: Vec<StageSummary>,
+    pub provenance: BTreeMap<String, serde_json::Value>,
+}
+
+/// Test hooks.
+#[derive(Debug, Clone, Default)]
+pub struct PublishOptions {
+    /// Fail (as a crash would) after this many files of the new version are written.
+    pub fail_after_files: Option<usize>,
+    /// Creation time to record instead of now (reproducible tests).
+    pub created_at: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum PublishOutcome {
+    Published {
+        version: String,
+        dir: PathBuf,
+        changes: Changes,
+    },
+    /// The tables equal the latest version's, byte for byte: nothing was written.
+    Unchanged { version: String, dir: PathBuf },
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PublishError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Table(String),
+    #[error(
+        "version {version} of `{dataset}` already exists at {dir}; published versions are never overwritten"
+    )]
+    VersionExists {
+        dataset: String,
+        version: String,
+        dir: PathBuf,
+    },
+    #[error("fault injected after {0} files")]
+    Injected(usize),
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> PublishError + '_ {
+    move |source| PublishError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Published versions of a dataset, ascending. Hidden (staging) folders are not versions.
+pub fn list_versions(dataset_dir: &Path) -> Vec<Version> {
+    let mut versions: Vec<Version> = fs::read_dir(dataset_dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.path().join(MANIFEST).is_file())
+        .filter_map(|e| Version::parse(&e.file_name().to_string_lossy()).ok())
+        .collect();
+    versions.sort();
+    versions
+}
+
+pub fn latest_version(dataset_dir: &Path) -> Option<Version> {
+    list_versions(dataset_dir).pop()
+}
+
+pub fn publish(
+    request: &PublishRequest,
+    options: &PublishOptions,
+) -> Result<PublishOutcome, PublishError> {
+    let dataset_dir = request.snapshots_dir.join(&request.dataset);
+    fs::create_dir_all(&dataset_dir).map_err(io(&dataset_dir))?;
+    remove_stale_staging(&dataset_dir);
+    let parent = latest_version(&dataset_dir);
+    let parent_manifest = match &parent {
+        Some(v) => {
+            Some(Manifest::read(&dataset_dir.join(v.to_string())).map_err(PublishError::Table)?)
+        }
+        None => None,
+    };
+
+    // Hash the candidate tables and diff them against the parent.
+    let mut hashes = BTreeMap::new();
+    for t in &request.tables {
+        let (sha, bytes) = table_io::hash_file(&t.path).map_err(io(&t.path))?;
+        hashes.insert(t.name.clone(), (sha, bytes));
+    }
+    let mut changes = Changes {
+        from: parent.as_ref().map(Version::to_string),
+        ..Changes::default()
+    };
+    let parent_dir = parent.as_ref().map(|v| dataset_dir.join(v.to_string()));
+    let mut names: Vec<String> = request.tables.iter().map(|t| t.name.clone()).collect();
+    if let Some(m) = &parent_manifest {
+        names.extend(m.tables.keys().cloned());
+    }
+    names.sort();
+    names.dedup();
+    for name in &names {
+        let new = request.tables.iter().find(|t| &t.name == name);
+        let old = parent_manifest.as_ref().and_then(|m| m.tables.get(name));
+        let old_path = old.zip(parent_dir.as_ref()).map(|(e, d)| d.join(&e.file));
+        let old_side = match (old, &old_path) {
+            (Some(e), Some(p)) => Some(TableSide {
+                kind: TableKind::from_name(&e.kind).ok_or_else(|| {
+                    PublishError::Table(format!(
+                        "parent table `{name}` has unknown kind `{}`",
+                        e.kind
+                    ))
+                })?,
+                path: p,
+                sha256: &e.sha256,
+            }),
+            _ => None,
+        };
+        let new_side = new.map(|t| TableSide {
+            kind: t.kind,
+            path: &t.path,
+            sha256: &hashes[&t.name].0,
+        });
+        changes.tables.insert(
+            name.clone(),
+            diff_tables(old_side, new_side).map_err(PublishError::Table)?,
+        );
+    }
+    let version = match (&parent, changes.bump()) {
+        (None, _) => Version::new(1, 0, 0),
+        (Some(p), Bump::None) => {
+            return Ok(PublishOutcome::Unchanged {
+                version: p.to_string(),
+                dir: dataset_dir.join(p.to_string()),
+            });
+        }
+        (Some(p), Bump::Patch) => Version::new(p.major, p.minor, p.patch + 1),
+        (Some(p), Bump::Minor) => Version::new(p.major, p.minor + 1, 0),
+        (Some(p), Bump::Major) => Version::new(p.major + 1, 0, 0),
+    };
+    changes.to = version.to_string();
+    let final_dir = dataset_dir.join(version.to_string());
+    if final_dir.exists() {
+        return Err(PublishError::VersionExists {
+            dataset: request.dataset.clone(),
+            version: version.to_string(),
+            dir: final_dir,
+        });
+    }
+
+    // Stage everything in a hidden folder, then rename it into place.
+    let staging = dataset_dir.join(format!(".staging-{version}-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&staging);
+    let data_dir = staging.join("data");
+    fs::create_dir_all(&data_dir).map_err(io(&data_dir))?;
+    let mut written = 0usize;
+    let step = |written: &mut usize| -> Result<(), PublishError> {
+        *written += 1;
+        match options.fail_after_files {
+            Some(n) if *written >= n => Err(PublishError::Injected(n)),
+            _ => Ok(()),
+        }
+    };
+    let mut entries = BTreeMap::new();
+    for t in &request.tables {
+        let file = format!("data/{}.parquet", t.name);
+        let target = staging.join(&file);
+        fs::copy(&t.path, &target).map_err(io(&t.path))?;
+        fs::File::open(&target)
+            .and_then(|f| f.sync_all())
+            .map_err(io(&target))?;
+        let (sha256, bytes) = hashes[&t.name].clone();
+        let schema = t.kind.schema();
+        let rows = table_io::read_frame(&target)
+            .map_err(|e| PublishError::Table(e.to_string()))?
+            .height() as u64;
+        entries.insert(
+            t.name.clone(),
+            TableEntry {
+                file,
+                kind: t.kind.name().into(),
+                sha256,
+                rows,
+                bytes,
+                schema_version: schema.version,
+                schema_fingerprint: schema.fingerprint(),
+            },
+        );
+        step(&mut written)?;
+    }
+    sync_dir(&data_dir).map_err(io(&data_dir))?;
+    let manifest = Manifest {
+        dataset: request.dataset.clone(),
+        version: version.to_string(),
+        parent: parent.as_ref().map(Version::to_string),
+        created_at: options
+            .created_at
+            .clone()
+            .unwrap_or_else(|| chrono::Utc::now().to_rfc3339()),
+        pipeline: request.pipeline.clone(),
+        config_hash: request.config_hash.clone(),
+        code_version: request.code_version.clone(),
+        tables: entries,
+        provenance: request.provenance.clone(),
+    };
+    let manifest_json = serde_json::to_vec_pretty(&manifest).expect("a manifest always serialises");
+    let card = render_card(&CardInput {
+        request,
+        manifest: &manifest,
+        changes: &changes,
+        dir: &staging,
+    })
+    .map_err(PublishError::Table)?;
+    let changes_json = serde_json::to_vec_pretty(&changes).expect("changes always serialise");
+    for (name, bytes) in [
+        ("README.md", card.into_bytes()),
+        ("CHANGES.md", changes.render_markdown().into_bytes()),
+        ("changes.json", changes_json),
+        (MANIFEST, manifest_json),
+    ] {
+        let path = staging.join(name);
+        write_atomic(&path, &bytes).map_err(io(&path))?;
+        step(&mut written)?;
+    }
+    make_read_only(&staging);
+    sync_dir(&staging).map_err(io(&staging))?;
+    // rename(2) fails on a non-empty target, so a racing publisher of the same version loses
+    // instead of overwriting.
+    fs::rename(&staging, &final_dir).map_err(|source| {
+        let _ = fs::remove_dir_all(&staging);
+        if final_dir.exists() {
+            PublishError::VersionExists {
+                dataset: request.dataset.clone(),
+                version: version.to_string(),
+                dir: final_dir.clone(),
+            }
+        } else {
+            PublishError::Io {
+                path: final_dir.clone(),
+                source,
+            }
+        }
+    })?;
+    sync_dir(&dataset_dir).map_err(io(&dataset_dir))?;
+    Ok(PublishOutcome::Published {
+        version: version.to_string(),
+        dir: final_dir,
+        changes,
+    })
+}
+
+/// Staging folders left by a crashed publish hold no version; remove them.
+fn remove_stale_staging(dataset_dir: &Path) {
+    for entry in fs::read_dir(dataset_dir).into_iter().flatten().flatten() {
+        if entry.file_name().to_string_lossy().starts_with(".staging-") {
+            let _ = fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+/// Published files are read-only: a snapshot is immutable.
+fn make_read_only(dir: &Path) {
+    for entry in fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            make_read_only(&path);
+        } else if let Ok(meta) = fs::metadata(&path) {
+            let mut perms = meta.permissions();
+            perms.set_readonly(true);
+            let _ = fs::set_permissions(&path, perms);
+        }
+    }
+}

@@ -1,0 +1,114 @@
+//! Rechecking a published snapshot: every file's sha256 and size, row counts, schemas.
+
+use std::path::Path;
+
+use noisebench_core::TableKind;
+use noisebench_pipeline::table_io;
+
+use crate::manifest::Manifest;
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct VerifyReport {
+    pub tables_checked: usize,
+    pub rows_checked: u64,
+    pub problems: Vec<String>,
+}
+
+impl VerifyReport {
+    pub fn ok(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+/// Check the snapshot in `dir` against its manifest and the current schemas.
+pub fn verify(dir: &Path) -> VerifyReport {
+    let mut report = VerifyReport::default();
+    let manifest = match Manifest::read(dir) {
+        Ok(m) => m,
+        Err(e) => {
+            report.problems.push(e);
+            return report;
+        }
+    };
+    if dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .as_deref()
+        != Some(manifest.version.as_str())
+    {
+        report.problems.push(format!(
+            "folder name differs from manifest version {}",
+            manifest.version
+        ));
+    }
+    for (name, entry) in &manifest.tables {
+        let path = dir.join(&entry.file);
+        let problem = |m: String| format!("table `{name}` ({}): {m}", entry.file);
+        match table_io::hash_file(&path) {
+            Err(e) => {
+                report.problems.push(problem(e.to_string()));
+                continue;
+            }
+            Ok((sha, bytes)) => {
+                if sha != entry.sha256 {
+                    report.problems.push(problem(format!(
+                        "sha256 {sha} differs from manifest {}",
+                        entry.sha256
+                    )));
+                }
+                if bytes != entry.bytes {
+                    report.problems.push(problem(format!(
+                        "{bytes} bytes, manifest says {}",
+                        entry.bytes
+                    )));
+                }
+            }
+        }
+        let Some(kind) = TableKind::from_name(&entry.kind) else {
+            report
+                .problems
+                .push(problem(format!("unknown table kind `{}`", entry.kind)));
+            continue;
+        };
+        let schema = kind.schema();
+        if schema.fingerprint() != entry.schema_fingerprint {
+            report.problems.push(problem(format!(
+                "schema `{}` has changed since publication (manifest v{}, code v{})",
+                schema.table, entry.schema_version, schema.version
+            )));
+        }
+        match table_io::read_frame(&path) {
+            Err(e) => report.problems.push(problem(e.to_string())),
+            Ok(df) => {
+                if df.height() as u64 != entry.rows {
+                    report.problems.push(problem(format!(
+                        "{} rows, manifest says {}",
+                        df.height(),
+                        entry.rows
+                    )));
+                }
+                if let Err(problems) = table_io::check_frame(&df, &schema) {
+                    report.problems.extend(problems.into_iter().map(&problem));
+                }
+                report.rows_checked += df.height() as u64;
+            }
+        }
+        report.tables_checked += 1;
+    }
+    // Files the manifest does not name are not part of the snapshot.
+    let data = dir.join("data");
+    for entry in std::fs::read_dir(&data).into_iter().flatten().flatten() {
+        let file = format!("data/{}", entry.file_name().to_string_lossy());
+        if !manifest.tables.values().any(|t| t.file == file) {
+            report
+                .problems
+                .push(format!("{file} is not in the manifest"));
+        }
+    }
+    for required in ["README.md", "CHANGES.md"] {
+        if !dir.join(required).is_file() {
+            report.problems.push(format!("{required} is missing"));
+        }
+    }
+    report
+}
