@@ -1,0 +1,481 @@
+//! The `reports` stage: input files (EDGAR JSON, MinerU content lists, HTML, Markdown, text) to
+//! the `reports` table, one row per report, with domain metadata. Broken files and tables are
+//! counted drops; the rest proceed.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use noisebench_core::{
+    Block, ConfigError, Drops, InputSpec, Inputs, OutputSpec, Report, StageContext, StageError,
+    StageOutput, StageReport, TableKind, TypedStage, stable_id,
+};
+use regex::Regex;
+use serde::Deserialize;
+
+use crate::edgar::read_filing;
+use crate::html::html_blocks;
+use crate::markdown::markdown_blocks;
+use crate::mineru::mineru_blocks;
+use crate::preset::Domain;
+use crate::table::TableError;
+use crate::text_layout::{Layout, text_blocks};
+
+/// An input file format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Format {
+    /// edgar-crawler 10-K JSON.
+    Edgar,
+    /// MinerU `content_list.json`.
+    Mineru,
+    Html,
+    Markdown,
+    Text,
+}
+
+impl Format {
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Edgar => "edgar",
+            Format::Mineru => "mineru",
+            Format::Html => "html",
+            Format::Markdown => "markdown",
+            Format::Text => "text",
+        }
+    }
+
+    /// The format a file's extension (and, for JSON, its first character) suggests.
+    pub fn infer(path: &Path, content: &str) -> Option<Format> {
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        match ext.as_str() {
+            "json" => match content.trim_start().chars().next() {
+                Some('[') => Some(Format::Mineru),
+                _ => Some(Format::Edgar),
+            },
+            "html" | "htm" | "xhtml" => Some(Format::Html),
+            "md" | "markdown" => Some(Format::Markdown),
+            "txt" | "text" => Some(Format::Text),
+            _ => None,
+        }
+    }
+}
+
+fn default_items() -> Vec<String> {
+    vec!["item_7".into()]
+}
+
+/// One group of input files.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Source {
+    /// A file, or a pattern with `*` / `?` in its file name (`fixtures/reports/edgar/*.json`),
+    /// relative to the repository root.
+    pub path: String,
+    /// Inferred from the extension when absent (`.json` is edgar, or mineru for a JSON array).
+    #[serde(default)]
+    pub format: Option<Format>,
+    /// The domain preset: finance, economics, policy or general (default).
+    #[serde(default)]
+    pub domain: Domain,
+    /// EDGAR items to read, in order (default `["item_7"]`, the MD&A, as RARE).
+    #[serde(default = "default_items")]
+    pub items: Vec<String>,
+    /// Metadata added to every report of this source (for example `country`, `year`,
+    /// `grantee`, `state`); it overrides values read from the file.
+    #[serde(default)]
+    pub metadata: BTreeMap<String, String>,
+}
+
+/// Configuration of the `reports` stage.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReportsConfig {
+    pub sources: Vec<Source>,
+}
+
+/// The `reports` stage.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ReportsStage;
+
+/// Files matching `pattern` (wildcards `*` and `?` in the file name only), sorted.
+pub fn expand(root: &Path, pattern: &str) -> Result<Vec<PathBuf>, String> {
+    let full = if Path::new(pattern).is_absolute() {
+        PathBuf::from(pattern)
+    } else {
+        root.join(pattern)
+    };
+    let name = full
+        .file_name()
+        .and_then(|n| n.to_str())
+        .ok_or_else(|| "has no file name".to_string())?
+        .to_string();
+    if !name.contains(['*', '?']) {
+        return if full.is_file() {
+            Ok(vec![full])
+        } else {
+            Err(format!("{} is not a file", full.display()))
+        };
+    }
+    let dir = full.parent().unwrap_or(Path::new("."));
+    if dir.to_string_lossy().contains(['*', '?']) {
+        return Err("wildcards are allowed in the file name only".into());
+    }
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.is_file())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| wildcard_match(&name, n))
+        })
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+/// `*` and `?` matching on one file name; a glob crate would be a dependency for ten lines.
+fn wildcard_match(pattern: &str, name: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let n: Vec<char> = name.chars().collect();
+    let (mut pi, mut ni, mut star, mut mark) = (0, 0, None, 0);
+    while ni < n.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == n[ni]) {
+            pi += 1;
+            ni += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some(pi);
+            mark = ni;
+            pi += 1;
+        } else if let Some(s) = star {
+            pi = s + 1;
+            mark += 1;
+            ni = mark;
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|c| *c == '*')
+}
+
+fn relative(root: &Path, path: &Path) -> String {
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .to_string_lossy()
+        .replace('\\', "/")
+}
+
+/// A file-level failure: the reason code and its detail.
+struct FileError {
+    reason: &'static str,
+    detail: String,
+}
+
+impl FileError {
+    fn new(reason: &'static str, detail: impl Into<String>) -> Self {
+        Self {
+            reason,
+            detail: detail.into(),
+        }
+    }
+}
+
+/// Reads one file into a report, naming tables that could not be kept.
+fn read_report(
+    source: &Source,
+    path: &Path,
+    source_path: &str,
+) -> Result<(Report, Vec<(String, TableError)>), FileError> {
+    let bytes = std::fs::read(path).map_err(|e| FileError::new("unreadable", e.to_string()))?;
+    let content = match String::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::warn!(path = source_path, "not UTF-8; decoding lossily");
+            String::from_utf8_lossy(e.as_bytes()).into_owned()
+        }
+    };
+    let format = match source.format {
+        Some(f) => f,
+        None => Format::infer(path, &content).ok_or_else(|| {
+            FileError::new("unknown_format", "set `format` for this file's extension")
+        })?,
+    };
+    let domain = source.domain;
+    let mut metadata = BTreeMap::new();
+    let mut title = None;
+    let named = |bad: Vec<(usize, TableError)>| {
+        bad.into_iter()
+            .map(|(i, e)| (format!("table{i}"), e))
+            .collect::<Vec<_>>()
+    };
+    let (blocks, bad, id) = match format {
+        Format::Edgar => {
+            let filing = read_filing(&content, &source.items)
+                .map_err(|e| FileError::new(e.reason(), e.to_string()))?;
+            let m = &filing.metadata;
+            title = Some(
+                format!("{} {} {}", m["company"], m["filing_type"], m["filing_date"])
+                    .trim()
+                    .to_string(),
+            );
+            let stem = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let identity = filing.filename.clone().unwrap_or(stem);
+            let id = stable_id(
+                "report",
+                &[
+                    domain.name(),
+                    "edgar",
+                    &m["cik"],
+                    &identity,
+                    &source.items.join(","),
+                ],
+            );
+            metadata = filing.metadata;
+            (filing.blocks, filing.bad_tables, id)
+        }
+        Format::Mineru => {
+            let r = mineru_blocks(&content)
+                .map_err(|e| FileError::new("invalid_json", e.to_string()))?;
+            if !r.notes.is_empty() {
+                metadata.insert("notes".into(), r.notes.join("; "));
+            }
+            (r.blocks, named(r.bad_tables), String::new())
+        }
+        Format::Html => {
+            let r = html_blocks(&content);
+            title = r.title;
+            (r.blocks, named(r.bad_tables), String::new())
+        }
+        Format::Markdown => {
+            let (blocks, t, bad) = markdown_blocks(&content);
+            title = t;
+            (blocks, named(bad), String::new())
+        }
+        Format::Text => {
+            let (blocks, bad) = text_blocks(&content, Layout::BlankLineSeparated);
+            (blocks, named(bad), String::new())
+        }
+    };
+    let mut blocks = blocks;
+    if domain == Domain::Policy {
+        trim_attachments(&mut blocks, &mut metadata);
+    }
+    if !blocks.iter().any(has_text) {
+        return Err(FileError::new("empty_report", "no text after parsing"));
+    }
+    if title.is_none() {
+        title = blocks.iter().find_map(|b| match b {
+            Block::Heading { text, .. } => Some(text.clone()),
+            _ => None,
+        });
+    }
+    if domain == Domain::Economics {
+        infer_country_year(&blocks, &mut metadata);
+    }
+    for key in domain.metadata_keys() {
+        metadata.entry((*key).to_string()).or_default();
+    }
+    metadata.extend(source.metadata.clone());
+    let id = if id.is_empty() {
+        stable_id("report", &[domain.name(), format.name(), source_path])
+    } else {
+        id
+    };
+    Ok((
+        Report {
+            id,
+            domain: domain.name().into(),
+            format: format.name().into(),
+            source_path: source_path.into(),
+            title,
+            metadata,
+            blocks,
+        },
+        bad,
+    ))
+}
+
+fn has_text(block: &Block) -> bool {
+    match block {
+        Block::Heading { .. } => false,
+        Block::Paragraph { text, .. } => !text.trim().is_empty(),
+        Block::Table { markdown, .. } => !markdown.trim().is_empty(),
+    }
+}
+
+/// RARE's policy reports end in attachments (forms, budgets) that are not the plan's text.
+fn trim_attachments(blocks: &mut Vec<Block>, metadata: &mut BTreeMap<String, String>) {
+    let cut = blocks.iter().position(|b| {
+        matches!(b, Block::Heading { text, .. } if text.trim().to_lowercase().starts_with("attachment"))
+    });
+    if let Some(cut) = cut {
+        let removed = blocks.len() - cut;
+        blocks.truncate(cut);
+        metadata.insert(
+            "notes".into(),
+            format!("trimmed {removed} block(s) from the first Attachment heading"),
+        );
+    }
+}
+
+/// Country and year from an "OECD Economic Surveys: <Country> <Year>" line, as RARE does.
+fn infer_country_year(blocks: &[Block], metadata: &mut BTreeMap<String, String>) {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    // Invariant: constant pattern.
+    let re = RE.get_or_init(|| {
+        Regex::new(r"Economic Surveys?\s*:\s*(.+?)\s+((?:19|20)\d{2})\b").expect("constant pattern")
+    });
+    for block in blocks.iter().take(30) {
+        let text = match block {
+            Block::Heading { text, .. } | Block::Paragraph { text, .. } => text,
+            Block::Table { .. } => continue,
+        };
+        if let Some(c) = re.captures(text) {
+            metadata.insert("country".into(), c[1].trim().to_string());
+            metadata.insert("year".into(), c[2].to_string());
+            return;
+        }
+    }
+}
+
+/// Reads every configured file. Pure apart from reading the files; the stage's `run` wraps it.
+pub fn ingest(config: &ReportsConfig, root: &Path, stage: &str) -> (Vec<Report>, Drops, u64) {
+    let mut drops = Drops::new(stage);
+    let mut reports: BTreeMap<String, Report> = BTreeMap::new();
+    let mut files_in = 0u64;
+    for (i, source) in config.sources.iter().enumerate() {
+        let files = match expand(root, &source.path) {
+            Ok(f) => f,
+            Err(e) => {
+                drops.add(format!("sources[{i}]"), "no_files", e);
+                continue;
+            }
+        };
+        for path in files {
+            files_in += 1;
+            let source_path = relative(root, &path);
+            match read_report(source, &path, &source_path) {
+                Ok((report, bad)) => {
+                    for (table, e) in bad {
+                        drops.add(
+                            format!("{source_path}#{table}"),
+                            e.reason(),
+                            format!("{e}; the table was left out, the report kept"),
+                        );
+                    }
+                    if reports.contains_key(&report.id) {
+                        drops.add(source_path, "duplicate_report", report.id.clone());
+                    } else {
+                        reports.insert(report.id.clone(), report);
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(path = %source_path, reason = e.reason, "report dropped: {}", e.detail);
+                    drops.add(source_path, e.reason, e.detail);
+                }
+            }
+        }
+    }
+    // Input order (sources, then sorted files) is kept; the map only deduplicates.
+    let mut ordered: Vec<Report> = reports.into_values().collect();
+    ordered.sort_by(|a, b| a.source_path.cmp(&b.source_path).then(a.id.cmp(&b.id)));
+    (ordered, drops, files_in)
+}
+
+impl TypedStage for ReportsStage {
+    type Config = ReportsConfig;
+    const KIND: &'static str = "reports";
+    const VERSION: u32 = 1;
+
+    fn inputs(&self) -> Vec<InputSpec> {
+        Vec::new()
+    }
+
+    fn outputs(&self) -> Vec<OutputSpec> {
+        vec![OutputSpec {
+            name: "reports",
+            kind: TableKind::Reports,
+        }]
+    }
+
+    fn validate(&self, config: &ReportsConfig, root: &Path) -> Result<(), ConfigError> {
+        if config.sources.is_empty() {
+            return Err(ConfigError::new("sources", "at least one source is needed"));
+        }
+        for (i, source) in config.sources.iter().enumerate() {
+            match expand(root, &source.path) {
+                Ok(files) if files.is_empty() => {
+                    return Err(ConfigError::new(
+                        format!("sources[{i}].path"),
+                        format!("`{}` matches no file", source.path),
+                    ));
+                }
+                Ok(_) => {}
+                Err(e) => return Err(ConfigError::new(format!("sources[{i}].path"), e)),
+            }
+            if source.items.is_empty() {
+                return Err(ConfigError::new(
+                    format!("sources[{i}].items"),
+                    "name at least one item",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn external_files(&self, config: &ReportsConfig, root: &Path) -> Vec<PathBuf> {
+        let mut files: Vec<PathBuf> = config
+            .sources
+            .iter()
+            .filter_map(|s| expand(root, &s.path).ok())
+            .flatten()
+            .collect();
+        files.sort();
+        files.dedup();
+        files
+    }
+
+    fn run(
+        &self,
+        config: &ReportsConfig,
+        _inputs: Inputs,
+        ctx: &StageContext,
+    ) -> Result<StageOutput, StageError> {
+        let (reports, drops, files_in) = ingest(config, &ctx.root, &ctx.stage_id);
+        tracing::info!(
+            files = files_in,
+            reports = reports.len(),
+            drops = drops.len(),
+            "reports ingested"
+        );
+        let report = StageReport {
+            items_in: files_in,
+            items_out: reports.len() as u64,
+            drops: drops.into_records(),
+        };
+        Ok(StageOutput {
+            tables: BTreeMap::new(),
+            report,
+        }
+        .with_table("reports", reports))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wildcards() {
+        assert!(wildcard_match("*.json", "a.json"));
+        assert!(wildcard_match("1*_10K_*.json", "100_10K_x.json"));
+        assert!(!wildcard_match("*.json", "a.jsonl"));
+        assert!(wildcard_match("a?c", "abc"));
+        assert!(!wildcard_match("a?c", "ac"));
+    }
+}
