@@ -1,0 +1,398 @@
+//! The `[llm]` table of a pipeline file: backend, models, endpoints, limits, cache, budget,
+//! embeddings. Every field has a default except what a backend cannot guess (endpoints of an
+//! `openai` model). Unknown fields are refused; errors name the field path.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use noisebench_core::ConfigError;
+use serde::{Deserialize, Serialize};
+
+/// Which backend answers tasks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BackendKind {
+    /// Deterministic rules, no network (see [`crate::offline`]).
+    #[default]
+    Offline,
+    /// Any OpenAI-compatible chat completions endpoint.
+    Openai,
+}
+
+impl BackendKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BackendKind::Offline => "offline",
+            BackendKind::Openai => "openai",
+        }
+    }
+}
+
+/// How the response cache is used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CacheMode {
+    /// Read hits, store new successful answers.
+    #[default]
+    ReadWrite,
+    /// Serve only from the cache; a miss fails the item with `cache_miss` (reproducibility checks).
+    CacheOnly,
+    /// Neither read nor write.
+    Off,
+}
+
+/// The `[llm]` table.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LlmConfig {
+    /// `offline` (default) or `openai`.
+    pub backend: BackendKind,
+    /// The model (a key of `models`) used for every task unless `task_models` says otherwise.
+    /// Required for `openai`.
+    pub model: Option<String>,
+    /// Per-task model override: task name -> key of `models`.
+    pub task_models: BTreeMap<String, String>,
+    /// Models by name.
+    pub models: BTreeMap<String, ModelConfig>,
+    /// Directory of prompt templates, relative to the root the caller gives.
+    pub prompts_dir: PathBuf,
+    /// Sampling temperature sent with every request (part of the cache key).
+    pub temperature: f64,
+    /// `max_tokens` sent with every request (part of the cache key).
+    pub max_tokens: u32,
+    /// Optional `seed` sent with every request (part of the cache key).
+    pub seed: Option<u64>,
+    /// Re-asks after unparseable output (each quotes the parse error). 0 disables.
+    pub max_reasks: u32,
+    /// Stop issuing new calls once the estimated cost in USD reaches this; in-flight calls finish,
+    /// the rest fail with `budget_exhausted`.
+    pub max_cost: Option<f64>,
+    pub cache: CacheConfig,
+    pub embeddings: EmbeddingsConfig,
+}
+
+impl Default for LlmConfig {
+    fn default() -> Self {
+        Self {
+            backend: BackendKind::Offline,
+            model: None,
+            task_models: BTreeMap::new(),
+            models: BTreeMap::new(),
+            prompts_dir: PathBuf::from("pipelines/prompts"),
+            temperature: 0.0,
+            max_tokens: 1024,
+            seed: None,
+            max_reasks: 2,
+            max_cost: None,
+            cache: CacheConfig::default(),
+            embeddings: EmbeddingsConfig::default(),
+        }
+    }
+}
+
+/// `[llm.cache]`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CacheConfig {
+    pub mode: CacheMode,
+    /// Cache directory, relative to the root.
+    pub dir: PathBuf,
+    /// Also cache the offline backend's answers (off by default: recomputing is cheaper than a
+    /// file write, and the rules are versioned).
+    pub offline: bool,
+}
+
+impl Default for CacheConfig {
+    fn default() -> Self {
+        Self {
+            mode: CacheMode::ReadWrite,
+            dir: PathBuf::from("work/cache/llm"),
+            offline: false,
+        }
+    }
+}
+
+/// One model served by one or more OpenAI-compatible endpoints (`[llm.models.<name>]`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ModelConfig {
+    /// The model id sent to the server (default: the table's key).
+    pub name: Option<String>,
+    /// Endpoints serving this model; requests go to the one with the fewest in flight.
+    pub endpoints: Vec<EndpointConfig>,
+    /// Name of the environment variable that holds the API key (never the key itself).
+    pub api_key_env: Option<String>,
+    /// Requests per minute (governor, no burst beyond one request).
+    pub rpm: Option<u32>,
+    /// Tokens per minute, prompt plus `max_tokens` estimated before the call, reconciled after.
+    pub tpm: Option<u32>,
+    /// Requests in flight at most.
+    pub max_concurrency: usize,
+    /// Per-attempt timeout in seconds.
+    pub timeout_secs: f64,
+    /// Retries after the first attempt (429, 5xx, timeouts, connection errors).
+    pub max_retries: u32,
+    /// First backoff delay in milliseconds; doubles each retry, full jitter.
+    pub retry_base_ms: u64,
+    /// Backoff ceiling in milliseconds (also caps a Retry-After).
+    pub retry_max_ms: u64,
+    /// The server accepts `response_format: {type: json_schema}`.
+    pub json_schema: bool,
+    /// Consecutive failures after which an endpoint is rested.
+    pub rest_after_failures: u32,
+    /// How long a failing endpoint rests, in seconds.
+    pub rest_secs: f64,
+    /// Prices for cost estimates.
+    pub price: Option<Price>,
+}
+
+impl Default for ModelConfig {
+    fn default() -> Self {
+        Self {
+            name: None,
+            endpoints: Vec::new(),
+            api_key_env: None,
+            rpm: None,
+            tpm: None,
+            max_concurrency: 8,
+            timeout_secs: 120.0,
+            max_retries: 5,
+            retry_base_ms: 500,
+            retry_max_ms: 60_000,
+            json_schema: false,
+            rest_after_failures: 5,
+            rest_secs: 30.0,
+            price: None,
+        }
+    }
+}
+
+/// One endpoint: a name for logs and the call log, and its base URL (`.../v1`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EndpointConfig {
+    pub name: String,
+    pub url: String,
+}
+
+/// USD per million tokens.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Price {
+    pub input_per_million: f64,
+    pub output_per_million: f64,
+}
+
+impl Price {
+    pub fn cost(&self, tokens_in: u64, tokens_out: u64) -> f64 {
+        (tokens_in as f64 * self.input_per_million + tokens_out as f64 * self.output_per_million)
+            / 1_000_000.0
+    }
+}
+
+/// Which embedder makes vectors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EmbeddingBackend {
+    /// The local model when its files are present, else hashed n-grams.
+    #[default]
+    Auto,
+    /// Hashed character n-grams: deterministic, no model.
+    Hashed,
+    /// all-MiniLM-L6-v2 in-process (feature `local-embeddings`).
+    Local,
+    /// An OpenAI-compatible `/v1/embeddings` endpoint (`model` names a key of `llm.models`).
+    Openai,
+}
+
+/// `[llm.embeddings]`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EmbeddingsConfig {
+    pub backend: EmbeddingBackend,
+    /// Directory holding model.safetensors, tokenizer.json, config.json (relative to the root).
+    pub model_dir: PathBuf,
+    /// For `openai`: a key of `llm.models`.
+    pub model: Option<String>,
+    /// Dimension of hashed vectors.
+    pub dim: usize,
+    /// Texts per embeddings request / local batch.
+    pub batch_size: usize,
+}
+
+impl Default for EmbeddingsConfig {
+    fn default() -> Self {
+        Self {
+            backend: EmbeddingBackend::Auto,
+            model_dir: PathBuf::from("models/all-MiniLM-L6-v2"),
+            model: None,
+            dim: 384,
+            batch_size: 32,
+        }
+    }
+}
+
+impl LlmConfig {
+    /// Parse the pipeline file's `[llm]` table (as JSON), naming the failing field path
+    /// (`llm.models.gpt.rpm`), then check values.
+    pub fn from_value(value: &serde_json::Value) -> Result<Self, ConfigError> {
+        let config: LlmConfig = noisebench_core::stage::parse_config(value).map_err(|e| {
+            ConfigError::new(
+                if e.field == "config" {
+                    "llm".to_string()
+                } else {
+                    format!("llm.{}", e.field)
+                },
+                e.message,
+            )
+        })?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Checks beyond the types.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.backend == BackendKind::Openai {
+            let model = self.model.as_deref().ok_or_else(|| {
+                ConfigError::new("llm.model", "required when backend = \"openai\"")
+            })?;
+            if !self.models.contains_key(model) {
+                return Err(ConfigError::new(
+                    "llm.model",
+                    format!("`{model}` is not a key of llm.models"),
+                ));
+            }
+        }
+        for (task, model) in &self.task_models {
+            if crate::task::TaskName::parse(task).is_none() {
+                return Err(ConfigError::new(
+                    format!("llm.task_models.{task}"),
+                    "unknown task",
+                ));
+            }
+            if !self.models.contains_key(model) {
+                return Err(ConfigError::new(
+                    format!("llm.task_models.{task}"),
+                    format!("`{model}` is not a key of llm.models"),
+                ));
+            }
+        }
+        if !(0.0..=2.0).contains(&self.temperature) {
+            return Err(ConfigError::new("llm.temperature", "must be in 0..=2"));
+        }
+        if let Some(c) = self.max_cost
+            && (c.is_nan() || c < 0.0)
+        {
+            return Err(ConfigError::new("llm.max_cost", "must be >= 0"));
+        }
+        for (name, m) in &self.models {
+            let f = |field: &str| format!("llm.models.{name}.{field}");
+            if m.endpoints.is_empty() {
+                return Err(ConfigError::new(f("endpoints"), "at least one endpoint"));
+            }
+            for (i, e) in m.endpoints.iter().enumerate() {
+                url_ok(&e.url).map_err(|m| {
+                    ConfigError::new(format!("llm.models.{name}.endpoints[{i}].url"), m)
+                })?;
+            }
+            if m.max_concurrency == 0 {
+                return Err(ConfigError::new(f("max_concurrency"), "must be >= 1"));
+            }
+            if m.rpm == Some(0) {
+                return Err(ConfigError::new(f("rpm"), "must be >= 1"));
+            }
+            if m.tpm == Some(0) {
+                return Err(ConfigError::new(f("tpm"), "must be >= 1"));
+            }
+            if m.timeout_secs.is_nan() || m.timeout_secs <= 0.0 {
+                return Err(ConfigError::new(f("timeout_secs"), "must be > 0"));
+            }
+            if let Some(env) = &m.api_key_env
+                && (env.is_empty() || env.starts_with("sk-") || env.contains(char::is_whitespace))
+            {
+                // A key pasted here instead of a variable name must not go further (nor into
+                // this message).
+                return Err(ConfigError::new(
+                    f("api_key_env"),
+                    "must name an environment variable, not hold a key",
+                ));
+            }
+        }
+        if self.embeddings.backend == EmbeddingBackend::Openai {
+            let model = self.embeddings.model.as_deref().ok_or_else(|| {
+                ConfigError::new(
+                    "llm.embeddings.model",
+                    "required when embeddings.backend = \"openai\"",
+                )
+            })?;
+            if !self.models.contains_key(model) {
+                return Err(ConfigError::new(
+                    "llm.embeddings.model",
+                    format!("`{model}` is not a key of llm.models"),
+                ));
+            }
+        }
+        if self.embeddings.dim == 0 {
+            return Err(ConfigError::new("llm.embeddings.dim", "must be >= 1"));
+        }
+        if self.embeddings.batch_size == 0 {
+            return Err(ConfigError::new(
+                "llm.embeddings.batch_size",
+                "must be >= 1",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Endpoint URLs must be http(s) and carry no credentials (they are never logged, but a URL with a
+/// password or key in it would still travel through error chains).
+fn url_ok(url: &str) -> Result<(), String> {
+    let parsed = reqwest::Url::parse(url).map_err(|e| format!("not a URL: {e}"))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err("scheme must be http or https".into());
+    }
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        return Err("must not carry credentials; use api_key_env".into());
+    }
+    if parsed
+        .query_pairs()
+        .any(|(k, _)| k.to_ascii_lowercase().contains("key"))
+    {
+        return Err("must not carry a key in the query; use api_key_env".into());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_name_the_field_path() {
+        let v = serde_json::json!({"backend": "openai", "model": "m",
+            "models": {"m": {"endpoints": [{"name": "a", "url": "http://x/v1"}], "rmp": 5}}});
+        let e = LlmConfig::from_value(&v).unwrap_err();
+        assert_eq!(e.field, "llm.models.m.rmp");
+        let v = serde_json::json!({"backend": "openai"});
+        assert_eq!(LlmConfig::from_value(&v).unwrap_err().field, "llm.model");
+        let v = serde_json::json!({"backend": "openai", "model": "m",
+            "models": {"m": {"endpoints": [{"name": "a", "url": "http://u:p@x/v1"}]}}});
+        assert_eq!(
+            LlmConfig::from_value(&v).unwrap_err().field,
+            "llm.models.m.endpoints[0].url"
+        );
+        let v = serde_json::json!({"task_models": {"nope": "m"}});
+        assert_eq!(
+            LlmConfig::from_value(&v).unwrap_err().field,
+            "llm.task_models.nope"
+        );
+    }
+
+    #[test]
+    fn empty_table_is_the_offline_default() {
+        let c = LlmConfig::from_value(&serde_json::json!({})).unwrap();
+        assert_eq!(c.backend, BackendKind::Offline);
+        assert_eq!(c.cache.mode, CacheMode::ReadWrite);
+    }
+}

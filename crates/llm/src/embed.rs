@@ -1,0 +1,484 @@
+//! Sentence embeddings: an OpenAI-compatible `/v1/embeddings` client (same limits, retries and
+//! cache as chat), a local all-MiniLM-L6-v2 run in-process through candle (feature
+//! `local-embeddings`), and a deterministic fallback of hashed character n-grams.
+//!
+//! Every result names its embedder ([`Embeddings::provenance`]); vectors are L2-normalised, so a
+//! dot product is a cosine.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::Llm;
+use crate::config::{CacheMode, EmbeddingBackend, EmbeddingsConfig};
+use crate::error::LlmError;
+use crate::openai::OpenAiModel;
+
+/// Vectors for a batch of texts, in order, and who made them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Embeddings {
+    pub vectors: Vec<Vec<f32>>,
+    /// `hashed-ngrams:<dim>`, `local:all-MiniLM-L6-v2` or `openai:<model>`.
+    pub provenance: String,
+}
+
+pub(crate) enum Embedder {
+    Hashed {
+        dim: usize,
+    },
+    #[cfg(feature = "local-embeddings")]
+    Local(Arc<local::MiniLm>),
+    Openai {
+        model: Arc<OpenAiModel>,
+        batch: usize,
+    },
+}
+
+/// The files a local model directory must hold.
+pub const MODEL_FILES: [&str; 3] = ["model.safetensors", "tokenizer.json", "config.json"];
+
+impl Embedder {
+    pub(crate) fn new(
+        cfg: &EmbeddingsConfig,
+        models: &BTreeMap<String, Arc<OpenAiModel>>,
+        root: &Path,
+    ) -> Result<Self, LlmError> {
+        let dir = if cfg.model_dir.is_absolute() {
+            cfg.model_dir.clone()
+        } else {
+            root.join(&cfg.model_dir)
+        };
+        let present = MODEL_FILES.iter().all(|f| dir.join(f).is_file());
+        match cfg.backend {
+            EmbeddingBackend::Hashed => Ok(Embedder::Hashed { dim: cfg.dim }),
+            EmbeddingBackend::Openai => {
+                let name = cfg.model.as_deref().unwrap_or_default();
+                let model = models.get(name).cloned().ok_or_else(|| {
+                    LlmError::Config(format!("llm.embeddings.model: `{name}` is not configured"))
+                })?;
+                Ok(Embedder::Openai {
+                    model,
+                    batch: cfg.batch_size,
+                })
+            }
+            EmbeddingBackend::Local => {
+                if !present {
+                    return Err(LlmError::Config(format!(
+                        "llm.embeddings.model_dir: {} lacks one of {MODEL_FILES:?}",
+                        dir.display()
+                    )));
+                }
+                local_or_err(&dir, cfg.batch_size)
+            }
+            EmbeddingBackend::Auto => {
+                if present && cfg!(feature = "local-embeddings") {
+                    local_or_err(&dir, cfg.batch_size)
+                } else {
+                    Ok(Embedder::Hashed { dim: cfg.dim })
+                }
+            }
+        }
+    }
+
+    pub(crate) fn name(&self) -> String {
+        match self {
+            Embedder::Hashed { dim } => format!("hashed-ngrams:{dim}"),
+            #[cfg(feature = "local-embeddings")]
+            Embedder::Local(_) => "local:all-MiniLM-L6-v2".into(),
+            Embedder::Openai { model, .. } => format!("openai:{}", model.model_id),
+        }
+    }
+}
+
+#[cfg(feature = "local-embeddings")]
+fn local_or_err(dir: &Path, batch: usize) -> Result<Embedder, LlmError> {
+    Ok(Embedder::Local(Arc::new(local::MiniLm::load(dir, batch)?)))
+}
+
+#[cfg(not(feature = "local-embeddings"))]
+fn local_or_err(_dir: &Path, _batch: usize) -> Result<Embedder, LlmError> {
+    Err(LlmError::Config(
+        "llm.embeddings.backend = \"local\" needs the `local-embeddings` feature".into(),
+    ))
+}
+
+/// Hashed character n-grams (3 to 5, over the lowercased text padded with spaces), each adding
+/// ±1 to one of `dim` buckets by FNV-1a; L2-normalised. Similar spellings give similar vectors;
+/// there is no semantics beyond that.
+pub fn hashed(text: &str, dim: usize) -> Vec<f32> {
+    let mut v = vec![0f32; dim.max(1)];
+    let chars: Vec<char> = format!(
+        " {} ",
+        text.to_lowercase()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    )
+    .chars()
+    .collect();
+    for n in 3..=5 {
+        for w in chars.windows(n) {
+            let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+            for c in w {
+                for b in (*c as u32).to_le_bytes() {
+                    h ^= b as u64;
+                    h = h.wrapping_mul(0x0100_0000_01b3);
+                }
+            }
+            let idx = (h % v.len() as u64) as usize;
+            v[idx] += if h >> 63 == 0 { 1.0 } else { -1.0 };
+        }
+    }
+    normalise(&mut v);
+    v
+}
+
+pub(crate) fn normalise(v: &mut [f32]) {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        v.iter_mut().for_each(|x| *x /= norm);
+    }
+}
+
+/// Cosine of two vectors (any norm).
+pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let na = a.iter().map(|x| x * x).sum::<f32>().sqrt();
+    let nb = b.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if na == 0.0 || nb == 0.0 {
+        0.0
+    } else {
+        dot / (na * nb)
+    }
+}
+
+fn embedding_key(model: &str, text: &str) -> String {
+    let v = serde_json::json!(["openai", model, "embedding", text]);
+    crate::sha256_hex_bytes(v.to_string().as_bytes())
+}
+
+fn to_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn from_bytes(b: &[u8]) -> Option<Vec<f32>> {
+    if !b.len().is_multiple_of(4) || b.is_empty() {
+        return None;
+    }
+    Some(
+        b.chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect(),
+    )
+}
+
+pub(crate) fn embed(llm: &Llm, stage: &str, texts: &[String]) -> Result<Embeddings, LlmError> {
+    let embedder = llm.embedder();
+    let provenance = embedder.name();
+    match embedder {
+        Embedder::Hashed { dim } => Ok(Embeddings {
+            vectors: texts.iter().map(|t| hashed(t, *dim)).collect(),
+            provenance,
+        }),
+        #[cfg(feature = "local-embeddings")]
+        Embedder::Local(m) => Ok(Embeddings {
+            vectors: m.embed(texts)?,
+            provenance,
+        }),
+        Embedder::Openai { model, batch } => {
+            let vectors = embed_openai(llm, stage, model, *batch, texts)?;
+            Ok(Embeddings {
+                vectors,
+                provenance,
+            })
+        }
+    }
+}
+
+fn embed_openai(
+    llm: &Llm,
+    stage: &str,
+    model: &Arc<OpenAiModel>,
+    batch: usize,
+    texts: &[String],
+) -> Result<Vec<Vec<f32>>, LlmError> {
+    let mut out: Vec<Option<Vec<f32>>> = vec![None; texts.len()];
+    let mut missing: Vec<usize> = Vec::new();
+    let cache = llm.inner_cache();
+    for (i, t) in texts.iter().enumerate() {
+        let start = Instant::now();
+        let key = embedding_key(&model.model_id, t);
+        let hit = cache.and_then(|c| c.get(&key)).and_then(|b| from_bytes(&b));
+        match hit {
+            Some(v) => {
+                llm.log_embedding(
+                    stage,
+                    "openai",
+                    &model.model_id,
+                    &key,
+                    String::new(),
+                    0,
+                    0,
+                    true,
+                    model.config.price.map(|_| 0.0),
+                    None,
+                    start,
+                );
+                out[i] = Some(v);
+            }
+            None => {
+                if cache.is_some() {
+                    llm.bump_stats(|s| s.cache_misses += 1);
+                    if llm.cache_mode() == CacheMode::CacheOnly {
+                        let e = LlmError::CacheMiss {
+                            request_hash: key.clone(),
+                        };
+                        llm.log_embedding(
+                            stage,
+                            "openai",
+                            &model.model_id,
+                            &key,
+                            String::new(),
+                            0,
+                            0,
+                            false,
+                            None,
+                            Some(&e),
+                            start,
+                        );
+                        return Err(e);
+                    }
+                }
+                missing.push(i);
+            }
+        }
+    }
+    // Identical texts are sent once.
+    let mut unique: Vec<usize> = Vec::new();
+    let mut seen = BTreeMap::new();
+    for &i in &missing {
+        seen.entry(texts[i].as_str()).or_insert_with(|| {
+            unique.push(i);
+            i
+        });
+    }
+    let groups: Vec<Vec<usize>> = unique.chunks(batch.max(1)).map(<[_]>::to_vec).collect();
+    let llm2 = llm.clone();
+    let stage2 = stage.to_string();
+    let texts2: Vec<String> = texts.to_vec();
+    let model2 = Arc::clone(model);
+    let results = llm.block_on_pub(async move {
+        let mut handles = Vec::new();
+        for g in groups {
+            let llm = llm2.clone();
+            let model = Arc::clone(&model2);
+            let stage = stage2.clone();
+            let batch_texts: Vec<String> = g.iter().map(|&i| texts2[i].clone()).collect();
+            handles.push(tokio::spawn(async move {
+                let start = Instant::now();
+                let key = crate::sha256_hex_bytes(
+                    serde_json::json!(["openai", model.model_id, "embedding-batch", batch_texts])
+                        .to_string()
+                        .as_bytes(),
+                );
+                if let Err(e) = llm.budget_check() {
+                    llm.log_embedding(
+                        &stage,
+                        "openai",
+                        &model.model_id,
+                        &key,
+                        String::new(),
+                        0,
+                        0,
+                        false,
+                        None,
+                        Some(&e),
+                        start,
+                    );
+                    return (g, Err(e));
+                }
+                let salt = u64::from_str_radix(&key[..16], 16).unwrap_or(0);
+                let r = model.embed(&batch_texts, salt).await;
+                match &r {
+                    Ok(reply) => {
+                        let cost = model.config.price.map(|p| p.cost(reply.tokens_in, 0));
+                        llm.log_embedding(
+                            &stage,
+                            "openai",
+                            &model.model_id,
+                            &key,
+                            reply.endpoint.clone(),
+                            reply.tokens_in,
+                            reply.attempts,
+                            false,
+                            cost,
+                            None,
+                            start,
+                        );
+                    }
+                    Err(e) => llm.log_embedding(
+                        &stage,
+                        "openai",
+                        &model.model_id,
+                        &key,
+                        String::new(),
+                        0,
+                        0,
+                        false,
+                        None,
+                        Some(e),
+                        start,
+                    ),
+                }
+                (g, r.map(|reply| reply.value))
+            }));
+        }
+        let mut done = Vec::new();
+        for h in handles {
+            match h.await {
+                Ok(x) => done.push(x),
+                Err(e) => return Err(LlmError::Internal(format!("task: {e}"))),
+            }
+        }
+        Ok(done)
+    })?;
+    for (group, r) in results {
+        let vectors = r?;
+        for (i, mut v) in group.into_iter().zip(vectors) {
+            normalise(&mut v);
+            if let Some(c) = cache
+                && llm.cache_mode() == CacheMode::ReadWrite
+                && let Err(e) = c.put(&embedding_key(&model.model_id, &texts[i]), &to_bytes(&v))
+            {
+                tracing::warn!(error = %e, "embedding cache write failed");
+            }
+            out[i] = Some(v);
+        }
+    }
+    // Duplicates take the vector of their first occurrence.
+    for &i in &missing {
+        if out[i].is_none() {
+            let first = seen.get(texts[i].as_str()).copied();
+            out[i] = first.and_then(|f| out[f].clone());
+        }
+    }
+    out.into_iter()
+        .map(|v| v.ok_or_else(|| LlmError::Embedding("a text got no vector".into())))
+        .collect()
+}
+
+#[cfg(feature = "local-embeddings")]
+pub mod local {
+    //! all-MiniLM-L6-v2 through candle: BERT encoder, mean pooling over the attention mask,
+    //! L2 normalisation (what sentence-transformers does for this model).
+
+    use std::path::Path;
+
+    use candle_core::{DType, Device, Tensor};
+    use candle_nn::VarBuilder;
+    use candle_transformers::models::bert::{BertModel, Config};
+    use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
+
+    use crate::error::LlmError;
+
+    /// The model and its tokenizer, loaded once.
+    pub struct MiniLm {
+        model: BertModel,
+        tokenizer: Tokenizer,
+        batch: usize,
+    }
+
+    fn err(e: impl std::fmt::Display) -> LlmError {
+        LlmError::Embedding(e.to_string())
+    }
+
+    impl MiniLm {
+        /// Load `model.safetensors`, `tokenizer.json` and `config.json` from `dir`.
+        pub fn load(dir: &Path, batch: usize) -> Result<Self, LlmError> {
+            let device = Device::Cpu;
+            let config: Config = serde_json::from_str(
+                &std::fs::read_to_string(dir.join("config.json")).map_err(err)?,
+            )
+            .map_err(err)?;
+            let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json")).map_err(err)?;
+            // The shipped tokenizer pads every input to a fixed 128; pad to the batch's longest.
+            tokenizer.with_padding(Some(PaddingParams {
+                strategy: PaddingStrategy::BatchLongest,
+                ..Default::default()
+            }));
+            tokenizer
+                .with_truncation(Some(TruncationParams {
+                    max_length: 256,
+                    ..Default::default()
+                }))
+                .map_err(err)?;
+            let weights = std::fs::read(dir.join("model.safetensors")).map_err(err)?;
+            let vb =
+                VarBuilder::from_buffered_safetensors(weights, DType::F32, &device).map_err(err)?;
+            let model = BertModel::load(vb, &config).map_err(err)?;
+            Ok(Self {
+                model,
+                tokenizer,
+                batch: batch.max(1),
+            })
+        }
+
+        /// One L2-normalised 384-dimensional vector per text.
+        pub fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, LlmError> {
+            let mut out = Vec::with_capacity(texts.len());
+            for group in texts.chunks(self.batch) {
+                let enc = self
+                    .tokenizer
+                    .encode_batch(group.to_vec(), true)
+                    .map_err(err)?;
+                let ids: Vec<Tensor> = enc
+                    .iter()
+                    .map(|e| Tensor::new(e.get_ids(), &Device::Cpu))
+                    .collect::<Result<_, _>>()
+                    .map_err(err)?;
+                let mask: Vec<Tensor> = enc
+                    .iter()
+                    .map(|e| Tensor::new(e.get_attention_mask(), &Device::Cpu))
+                    .collect::<Result<_, _>>()
+                    .map_err(err)?;
+                let ids = Tensor::stack(&ids, 0).map_err(err)?;
+                let mask = Tensor::stack(&mask, 0).map_err(err)?;
+                let types = ids.zeros_like().map_err(err)?;
+                let hidden = self.model.forward(&ids, &types, Some(&mask)).map_err(err)?;
+                // Mean over real tokens only.
+                let m = mask
+                    .to_dtype(DType::F32)
+                    .map_err(err)?
+                    .unsqueeze(2)
+                    .map_err(err)?;
+                let summed = hidden.broadcast_mul(&m).map_err(err)?.sum(1).map_err(err)?;
+                let counts = m.sum(1).map_err(err)?;
+                let pooled = summed.broadcast_div(&counts).map_err(err)?;
+                for mut v in pooled.to_vec2::<f32>().map_err(err)? {
+                    super::normalise(&mut v);
+                    out.push(v);
+                }
+            }
+            Ok(out)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hashed_vectors_are_deterministic_and_normalised() {
+        let a = hashed("Revenue rose 5% in 2022.", 384);
+        let b = hashed("Revenue rose 5% in 2022.", 384);
+        assert_eq!(a, b);
+        let n: f32 = a.iter().map(|x| x * x).sum();
+        assert!((n - 1.0).abs() < 1e-5);
+        let near = hashed("revenue rose 5 % in 2022", 384);
+        let far = hashed("The cat sat on the mat", 384);
+        assert!(cosine(&a, &near) > cosine(&a, &far) + 0.3);
+        assert!(hashed("", 8).iter().all(|x| *x == 0.0) || hashed("", 8).len() == 8);
+    }
+}

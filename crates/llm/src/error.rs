@@ -1,0 +1,51 @@
+//! Why one LLM item failed. Each error has a stable reason code for drop records.
+//!
+//! Messages never hold an API key or a URL: endpoints are named by their config name, and text
+//! from a server passes through [`crate::openai`]'s redaction before it lands here.
+
+/// A failed item (or a failed construction).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum LlmError {
+    #[error("budget exhausted: estimated cost {spent:.4} USD reached max_cost {max:.4} USD")]
+    BudgetExhausted { spent: f64, max: f64 },
+    #[error("cache miss in cache-only mode (request {request_hash})")]
+    CacheMiss { request_hash: String },
+    #[error("endpoint `{endpoint}` answered HTTP {status}: {detail}")]
+    Http {
+        endpoint: String,
+        status: u16,
+        detail: String,
+    },
+    #[error("gave up after {attempts} attempts: {last}")]
+    RetriesExhausted { attempts: u32, last: String },
+    #[error("unusable answer after {tries} tries: {detail}")]
+    Unparseable { tries: u32, detail: String },
+    #[error("prompt: {0}")]
+    Prompt(String),
+    #[error("embedding: {0}")]
+    Embedding(String),
+    #[error("configuration: {0}")]
+    Config(String),
+    #[error("cache: {0}")]
+    Cache(String),
+    #[error("internal: {0}")]
+    Internal(String),
+}
+
+impl LlmError {
+    /// A stable reason code for drop records and the call log.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            LlmError::BudgetExhausted { .. } => "budget_exhausted",
+            LlmError::CacheMiss { .. } => "cache_miss",
+            LlmError::Http { .. } => "http_error",
+            LlmError::RetriesExhausted { .. } => "retries_exhausted",
+            LlmError::Unparseable { .. } => "unparseable_output",
+            LlmError::Prompt(_) => "prompt_error",
+            LlmError::Embedding(_) => "embedding_error",
+            LlmError::Config(_) => "config_error",
+            LlmError::Cache(_) => "cache_error",
+            LlmError::Internal(_) => "internal_error",
+        }
+    }
+}

@@ -1,0 +1,1020 @@
+//! noisebench's LLM layer: every labelling, extraction, generation and rewriting step of a
+//! pipeline goes through [`Llm`].
+//!
+//! A stage names a [`task`] (`keywords`, `exam_verdict`, `triplets`, ...) and hands over typed
+//! inputs; it gets back typed answers, one `Result` per item, so a failed item is a counted drop
+//! and never a failed stage. Behind that: prompt templates loaded from `pipelines/prompts/`
+//! ([`prompt`]), two backends (the deterministic [`offline`] rules and any OpenAI-compatible
+//! endpoint, [`openai`]), a crash-safe response [`cache`] keyed by sha256 of everything that
+//! determines an answer, rate, token, concurrency and cost limits, strict JSON parsing with a
+//! bounded repair and re-asks ([`parse`]), a call log of [`noisebench_core::LlmCall`] records,
+//! and sentence embeddings ([`embed`]).
+//!
+//! What this crate is not: it writes no tables (the runner writes the call log it drains from
+//! [`Llm::drain_call_log`]), knows nothing of pipelines, and never reads a key from anywhere but
+//! the environment variable its configuration names.
+//!
+//! ```no_run
+//! use noisebench_llm::{Llm, LlmConfig, task::{Keywords, KeywordsInput}};
+//! let llm = Llm::new(LlmConfig::default(), std::path::Path::new(".")).unwrap();
+//! let inputs = vec![KeywordsInput { claim: "The moon is made of cheese.".into(), max_keywords: 5 }];
+//! for result in llm.run_batch::<Keywords>("queries", inputs) {
+//!     match result {
+//!         Ok(answer) => println!("{:?} ({})", answer.value.keywords, answer.provenance),
+//!         Err(e) => println!("dropped: {} ({e})", e.reason()),
+//!     }
+//! }
+//! ```
+
+pub mod cache;
+pub mod config;
+pub mod embed;
+pub mod error;
+pub mod offline;
+pub mod openai;
+pub mod parse;
+pub mod prompt;
+pub mod task;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
+
+use noisebench_core::LlmCall;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+pub use config::{BackendKind, CacheMode, EmbeddingBackend, LlmConfig, ModelConfig};
+pub use embed::Embeddings;
+pub use error::LlmError;
+pub use task::{Task, TaskName};
+
+use cache::Cache;
+use openai::OpenAiModel;
+use prompt::{Message, Prompts};
+
+/// One item's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer<O> {
+    pub value: O,
+    /// `offline`, or `openai:<model id>`.
+    pub provenance: String,
+    /// The cache key, which also joins the call log (`llm_calls.request_hash`).
+    pub request_hash: String,
+    pub prompt_version: String,
+    pub cache_hit: bool,
+}
+
+/// Counters over the life of an [`Llm`].
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct LlmStats {
+    /// Task calls and embedding requests, hits included.
+    pub calls: u64,
+    pub cache_hits: u64,
+    pub cache_misses: u64,
+    pub failures: u64,
+    pub tokens_in: u64,
+    pub tokens_out: u64,
+    /// Estimated from the price table (0 without prices).
+    pub cost_usd: f64,
+    pub failures_by_reason: BTreeMap<String, u64>,
+}
+
+/// What the cache stores for a task call (only successful, checked answers).
+#[derive(Debug, Serialize, Deserialize)]
+struct Entry {
+    task: String,
+    backend: String,
+    model: String,
+    prompt_version: String,
+    answer: serde_json::Value,
+    tokens_in: u64,
+    tokens_out: u64,
+}
+
+enum Backend {
+    Offline,
+    Openai {
+        models: BTreeMap<String, Arc<OpenAiModel>>,
+    },
+}
+
+struct Inner {
+    config: LlmConfig,
+    prompts: Prompts,
+    reask: Option<minijinja::Environment<'static>>,
+    cache: Option<Cache>,
+    backend: Backend,
+    embedder: embed::Embedder,
+    runtime: OnceLock<tokio::runtime::Runtime>,
+    log: Mutex<Vec<LlmCall>>,
+    seq: Mutex<BTreeMap<String, u64>>,
+    stats: Mutex<LlmStats>,
+    spent: Mutex<f64>,
+    secrets: Vec<String>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // Dropping a runtime inside another runtime's context panics; shutting down in the
+        // background never does.
+        if let Some(rt) = self.runtime.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+/// The handle stages use. Cheap to clone; all clones share limits, cache, log and counters.
+#[derive(Clone)]
+pub struct Llm {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Llm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Llm")
+            .field("backend", &self.inner.config.backend)
+            .field("prompts", &self.inner.prompts)
+            .finish()
+    }
+}
+
+/// sha256 of bytes as 64 lowercase hex digits.
+pub fn sha256_hex_bytes(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+/// Everything needed to answer one item, decided before any I/O.
+struct Prepared<T: Task> {
+    stage: String,
+    input: T::Input,
+    key: String,
+    model: Option<Arc<OpenAiModel>>,
+    model_name: String,
+    prompt_version: String,
+    messages: Vec<Message>,
+    params: serde_json::Value,
+    response_format: Option<serde_json::Value>,
+}
+
+impl Llm {
+    /// Build from configuration. `root` resolves relative paths (prompts, cache, model dir).
+    /// Fails on a missing API key variable, a malformed prompt file, an unusable cache dir.
+    pub fn new(config: LlmConfig, root: &Path) -> Result<Llm, LlmError> {
+        config
+            .validate()
+            .map_err(|e| LlmError::Config(e.to_string()))?;
+        let resolve = |p: &Path| {
+            if p.is_absolute() {
+                p.to_path_buf()
+            } else {
+                root.join(p)
+            }
+        };
+        let prompts_dir = resolve(&config.prompts_dir);
+        let (prompts, reask) = match config.backend {
+            BackendKind::Openai => (
+                Prompts::load(&prompts_dir)?,
+                load_reask(&prompts_dir.join("reask.md"))?,
+            ),
+            // The offline rules need no prompt; load what is there so errors still show early.
+            BackendKind::Offline if prompts_dir.is_dir() => (Prompts::load(&prompts_dir)?, None),
+            BackendKind::Offline => (Prompts::empty(), None),
+        };
+        let mut models = BTreeMap::new();
+        let mut secrets = Vec::new();
+        let needs_models = config.backend == BackendKind::Openai
+            || config.embeddings.backend == EmbeddingBackend::Openai;
+        if needs_models {
+            for (name, m) in &config.models {
+                let used = config.model.as_deref() == Some(name)
+                    || config.task_models.values().any(|v| v == name)
+                    || config.embeddings.model.as_deref() == Some(name);
+                if !used {
+                    continue;
+                }
+                let model = Arc::new(OpenAiModel::new(name, m)?);
+                if let Some(k) = model.api_key() {
+                    secrets.push(k.to_string());
+                }
+                if config.max_cost.is_some() && m.price.is_none() {
+                    return Err(LlmError::Config(format!(
+                        "llm.models.{name}.price: required when llm.max_cost is set"
+                    )));
+                }
+                models.insert(name.clone(), model);
+            }
+        }
+        let cache = match config.cache.mode {
+            CacheMode::Off => None,
+            _ => Some(Cache::open(&resolve(&config.cache.dir))?),
+        };
+        let embedder = embed::Embedder::new(&config.embeddings, &models, root)?;
+        let backend = match config.backend {
+            BackendKind::Offline => Backend::Offline,
+            BackendKind::Openai => Backend::Openai { models },
+        };
+        Ok(Llm {
+            inner: Arc::new(Inner {
+                config,
+                prompts,
+                reask,
+                cache,
+                backend,
+                embedder,
+                runtime: OnceLock::new(),
+                log: Mutex::new(Vec::new()),
+                seq: Mutex::new(BTreeMap::new()),
+                stats: Mutex::new(LlmStats::default()),
+                spent: Mutex::new(0.0),
+                secrets,
+            }),
+        })
+    }
+
+    /// Parse the pipeline's `[llm]` table and build.
+    pub fn from_value(value: &serde_json::Value, root: &Path) -> Result<Llm, LlmError> {
+        let config = LlmConfig::from_value(value).map_err(|e| LlmError::Config(e.to_string()))?;
+        Llm::new(config, root)
+    }
+
+    /// The offline backend with no cache and hashed embeddings: for tests of stage crates.
+    pub fn offline() -> Llm {
+        let mut config = LlmConfig::default();
+        config.cache.mode = CacheMode::Off;
+        config.embeddings.backend = EmbeddingBackend::Hashed;
+        config.prompts_dir = "/nonexistent-noisebench-prompts".into();
+        match Llm::new(config, Path::new("/")) {
+            Ok(llm) => llm,
+            // Invariant: the offline backend without cache, prompts or model files touches
+            // nothing that can fail.
+            Err(e) => unreachable!("offline Llm cannot fail to build: {e}"),
+        }
+    }
+
+    pub fn config(&self) -> &LlmConfig {
+        &self.inner.config
+    }
+
+    /// `offline` or `openai:<model id>` for a task: what rows made from its answers should say.
+    pub fn provenance(&self, task: TaskName) -> String {
+        match self.model_for(task) {
+            Some(m) => format!("openai:{}", m.model_id),
+            None => "offline".into(),
+        }
+    }
+
+    /// The prompt version used for a task (the offline rules' version for `offline`).
+    pub fn prompt_version(&self, task: TaskName) -> Option<String> {
+        match &self.inner.backend {
+            Backend::Offline => Some(offline::RULES_VERSION.to_string()),
+            Backend::Openai { .. } => self.inner.prompts.get(task).map(|p| p.version.clone()),
+        }
+    }
+
+    fn model_for(&self, task: TaskName) -> Option<Arc<OpenAiModel>> {
+        let Backend::Openai { models } = &self.inner.backend else {
+            return None;
+        };
+        let name = self.inner.config.task_models.get(task.as_str()).or(self
+            .inner
+            .config
+            .model
+            .as_ref())?;
+        models.get(name).cloned()
+    }
+
+    fn runtime(&self) -> &tokio::runtime::Runtime {
+        self.inner.runtime.get_or_init(|| {
+            match tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .thread_name("noisebench-llm")
+                .enable_all()
+                .build()
+            {
+                Ok(rt) => rt,
+                // Invariant: building a runtime fails only when the OS refuses threads, after
+                // which nothing in this process could run anyway.
+                Err(e) => panic!("cannot start the LLM runtime: {e}"),
+            }
+        })
+    }
+
+    /// Run a future on the internal runtime, also when called from inside another runtime.
+    fn block_on<F>(&self, f: F) -> F::Output
+    where
+        F: std::future::Future + Send,
+        F::Output: Send,
+    {
+        let rt = self.runtime();
+        if tokio::runtime::Handle::try_current().is_ok() {
+            std::thread::scope(|s| match s.spawn(|| rt.block_on(f)).join() {
+                Ok(v) => v,
+                Err(p) => std::panic::resume_unwind(p),
+            })
+        } else {
+            rt.block_on(f)
+        }
+    }
+
+    fn prepare<T: Task>(&self, stage: &str, input: T::Input) -> Result<Prepared<T>, LlmError> {
+        let cfg = &self.inner.config;
+        match self.model_for(T::NAME) {
+            None => {
+                let input_json = serde_json::to_value(&input)
+                    .map_err(|e| LlmError::Internal(format!("input: {e}")))?;
+                let key = request_key(
+                    "offline",
+                    "rules",
+                    T::NAME,
+                    offline::RULES_VERSION,
+                    &input_json,
+                    &serde_json::Value::Null,
+                );
+                Ok(Prepared {
+                    stage: stage.to_string(),
+                    input,
+                    key,
+                    model: None,
+                    model_name: "rules".into(),
+                    prompt_version: offline::RULES_VERSION.into(),
+                    messages: Vec::new(),
+                    params: serde_json::Value::Null,
+                    response_format: None,
+                })
+            }
+            Some(model) => {
+                let (messages, prompt) = self.inner.prompts.render(T::NAME, &input)?;
+                let mut params = serde_json::json!({
+                    "temperature": cfg.temperature,
+                    "max_tokens": cfg.max_tokens,
+                });
+                if let Some(seed) = cfg.seed {
+                    params["seed"] = seed.into();
+                }
+                let response_format = model.config.json_schema.then(|| {
+                    serde_json::json!({
+                        "type": "json_schema",
+                        "json_schema": {"name": T::NAME.as_str(), "schema": prompt.schema, "strict": true}
+                    })
+                });
+                let key_params = serde_json::json!({
+                    "params": params,
+                    "response_format": response_format,
+                });
+                let key = request_key(
+                    "openai",
+                    &model.model_id,
+                    T::NAME,
+                    &prompt.version,
+                    &serde_json::to_value(&messages).unwrap_or_default(),
+                    &key_params,
+                );
+                Ok(Prepared {
+                    stage: stage.to_string(),
+                    input,
+                    key,
+                    model_name: model.model_id.clone(),
+                    model: Some(model),
+                    prompt_version: prompt.version.clone(),
+                    messages,
+                    params,
+                    response_format,
+                })
+            }
+        }
+    }
+
+    fn provenance_of<T: Task>(p: &Prepared<T>) -> String {
+        match &p.model {
+            Some(_) => format!("openai:{}", p.model_name),
+            None => "offline".into(),
+        }
+    }
+
+    fn uses_cache<T: Task>(&self, p: &Prepared<T>) -> bool {
+        self.inner.cache.is_some() && (p.model.is_some() || self.inner.config.cache.offline)
+    }
+
+    /// A cache hit, logged; `None` on a miss (or when the cache does not apply).
+    fn lookup<T: Task>(&self, p: &Prepared<T>, start: Instant) -> Option<Answer<T::Output>> {
+        if !self.uses_cache(p) {
+            return None;
+        }
+        let cache = self.inner.cache.as_ref()?;
+        let bytes = cache.get(&p.key)?;
+        let entry: Entry = serde_json::from_slice(&bytes).ok()?;
+        let value: T::Output = serde_json::from_value(entry.answer).ok()?;
+        self.record(
+            p,
+            Record {
+                endpoint: String::new(),
+                tokens_in: entry.tokens_in,
+                tokens_out: entry.tokens_out,
+                attempts: 0,
+                cache_hit: true,
+                cost: self.price_of(p).map(|_| 0.0),
+                error: None,
+            },
+            start,
+        );
+        Some(Answer {
+            value,
+            provenance: Self::provenance_of(p),
+            request_hash: p.key.clone(),
+            prompt_version: p.prompt_version.clone(),
+            cache_hit: true,
+        })
+    }
+
+    fn price_of<T: Task>(&self, p: &Prepared<T>) -> Option<config::Price> {
+        p.model.as_ref().and_then(|m| m.config.price)
+    }
+
+    /// Decide an item without network: cache hit, cache-only miss, or the offline rule.
+    fn answer_locally<T: Task>(
+        &self,
+        p: &Prepared<T>,
+        start: Instant,
+    ) -> Option<Result<Answer<T::Output>, LlmError>> {
+        if let Some(a) = self.lookup(p, start) {
+            return Some(Ok(a));
+        }
+        let use_cache = self.uses_cache(p);
+        if use_cache {
+            self.bump(|s| s.cache_misses += 1);
+        }
+        if use_cache && self.inner.config.cache.mode == CacheMode::CacheOnly {
+            let e = LlmError::CacheMiss {
+                request_hash: p.key.clone(),
+            };
+            self.record_failure(p, &e, 0, String::new(), start);
+            return Some(Err(e));
+        }
+        if p.model.is_none() {
+            let value = T::offline(&p.input);
+            if use_cache {
+                self.store(p, &value, 0, 0);
+            }
+            self.record(
+                p,
+                Record {
+                    endpoint: String::new(),
+                    tokens_in: 0,
+                    tokens_out: 0,
+                    attempts: 0,
+                    cache_hit: false,
+                    cost: None,
+                    error: None,
+                },
+                start,
+            );
+            return Some(Ok(Answer {
+                value,
+                provenance: "offline".into(),
+                request_hash: p.key.clone(),
+                prompt_version: p.prompt_version.clone(),
+                cache_hit: false,
+            }));
+        }
+        None
+    }
+
+    fn store<T: Task>(&self, p: &Prepared<T>, value: &T::Output, tokens_in: u64, tokens_out: u64) {
+        let Some(cache) = &self.inner.cache else {
+            return;
+        };
+        if self.inner.config.cache.mode != CacheMode::ReadWrite {
+            return;
+        }
+        let entry = Entry {
+            task: T::NAME.as_str().into(),
+            backend: if p.model.is_some() {
+                "openai"
+            } else {
+                "offline"
+            }
+            .into(),
+            model: p.model_name.clone(),
+            prompt_version: p.prompt_version.clone(),
+            answer: serde_json::to_value(value).unwrap_or_default(),
+            tokens_in,
+            tokens_out,
+        };
+        match serde_json::to_vec(&entry) {
+            Ok(bytes) => {
+                if let Err(e) = cache.put(&p.key, &bytes) {
+                    tracing::warn!(error = %e, "cache write failed; the answer is still used");
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "cache entry not serialisable"),
+        }
+    }
+
+    /// Call the remote backend for one prepared item: budget, call, parse, repair, re-ask.
+    async fn remote<T: Task>(
+        self,
+        p: Prepared<T>,
+        start: Instant,
+    ) -> Result<Answer<T::Output>, LlmError> {
+        let Some(model) = p.model.clone() else {
+            return Err(LlmError::Internal("remote call without a model".into()));
+        };
+        if let Some(max) = self.inner.config.max_cost {
+            let spent = *self.inner.spent.lock().unwrap_or_else(|e| e.into_inner());
+            if spent >= max {
+                let e = LlmError::BudgetExhausted { spent, max };
+                self.record_failure(&p, &e, 0, String::new(), start);
+                return Err(e);
+            }
+        }
+        let salt = u64::from_str_radix(&p.key[..16], 16).unwrap_or(0);
+        let mut messages = p.messages.clone();
+        let (mut tokens_in, mut tokens_out, mut attempts) = (0u64, 0u64, 0u32);
+        let mut endpoint = String::new();
+        let max_tries = self.inner.config.max_reasks + 1;
+        let mut last_error = String::new();
+        for tr in 1..=max_tries {
+            let estimate = openai::estimate_tokens(&messages) + self.inner.config.max_tokens as u64;
+            let reply = model
+                .chat(
+                    &messages,
+                    &p.params,
+                    p.response_format.clone(),
+                    estimate,
+                    salt.wrapping_add(tr as u64),
+                )
+                .await;
+            let reply = match reply {
+                Ok(r) => r,
+                Err(e) => {
+                    let e = self.redact_error(e);
+                    self.record_failure(&p, &e, attempts, endpoint, start);
+                    return Err(e);
+                }
+            };
+            attempts += reply.attempts;
+            tokens_in += reply.tokens_in;
+            tokens_out += reply.tokens_out;
+            endpoint = reply.endpoint.clone();
+            if let Some(price) = model.config.price {
+                let c = price.cost(reply.tokens_in, reply.tokens_out);
+                *self.inner.spent.lock().unwrap_or_else(|e| e.into_inner()) += c;
+            }
+            match parse::parse_answer::<T>(&p.input, &reply.value) {
+                Ok((value, how)) => {
+                    if how == parse::Parsed::Repaired {
+                        tracing::debug!(task = %T::NAME, "answer repaired");
+                    }
+                    self.store(&p, &value, tokens_in, tokens_out);
+                    let cost = model.config.price.map(|pr| pr.cost(tokens_in, tokens_out));
+                    self.record(
+                        &p,
+                        Record {
+                            endpoint,
+                            tokens_in,
+                            tokens_out,
+                            attempts: attempts as i64,
+                            cache_hit: false,
+                            cost,
+                            error: None,
+                        },
+                        start,
+                    );
+                    return Ok(Answer {
+                        value,
+                        provenance: Self::provenance_of(&p),
+                        request_hash: p.key.clone(),
+                        prompt_version: p.prompt_version.clone(),
+                        cache_hit: false,
+                    });
+                }
+                Err(why) => {
+                    tracing::debug!(task = %T::NAME, try_ = tr, error = %why, "unusable answer");
+                    last_error = why.clone();
+                    if tr < max_tries {
+                        messages.push(Message {
+                            role: "assistant".into(),
+                            content: reply.value.clone(),
+                        });
+                        messages.push(Message {
+                            role: "user".into(),
+                            content: self.reask_text(&why),
+                        });
+                    }
+                }
+            }
+        }
+        let e = LlmError::Unparseable {
+            tries: max_tries,
+            detail: self.redact_text(&last_error),
+        };
+        self.record_failure_tokens(&p, &e, attempts, endpoint, tokens_in, tokens_out, start);
+        Err(e)
+    }
+
+    fn reask_text(&self, error: &str) -> String {
+        let rendered = self.inner.reask.as_ref().and_then(|env| {
+            env.get_template("reask")
+                .ok()?
+                .render(minijinja::context! { error => error })
+                .ok()
+        });
+        rendered.unwrap_or_else(|| {
+            // Fallback when `reask.md` is absent from the prompts directory.
+            format!("Your reply could not be used: {error}. Reply again with only the JSON object.")
+        })
+    }
+
+    fn redact_text(&self, text: &str) -> String {
+        let mut t = text.to_string();
+        for s in &self.inner.secrets {
+            t = openai::redact(&t, Some(s));
+        }
+        t
+    }
+
+    fn redact_error(&self, e: LlmError) -> LlmError {
+        match e {
+            LlmError::Http {
+                endpoint,
+                status,
+                detail,
+            } => LlmError::Http {
+                endpoint,
+                status,
+                detail: self.redact_text(&detail),
+            },
+            LlmError::RetriesExhausted { attempts, last } => LlmError::RetriesExhausted {
+                attempts,
+                last: self.redact_text(&last),
+            },
+            other => other,
+        }
+    }
+
+    fn bump(&self, f: impl FnOnce(&mut LlmStats)) {
+        f(&mut self.inner.stats.lock().unwrap_or_else(|e| e.into_inner()));
+    }
+
+    fn record_failure<T: Task>(
+        &self,
+        p: &Prepared<T>,
+        e: &LlmError,
+        attempts: u32,
+        endpoint: String,
+        start: Instant,
+    ) {
+        self.record_failure_tokens(p, e, attempts, endpoint, 0, 0, start);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn record_failure_tokens<T: Task>(
+        &self,
+        p: &Prepared<T>,
+        e: &LlmError,
+        attempts: u32,
+        endpoint: String,
+        tokens_in: u64,
+        tokens_out: u64,
+        start: Instant,
+    ) {
+        let cost = self.price_of(p).map(|pr| pr.cost(tokens_in, tokens_out));
+        self.record(
+            p,
+            Record {
+                endpoint,
+                tokens_in,
+                tokens_out,
+                attempts: attempts as i64,
+                cache_hit: false,
+                cost,
+                error: Some(format!(
+                    "{}: {}",
+                    e.reason(),
+                    self.redact_text(&e.to_string())
+                )),
+            },
+            start,
+        );
+    }
+
+    fn record<T: Task>(&self, p: &Prepared<T>, r: Record, start: Instant) {
+        let backend = if p.model.is_some() {
+            "openai"
+        } else {
+            "offline"
+        };
+        self.log_call(LogLine {
+            stage: &p.stage,
+            task: T::NAME.as_str(),
+            prompt_version: &p.prompt_version,
+            backend,
+            model: &p.model_name,
+            request_hash: &p.key,
+            record: r,
+            start,
+        });
+    }
+
+    fn log_call(&self, l: LogLine<'_>) {
+        let n = {
+            let mut seq = self.inner.seq.lock().unwrap_or_else(|e| e.into_inner());
+            let c = seq
+                .entry(format!("{}/{}", l.stage, l.request_hash))
+                .or_insert(0);
+            *c += 1;
+            *c
+        };
+        let r = l.record;
+        {
+            let mut s = self.inner.stats.lock().unwrap_or_else(|e| e.into_inner());
+            s.calls += 1;
+            if r.cache_hit {
+                s.cache_hits += 1;
+            }
+            s.tokens_in += if r.cache_hit { 0 } else { r.tokens_in };
+            s.tokens_out += if r.cache_hit { 0 } else { r.tokens_out };
+            s.cost_usd += r.cost.unwrap_or(0.0);
+            if let Some(e) = &r.error {
+                s.failures += 1;
+                let reason = e.split(':').next().unwrap_or("error").to_string();
+                *s.failures_by_reason.entry(reason).or_insert(0) += 1;
+            }
+        }
+        let call = LlmCall {
+            id: noisebench_core::stable_id("llm_call", &[l.stage, l.request_hash, &n.to_string()]),
+            stage: l.stage.to_string(),
+            task: l.task.to_string(),
+            prompt_version: l.prompt_version.to_string(),
+            backend: l.backend.to_string(),
+            model: l.model.to_string(),
+            endpoint: r.endpoint,
+            request_hash: l.request_hash.to_string(),
+            tokens_in: r.tokens_in as i64,
+            tokens_out: r.tokens_out as i64,
+            latency_ms: l.start.elapsed().as_millis() as i64,
+            attempts: r.attempts,
+            cache_hit: r.cache_hit,
+            cost_usd: r.cost,
+            error: r.error,
+        };
+        self.inner
+            .log
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(call);
+    }
+
+    /// Answer one item (sync).
+    pub fn run<T: Task>(
+        &self,
+        stage: &str,
+        input: T::Input,
+    ) -> Result<Answer<T::Output>, LlmError> {
+        self.run_batch::<T>(stage, vec![input])
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| Err(LlmError::Internal("empty batch result".into())))
+    }
+
+    /// Answer many items concurrently (sync); results in input order, one per item. Cache hits
+    /// and offline answers are decided on the calling thread; the rest run on the internal
+    /// runtime under the model's limits.
+    pub fn run_batch<T: Task>(
+        &self,
+        stage: &str,
+        inputs: Vec<T::Input>,
+    ) -> Vec<Result<Answer<T::Output>, LlmError>> {
+        let mut results: Vec<Option<Result<Answer<T::Output>, LlmError>>> =
+            Vec::with_capacity(inputs.len());
+        let mut remote: Vec<(usize, Prepared<T>, Instant)> = Vec::new();
+        for input in inputs {
+            let start = Instant::now();
+            match self.prepare::<T>(stage, input) {
+                Err(e) => results.push(Some(Err(e))),
+                Ok(p) => match self.answer_locally(&p, start) {
+                    Some(r) => results.push(Some(r)),
+                    None => {
+                        remote.push((results.len(), p, start));
+                        results.push(None);
+                    }
+                },
+            }
+        }
+        if !remote.is_empty() {
+            let me = self.clone();
+            let done = self.block_on(async move {
+                let handles: Vec<_> = remote
+                    .into_iter()
+                    .map(|(i, p, start)| {
+                        let me = me.clone();
+                        (i, tokio::spawn(me.remote::<T>(p, start)))
+                    })
+                    .collect();
+                let mut out = Vec::with_capacity(handles.len());
+                for (i, h) in handles {
+                    let r = h
+                        .await
+                        .unwrap_or_else(|e| Err(LlmError::Internal(format!("task: {e}"))));
+                    out.push((i, r));
+                }
+                out
+            });
+            for (i, r) in done {
+                results[i] = Some(r);
+            }
+        }
+        results
+            .into_iter()
+            .map(|r| r.unwrap_or_else(|| Err(LlmError::Internal("item not answered".into()))))
+            .collect()
+    }
+
+    /// Answer one item from async code (any tokio runtime).
+    pub async fn call<T: Task>(
+        &self,
+        stage: &str,
+        input: T::Input,
+    ) -> Result<Answer<T::Output>, LlmError> {
+        let start = Instant::now();
+        let p = self.prepare::<T>(stage, input)?;
+        if let Some(r) = self.answer_locally(&p, start) {
+            return r;
+        }
+        let handle = self.runtime().handle().clone();
+        handle
+            .spawn(self.clone().remote::<T>(p, start))
+            .await
+            .unwrap_or_else(|e| Err(LlmError::Internal(format!("task: {e}"))))
+    }
+
+    /// Embed texts (sync). One vector per text, in order, from the configured embedder.
+    pub fn embed(&self, stage: &str, texts: &[String]) -> Result<Embeddings, LlmError> {
+        embed::embed(self, stage, texts)
+    }
+
+    /// Which embedder makes vectors: `hashed-ngrams:<dim>`, `local:all-MiniLM-L6-v2`,
+    /// `openai:<model>`.
+    pub fn embedder_name(&self) -> String {
+        self.inner.embedder.name()
+    }
+
+    /// Take the call log recorded so far (sorted by stage, task, request hash, id).
+    pub fn drain_call_log(&self) -> Vec<LlmCall> {
+        let mut calls =
+            std::mem::take(&mut *self.inner.log.lock().unwrap_or_else(|e| e.into_inner()));
+        calls.sort_by(|a, b| {
+            (&a.stage, &a.task, &a.request_hash, &a.id).cmp(&(
+                &b.stage,
+                &b.task,
+                &b.request_hash,
+                &b.id,
+            ))
+        });
+        calls
+    }
+
+    pub fn stats(&self) -> LlmStats {
+        self.inner
+            .stats
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Estimated USD spent on calls that reached a server.
+    pub fn spent_usd(&self) -> f64 {
+        *self.inner.spent.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+struct Record {
+    endpoint: String,
+    tokens_in: u64,
+    tokens_out: u64,
+    attempts: i64,
+    cache_hit: bool,
+    cost: Option<f64>,
+    error: Option<String>,
+}
+
+struct LogLine<'a> {
+    stage: &'a str,
+    task: &'a str,
+    prompt_version: &'a str,
+    backend: &'a str,
+    model: &'a str,
+    request_hash: &'a str,
+    record: Record,
+    start: Instant,
+}
+
+/// sha256 over a canonical JSON of everything that determines an answer.
+fn request_key(
+    backend: &str,
+    model: &str,
+    task: TaskName,
+    prompt_version: &str,
+    messages: &serde_json::Value,
+    params: &serde_json::Value,
+) -> String {
+    let v = serde_json::json!([
+        backend,
+        model,
+        task.as_str(),
+        prompt_version,
+        messages,
+        params
+    ]);
+    sha256_hex_bytes(v.to_string().as_bytes())
+}
+
+fn load_reask(path: &Path) -> Result<Option<minijinja::Environment<'static>>, LlmError> {
+    if !path.exists() {
+        return Ok(None);
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| LlmError::Prompt(format!("{}: {e}", path.display())))?;
+    let body = text
+        .strip_prefix("+++\n")
+        .and_then(|r| r.split_once("\n+++\n"))
+        .map(|(_, b)| b.trim().to_string())
+        .ok_or_else(|| LlmError::Prompt(format!("{}: needs `+++` front matter", path.display())))?;
+    let mut env = minijinja::Environment::new();
+    env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+    env.add_template_owned("reask".to_string(), body)
+        .map_err(|e| LlmError::Prompt(format!("{}: {e}", path.display())))?;
+    Ok(Some(env))
+}
+
+// Internal access for the embeddings module.
+impl Llm {
+    pub(crate) fn inner_cache(&self) -> Option<&Cache> {
+        self.inner.cache.as_ref()
+    }
+    pub(crate) fn embedder(&self) -> &embed::Embedder {
+        &self.inner.embedder
+    }
+    pub(crate) fn block_on_pub<F>(&self, f: F) -> F::Output
+    where
+        F: std::future::Future + Send,
+        F::Output: Send,
+    {
+        self.block_on(f)
+    }
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn log_embedding(
+        &self,
+        stage: &str,
+        backend: &str,
+        model: &str,
+        request_hash: &str,
+        endpoint: String,
+        tokens_in: u64,
+        attempts: u32,
+        cache_hit: bool,
+        cost: Option<f64>,
+        error: Option<&LlmError>,
+        start: Instant,
+    ) {
+        if let (Some(c), false) = (cost, cache_hit) {
+            *self.inner.spent.lock().unwrap_or_else(|e| e.into_inner()) += c;
+        }
+        self.log_call(LogLine {
+            stage,
+            task: "embedding",
+            prompt_version: "",
+            backend,
+            model,
+            request_hash,
+            record: Record {
+                endpoint,
+                tokens_in,
+                tokens_out: 0,
+                attempts: attempts as i64,
+                cache_hit,
+                cost,
+                error: error
+                    .map(|e| format!("{}: {}", e.reason(), self.redact_text(&e.to_string()))),
+            },
+            start,
+        });
+    }
+    pub(crate) fn budget_check(&self) -> Result<(), LlmError> {
+        if let Some(max) = self.inner.config.max_cost {
+            let spent = self.spent_usd();
+            if spent >= max {
+                return Err(LlmError::BudgetExhausted { spent, max });
+            }
+        }
+        Ok(())
+    }
+    pub(crate) fn cache_mode(&self) -> CacheMode {
+        self.inner.config.cache.mode
+    }
+    pub(crate) fn bump_stats(&self, f: impl FnOnce(&mut LlmStats)) {
+        self.bump(f)
+    }
+}

@@ -1,0 +1,574 @@
+//! The `openai` backend: chat completions and embeddings against OpenAI-compatible endpoints.
+//!
+//! Per model: a concurrency bound (semaphore), a requests-per-minute limiter and a
+//! tokens-per-minute limiter (governor), endpoints chosen by fewest requests in flight, a failing
+//! endpoint rested, and retries with exponential backoff and jitter on 429, 5xx, timeouts and
+//! connection errors, honouring Retry-After. Other 4xx fail at once.
+//!
+//! The retry loop is written here rather than with `backon` because each response can dictate
+//! its own delay (Retry-After) and pause its endpoint for every other request too, which is what
+//! keeps a 429 from turning into a storm.
+
+use std::num::NonZeroU32;
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
+use serde::Deserialize;
+use tokio::sync::Semaphore;
+
+use crate::config::ModelConfig;
+use crate::error::LlmError;
+use crate::prompt::Message;
+
+/// What one successful HTTP exchange gave.
+#[derive(Debug, Clone)]
+pub(crate) struct Reply<T> {
+    pub value: T,
+    pub tokens_in: u64,
+    pub tokens_out: u64,
+    pub attempts: u32,
+    pub endpoint: String,
+}
+
+struct Endpoint {
+    name: String,
+    base: String,
+    in_flight: AtomicUsize,
+    failures: AtomicU32,
+    state: Mutex<EndpointState>,
+}
+
+#[derive(Default)]
+struct EndpointState {
+    /// Rested after repeated failures: avoided while another endpoint is available.
+    rested_until: Option<Instant>,
+    /// Paused by a Retry-After: no request is sent to it before then.
+    paused_until: Option<Instant>,
+}
+
+/// A model and everything that limits how it is called.
+pub(crate) struct OpenAiModel {
+    pub key: String,
+    pub model_id: String,
+    pub config: ModelConfig,
+    endpoints: Vec<Endpoint>,
+    client: reqwest::Client,
+    api_key: Option<String>,
+    semaphore: Semaphore,
+    rpm: Option<DefaultDirectRateLimiter>,
+    tpm: Option<(DefaultDirectRateLimiter, u32)>,
+}
+
+impl std::fmt::Debug for OpenAiModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the key, never the URLs.
+        f.debug_struct("OpenAiModel")
+            .field("key", &self.key)
+            .field("model_id", &self.model_id)
+            .field(
+                "endpoints",
+                &self.endpoints.iter().map(|e| &e.name).collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
+
+/// Replace every occurrence of `secret` in `text`.
+pub(crate) fn redact(text: &str, secret: Option<&str>) -> String {
+    match secret {
+        Some(s) if s.len() >= 4 => text.replace(s, "[REDACTED]"),
+        _ => text.to_string(),
+    }
+}
+
+/// Count tokens with cl100k_base (a real BPE; close enough for limits on other tokenizers).
+pub fn estimate_tokens(messages: &[Message]) -> u64 {
+    let bpe = tiktoken_rs::cl100k_base_singleton();
+    messages
+        .iter()
+        // ~4 tokens of chat framing per message.
+        .map(|m| bpe.encode_ordinary(&m.content).len() as u64 + 4)
+        .sum::<u64>()
+        + 3
+}
+
+pub fn estimate_text_tokens(texts: &[String]) -> u64 {
+    let bpe = tiktoken_rs::cl100k_base_singleton();
+    texts
+        .iter()
+        .map(|t| bpe.encode_ordinary(t).len() as u64)
+        .sum()
+}
+
+enum Attempt<T> {
+    Done(T, Option<(u64, u64)>),
+    /// Retry after this delay (None: exponential backoff).
+    Retry(String, Option<Duration>),
+    Fail(LlmError),
+}
+
+#[derive(Deserialize)]
+struct Usage {
+    #[serde(default)]
+    prompt_tokens: u64,
+    #[serde(default)]
+    completion_tokens: u64,
+}
+
+#[derive(Deserialize)]
+struct ChatResponse {
+    choices: Vec<ChatChoice>,
+    usage: Option<Usage>,
+}
+#[derive(Deserialize)]
+struct ChatChoice {
+    message: ChatMessage,
+}
+#[derive(Deserialize)]
+struct ChatMessage {
+    content: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct EmbeddingResponse {
+    data: Vec<EmbeddingItem>,
+    usage: Option<Usage>,
+}
+#[derive(Deserialize)]
+struct EmbeddingItem {
+    index: usize,
+    embedding: Vec<f32>,
+}
+
+impl OpenAiModel {
+    pub fn new(key: &str, config: &ModelConfig) -> Result<Self, LlmError> {
+        let api_key = match &config.api_key_env {
+            None => None,
+            Some(var) => match std::env::var(var) {
+                Ok(v) if !v.is_empty() => Some(v),
+                // The variable's name is safe to show; its value is never read into a message.
+                _ => {
+                    return Err(LlmError::Config(format!(
+                        "llm.models.{key}.api_key_env: environment variable `{var}` is not set"
+                    )));
+                }
+            },
+        };
+        let client = reqwest::Client::builder()
+            .timeout(Duration::from_secs_f64(config.timeout_secs))
+            .connect_timeout(Duration::from_secs_f64(config.timeout_secs.min(30.0)))
+            .pool_max_idle_per_host(config.max_concurrency)
+            .build()
+            .map_err(|e| LlmError::Config(format!("http client: {}", e.without_url())))?;
+        // Burst of one: requests are spaced evenly, so no sliding minute ever sees more than
+        // the limit.
+        let rpm = config.rpm.map(|n| {
+            let n = NonZeroU32::new(n).unwrap_or(NonZeroU32::MIN);
+            RateLimiter::direct(Quota::per_minute(n).allow_burst(NonZeroU32::MIN))
+        });
+        // Tokens come in lumps (one request's worth), so the bucket holds 10 s of tokens.
+        let tpm = config.tpm.map(|n| {
+            let burst = (n / 6).max(1);
+            let q = Quota::per_minute(NonZeroU32::new(n).unwrap_or(NonZeroU32::MIN))
+                .allow_burst(NonZeroU32::new(burst).unwrap_or(NonZeroU32::MIN));
+            (RateLimiter::direct(q), burst)
+        });
+        let endpoints = config
+            .endpoints
+            .iter()
+            .map(|e| Endpoint {
+                name: e.name.clone(),
+                base: e.url.trim_end_matches('/').to_string(),
+                in_flight: AtomicUsize::new(0),
+                failures: AtomicU32::new(0),
+                state: Mutex::new(EndpointState::default()),
+            })
+            .collect();
+        Ok(Self {
+            key: key.to_string(),
+            model_id: config.name.clone().unwrap_or_else(|| key.to_string()),
+            config: config.clone(),
+            endpoints,
+            client,
+            api_key,
+            semaphore: Semaphore::new(config.max_concurrency),
+            rpm,
+            tpm,
+        })
+    }
+
+    pub fn api_key(&self) -> Option<&str> {
+        self.api_key.as_deref()
+    }
+
+    /// Fewest in flight among endpoints not rested (ties: config order); if all are rested, the
+    /// one whose rest ends first.
+    fn pick(&self) -> &Endpoint {
+        let now = Instant::now();
+        let rested = |e: &Endpoint| {
+            e.state
+                .lock()
+                .map(|s| s.rested_until.is_some_and(|t| t > now))
+                .unwrap_or(false)
+        };
+        let available = self
+            .endpoints
+            .iter()
+            .filter(|e| !rested(e))
+            .min_by_key(|e| e.in_flight.load(Ordering::SeqCst));
+        available.unwrap_or_else(|| {
+            self.endpoints
+                .iter()
+                .min_by_key(|e| {
+                    e.state
+                        .lock()
+                        .ok()
+                        .and_then(|s| s.rested_until)
+                        .unwrap_or(now)
+                })
+                .unwrap_or(&self.endpoints[0])
+        })
+    }
+
+    fn record_failure(&self, e: &Endpoint) {
+        let n = e.failures.fetch_add(1, Ordering::SeqCst) + 1;
+        if n >= self.config.rest_after_failures.max(1) && self.endpoints.len() > 1 {
+            e.failures.store(0, Ordering::SeqCst);
+            if let Ok(mut s) = e.state.lock() {
+                s.rested_until =
+                    Some(Instant::now() + Duration::from_secs_f64(self.config.rest_secs));
+            }
+            tracing::warn!(endpoint = %e.name, "endpoint keeps failing: rested");
+        }
+    }
+
+    fn record_success(&self, e: &Endpoint) {
+        e.failures.store(0, Ordering::SeqCst);
+    }
+
+    fn pause(&self, e: &Endpoint, d: Duration) {
+        if let Ok(mut s) = e.state.lock() {
+            let until = Instant::now() + d;
+            if s.paused_until.is_none_or(|p| p < until) {
+                s.paused_until = Some(until);
+            }
+        }
+    }
+
+    fn paused_for(&self, e: &Endpoint) -> Option<Duration> {
+        let s = e.state.lock().ok()?;
+        s.paused_until
+            .and_then(|p| p.checked_duration_since(Instant::now()))
+    }
+
+    fn backoff(&self, attempt: u32, salt: u64) -> Duration {
+        let base = self.config.retry_base_ms as f64;
+        let max = self.config.retry_max_ms as f64;
+        let d = (base * 2f64.powi(attempt.saturating_sub(1) as i32)).min(max);
+        // Equal jitter: between half and all of the exponential delay.
+        let r = jitter_unit(salt ^ attempt as u64);
+        Duration::from_secs_f64((d * (0.5 + 0.5 * r)) / 1000.0)
+    }
+
+    async fn wait_limits(&self, tokens: u64) {
+        if let Some(rpm) = &self.rpm {
+            rpm.until_ready().await;
+        }
+        if let Some((tpm, burst)) = &self.tpm {
+            let n = (tokens.min(*burst as u64) as u32).max(1);
+            let n = NonZeroU32::new(n).unwrap_or(NonZeroU32::MIN);
+            // n <= burst by construction, so this cannot be InsufficientCapacity.
+            let _ = tpm.until_n_ready(n).await;
+        }
+    }
+
+    /// Tokens used beyond the estimate are taken from the bucket afterwards (they delay later
+    /// calls); tokens estimated but not used are not given back (governor cannot refund).
+    fn reconcile(self: &Arc<Self>, estimated: u64, actual: u64) {
+        if actual <= estimated {
+            return;
+        }
+        if let Some((_, burst)) = &self.tpm {
+            let extra = (actual - estimated).min(*burst as u64) as u32;
+            if let Some(n) = NonZeroU32::new(extra) {
+                let me = Arc::clone(self);
+                tokio::spawn(async move {
+                    if let Some((tpm, _)) = &me.tpm {
+                        let _ = tpm.until_n_ready(n).await;
+                    }
+                });
+            }
+        }
+    }
+
+    /// POST `body` to `<endpoint>/<path>` with retries; `parse` turns a 200 body into a value and
+    /// optional (tokens_in, tokens_out).
+    async fn post<T>(
+        self: &Arc<Self>,
+        path: &str,
+        body: &serde_json::Value,
+        estimated_tokens: u64,
+        salt: u64,
+        parse: impl Fn(&[u8]) -> Result<(T, Option<(u64, u64)>), String>,
+    ) -> Result<Reply<T>, LlmError> {
+        let _permit = self
+            .semaphore
+            .acquire()
+            .await
+            .map_err(|_| LlmError::Internal("semaphore closed".into()))?;
+        let max_attempts = self.config.max_retries + 1;
+        let mut last = String::new();
+        for attempt in 1..=max_attempts {
+            let endpoint = self.pick();
+            if let Some(p) = self.paused_for(endpoint) {
+                tokio::time::sleep(p).await;
+            }
+            self.wait_limits(estimated_tokens).await;
+            let outcome = self.attempt(endpoint, path, body, &parse).await;
+            match outcome {
+                Attempt::Done(value, usage) => {
+                    self.record_success(endpoint);
+                    // Without `usage`, the estimate stands in for the prompt tokens.
+                    let (tokens_in, tokens_out) = usage.unwrap_or((estimated_tokens, 0));
+                    self.reconcile(estimated_tokens, tokens_in + tokens_out);
+                    return Ok(Reply {
+                        value,
+                        tokens_in,
+                        tokens_out,
+                        attempts: attempt,
+                        endpoint: endpoint.name.clone(),
+                    });
+                }
+                Attempt::Fail(e) => return Err(e),
+                Attempt::Retry(why, retry_after) => {
+                    self.record_failure(endpoint);
+                    last = why;
+                    if attempt == max_attempts {
+                        break;
+                    }
+                    let cap = Duration::from_millis(self.config.retry_max_ms);
+                    let delay = match retry_after {
+                        Some(d) => {
+                            let d = d.min(cap);
+                            self.pause(endpoint, d);
+                            d
+                        }
+                        None => self.backoff(attempt, salt),
+                    };
+                    tracing::debug!(endpoint = %endpoint.name, attempt, delay_ms = delay.as_millis() as u64, reason = %last, "retrying");
+                    tokio::time::sleep(delay).await;
+                }
+            }
+        }
+        Err(LlmError::RetriesExhausted {
+            attempts: max_attempts,
+            last,
+        })
+    }
+
+    async fn attempt<T>(
+        &self,
+        endpoint: &Endpoint,
+        path: &str,
+        body: &serde_json::Value,
+        parse: &impl Fn(&[u8]) -> Result<(T, Option<(u64, u64)>), String>,
+    ) -> Attempt<T> {
+        let url = format!("{}/{path}", endpoint.base);
+        let mut req = self.client.post(&url).json(body);
+        if let Some(k) = &self.api_key {
+            req = req.bearer_auth(k);
+        }
+        endpoint.in_flight.fetch_add(1, Ordering::SeqCst);
+        let sent = req.send().await;
+        let result = match sent {
+            Err(e) => Err(e),
+            Ok(resp) => {
+                let status = resp.status();
+                let retry_after = retry_after(resp.headers());
+                match resp.bytes().await {
+                    Ok(b) => Ok((status, retry_after, b)),
+                    Err(e) => Err(e),
+                }
+            }
+        };
+        endpoint.in_flight.fetch_sub(1, Ordering::SeqCst);
+        let key = self.api_key.as_deref();
+        match result {
+            Err(e) => {
+                let kind = if e.is_timeout() {
+                    "timeout"
+                } else if e.is_connect() {
+                    "connection error"
+                } else {
+                    "transport error"
+                };
+                // `without_url`: the URL stays out of messages even though it holds no key.
+                let e = e.without_url();
+                Attempt::Retry(
+                    redact(&format!("{kind} at `{}`: {e}", endpoint.name), key),
+                    None,
+                )
+            }
+            Ok((status, retry_after, bytes)) => {
+                let code = status.as_u16();
+                if status.is_success() {
+                    match parse(&bytes) {
+                        Ok((v, usage)) => Attempt::Done(v, usage),
+                        // A broken envelope (truncated body) is the server's fault: retry.
+                        Err(m) => Attempt::Retry(
+                            redact(
+                                &format!("malformed response from `{}`: {m}", endpoint.name),
+                                key,
+                            ),
+                            None,
+                        ),
+                    }
+                } else if code == 429 || code == 408 || status.is_server_error() {
+                    Attempt::Retry(format!("HTTP {code} from `{}`", endpoint.name), retry_after)
+                } else {
+                    let detail = String::from_utf8_lossy(&bytes);
+                    let detail: String = detail.chars().take(300).collect();
+                    Attempt::Fail(LlmError::Http {
+                        endpoint: endpoint.name.clone(),
+                        status: code,
+                        detail: redact(&detail, key),
+                    })
+                }
+            }
+        }
+    }
+
+    /// One chat completion; the reply's text content.
+    pub async fn chat(
+        self: &Arc<Self>,
+        messages: &[Message],
+        params: &serde_json::Value,
+        response_format: Option<serde_json::Value>,
+        estimated_tokens: u64,
+        salt: u64,
+    ) -> Result<Reply<String>, LlmError> {
+        let mut body = serde_json::json!({
+            "model": self.model_id,
+            "messages": messages,
+        });
+        if let (Some(obj), Some(p)) = (body.as_object_mut(), params.as_object()) {
+            for (k, v) in p {
+                obj.insert(k.clone(), v.clone());
+            }
+            if let Some(rf) = response_format {
+                obj.insert("response_format".into(), rf);
+            }
+        }
+        self.post("chat/completions", &body, estimated_tokens, salt, |bytes| {
+            let r: ChatResponse = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+            let content = r
+                .choices
+                .into_iter()
+                .next()
+                .and_then(|c| c.message.content)
+                .ok_or("no choices[0].message.content")?;
+            Ok((
+                content,
+                r.usage.map(|u| (u.prompt_tokens, u.completion_tokens)),
+            ))
+        })
+        .await
+    }
+
+    /// One embeddings request; vectors in input order.
+    pub async fn embed(
+        self: &Arc<Self>,
+        texts: &[String],
+        salt: u64,
+    ) -> Result<Reply<Vec<Vec<f32>>>, LlmError> {
+        let body = serde_json::json!({"model": self.model_id, "input": texts});
+        let n = texts.len();
+        self.post(
+            "embeddings",
+            &body,
+            estimate_text_tokens(texts),
+            salt,
+            move |bytes| {
+                let mut r: EmbeddingResponse =
+                    serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+                if r.data.len() != n {
+                    return Err(format!("{} vectors for {n} inputs", r.data.len()));
+                }
+                r.data.sort_by_key(|d| d.index);
+                Ok((
+                    r.data.into_iter().map(|d| d.embedding).collect(),
+                    r.usage.map(|u| (u.prompt_tokens, 0)),
+                ))
+            },
+        )
+        .await
+    }
+}
+
+/// Retry-After as seconds or an HTTP date.
+fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    let v = headers
+        .get(reqwest::header::RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .trim();
+    if let Ok(secs) = v.parse::<f64>() {
+        return (secs >= 0.0 && secs.is_finite()).then(|| Duration::from_secs_f64(secs));
+    }
+    let when = chrono::DateTime::parse_from_rfc2822(v).ok()?;
+    let now = chrono::Utc::now();
+    let delta = when.with_timezone(&chrono::Utc) - now;
+    Some(delta.to_std().unwrap_or(Duration::ZERO))
+}
+
+/// A number in [0, 1) from a salt and the clock: jitter only, never reaches output.
+fn jitter_unit(salt: u64) -> f64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos() as u64)
+        .unwrap_or(0);
+    // splitmix64
+    let mut z = salt.wrapping_add(nanos).wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    (z >> 11) as f64 / (1u64 << 53) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_forms() {
+        let mut h = reqwest::header::HeaderMap::new();
+        h.insert("retry-after", "2".parse().unwrap());
+        assert_eq!(retry_after(&h), Some(Duration::from_secs(2)));
+        h.insert(
+            "retry-after",
+            "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap(),
+        );
+        assert_eq!(retry_after(&h), Some(Duration::ZERO));
+        h.insert("retry-after", "soon".parse().unwrap());
+        assert_eq!(retry_after(&h), None);
+    }
+
+    #[test]
+    fn redaction() {
+        assert_eq!(
+            redact("Bearer sk-abc123 failed", Some("sk-abc123")),
+            "Bearer [REDACTED] failed"
+        );
+    }
+
+    #[test]
+    fn token_estimate_is_a_real_count() {
+        let m = vec![Message {
+            role: "user".into(),
+            content: "hello world".into(),
+        }];
+        assert_eq!(estimate_tokens(&m), 2 + 4 + 3);
+    }
+}

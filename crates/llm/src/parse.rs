@@ -1,0 +1,154 @@
+//! Strict parsing of a model's answer, with one bounded repair.
+//!
+//! First the whole reply must parse as the task's JSON. If not, one repair is tried: take the
+//! first balanced JSON object in the reply (skipping code fences and prose around it) and drop
+//! trailing commas before `}` or `]`. Nothing else is guessed: no regex scraping of labels, no
+//! defaults for missing fields. What still fails is re-asked by the caller, quoting the error.
+
+use crate::task::Task;
+
+/// How an answer was obtained from the reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Parsed {
+    Strict,
+    Repaired,
+}
+
+/// Parse and check `content` as `T`'s answer.
+pub fn parse_answer<T: Task>(
+    input: &T::Input,
+    content: &str,
+) -> Result<(T::Output, Parsed), String> {
+    let strict = serde_json::from_str::<T::Output>(content.trim());
+    let strict_err = match strict {
+        Ok(out) => {
+            return T::check(input, &out)
+                .map(|()| (out, Parsed::Strict))
+                .map_err(|e| format!("answer fails a check: {e}"));
+        }
+        Err(e) => e,
+    };
+    let Some(object) = first_object(content) else {
+        return Err(format!("no JSON object in the reply ({strict_err})"));
+    };
+    let repaired = remove_trailing_commas(object);
+    match serde_json::from_str::<T::Output>(&repaired) {
+        Ok(out) => T::check(input, &out)
+            .map(|()| (out, Parsed::Repaired))
+            .map_err(|e| format!("answer fails a check: {e}")),
+        Err(e) => Err(format!("JSON does not match the schema: {e}")),
+    }
+}
+
+/// The first balanced `{...}` in `s`, string- and escape-aware.
+pub fn first_object(s: &str) -> Option<&str> {
+    let start = s.find('{')?;
+    let mut depth = 0usize;
+    let mut in_str = false;
+    let mut escaped = false;
+    for (i, c) in s[start..].char_indices() {
+        if in_str {
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_str = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => in_str = true,
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(&s[start..start + i + 1]);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Drop commas directly followed (after whitespace) by `}` or `]`, outside strings.
+pub fn remove_trailing_commas(s: &str) -> String {
+    let chars: Vec<char> = s.chars().collect();
+    let mut out = String::with_capacity(s.len());
+    let mut in_str = false;
+    let mut escaped = false;
+    for (i, &c) in chars.iter().enumerate() {
+        if in_str {
+            out.push(c);
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_str = false,
+                _ => {}
+            }
+            continue;
+        }
+        if c == '"' {
+            in_str = true;
+        }
+        if c == ',' {
+            let next = chars[i + 1..].iter().find(|c| !c.is_whitespace());
+            if matches!(next, Some('}') | Some(']')) {
+                continue;
+            }
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::task::{Keywords, KeywordsInput, QaJudge, QaJudgeInput};
+
+    fn kw(s: &str) -> Result<(Vec<String>, Parsed), String> {
+        let input = KeywordsInput {
+            claim: String::new(),
+            max_keywords: 5,
+        };
+        parse_answer::<Keywords>(&input, s).map(|(o, p)| (o.keywords, p))
+    }
+
+    #[test]
+    fn strict_then_repair_then_error() {
+        assert_eq!(
+            kw(r#" {"keywords": ["a", "b"]} "#).unwrap(),
+            (vec!["a".into(), "b".into()], Parsed::Strict)
+        );
+        assert_eq!(
+            kw("Sure! ```json\n{\"keywords\": [\"a\", \"b\",],}\n``` hope that helps {").unwrap(),
+            (vec!["a".into(), "b".into()], Parsed::Repaired)
+        );
+        assert_eq!(
+            kw(r#"{"keywords": ["a, }", "b"]}"#).unwrap().0,
+            vec!["a, }".to_string(), "b".into()]
+        );
+        let e = kw(r#"{"keywords": ["a", "b""#).unwrap_err();
+        assert!(e.starts_with("no JSON object"), "{e}");
+        let e = kw(r#"{"keyword": ["a"]}"#).unwrap_err();
+        assert!(e.contains("missing field `keywords`"), "{e}");
+        let e = kw(r#"{"keywords": []}"#).unwrap_err();
+        assert!(e.contains("fails a check"), "{e}");
+    }
+
+    #[test]
+    fn checks_apply_after_parsing() {
+        let input = QaJudgeInput {
+            question: String::new(),
+            answer: String::new(),
+            chunks: vec![],
+            source_sentences: vec![],
+            multi_hop: true,
+        };
+        let e = parse_answer::<QaJudge>(&input, r#"{"clarity": 5, "correctness": 9}"#).unwrap_err();
+        assert!(e.contains("correctness"), "{e}");
+        let e = parse_answer::<QaJudge>(&input, r#"{"clarity": 5, "correctness": 4}"#).unwrap_err();
+        assert!(e.contains("reasonableness"), "{e}");
+    }
+}
