@@ -72,15 +72,20 @@ pub struct SnapshotSection {
 #[derive(Debug, thiserror::Error)]
 pub enum FileError {
     #[error("{path}: {source}")]
-    Read { path: String, source: std::io::Error },
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("{path}: {message}")]
     Parse { path: String, message: String },
 }
 
 impl PipelineFile {
     pub fn load(path: &Path) -> Result<Self, FileError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| FileError::Read { path: path.display().to_string(), source })?;
+        let text = std::fs::read_to_string(path).map_err(|source| FileError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
         Self::parse(&text, &path.display().to_string())
     }
 

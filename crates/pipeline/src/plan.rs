@@ -69,17 +69,47 @@ pub enum PlanError {
     #[error(transparent)]
     File(#[from] FileError),
     #[error("stage `{stage}`: unknown kind `{kind}` (known: {known})")]
-    UnknownKind { stage: String, kind: String, known: String },
+    UnknownKind {
+        stage: String,
+        kind: String,
+        known: String,
+    },
     #[error("stage `{stage}`, config field `{field}`: {message}")]
-    Config { stage: String, field: String, message: String },
+    Config {
+        stage: String,
+        field: String,
+        message: String,
+    },
     #[error("stage `{stage}`: unknown input `{role}` (this kind takes: {expected})")]
-    UnknownInput { stage: String, role: String, expected: String },
+    UnknownInput {
+        stage: String,
+        role: String,
+        expected: String,
+    },
     #[error("stage `{stage}`: missing input `{role}` (a {kind} table)")]
-    MissingInput { stage: String, role: String, kind: TableKind },
-    #[error("stage `{stage}`, input `{role}`: `{reference}` names no stage or table of this pipeline")]
-    DanglingInput { stage: String, role: String, reference: String },
-    #[error("stage `{stage}`, input `{role}`: `{reference}` is a {found} table, expected {expected}")]
-    InputKind { stage: String, role: String, reference: String, found: TableKind, expected: TableKind },
+    MissingInput {
+        stage: String,
+        role: String,
+        kind: TableKind,
+    },
+    #[error(
+        "stage `{stage}`, input `{role}`: `{reference}` names no stage or table of this pipeline"
+    )]
+    DanglingInput {
+        stage: String,
+        role: String,
+        reference: String,
+    },
+    #[error(
+        "stage `{stage}`, input `{role}`: `{reference}` is a {found} table, expected {expected}"
+    )]
+    InputKind {
+        stage: String,
+        role: String,
+        reference: String,
+        found: TableKind,
+        expected: TableKind,
+    },
     #[error("stages form a cycle: {0}")]
     Cycle(String),
     #[error("snapshot table `{reference}`: {message}")]
@@ -99,12 +129,15 @@ impl Plan {
         // Kinds and configurations first: all of them, before any wiring.
         let mut stages: BTreeMap<String, PlannedStage> = BTreeMap::new();
         for (id, entry) in &file.stages {
-            let stage = registry.get(&entry.kind).ok_or_else(|| PlanError::UnknownKind {
-                stage: id.clone(),
-                kind: entry.kind.clone(),
-                known: registry.kinds().collect::<Vec<_>>().join(", "),
-            })?;
-            let config = serde_json::to_value(&entry.config).expect("TOML tables always convert to JSON");
+            let stage = registry
+                .get(&entry.kind)
+                .ok_or_else(|| PlanError::UnknownKind {
+                    stage: id.clone(),
+                    kind: entry.kind.clone(),
+                    known: registry.kinds().collect::<Vec<_>>().join(", "),
+                })?;
+            let config =
+                serde_json::to_value(&entry.config).expect("TOML tables always convert to JSON");
             let config_error = |e: noisebench_core::ConfigError| PlanError::Config {
                 stage: id.clone(),
                 field: e.field,
@@ -114,13 +147,21 @@ impl Plan {
             let external_files = stage.external_files(&config, root).map_err(config_error)?;
             stages.insert(
                 id.clone(),
-                PlannedStage { id: id.clone(), stage: stage.clone(), config, inputs: BTreeMap::new(), external_files },
+                PlannedStage {
+                    id: id.clone(),
+                    stage: stage.clone(),
+                    config,
+                    inputs: BTreeMap::new(),
+                    external_files,
+                },
             );
         }
         // Wiring: every role known, every required role given, every reference resolves to a table
         // of the expected kind.
-        let outputs: BTreeMap<String, Vec<noisebench_core::OutputSpec>> =
-            stages.iter().map(|(id, s)| (id.clone(), s.stage.outputs())).collect();
+        let outputs: BTreeMap<String, Vec<noisebench_core::OutputSpec>> = stages
+            .iter()
+            .map(|(id, s)| (id.clone(), s.stage.outputs()))
+            .collect();
         for (id, entry) in &file.stages {
             let planned = stages.get_mut(id).expect("inserted above");
             let specs = planned.stage.inputs();
@@ -144,11 +185,12 @@ impl Plan {
                     }
                     continue;
                 };
-                let table = resolve(reference, &outputs).ok_or_else(|| PlanError::DanglingInput {
-                    stage: id.clone(),
-                    role: spec.role.into(),
-                    reference: reference.clone(),
-                })?;
+                let table =
+                    resolve(reference, &outputs).ok_or_else(|| PlanError::DanglingInput {
+                        stage: id.clone(),
+                        role: spec.role.into(),
+                        reference: reference.clone(),
+                    })?;
                 if table.kind != spec.kind {
                     return Err(PlanError::InputKind {
                         stage: id.clone(),
@@ -171,14 +213,20 @@ impl Plan {
                 if let Some(other) = names.insert(table.table.clone(), reference.clone()) {
                     return Err(PlanError::Snapshot {
                         reference: reference.clone(),
-                        message: format!("publishes table `{}` which `{other}` publishes too", table.table),
+                        message: format!(
+                            "publishes table `{}` which `{other}` publishes too",
+                            table.table
+                        ),
                     });
                 }
             }
         }
         // Order: a DAG over stages, edges from producer to consumer.
         let mut graph: DiGraph<String, ()> = DiGraph::new();
-        let nodes: BTreeMap<String, NodeIndex> = stages.keys().map(|id| (id.clone(), graph.add_node(id.clone()))).collect();
+        let nodes: BTreeMap<String, NodeIndex> = stages
+            .keys()
+            .map(|id| (id.clone(), graph.add_node(id.clone())))
+            .collect();
         for (id, planned) in &stages {
             for table in planned.inputs.values() {
                 graph.update_edge(nodes[&table.stage], nodes[id], ());
@@ -195,10 +243,23 @@ impl Plan {
                 })
                 .collect();
             cycles.sort();
-            PlanError::Cycle(cycles.iter().map(|c| c.join(" -> ")).collect::<Vec<_>>().join("; "))
+            PlanError::Cycle(
+                cycles
+                    .iter()
+                    .map(|c| c.join(" -> "))
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            )
         })?;
-        let stages = order.into_iter().map(|n| stages.remove(&graph[n]).expect("every node is a stage")).collect();
-        Ok(Plan { file, root: root.to_path_buf(), stages })
+        let stages = order
+            .into_iter()
+            .map(|n| stages.remove(&graph[n]).expect("every node is a stage"))
+            .collect();
+        Ok(Plan {
+            file,
+            root: root.to_path_buf(),
+            stages,
+        })
     }
 
     pub fn name(&self) -> &str {
@@ -211,25 +272,37 @@ impl Plan {
 
     /// The stage `id` and everything upstream of it, in order.
     pub fn upstream_of(&self, id: &str) -> Result<Vec<&PlannedStage>, PlanError> {
-        let target = self.stage(id).ok_or_else(|| PlanError::NoSuchStage(id.into()))?;
+        let target = self
+            .stage(id)
+            .ok_or_else(|| PlanError::NoSuchStage(id.into()))?;
         let mut needed: std::collections::BTreeSet<String> = [target.id.clone()].into();
         for stage in self.stages.iter().rev() {
             if needed.contains(&stage.id) {
                 needed.extend(stage.inputs.values().map(|t| t.stage.clone()));
             }
         }
-        Ok(self.stages.iter().filter(|s| needed.contains(&s.id)).collect())
+        Ok(self
+            .stages
+            .iter()
+            .filter(|s| needed.contains(&s.id))
+            .collect())
     }
 
     /// Resolve `"<stage>"` or `"<stage>.<table>"` to a table of this plan.
     pub fn table(&self, reference: &str) -> Option<TableRef> {
-        let outputs: BTreeMap<String, Vec<noisebench_core::OutputSpec>> =
-            self.stages.iter().map(|s| (s.id.clone(), s.stage.outputs())).collect();
+        let outputs: BTreeMap<String, Vec<noisebench_core::OutputSpec>> = self
+            .stages
+            .iter()
+            .map(|s| (s.id.clone(), s.stage.outputs()))
+            .collect();
         resolve(reference, &outputs)
     }
 }
 
-fn resolve(reference: &str, outputs: &BTreeMap<String, Vec<noisebench_core::OutputSpec>>) -> Option<TableRef> {
+fn resolve(
+    reference: &str,
+    outputs: &BTreeMap<String, Vec<noisebench_core::OutputSpec>>,
+) -> Option<TableRef> {
     let (stage, table) = match reference.split_once('.') {
         Some((s, t)) => (s, Some(t)),
         None => (reference, None),
@@ -239,5 +312,9 @@ fn resolve(reference: &str, outputs: &BTreeMap<String, Vec<noisebench_core::Outp
         Some(t) => specs.iter().find(|s| s.name == t)?,
         None => specs.first()?,
     };
-    Some(TableRef { stage: stage.into(), table: spec.name.into(), kind: spec.kind })
+    Some(TableRef {
+        stage: stage.into(),
+        table: spec.name.into(),
+        kind: spec.kind,
+    })
 }

@@ -10,7 +10,9 @@ pub struct BarProgress {
 
 impl Default for BarProgress {
     fn default() -> Self {
-        Self { multi: MultiProgress::with_draw_target(ProgressDrawTarget::stderr()) }
+        Self {
+            multi: MultiProgress::with_draw_target(ProgressDrawTarget::stderr()),
+        }
     }
 }
 
@@ -18,9 +20,11 @@ impl Progress for BarProgress {
     fn bar(&self, label: &str, total: Option<u64>) -> Box<dyn ProgressBar> {
         let bar = match total {
             Some(n) => Bar::new(n).with_style(
-                ProgressStyle::with_template("{prefix:>16} [{bar:30}] {pos}/{len} {per_sec} eta {eta}")
-                    .unwrap_or_else(|_| ProgressStyle::default_bar())
-                    .progress_chars("=> "),
+                ProgressStyle::with_template(
+                    "{prefix:>16} [{bar:30}] {pos}/{len} {per_sec} eta {eta}",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> "),
             ),
             None => Bar::new_spinner(),
         };

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use noisebench_core::{
-    DropRecord, Inputs, NoProgress, Progress, Rows, StageContext, StageSummary, TableKind, sha256_hex,
+    DropRecord, Inputs, NoProgress, Progress, Rows, StageContext, StageSummary, TableKind,
+    sha256_hex,
 };
 use serde::{Deserialize, Serialize};
 
@@ -49,15 +50,36 @@ pub enum RunError {
     #[error(transparent)]
     Table(#[from] TableError),
     #[error("{path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("stage `{stage}` failed: {source}")]
-    Stage { stage: String, source: noisebench_core::StageError },
+    Stage {
+        stage: String,
+        source: noisebench_core::StageError,
+    },
     #[error("stage `{stage}` did not produce its table `{table}` ({kind})")]
-    MissingOutput { stage: String, table: String, kind: TableKind },
+    MissingOutput {
+        stage: String,
+        table: String,
+        kind: TableKind,
+    },
     #[error("stage `{stage}` produced table `{table}` as {found}, declared {declared}")]
-    OutputKind { stage: String, table: String, found: TableKind, declared: TableKind },
-    #[error("stage `{stage}` needs `{input}` from stage `{upstream}`, which has not run: run it first")]
-    UpstreamMissing { stage: String, input: String, upstream: String },
+    OutputKind {
+        stage: String,
+        table: String,
+        found: TableKind,
+        declared: TableKind,
+    },
+    #[error(
+        "stage `{stage}` needs `{input}` from stage `{upstream}`, which has not run: run it first"
+    )]
+    UpstreamMissing {
+        stage: String,
+        input: String,
+        upstream: String,
+    },
 }
 
 #[derive(Clone)]
@@ -73,7 +95,12 @@ pub struct RunOptions {
 
 impl RunOptions {
     pub fn new(work_dir: impl Into<PathBuf>) -> Self {
-        Self { work_dir: work_dir.into(), only: None, force: false, progress: Arc::new(NoProgress) }
+        Self {
+            work_dir: work_dir.into(),
+            only: None,
+            force: false,
+            progress: Arc::new(NoProgress),
+        }
     }
 }
 
@@ -97,7 +124,12 @@ impl RunResult {
             "stage", "kind", "status", "in", "out", "dropped", "drop reasons"
         );
         for s in &self.summary {
-            let reasons = s.drop_reasons.iter().map(|(r, n)| format!("{r}={n}")).collect::<Vec<_>>().join(" ");
+            let reasons = s
+                .drop_reasons
+                .iter()
+                .map(|(r, n)| format!("{r}={n}"))
+                .collect::<Vec<_>>()
+                .join(" ");
             out.push_str(&format!(
                 "{:<18} {:<16} {:<8} {:>9} {:>9} {:>8}  {}\n",
                 s.id, s.kind, s.status, s.items_in, s.items_out, s.items_dropped, reasons
@@ -137,7 +169,9 @@ impl<'a> Runner<'a> {
             let fingerprint = self.fingerprint(stage, &records)?;
             let previous = read_record(&self.stage_dir(&stage.id));
             let reusable = match &previous {
-                Some(r) if !self.options.force && r.fingerprint == fingerprint => self.outputs_intact(&stage.id, r),
+                Some(r) if !self.options.force && r.fingerprint == fingerprint => {
+                    self.outputs_intact(&stage.id, r)
+                }
                 _ => false,
             };
             let (record, status) = if reusable {
@@ -155,26 +189,50 @@ impl<'a> Runner<'a> {
                 items_out: record.items_out as i64,
                 items_dropped: record.items_dropped as i64,
                 drop_reasons: record.drop_reasons.clone(),
-                seconds: if status == "ran" { started.elapsed().as_secs_f64() } else { 0.0 },
+                seconds: if status == "ran" {
+                    started.elapsed().as_secs_f64()
+                } else {
+                    0.0
+                },
             });
             records.insert(stage.id.clone(), record);
         }
         let run_dir = self.run_dir();
-        table_io::write_table(&run_dir.join("run_summary.parquet"), &Rows::RunSummary(summary.clone()))?;
-        Ok(RunResult { run_dir, summary, records })
+        table_io::write_table(
+            &run_dir.join("run_summary.parquet"),
+            &Rows::RunSummary(summary.clone()),
+        )?;
+        Ok(RunResult {
+            run_dir,
+            summary,
+            records,
+        })
     }
 
     /// sha256 over kind, version, configuration, input table hashes and external file hashes.
-    fn fingerprint(&self, stage: &PlannedStage, records: &BTreeMap<String, StageRecord>) -> Result<String, RunError> {
+    fn fingerprint(
+        &self,
+        stage: &PlannedStage,
+        records: &BTreeMap<String, StageRecord>,
+    ) -> Result<String, RunError> {
         let mut inputs = BTreeMap::new();
         for (role, table) in &stage.inputs {
-            inputs.insert(role.clone(), self.input_file(stage, role, table, records)?.1.sha256);
+            inputs.insert(
+                role.clone(),
+                self.input_file(stage, role, table, records)?.1.sha256,
+            );
         }
         let mut files = BTreeMap::new();
         for path in &stage.external_files {
-            let (hash, _) =
-                table_io::hash_file(path).map_err(|source| RunError::Io { path: path.clone(), source })?;
-            let key = path.strip_prefix(&self.plan.root).unwrap_or(path).display().to_string();
+            let (hash, _) = table_io::hash_file(path).map_err(|source| RunError::Io {
+                path: path.clone(),
+                source,
+            })?;
+            let key = path
+                .strip_prefix(&self.plan.root)
+                .unwrap_or(path)
+                .display()
+                .to_string();
             files.insert(key, hash);
         }
         let material = serde_json::json!({
@@ -204,7 +262,9 @@ impl<'a> Runner<'a> {
             input: role.into(),
             upstream: table.stage.clone(),
         };
-        let file = record.and_then(|r| r.tables.get(&table.table).cloned()).ok_or_else(missing)?;
+        let file = record
+            .and_then(|r| r.tables.get(&table.table).cloned())
+            .ok_or_else(missing)?;
         Ok((self.stage_dir(&table.stage).join(&file.file), file))
     }
 
@@ -222,11 +282,17 @@ impl<'a> Runner<'a> {
         records: &BTreeMap<String, StageRecord>,
     ) -> Result<StageRecord, RunError> {
         let dir = self.stage_dir(&stage.id);
-        std::fs::create_dir_all(&dir).map_err(|source| RunError::Io { path: dir.clone(), source })?;
+        std::fs::create_dir_all(&dir).map_err(|source| RunError::Io {
+            path: dir.clone(),
+            source,
+        })?;
         // A stale record must not vouch for outputs this run is about to replace.
         let record_path = dir.join(STAGE_RECORD);
         if record_path.exists() {
-            std::fs::remove_file(&record_path).map_err(|source| RunError::Io { path: record_path.clone(), source })?;
+            std::fs::remove_file(&record_path).map_err(|source| RunError::Io {
+                path: record_path.clone(),
+                source,
+            })?;
         }
         let mut tables = BTreeMap::new();
         for (role, table) in &stage.inputs {
@@ -244,14 +310,20 @@ impl<'a> Runner<'a> {
         let mut output = stage
             .stage
             .run(&stage.config, Inputs::new(tables), &ctx)
-            .map_err(|source| RunError::Stage { stage: stage.id.clone(), source })?;
+            .map_err(|source| RunError::Stage {
+                stage: stage.id.clone(),
+                source,
+            })?;
         let mut written = BTreeMap::new();
         for spec in stage.stage.outputs() {
-            let rows = output.tables.remove(spec.name).ok_or_else(|| RunError::MissingOutput {
-                stage: stage.id.clone(),
-                table: spec.name.into(),
-                kind: spec.kind,
-            })?;
+            let rows = output
+                .tables
+                .remove(spec.name)
+                .ok_or_else(|| RunError::MissingOutput {
+                    stage: stage.id.clone(),
+                    table: spec.name.into(),
+                    kind: spec.kind,
+                })?;
             if rows.kind() != spec.kind {
                 return Err(RunError::OutputKind {
                     stage: stage.id.clone(),
@@ -264,7 +336,13 @@ impl<'a> Runner<'a> {
             let w = table_io::write_table(&dir.join(&file), &rows)?;
             written.insert(
                 spec.name.to_string(),
-                TableFile { kind: spec.kind.name().into(), file, sha256: w.sha256, rows: w.rows, bytes: w.bytes },
+                TableFile {
+                    kind: spec.kind.name().into(),
+                    file,
+                    sha256: w.sha256,
+                    rows: w.rows,
+                    bytes: w.bytes,
+                },
             );
         }
         let report = output.report;
@@ -273,7 +351,13 @@ impl<'a> Runner<'a> {
         let w = table_io::write_table(&dir.join("drops.parquet"), &Rows::Drops(drops))?;
         written.insert(
             "drops".into(),
-            TableFile { kind: "drops".into(), file: "drops.parquet".into(), sha256: w.sha256, rows: w.rows, bytes: w.bytes },
+            TableFile {
+                kind: "drops".into(),
+                file: "drops.parquet".into(),
+                sha256: w.sha256,
+                rows: w.rows,
+                bytes: w.bytes,
+            },
         );
         let record = StageRecord {
             id: stage.id.clone(),
@@ -287,7 +371,10 @@ impl<'a> Runner<'a> {
             drop_reasons: report.drop_reasons(),
         };
         let json = serde_json::to_vec_pretty(&record).expect("a stage record always serialises");
-        write_atomic(&record_path, &json).map_err(|source| RunError::Io { path: record_path, source })?;
+        write_atomic(&record_path, &json).map_err(|source| RunError::Io {
+            path: record_path,
+            source,
+        })?;
         Ok(record)
     }
 }

@@ -18,17 +18,34 @@ use crate::atomic::write_atomic_with;
 #[derive(Debug, thiserror::Error)]
 pub enum TableError {
     #[error("{path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("{path}: {source}")]
     Polars { path: PathBuf, source: PolarsError },
     #[error("table {table}, row {row}, column `{column}`: {message}")]
-    Value { table: String, row: usize, column: String, message: String },
+    Value {
+        table: String,
+        row: usize,
+        column: String,
+        message: String,
+    },
     #[error("table {table}: {source}")]
     Build { table: String, source: PolarsError },
     #[error("{path}: does not match schema `{table}`: {problems:?}")]
-    Schema { path: PathBuf, table: String, problems: Vec<String> },
+    Schema {
+        path: PathBuf,
+        table: String,
+        problems: Vec<String>,
+    },
     #[error("{path}: row {row} does not decode as `{table}`: {source}")]
-    Decode { path: PathBuf, table: String, row: usize, source: serde_json::Error },
+    Decode {
+        path: PathBuf,
+        table: String,
+        row: usize,
+        source: serde_json::Error,
+    },
 }
 
 /// What was written: the file's hash, rows and size.
@@ -70,7 +87,11 @@ pub fn rows_to_frame(rows: &Rows) -> Result<DataFrame, TableError> {
             DType::Int => Builder::Int(Vec::with_capacity(height)),
             DType::Float => Builder::Float(Vec::with_capacity(height)),
             DType::Bool => Builder::Bool(Vec::with_capacity(height)),
-            DType::StrList => Builder::List(ListStringChunkedBuilder::new(c.name.as_str().into(), height, height)),
+            DType::StrList => Builder::List(ListStringChunkedBuilder::new(
+                c.name.as_str().into(),
+                height,
+                height,
+            )),
         })
         .collect();
     for (row_index, value) in rows.json_rows().enumerate() {
@@ -80,7 +101,12 @@ pub fn rows_to_frame(rows: &Rows) -> Result<DataFrame, TableError> {
         for (column, builder) in schema.columns.iter().zip(builders.iter_mut()) {
             let cell = object.remove(&column.name).unwrap_or(Value::Null);
             if cell.is_null() && !column.nullable {
-                return Err(value_error(&schema, row_index, &column.name, "null in a non-nullable column"));
+                return Err(value_error(
+                    &schema,
+                    row_index,
+                    &column.name,
+                    "null in a non-nullable column",
+                ));
             }
             push_cell(builder, column.dtype, cell)
                 .map_err(|m| value_error(&schema, row_index, &column.name, &m))?;
@@ -101,17 +127,29 @@ pub fn rows_to_frame(rows: &Rows) -> Result<DataFrame, TableError> {
             }
         })
         .collect();
-    DataFrame::new(height, columns).map_err(|source| TableError::Build { table: schema.table.clone(), source })
+    DataFrame::new(height, columns).map_err(|source| TableError::Build {
+        table: schema.table.clone(),
+        source,
+    })
 }
 
 fn value_error(schema: &TableSchema, row: usize, column: &str, message: &str) -> TableError {
-    TableError::Value { table: schema.table.clone(), row, column: column.into(), message: message.into() }
+    TableError::Value {
+        table: schema.table.clone(),
+        row,
+        column: column.into(),
+        message: message.into(),
+    }
 }
 
 fn push_cell(builder: &mut Builder, dtype: DType, cell: Value) -> Result<(), String> {
     match (builder, dtype) {
         (Builder::Str(v), DType::Json) => {
-            v.push(if cell.is_null() { None } else { Some(cell.to_string()) });
+            v.push(if cell.is_null() {
+                None
+            } else {
+                Some(cell.to_string())
+            });
         }
         (Builder::Str(v), _) => match cell {
             Value::Null => v.push(None),
@@ -120,7 +158,10 @@ fn push_cell(builder: &mut Builder, dtype: DType, cell: Value) -> Result<(), Str
         },
         (Builder::Int(v), _) => match cell {
             Value::Null => v.push(None),
-            Value::Number(n) => v.push(Some(n.as_i64().ok_or_else(|| format!("{n} is not a 64-bit integer"))?)),
+            Value::Number(n) => v.push(Some(
+                n.as_i64()
+                    .ok_or_else(|| format!("{n} is not a 64-bit integer"))?,
+            )),
             other => return Err(format!("expected an integer, got {other}")),
         },
         (Builder::Float(v), _) => match cell {
@@ -140,7 +181,9 @@ fn push_cell(builder: &mut Builder, dtype: DType, cell: Value) -> Result<(), Str
                 for item in items {
                     match item {
                         Value::String(s) => strings.push(s),
-                        other => return Err(format!("expected a list of strings, got item {other}")),
+                        other => {
+                            return Err(format!("expected a list of strings, got item {other}"));
+                        }
                     }
                 }
                 l.append_values_iter(strings.iter().map(String::as_str));
@@ -160,48 +203,77 @@ pub fn frame_to_rows(kind: TableKind, df: &DataFrame, path: &Path) -> Result<Row
         problems,
     })?;
     let height = df.height();
-    let mut objects: Vec<Map<String, Value>> = (0..height).map(|_| Map::with_capacity(schema.columns.len())).collect();
-    let polars_err = |source| TableError::Polars { path: path.into(), source };
+    let mut objects: Vec<Map<String, Value>> = (0..height)
+        .map(|_| Map::with_capacity(schema.columns.len()))
+        .collect();
+    let polars_err = |source| TableError::Polars {
+        path: path.into(),
+        source,
+    };
     for column in &schema.columns {
         let col = df.column(&column.name).map_err(polars_err)?;
         let name = &column.name;
         match column.dtype {
             DType::Str => {
-                for (obj, v) in objects.iter_mut().zip(col.str().map_err(polars_err)?.iter()) {
-                    obj.insert(name.clone(), v.map_or(Value::Null, |s| Value::String(s.to_string())));
+                for (obj, v) in objects
+                    .iter_mut()
+                    .zip(col.str().map_err(polars_err)?.iter())
+                {
+                    obj.insert(
+                        name.clone(),
+                        v.map_or(Value::Null, |s| Value::String(s.to_string())),
+                    );
                 }
             }
             DType::Json => {
-                for (row, (obj, v)) in objects.iter_mut().zip(col.str().map_err(polars_err)?.iter()).enumerate() {
+                for (row, (obj, v)) in objects
+                    .iter_mut()
+                    .zip(col.str().map_err(polars_err)?.iter())
+                    .enumerate()
+                {
                     let value = match v {
                         None => Value::Null,
-                        Some(s) => serde_json::from_str(s).map_err(|source| TableError::Decode {
-                            path: path.into(),
-                            table: schema.table.clone(),
-                            row,
-                            source,
-                        })?,
+                        Some(s) => {
+                            serde_json::from_str(s).map_err(|source| TableError::Decode {
+                                path: path.into(),
+                                table: schema.table.clone(),
+                                row,
+                                source,
+                            })?
+                        }
                     };
                     obj.insert(name.clone(), value);
                 }
             }
             DType::Int => {
-                for (obj, v) in objects.iter_mut().zip(col.i64().map_err(polars_err)?.iter()) {
+                for (obj, v) in objects
+                    .iter_mut()
+                    .zip(col.i64().map_err(polars_err)?.iter())
+                {
                     obj.insert(name.clone(), v.map_or(Value::Null, Value::from));
                 }
             }
             DType::Float => {
-                for (obj, v) in objects.iter_mut().zip(col.f64().map_err(polars_err)?.iter()) {
+                for (obj, v) in objects
+                    .iter_mut()
+                    .zip(col.f64().map_err(polars_err)?.iter())
+                {
                     obj.insert(name.clone(), v.map_or(Value::Null, Value::from));
                 }
             }
             DType::Bool => {
-                for (obj, v) in objects.iter_mut().zip(col.bool().map_err(polars_err)?.iter()) {
+                for (obj, v) in objects
+                    .iter_mut()
+                    .zip(col.bool().map_err(polars_err)?.iter())
+                {
                     obj.insert(name.clone(), v.map_or(Value::Null, Value::Bool));
                 }
             }
             DType::StrList => {
-                for (obj, v) in objects.iter_mut().zip(col.list().map_err(polars_err)?.series_iter()) {
+                for (obj, v) in objects
+                    .iter_mut()
+                    .zip(col.list().map_err(polars_err)?.series_iter())
+                {
                     let value = match v {
                         None => Value::Null,
                         Some(series) => Value::Array(
@@ -219,29 +291,53 @@ pub fn frame_to_rows(kind: TableKind, df: &DataFrame, path: &Path) -> Result<Row
         }
     }
     Rows::from_json_rows(kind, objects.into_iter().map(Value::Object)).map_err(|(row, source)| {
-        TableError::Decode { path: path.into(), table: schema.table.clone(), row, source }
+        TableError::Decode {
+            path: path.into(),
+            table: schema.table.clone(),
+            row,
+            source,
+        }
     })
 }
 
 /// Check a frame against a schema: column names and order, dtypes, nulls in non-nullable columns.
 pub fn check_frame(df: &DataFrame, schema: &TableSchema) -> Result<(), Vec<String>> {
     let mut problems = Vec::new();
-    let names: Vec<String> = df.get_column_names().iter().map(|n| n.to_string()).collect();
+    let names: Vec<String> = df
+        .get_column_names()
+        .iter()
+        .map(|n| n.to_string())
+        .collect();
     let expected: Vec<String> = schema.columns.iter().map(|c| c.name.clone()).collect();
     if names != expected {
         problems.push(format!("columns are {names:?}, schema says {expected:?}"));
     }
     for column in &schema.columns {
-        let Ok(col) = df.column(&column.name) else { continue };
+        let Ok(col) = df.column(&column.name) else {
+            continue;
+        };
         let want = polars_dtype(column.dtype);
         if col.dtype() != &want {
-            problems.push(format!("column `{}` has type {}, schema says {}", column.name, col.dtype(), want));
+            problems.push(format!(
+                "column `{}` has type {}, schema says {}",
+                column.name,
+                col.dtype(),
+                want
+            ));
         }
         if !column.nullable && col.null_count() > 0 {
-            problems.push(format!("column `{}` has {} nulls but is not nullable", column.name, col.null_count()));
+            problems.push(format!(
+                "column `{}` has {} nulls but is not nullable",
+                column.name,
+                col.null_count()
+            ));
         }
     }
-    if problems.is_empty() { Ok(()) } else { Err(problems) }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems)
+    }
 }
 
 /// Write rows to `path` as zstd Parquet, atomically; returns the file's sha256, rows and bytes.
@@ -252,30 +348,49 @@ pub fn write_table(path: &Path, rows: &Rows) -> Result<WrittenTable, TableError>
 
 /// Write a frame to `path` as zstd Parquet, atomically.
 pub fn write_frame(path: &Path, df: &mut DataFrame) -> Result<WrittenTable, TableError> {
-    let io_err = |source| TableError::Io { path: path.into(), source };
+    let io_err = |source| TableError::Io {
+        path: path.into(),
+        source,
+    };
     let mut polars_error = None;
     write_atomic_with(path, |file| {
         let mut writer = BufWriter::new(file);
-        if let Err(e) = ParquetWriter::new(&mut writer).with_compression(ParquetCompression::Zstd(None)).finish(df) {
+        if let Err(e) = ParquetWriter::new(&mut writer)
+            .with_compression(ParquetCompression::Zstd(None))
+            .finish(df)
+        {
             polars_error = Some(e);
             return Err(std::io::Error::other("parquet writer failed"));
         }
         writer.flush()
     })
     .map_err(|e| match polars_error.take() {
-        Some(source) => TableError::Polars { path: path.into(), source },
+        Some(source) => TableError::Polars {
+            path: path.into(),
+            source,
+        },
         None => io_err(e),
     })?;
     let (sha256, bytes) = hash_file(path).map_err(io_err)?;
-    Ok(WrittenTable { sha256, rows: df.height() as u64, bytes })
+    Ok(WrittenTable {
+        sha256,
+        rows: df.height() as u64,
+        bytes,
+    })
 }
 
 /// Read a Parquet file into a frame.
 pub fn read_frame(path: &Path) -> Result<DataFrame, TableError> {
-    let file = File::open(path).map_err(|source| TableError::Io { path: path.into(), source })?;
+    let file = File::open(path).map_err(|source| TableError::Io {
+        path: path.into(),
+        source,
+    })?;
     ParquetReader::new(BufReader::new(file))
         .finish()
-        .map_err(|source| TableError::Polars { path: path.into(), source })
+        .map_err(|source| TableError::Polars {
+            path: path.into(),
+            source,
+        })
 }
 
 /// Read a Parquet file as typed rows of `kind`.

@@ -1,0 +1,428 @@
+//! The runner: fingerprints and skips, reruns on config or input changes, config errors before any
+//! work, atomic outputs.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use noisebench_core::{
+    Claim, ConfigError, Drops, InputSpec, Inputs, OutputSpec, StageContext, StageError,
+    StageOutput, TableKind, TypedStage,
+};
+use noisebench_pipeline::{PipelineFile, Plan, PlanError, Registry, RunOptions, Runner, table_io};
+use serde::Deserialize;
+
+/// Makes `count` claims; every fifth is dropped. Reads an optional file whose content becomes the
+/// claims' source.
+struct Seed(Arc<AtomicUsize>);
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SeedConfig {
+    count: u32,
+    #[serde(default)]
+    file: Option<PathBuf>,
+}
+
+impl TypedStage for Seed {
+    type Config = SeedConfig;
+    const KIND: &'static str = "seed";
+    const VERSION: u32 = 1;
+    fn inputs(&self) -> Vec<InputSpec> {
+        vec![]
+    }
+    fn outputs(&self) -> Vec<OutputSpec> {
+        vec![OutputSpec {
+            name: "claims",
+            kind: TableKind::Claims,
+        }]
+    }
+    fn validate(&self, config: &SeedConfig, _root: &Path) -> Result<(), ConfigError> {
+        if config.count == 0 {
+            return Err(ConfigError::new("count", "must be at least 1"));
+        }
+        Ok(())
+    }
+    fn external_files(&self, config: &SeedConfig, root: &Path) -> Vec<PathBuf> {
+        config.file.iter().map(|f| root.join(f)).collect()
+    }
+    fn run(
+        &self,
+        config: &SeedConfig,
+        _inputs: Inputs,
+        ctx: &StageContext,
+    ) -> Result<StageOutput, StageError> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        let source = match &config.file {
+            Some(f) => std::fs::read_to_string(ctx.resolve(f))
+                .map_err(|e| StageError::Other(e.to_string()))?,
+            None => "seed".into(),
+        };
+        let mut drops = Drops::new(&ctx.stage_id);
+        let mut claims = Vec::new();
+        for i in 0..config.count {
+            if i % 5 == 4 {
+                drops.add(format!("item {i}"), "fifth", "every fifth item is dropped");
+                continue;
+            }
+            claims.push(Claim {
+                id: format!("c{i:04}"),
+                text: format!("claim {i}"),
+                verdict: if i % 2 == 0 { "true" } else { "false" }.into(),
+                original_rating: "true".into(),
+                source: source.trim().into(),
+                topics: vec![format!("t{}", i % 3)],
+                ..Claim::default()
+            });
+        }
+        let mut out = StageOutput::default().with_table("claims", claims);
+        out.report.items_in = config.count as u64;
+        out.report.items_out = out.tables["claims"].len() as u64;
+        out.report.drops = drops.into_records();
+        Ok(out)
+    }
+}
+
+/// Keeps claims of one verdict.
+struct Filter(Arc<AtomicUsize>);
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FilterConfig {
+    verdict: String,
+}
+
+impl TypedStage for Filter {
+    type Config = FilterConfig;
+    const KIND: &'static str = "filter";
+    const VERSION: u32 = 1;
+    fn inputs(&self) -> Vec<InputSpec> {
+        vec![InputSpec {
+            role: "claims",
+            kind: TableKind::Claims,
+            required: true,
+        }]
+    }
+    fn outputs(&self) -> Vec<OutputSpec> {
+        vec![OutputSpec {
+            name: "kept",
+            kind: TableKind::Claims,
+        }]
+    }
+    fn run(
+        &self,
+        config: &FilterConfig,
+        mut inputs: Inputs,
+        ctx: &StageContext,
+    ) -> Result<StageOutput, StageError> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        let claims: Vec<Claim> = inputs.take("claims")?;
+        let n = claims.len() as u64;
+        let mut drops = Drops::new(&ctx.stage_id);
+        let kept: Vec<Claim> = claims
+            .into_iter()
+            .filter(|c| {
+                let keep = c.verdict == config.verdict;
+                if !keep {
+                    drops.add(c.id.clone(), "other_verdict", c.verdict.clone());
+                }
+                keep
+            })
+            .collect();
+        let mut out = StageOutput::default().with_table("kept", kept);
+        out.report.items_in = n;
+        out.report.items_out = out.tables["kept"].len() as u64;
+        out.report.drops = drops.into_records();
+        Ok(out)
+    }
+}
+
+struct Fixture {
+    dir: tempfile::TempDir,
+    seed_runs: Arc<AtomicUsize>,
+    filter_runs: Arc<AtomicUsize>,
+    registry: Registry,
+}
+
+impl Fixture {
+    fn new() -> Self {
+        let seed_runs = Arc::new(AtomicUsize::new(0));
+        let filter_runs = Arc::new(AtomicUsize::new(0));
+        let mut registry = Registry::new();
+        registry.register(Arc::new(Seed(seed_runs.clone())));
+        registry.register(Arc::new(Filter(filter_runs.clone())));
+        Self {
+            dir: tempfile::tempdir().unwrap(),
+            seed_runs,
+            filter_runs,
+            registry,
+        }
+    }
+
+    fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn plan(&self, toml: &str) -> Result<Plan, PlanError> {
+        let file = PipelineFile::parse(toml, "test.toml")?;
+        Plan::new(file, self.root(), &self.registry)
+    }
+
+    fn run(&self, toml: &str) -> noisebench_pipeline::RunResult {
+        let plan = self.plan(toml).unwrap();
+        Runner::new(&plan, RunOptions::new(self.root().join("work")))
+            .run()
+            .unwrap()
+    }
+
+    fn runs(&self) -> (usize, usize) {
+        (
+            self.seed_runs.load(Ordering::SeqCst),
+            self.filter_runs.load(Ordering::SeqCst),
+        )
+    }
+}
+
+fn pipeline(count: u32, verdict: &str, file: Option<&str>) -> String {
+    let file = file
+        .map(|f| format!("file = \"{f}\"\n"))
+        .unwrap_or_default();
+    format!(
+        r#"
+[pipeline]
+name = "t"
+
+[stages.kept]
+kind = "filter"
+inputs = {{ claims = "seed" }}
+config = {{ verdict = "{verdict}" }}
+
+[stages.seed]
+kind = "seed"
+[stages.seed.config]
+count = {count}
+{file}
+"#
+    )
+}
+
+#[test]
+fn unchanged_stages_are_skipped_and_changes_rerun_downstream() {
+    let f = Fixture::new();
+    let first = f.run(&pipeline(20, "true", None));
+    assert_eq!(f.runs(), (1, 1));
+    // Ordered by dependency although the file lists `kept` first.
+    assert_eq!(
+        first
+            .summary
+            .iter()
+            .map(|s| s.id.as_str())
+            .collect::<Vec<_>>(),
+        ["seed", "kept"]
+    );
+    assert_eq!(
+        (
+            first.summary[0].items_in,
+            first.summary[0].items_out,
+            first.summary[0].items_dropped
+        ),
+        (20, 16, 4)
+    );
+    assert_eq!(first.summary[0].drop_reasons.get("fifth"), Some(&4));
+    assert_eq!(
+        (first.summary[1].items_in, first.summary[1].items_out),
+        (16, 8)
+    );
+
+    let second = f.run(&pipeline(20, "true", None));
+    assert_eq!(f.runs(), (1, 1), "nothing changed: nothing runs");
+    assert!(second.summary.iter().all(|s| s.status == "skipped"));
+    assert_eq!(
+        second.summary[0].items_dropped, 4,
+        "a skipped stage still reports its counts"
+    );
+
+    f.run(&pipeline(20, "false", None));
+    assert_eq!(f.runs(), (1, 2), "only the changed stage reruns");
+
+    f.run(&pipeline(25, "false", None));
+    assert_eq!(
+        f.runs(),
+        (2, 3),
+        "a changed upstream table reruns the downstream stage"
+    );
+
+    // A seed run producing the same table leaves the downstream stage's input hash unchanged.
+    let mut options = RunOptions::new(f.root().join("work"));
+    options.force = true;
+    options.only = Some("seed".into());
+    Runner::new(&f.plan(&pipeline(25, "false", None)).unwrap(), options)
+        .run()
+        .unwrap();
+    assert_eq!(f.runs(), (3, 3));
+    f.run(&pipeline(25, "false", None));
+    assert_eq!(
+        f.runs(),
+        (3, 3),
+        "same bytes upstream: downstream stays skipped"
+    );
+
+    // The run summary table is written.
+    let summary = table_io::read_table(
+        &f.root().join("work/t/run_summary.parquet"),
+        TableKind::RunSummary,
+    )
+    .unwrap();
+    assert_eq!(summary.len(), 2);
+}
+
+#[test]
+fn external_input_files_are_fingerprinted() {
+    let f = Fixture::new();
+    std::fs::write(f.root().join("input.txt"), "one").unwrap();
+    f.run(&pipeline(5, "true", Some("input.txt")));
+    f.run(&pipeline(5, "true", Some("input.txt")));
+    assert_eq!(f.runs(), (1, 1));
+    std::fs::write(f.root().join("input.txt"), "two").unwrap();
+    f.run(&pipeline(5, "true", Some("input.txt")));
+    assert_eq!(f.runs(), (2, 2));
+}
+
+#[test]
+fn tampered_outputs_are_rebuilt() {
+    let f = Fixture::new();
+    f.run(&pipeline(10, "true", None));
+    std::fs::write(f.root().join("work/t/seed/claims.parquet"), b"garbage").unwrap();
+    f.run(&pipeline(10, "true", None));
+    assert_eq!(f.seed_runs.load(Ordering::SeqCst), 2);
+    let rows = table_io::read_table(
+        &f.root().join("work/t/seed/claims.parquet"),
+        TableKind::Claims,
+    )
+    .unwrap();
+    assert_eq!(rows.len(), 8);
+}
+
+#[test]
+fn outputs_are_deterministic_and_written_atomically() {
+    let a = Fixture::new();
+    let b = Fixture::new();
+    let ra = a.run(&pipeline(50, "true", None));
+    let rb = b.run(&pipeline(50, "true", None));
+    assert_eq!(
+        ra.records["seed"].tables["claims"].sha256,
+        rb.records["seed"].tables["claims"].sha256
+    );
+    assert_eq!(
+        ra.records["kept"].tables["kept"].sha256,
+        rb.records["kept"].tables["kept"].sha256
+    );
+    // No temporary files remain beside the outputs.
+    for entry in std::fs::read_dir(a.root().join("work/t/seed")).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        assert!(!name.ends_with(".tmp"), "{name}");
+    }
+}
+
+fn plan_error(toml: &str) -> String {
+    let f = Fixture::new();
+    let err = match f.plan(toml) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("expected an error"),
+    };
+    assert_eq!(f.runs(), (0, 0), "no stage ran");
+    assert!(!f.root().join("work").exists(), "nothing was written");
+    err
+}
+
+#[test]
+fn config_errors_stop_before_any_work_and_name_the_field() {
+    let unknown_stage_field =
+        plan_error(&pipeline(5, "true", None).replace("count = 5", "count = 5\ncuont = 6"));
+    assert!(
+        unknown_stage_field.contains("stage `seed`") && unknown_stage_field.contains("cuont"),
+        "{unknown_stage_field}"
+    );
+    let unknown_file_field = plan_error(
+        &pipeline(5, "true", None).replace("kind = \"seed\"", "kind = \"seed\"\nknd = 1"),
+    );
+    assert!(unknown_file_field.contains("knd"), "{unknown_file_field}");
+    let validation = plan_error(&pipeline(0, "true", None));
+    assert!(
+        validation.contains("stage `seed`, config field `count`"),
+        "{validation}"
+    );
+    let unknown_kind =
+        plan_error(&pipeline(5, "true", None).replace("kind = \"seed\"", "kind = \"sed\""));
+    assert!(
+        unknown_kind.contains("unknown kind `sed`"),
+        "{unknown_kind}"
+    );
+}
+
+#[test]
+fn wiring_errors_name_the_stage_and_input() {
+    let missing =
+        plan_error(&pipeline(5, "true", None).replace("inputs = { claims = \"seed\" }", ""));
+    assert!(
+        missing.contains("stage `kept`: missing input `claims`"),
+        "{missing}"
+    );
+    let dangling =
+        plan_error(&pipeline(5, "true", None).replace("claims = \"seed\"", "claims = \"sead\""));
+    assert!(dangling.contains("`sead` names no stage"), "{dangling}");
+    let unknown_role = plan_error(
+        &pipeline(5, "true", None)
+            .replace("claims = \"seed\"", "claims = \"seed\", other = \"seed\""),
+    );
+    assert!(
+        unknown_role.contains("unknown input `other`"),
+        "{unknown_role}"
+    );
+    let wrong_table = plan_error(
+        &pipeline(5, "true", None).replace("claims = \"seed\"", "claims = \"seed.nope\""),
+    );
+    assert!(wrong_table.contains("seed.nope"), "{wrong_table}");
+}
+
+#[test]
+fn cycles_are_refused_naming_their_stages() {
+    let toml = r#"
+[pipeline]
+name = "t"
+[stages.a]
+kind = "filter"
+inputs = { claims = "b" }
+config = { verdict = "true" }
+[stages.b]
+kind = "filter"
+inputs = { claims = "a" }
+config = { verdict = "true" }
+[stages.c]
+kind = "seed"
+config = { count = 1 }
+"#;
+    let err = plan_error(toml);
+    assert!(err.contains("cycle") && err.contains("a -> b"), "{err}");
+}
+
+#[test]
+fn run_one_stage_runs_what_it_needs() {
+    let f = Fixture::new();
+    let plan = f.plan(&pipeline(10, "true", None)).unwrap();
+    let mut options = RunOptions::new(f.root().join("work"));
+    options.only = Some("seed".into());
+    let result = Runner::new(&plan, options.clone()).run().unwrap();
+    assert_eq!(result.summary.len(), 1);
+    assert_eq!(f.runs(), (1, 0));
+    options.only = Some("kept".into());
+    let result = Runner::new(&plan, options).run().unwrap();
+    assert_eq!(
+        result
+            .summary
+            .iter()
+            .map(|s| s.status.as_str())
+            .collect::<Vec<_>>(),
+        ["skipped", "ran"]
+    );
+}

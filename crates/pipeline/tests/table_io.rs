@@ -1,0 +1,96 @@
+//! Every table round-trips through Parquet and the written file matches its schema.
+
+use noisebench_core::*;
+use noisebench_pipeline::table_io;
+
+fn sample(kind: TableKind) -> Rows {
+    // One default row and one row with every optional field, list and map filled, per table.
+    let full = |mut value: serde_json::Value| {
+        let schema = kind.schema();
+        let object = value.as_object_mut().unwrap();
+        for column in &schema.columns {
+            let filled = match column.dtype {
+                DType::Str => serde_json::json!(format!("{} é ✓", column.name)),
+                DType::Int => serde_json::json!(7),
+                DType::Float => serde_json::json!(0.25),
+                DType::Bool => serde_json::json!(true),
+                DType::StrList => serde_json::json!(["a", "b, c"]),
+                DType::Json => match object.get(&column.name) {
+                    Some(serde_json::Value::Array(_)) if column.name == "blocks" => {
+                        serde_json::json!([
+                            {"type": "heading", "level": 1, "text": "Item 7"},
+                            {"type": "table", "markdown": "| a |\n|---|\n| 1 |", "caption": null, "footnotes": ["x"], "page": 2}
+                        ])
+                    }
+                    _ if column.name == "drop_reasons" => serde_json::json!({"bad_date": 2}),
+                    _ => serde_json::json!({"k": "v"}),
+                },
+            };
+            object.insert(column.name.clone(), filled);
+        }
+        value
+    };
+    let defaults: Vec<serde_json::Value> = match kind {
+        TableKind::Claims => vec![serde_json::to_value(Claim::default()).unwrap()],
+        TableKind::Queries => vec![serde_json::to_value(Query::default()).unwrap()],
+        TableKind::SearchHits => vec![serde_json::to_value(SearchHit::default()).unwrap()],
+        TableKind::Documents => vec![serde_json::to_value(Document::default()).unwrap()],
+        TableKind::Labels => vec![serde_json::to_value(ClaimDocumentLabel::default()).unwrap()],
+        TableKind::Reports => vec![serde_json::to_value(Report::default()).unwrap()],
+        TableKind::Chunks => vec![serde_json::to_value(Chunk::default()).unwrap()],
+        TableKind::Triplets => vec![serde_json::to_value(Triplet::default()).unwrap()],
+        TableKind::Questions => vec![serde_json::to_value(Question::default()).unwrap()],
+        TableKind::QueryPerturbations => {
+            vec![serde_json::to_value(QueryPerturbation::default()).unwrap()]
+        }
+        TableKind::DocumentPerturbations => {
+            vec![serde_json::to_value(DocumentPerturbation::default()).unwrap()]
+        }
+        TableKind::Drops => vec![serde_json::to_value(DropRecord::default()).unwrap()],
+        TableKind::RunSummary => vec![serde_json::to_value(StageSummary::default()).unwrap()],
+        TableKind::LlmCalls => vec![serde_json::to_value(LlmCall::default()).unwrap()],
+    };
+    let mut values = defaults.clone();
+    values.push(full(defaults[0].clone()));
+    Rows::from_json_rows(kind, values).unwrap_or_else(|(row, e)| panic!("{kind} row {row}: {e}"))
+}
+
+#[test]
+fn every_table_round_trips_and_conforms_to_its_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    for kind in TableKind::ALL {
+        let rows = sample(*kind);
+        assert_eq!(rows.len(), 2, "{kind}");
+        let path = dir.path().join(format!("{kind}.parquet"));
+        let written = table_io::write_table(&path, &rows).unwrap();
+        assert_eq!(written.rows, 2);
+        let df = table_io::read_frame(&path).unwrap();
+        table_io::check_frame(&df, &kind.schema()).unwrap_or_else(|p| panic!("{kind}: {p:?}"));
+        let back = table_io::read_table(&path, *kind).unwrap();
+        assert_eq!(back, rows, "{kind}");
+    }
+}
+
+#[test]
+fn empty_tables_keep_their_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("claims.parquet");
+    table_io::write_table(&path, &Rows::Claims(vec![])).unwrap();
+    let df = table_io::read_frame(&path).unwrap();
+    assert_eq!(df.height(), 0);
+    table_io::check_frame(&df, &Claim::schema()).unwrap();
+}
+
+#[test]
+fn a_file_of_another_table_is_refused_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("claims.parquet");
+    table_io::write_table(&path, &Rows::Claims(vec![Claim::default()])).unwrap();
+    let err = table_io::read_table(&path, TableKind::Chunks)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("claims.parquet") && err.contains("chunks"),
+        "{err}"
+    );
+}
