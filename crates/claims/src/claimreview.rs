@@ -127,10 +127,13 @@ fn url_of(value: Option<&Value>) -> Option<String> {
     }
 }
 
+fn get<'a>(value: Option<&'a Value>, key: &str) -> Option<&'a Value> {
+    value.and_then(|v| v.get(key))
+}
+
 fn read(review: &Value) -> ClaimReview {
     let rating = review.get("reviewRating");
     let item = review.get("itemReviewed");
-    let get = |v: Option<&Value>, key: &str| v.and_then(|v| v.get(key));
     ClaimReview {
         claim_reviewed: text(review.get("claimReviewed")),
         rating_name: text(get(rating, "alternateName")).or_else(|| text(get(rating, "name"))),
@@ -188,7 +191,10 @@ mod tests {
 
     #[test]
     fn other_types_and_deep_nesting_are_ignored() {
-        assert!(extract(r#"<script type="application/ld+json">{"@type":"NewsArticle"}</script>"#).is_empty());
+        assert!(
+            extract(r#"<script type="application/ld+json">{"@type":"NewsArticle"}</script>"#)
+                .is_empty()
+        );
         let mut deep = serde_json::json!({"@type": "ClaimReview"});
         for _ in 0..20 {
             deep = serde_json::json!([deep]);
@@ -196,7 +202,8 @@ mod tests {
         let mut out = Vec::new();
         from_json(&deep, &mut out);
         assert!(out.is_empty());
-        let shallow = serde_json::json!([{"@type": "http://schema.org/ClaimReview", "claimReviewed": "x"}]);
+        let shallow =
+            serde_json::json!([{"@type": "http://schema.org/ClaimReview", "claimReviewed": "x"}]);
         from_json(&shallow, &mut out);
         assert_eq!(out.len(), 1);
     }

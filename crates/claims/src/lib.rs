@@ -9,9 +9,12 @@
 //! What this crate is not: it does not search for or fetch evidence documents (that is `search`),
 //! and it never reads or writes Parquet (the runner does).
 
+pub mod claimreview;
 pub mod dates;
 pub mod identity;
 pub mod import;
+pub mod politifact;
+pub mod scrape;
 pub mod verdict;
 
 pub use identity::{canonical_fact_check_url, claim_id};

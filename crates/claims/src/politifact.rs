@@ -1,0 +1,548 @@
+//! PolitiFact's pages: listing pages (`/factchecks/list/?page=N`) and fact-check articles, in the
+//! current layout and the pre-2020 one. Selectors and quirks follow shared/REFERENCE.md.
+//!
+//! Ratings are read from the meter image's `src`, never its `alt` (alt texts differ between listing
+//! and article pages). Image sources come as `.../rulings/meter-<slug>.jpg`,
+//! `.../CACHE/images/politifact/rulings/meter-<slug>/<hash>.jpg`, legacy `.../tom-<slug>.gif`, and
+//! Pants on Fire as `tom_ruling_pof.png`.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+use scraper::{ElementRef, Html, Selector};
+use url::Url;
+
+/// A rating read from a page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Rating {
+    /// A rating slug (`false`, `pants-fire`, or another publisher's slug such as `misleading`).
+    Slug(String),
+    /// A Flip-O-Meter ruling (`full-flop`, `half-flip`, `no-flip`): not a truth rating.
+    FlipOMeter(String),
+    /// A rating image or name we cannot read; the raw value.
+    Unrecognised(String),
+    /// No rating on the page.
+    Missing,
+}
+
+impl Rating {
+    pub fn is_missing(&self) -> bool {
+        matches!(self, Rating::Missing)
+    }
+}
+
+/// PolitiFact's Truth-O-Meter slugs (`barely-true` is the legacy name of `mostly-false`).
+pub const TRUTH_SLUGS: [&str; 6] = [
+    "true",
+    "mostly-true",
+    "half-true",
+    "mostly-false",
+    "false",
+    "pants-fire",
+];
+/// Flip-O-Meter slugs.
+pub const FLIP_SLUGS: [&str; 3] = ["full-flop", "half-flip", "no-flip"];
+
+/// Classify a normalised slug: PolitiFact aliases folded (`barely-true` and `pants-on-fire` and the
+/// legacy run-together image names), Flip-O-Meter rulings set apart; other slugs pass through.
+pub fn classify_slug(slug: &str) -> Rating {
+    let compact: String = slug.chars().filter(|c| c.is_ascii_alphanumeric()).collect();
+    let canonical = match compact.as_str() {
+        "true" => "true",
+        "mostlytrue" => "mostly-true",
+        "halftrue" => "half-true",
+        "mostlyfalse" | "barelytrue" => "mostly-false",
+        "false" => "false",
+        "pantsfire" | "pantsonfire" | "pof" => "pants-fire",
+        "fullflop" => return Rating::FlipOMeter("full-flop".into()),
+        "halfflip" => return Rating::FlipOMeter("half-flip".into()),
+        "noflip" => return Rating::FlipOMeter("no-flip".into()),
+        "" => return Rating::Missing,
+        _ => return Rating::Slug(slug.to_string()),
+    };
+    Rating::Slug(canonical.into())
+}
+
+static IMAGE_SLUG: LazyLock<Regex> = LazyLock::new(|| {
+    // meter-false.jpg, meter-mostly-true/abc.jpg, tom-pantsonfire.gif, fom-fullflop.gif
+    Regex::new(r"(?:^|[/_-])(?:meter|tom|fom|flipometer)[-_]([a-z][a-z-]*?)(?:[./]|$)")
+        .expect("static regex compiles")
+});
+
+/// The rating a meter image source names, or `Unrecognised(src)` when it names none we know.
+pub fn rating_from_image(src: &str) -> Rating {
+    let src = src.trim();
+    if src.is_empty() {
+        return Rating::Missing;
+    }
+    let path = src
+        .split(['?', '#'])
+        .next()
+        .unwrap_or(src)
+        .to_ascii_lowercase();
+    if path.contains("tom_ruling_pof") {
+        return Rating::Slug("pants-fire".into());
+    }
+    // The last match: the CACHE form's directory, or the file name.
+    let Some(slug) = IMAGE_SLUG
+        .captures_iter(&path)
+        .filter_map(|c| c.get(1))
+        .last()
+        .map(|m| m.as_str().trim_matches('-').to_string())
+    else {
+        return Rating::Unrecognised(src.to_string());
+    };
+    match classify_slug(&slug) {
+        Rating::Slug(s) if !TRUTH_SLUGS.contains(&s.as_str()) => Rating::Unrecognised(src.into()),
+        other => other,
+    }
+}
+
+/// One statement on a listing page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListingItem {
+    pub statement: String,
+    /// The fact-check article, absolute.
+    pub url: String,
+    pub speaker: Option<String>,
+    /// As written ("January 10, 2024").
+    pub claim_date: Option<String>,
+    pub venue: Option<String>,
+    pub rating: Rating,
+    pub author: Option<String>,
+    pub review_date: Option<String>,
+}
+
+/// A parsed listing page.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ListingPage {
+    pub items: Vec<ListingItem>,
+    /// Statements whose link was missing or unusable (counted, not returned).
+    pub skipped: usize,
+    /// The page says "No Results found": the end of the list.
+    pub no_results: bool,
+}
+
+fn sel(css: &str) -> Selector {
+    Selector::parse(css).expect("static selector parses")
+}
+
+static ITEM: LazyLock<Selector> = LazyLock::new(|| sel("article.m-statement"));
+static ITEM_OLD: LazyLock<Selector> = LazyLock::new(|| sel("li.o-listicle__item"));
+static QUOTE_LINK: LazyLock<Selector> = LazyLock::new(|| sel("div.m-statement__quote a"));
+static QUOTE: LazyLock<Selector> = LazyLock::new(|| sel("div.m-statement__quote"));
+static NAME: LazyLock<Selector> = LazyLock::new(|| sel("a.m-statement__name"));
+static META_LINK: LazyLock<Selector> = LazyLock::new(|| sel("div.m-statement__meta a"));
+static DESC: LazyLock<Selector> = LazyLock::new(|| sel("div.m-statement__desc"));
+static METER_IMG: LazyLock<Selector> = LazyLock::new(|| sel("div.m-statement__meter img"));
+static FOOTER: LazyLock<Selector> = LazyLock::new(|| sel("footer.m-statement__footer"));
+static HEADINGS: LazyLock<Selector> =
+    LazyLock::new(|| sel("h1, h2, h3, h4, p, div.o-listing__empty"));
+
+static STATED_ON: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?is)stated\s+on\s+(?P<date>[A-Za-z]+\.?\s+\d{1,2},?\s+\d{4})(?:\s+in\s+(?P<venue>.+?))?\s*:?\s*$")
+        .expect("static regex compiles")
+});
+static BYLINE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?is)^\s*by\s+(?P<author>.+?)\s*[•·|]\s*(?P<date>.+?)\s*$")
+        .expect("static regex compiles")
+});
+
+/// Whitespace-collapsed text of an element.
+fn clean_text(el: ElementRef<'_>) -> String {
+    squash(&el.text().collect::<String>())
+}
+
+fn squash(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Strip the quotation marks PolitiFact wraps statements in.
+fn unquote(s: &str) -> String {
+    s.trim()
+        .trim_matches(['"', '\u{201c}', '\u{201d}', '\''])
+        .trim()
+        .to_string()
+}
+
+fn non_empty(s: String) -> Option<String> {
+    (!s.is_empty()).then_some(s)
+}
+
+/// Parse a listing page; relative links resolve against `base` (the page's URL).
+pub fn parse_listing(html: &str, base: &Url) -> ListingPage {
+    let doc = Html::parse_document(html);
+    let mut items: Vec<ElementRef<'_>> = doc.select(&ITEM).collect();
+    if items.is_empty() {
+        items = doc.select(&ITEM_OLD).collect();
+    }
+    let mut page = ListingPage::default();
+    for el in items {
+        match listing_item(el, base) {
+            Some(item) => page.items.push(item),
+            None => page.skipped += 1,
+        }
+    }
+    page.no_results = page.items.is_empty()
+        && doc
+            .select(&HEADINGS)
+            .any(|h| clean_text(h).eq_ignore_ascii_case("no results found"));
+    page
+}
+
+fn listing_item(el: ElementRef<'_>, base: &Url) -> Option<ListingItem> {
+    let link = el.select(&QUOTE_LINK).next()?;
+    let href = link.value().attr("href")?;
+    let url = base.join(href.trim()).ok()?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return None;
+    }
+    let statement = unquote(&clean_text(link));
+    let (claim_date, venue) = stated_on(el);
+    let (author, review_date) = match el.select(&FOOTER).next() {
+        Some(f) => byline(&clean_text(f)),
+        None => (None, None),
+    };
+    Some(ListingItem {
+        statement,
+        url: url.to_string(),
+        speaker: speaker(el),
+        claim_date,
+        venue,
+        rating: meter_rating(el),
+        author,
+        review_date,
+    })
+}
+
+fn speaker(el: ElementRef<'_>) -> Option<String> {
+    if let Some(a) = el.select(&NAME).next() {
+        let title = a.value().attr("title").map(squash).unwrap_or_default();
+        let name = if title.is_empty() {
+            clean_text(a)
+        } else {
+            title
+        };
+        if !name.is_empty() {
+            return Some(name);
+        }
+    }
+    el.select(&META_LINK)
+        .map(clean_text)
+        .find(|s| !s.is_empty())
+}
+
+fn stated_on(el: ElementRef<'_>) -> (Option<String>, Option<String>) {
+    let Some(desc) = el.select(&DESC).next() else {
+        return (None, None);
+    };
+    let text = clean_text(desc);
+    match STATED_ON.captures(&text) {
+        Some(c) => (
+            c.name("date").map(|m| m.as_str().to_string()),
+            c.name("venue")
+                .map(|m| m.as_str().trim().to_string())
+                .and_then(non_empty),
+        ),
+        None => (None, None),
+    }
+}
+
+fn byline(text: &str) -> (Option<String>, Option<String>) {
+    match BYLINE.captures(text) {
+        Some(c) => (
+            c.name("author").map(|m| m.as_str().to_string()),
+            c.name("date").map(|m| m.as_str().to_string()),
+        ),
+        None => (None, None),
+    }
+}
+
+fn meter_rating(el: ElementRef<'_>) -> Rating {
+    match el.select(&METER_IMG).next() {
+        Some(img) => rating_from_image(img.value().attr("src").unwrap_or("")),
+        None => Rating::Missing,
+    }
+}
+
+/// What a PolitiFact article page says, read with CSS selectors (the fallback to JSON-LD).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Article {
+    pub statement: Option<String>,
+    pub speaker: Option<String>,
+    pub claim_date: Option<String>,
+    pub venue: Option<String>,
+    pub rating: Option<Rating>,
+    pub author: Option<String>,
+    pub review_date: Option<String>,
+    /// `<link rel="canonical">`, else `og:url`; absolute.
+    pub canonical_url: Option<String>,
+    pub topics: Vec<String>,
+    /// Which layout matched: `current`, `legacy`, or `none`.
+    pub layout: &'static str,
+}
+
+static ARTICLE: LazyLock<Selector> = LazyLock::new(|| sel("article.m-statement--is-xlarge"));
+static CANONICAL: LazyLock<Selector> = LazyLock::new(|| sel(r#"link[rel="canonical"]"#));
+static OG_URL: LazyLock<Selector> = LazyLock::new(|| sel(r#"meta[property="og:url"]"#));
+static OG_IMAGE: LazyLock<Selector> = LazyLock::new(|| sel(r#"meta[property="og:image"]"#));
+static AUTHOR_CONTENT: LazyLock<Selector> = LazyLock::new(|| sel("div.m-author__content"));
+static AUTHOR_LINK: LazyLock<Selector> = LazyLock::new(|| sel("a"));
+static AUTHOR_DATE: LazyLock<Selector> = LazyLock::new(|| sel("span.m-author__date"));
+static TOPICS: LazyLock<Selector> = LazyLock::new(|| sel("ul.m-list--horizontal li a"));
+// Pre-2020 layout.
+static OLD_TEXT: LazyLock<Selector> = LazyLock::new(|| sel("p.statement__text"));
+static OLD_SOURCE: LazyLock<Selector> = LazyLock::new(|| sel("div.statement__source a"));
+static OLD_META: LazyLock<Selector> = LazyLock::new(|| sel("p.statement__meta"));
+static OLD_IMG: LazyLock<Selector> = LazyLock::new(|| sel("img.statement-detail"));
+static OLD_BYLINE: LazyLock<Selector> = LazyLock::new(|| sel("p.article__meta"));
+static OLD_SUBJECTS: LazyLock<Selector> = LazyLock::new(|| sel("p.statement__subjects a"));
+
+static OLD_ON: LazyLock<Regex> = LazyLock::new(|| {
+    // "Barack Obama on Tuesday, January 10th, 2012 in a speech in Ohio"
+    Regex::new(r"(?is)\bon\s+(?:[A-Za-z]+,\s+)?(?P<date>[A-Za-z]+\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4})(?:\s+in\s+(?P<venue>.+?))?\s*\.?\s*$")
+        .expect("static regex compiles")
+});
+static OLD_BY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?is)^\s*by\s+(?P<author>.+?)\s+on\s+(?:[A-Za-z]+,\s+)?(?P<date>[A-Za-z]+\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4})")
+        .expect("static regex compiles")
+});
+
+/// Parse a fact-check article page in either layout.
+pub fn parse_article(html: &str, base: &Url) -> Article {
+    let doc = Html::parse_document(html);
+    parse_article_doc(&doc, base)
+}
+
+/// [`parse_article`] on an already parsed document.
+pub fn parse_article_doc(doc: &Html, base: &Url) -> Article {
+    let mut article = Article {
+        canonical_url: canonical(doc, base),
+        layout: "none",
+        ..Article::default()
+    };
+    let og_rating = doc
+        .select(&OG_IMAGE)
+        .next()
+        .and_then(|m| m.value().attr("content"))
+        .map(rating_from_image)
+        .filter(|r| !r.is_missing());
+    if let Some(el) = doc.select(&ARTICLE).next() {
+        article.layout = "current";
+        article.statement = el
+            .select(&QUOTE)
+            .next()
+            .map(|q| unquote(&clean_text(q)))
+            .and_then(non_empty);
+        article.speaker = speaker(el);
+        (article.claim_date, article.venue) = stated_on(el);
+        // Image src first, then the article's `m-statement--<slug>` class, then og:image.
+        let from_img = meter_rating(el);
+        let from_class = el
+            .value()
+            .classes()
+            .filter_map(|c| c.strip_prefix("m-statement--"))
+            .filter(|c| *c != "is-xlarge")
+            .map(classify_slug)
+            .next();
+        article.rating = Some(match from_img {
+            Rating::Missing => from_class.or(og_rating).unwrap_or(Rating::Missing),
+            r => r,
+        });
+        if let Some(content) = doc.select(&AUTHOR_CONTENT).next() {
+            article.author = content
+                .select(&AUTHOR_LINK)
+                .map(clean_text)
+                .find(|s| !s.is_empty());
+            article.review_date = content
+                .select(&AUTHOR_DATE)
+                .map(clean_text)
+                .find(|s| !s.is_empty());
+        }
+        article.topics = doc
+            .select(&TOPICS)
+            .map(|a| {
+                a.value()
+                    .attr("title")
+                    .map(squash)
+                    .filter(|t| !t.is_empty())
+                    .unwrap_or_else(|| clean_text(a))
+            })
+            .filter(|t| !t.is_empty())
+            .collect();
+    } else if let Some(text) = doc.select(&OLD_TEXT).next() {
+        article.layout = "legacy";
+        article.statement = non_empty(unquote(&clean_text(text)));
+        article.speaker = doc
+            .select(&OLD_SOURCE)
+            .map(clean_text)
+            .find(|s| !s.is_empty());
+        if let Some(meta) = doc.select(&OLD_META).next()
+            && let Some(c) = OLD_ON.captures(&clean_text(meta))
+        {
+            article.claim_date = c.name("date").map(|m| m.as_str().to_string());
+            article.venue = c
+                .name("venue")
+                .map(|m| m.as_str().trim().to_string())
+                .and_then(non_empty);
+        }
+        let from_img = doc
+            .select(&OLD_IMG)
+            .next()
+            .map(|img| rating_from_image(img.value().attr("src").unwrap_or("")))
+            .unwrap_or(Rating::Missing);
+        article.rating = Some(match from_img {
+            Rating::Missing => og_rating.unwrap_or(Rating::Missing),
+            r => r,
+        });
+        if let Some(by) = doc.select(&OLD_BYLINE).next()
+            && let Some(c) = OLD_BY.captures(&clean_text(by))
+        {
+            article.author = c.name("author").map(|m| squash(m.as_str()));
+            article.review_date = c.name("date").map(|m| m.as_str().to_string());
+        }
+        article.topics = doc
+            .select(&OLD_SUBJECTS)
+            .map(clean_text)
+            .filter(|t| !t.is_empty())
+            .collect();
+    } else {
+        article.rating = og_rating;
+    }
+    article
+}
+
+fn canonical(doc: &Html, base: &Url) -> Option<String> {
+    let href = doc
+        .select(&CANONICAL)
+        .next()
+        .and_then(|l| l.value().attr("href"))
+        .or_else(|| {
+            doc.select(&OG_URL)
+                .next()
+                .and_then(|m| m.value().attr("content"))
+        })?;
+    let url = base.join(href.trim()).ok()?;
+    matches!(url.scheme(), "http" | "https").then(|| url.to_string())
+}
+
+/// The listing URL for page `n` with optional filters, e.g.
+/// `https://www.politifact.com/factchecks/list/?page=2&speaker=donald-trump&ruling=false`.
+pub fn listing_url(
+    base: &Url,
+    page: u32,
+    speaker: Option<&str>,
+    ruling: Option<&str>,
+    category: Option<&str>,
+) -> Result<Url, url::ParseError> {
+    let mut url = base.join("/factchecks/list/")?;
+    {
+        let mut q = url.query_pairs_mut();
+        q.append_pair("page", &page.to_string());
+        for (k, v) in [
+            ("speaker", speaker),
+            ("ruling", ruling),
+            ("category", category),
+        ] {
+            if let Some(v) = v {
+                q.append_pair(k, v);
+            }
+        }
+    }
+    Ok(url)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ratings_from_image_sources() {
+        let s = |x: &str| Rating::Slug(x.into());
+        let cases = [
+            (
+                "https://static.politifact.com/politifact/rulings/meter-false.jpg",
+                s("false"),
+            ),
+            (
+                "https://static.politifact.com/CACHE/images/politifact/rulings/meter-mostly-true/0e2b5d.jpg",
+                s("mostly-true"),
+            ),
+            (
+                "https://static.politifact.com/politifact/rulings/tom_ruling_pof.png",
+                s("pants-fire"),
+            ),
+            ("/rulings/meter-barely-true.jpg?v=2", s("mostly-false")),
+            (
+                "https://static.politifact.com/img/meter-pants-fire.jpg",
+                s("pants-fire"),
+            ),
+            (
+                "http://static.politifact.com.s3.amazonaws.com/rulings/tom-pantsonfire.gif",
+                s("pants-fire"),
+            ),
+            (
+                "http://static.politifact.com.s3.amazonaws.com/rulings/tom-halftrue.gif",
+                s("half-true"),
+            ),
+            (
+                "https://static.politifact.com/politifact/rulings/meter-full-flop.jpg",
+                Rating::FlipOMeter("full-flop".into()),
+            ),
+            (
+                "/rulings/fom-halfflip.gif",
+                Rating::FlipOMeter("half-flip".into()),
+            ),
+            (
+                "/rulings/meter-sort-of.jpg",
+                Rating::Unrecognised("/rulings/meter-sort-of.jpg".into()),
+            ),
+            (
+                "/img/logo.png",
+                Rating::Unrecognised("/img/logo.png".into()),
+            ),
+            ("", Rating::Missing),
+        ];
+        for (src, want) in cases {
+            assert_eq!(rating_from_image(src), want, "{src}");
+        }
+    }
+
+    #[test]
+    fn listing_urls_carry_filters() {
+        let base = Url::parse("https://www.politifact.com").unwrap();
+        assert_eq!(
+            listing_url(&base, 3, Some("donald-trump"), Some("pants-fire"), None)
+                .unwrap()
+                .as_str(),
+            "https://www.politifact.com/factchecks/list/?page=3&speaker=donald-trump&ruling=pants-fire"
+        );
+    }
+
+    #[test]
+    fn byline_and_stated_on() {
+        assert_eq!(
+            byline("By Jane Doe • January 12, 2024"),
+            (Some("Jane Doe".into()), Some("January 12, 2024".into()))
+        );
+        let html = r#"<article class="m-statement"><div class="m-statement__desc">stated on Jan. 5, 2024 in an interview on CNN:</div>
+<div class="m-statement__quote"><a href="/factchecks/x/">“Quoted”</a></div></article>"#;
+        let page = parse_listing(
+            html,
+            &Url::parse("https://pf.example/factchecks/list/?page=1").unwrap(),
+        );
+        assert_eq!(page.items.len(), 1);
+        let item = &page.items[0];
+        assert_eq!(item.statement, "Quoted");
+        assert_eq!(item.url, "https://pf.example/factchecks/x/");
+        assert_eq!(item.claim_date.as_deref(), Some("Jan. 5, 2024"));
+        assert_eq!(item.venue.as_deref(), Some("an interview on CNN"));
+        assert_eq!(item.rating, Rating::Missing);
+        assert!(!page.no_results);
+        let end = parse_listing(
+            "<h2 class='c-title'>No Results found</h2>",
+            &Url::parse("https://pf.example/").unwrap(),
+        );
+        assert!(end.no_results && end.items.is_empty());
+    }
+}
