@@ -1,0 +1,197 @@
+//! Publishing: semver bumps from the diff, no-change detection, immutability, crash safety, verify.
+
+use std::path::{Path, PathBuf};
+
+use noisebench_core::{Claim, Rows, TableKind};
+use noisebench_pipeline::table_io;
+use noisebench_snapshot::*;
+
+fn claim(i: usize, text: &str) -> Claim {
+    Claim {
+        id: format!("claim_{i:04}"),
+        text: text.into(),
+        verdict: if i % 3 == 0 { "false" } else { "true" }.into(),
+        original_rating: "true".into(),
+        source: "test".into(),
+        ..Claim::default()
+    }
+}
+
+fn claims(n: usize) -> Vec<Claim> {
+    (0..n).map(|i| claim(i, &format!("claim number {i}"))).collect()
+}
+
+struct Env {
+    dir: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Self {
+        Self { dir: tempfile::tempdir().unwrap() }
+    }
+
+    fn snapshots(&self) -> PathBuf {
+        self.dir.path().join("snapshots")
+    }
+
+    fn request(&self, rows: Vec<Claim>) -> PublishRequest {
+        let path = self.dir.path().join("work/claims.parquet");
+        table_io::write_table(&path, &Rows::Claims(rows)).unwrap();
+        PublishRequest {
+            snapshots_dir: self.snapshots(),
+            dataset: "ds".into(),
+            title: "Test".into(),
+            description: "A test dataset.".into(),
+            license: None,
+            pipeline: "test".into(),
+            config_hash: "abc".into(),
+            code_version: "0.0.0".into(),
+            tables: vec![SourceTable { name: "claims".into(), kind: TableKind::Claims, path }],
+            stages: vec![],
+            provenance: Default::default(),
+        }
+    }
+
+    fn publish(&self, rows: Vec<Claim>) -> PublishOutcome {
+        publish(&self.request(rows), &PublishOptions::default()).unwrap()
+    }
+
+    fn versions(&self) -> Vec<String> {
+        list_versions(&self.snapshots().join("ds")).iter().map(|v| v.to_string()).collect()
+    }
+}
+
+fn version(outcome: &PublishOutcome) -> &str {
+    match outcome {
+        PublishOutcome::Published { version, .. } => version,
+        PublishOutcome::Unchanged { version, .. } => panic!("unchanged at {version}"),
+    }
+}
+
+#[test]
+fn versions_bump_from_the_diff() {
+    let env = Env::new();
+    assert_eq!(version(&env.publish(claims(10))), "1.0.0");
+    // Same rows, same bytes: nothing new.
+    assert!(matches!(env.publish(claims(10)), PublishOutcome::Unchanged { ref version, .. } if version == "1.0.0"));
+    // Only additions: minor.
+    let out = env.publish(claims(12));
+    assert_eq!(version(&out), "1.1.0");
+    let PublishOutcome::Published { changes, .. } = out else { unreachable!() };
+    assert_eq!(changes.tables["claims"].added, vec!["claim_0010", "claim_0011"]);
+    // A changed row: major.
+    let mut changed = claims(12);
+    changed[3].text = "edited".into();
+    let out = env.publish(changed.clone());
+    assert_eq!(version(&out), "2.0.0");
+    let PublishOutcome::Published { changes, .. } = out else { unreachable!() };
+    assert_eq!(changes.tables["claims"].changed, vec!["claim_0003"]);
+    // A removed row: major.
+    changed.pop();
+    assert_eq!(version(&env.publish(changed.clone())), "3.0.0");
+    // The same rows in another order: other bytes, same rows: patch.
+    changed.reverse();
+    let out = env.publish(changed);
+    assert_eq!(version(&out), "3.0.1");
+    let PublishOutcome::Published { changes, dir, .. } = out else { unreachable!() };
+    assert!(changes.tables["claims"].reserialised && !changes.tables["claims"].rows_differ());
+    let manifest = Manifest::read(&dir).unwrap();
+    assert_eq!(manifest.parent.as_deref(), Some("3.0.0"));
+    assert_eq!(env.versions(), ["1.0.0", "1.1.0", "2.0.0", "3.0.0", "3.0.1"]);
+    // diff between two published versions.
+    let d = diff(&env.snapshots().join("ds/1.0.0"), &env.snapshots().join("ds/2.0.0")).unwrap();
+    assert_eq!((d.tables["claims"].added.len(), d.tables["claims"].changed.len()), (2, 1));
+    assert!(d.render_markdown().contains("claim_0003"));
+}
+
+#[test]
+fn published_files_are_read_only() {
+    let env = Env::new();
+    let PublishOutcome::Published { dir, .. } = env.publish(claims(3)) else { panic!() };
+    for file in ["data/claims.parquet", "manifest.json", "README.md", "CHANGES.md"] {
+        let meta = std::fs::metadata(dir.join(file)).unwrap();
+        assert!(meta.permissions().readonly(), "{file}");
+    }
+}
+
+#[test]
+fn version_exists_error_names_the_version() {
+    let env = Env::new();
+    env.publish(claims(3));
+    // A folder without a manifest is not a version, but it still blocks the name.
+    std::fs::create_dir_all(env.snapshots().join("ds/1.1.0")).unwrap();
+    std::fs::write(env.snapshots().join("ds/1.1.0/partial"), b"x").unwrap();
+    let err = publish(&env.request(claims(4)), &PublishOptions::default()).unwrap_err();
+    assert!(matches!(err, PublishError::VersionExists { ref version, .. } if version == "1.1.0"), "{err}");
+}
+
+#[test]
+fn an_interrupted_publish_leaves_no_version() {
+    let env = Env::new();
+    env.publish(claims(5));
+    for fail_after in [1, 2, 3, 4, 5] {
+        let err = publish(&env.request(claims(6)), &PublishOptions { fail_after_files: Some(fail_after), ..Default::default() });
+        assert!(matches!(err, Err(PublishError::Injected(_))), "{fail_after}: {err:?}");
+        assert_eq!(env.versions(), ["1.0.0"], "after a fault at file {fail_after}");
+        assert!(!env.snapshots().join("ds/1.1.0").exists());
+    }
+    // The next publish succeeds and cleans what the crash left.
+    assert_eq!(version(&env.publish(claims(6))), "1.1.0");
+    let leftovers: Vec<String> = std::fs::read_dir(env.snapshots().join("ds"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    assert!(verify(&env.snapshots().join("ds/1.1.0")).ok());
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::write(&target, std::fs::read(entry.path()).unwrap()).unwrap();
+        }
+    }
+}
+
+#[test]
+fn verify_finds_tampering() {
+    let env = Env::new();
+    let PublishOutcome::Published { dir, .. } = env.publish(claims(8)) else { panic!() };
+    let report = verify(&dir);
+    assert!(report.ok(), "{:?}", report.problems);
+    assert_eq!((report.tables_checked, report.rows_checked), (1, 8));
+
+    let copy = env.dir.path().join("copy/1.0.0");
+    copy_dir(&dir, &copy);
+    // Replace the data with another valid table: hash, size and row count no longer match.
+    table_io::write_table(&copy.join("data/claims.parquet"), &Rows::Claims(claims(7))).unwrap();
+    std::fs::write(copy.join("data/extra.parquet"), b"x").unwrap();
+    let report = verify(&copy);
+    let text = report.problems.join("\n");
+    assert!(text.contains("sha256"), "{text}");
+    assert!(text.contains("7 rows, manifest says 8"), "{text}");
+    assert!(text.contains("data/extra.parquet is not in the manifest"), "{text}");
+}
+
+#[test]
+fn the_card_declares_one_config_per_table_with_features() {
+    let env = Env::new();
+    let PublishOutcome::Published { dir, .. } = env.publish(claims(9)) else { panic!() };
+    let card = std::fs::read_to_string(dir.join("README.md")).unwrap();
+    assert!(card.starts_with("---\n"));
+    assert!(card.contains("configs:\n- config_name: claims\n  data_files:\n  - split: train\n    path: data/claims.parquet"));
+    assert!(card.contains("  - name: topics\n    sequence: string"));
+    assert!(card.contains("num_examples: 9"));
+    assert!(card.contains("`claims.verdict`: true: 6, false: 3"), "{card}");
+    for section in ["## Sources", "## Construction", "## Labels", "## Limitations"] {
+        assert!(card.contains(section), "{section}");
+    }
+    let changes = std::fs::read_to_string(dir.join("CHANGES.md")).unwrap();
+    assert!(changes.contains("First version"));
+}
