@@ -279,9 +279,24 @@ impl TypedStage for ScrapeStage {
         }]
     }
 
-    fn validate(&self, config: &ScrapeConfig, _root: &Path) -> Result<(), ConfigError> {
+    fn validate(&self, config: &ScrapeConfig, root: &Path) -> Result<(), ConfigError> {
         resolve(config)?;
-        self.web_config(config)?;
+        let web = self.web_config(config)?;
+        if web.mode == noisebench_web::Mode::Replay {
+            for (field, dir) in [
+                ("web.replay_fixtures", &web.replay_fixtures),
+                ("web.replay_archive", &web.replay_archive),
+            ] {
+                if let Some(dir) = dir
+                    && !root.join(dir).is_dir()
+                {
+                    return Err(ConfigError::new(
+                        field,
+                        format!("{} is not a directory", root.join(dir).display()),
+                    ));
+                }
+            }
+        }
         Ok(())
     }
 

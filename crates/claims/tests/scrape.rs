@@ -308,7 +308,9 @@ fn scrape_live_then_replay_the_archive() {
     // Replay the archive: same claims (fetch times included), same drops, no request.
     let before = pf.paths().len() + ce.paths().len();
     let replay_web = json!({"mode": "replay", "replay_archive": archive.path()});
+    let started = Instant::now();
     let (replayed, replay_report) = run(replay_web, config);
+    eprintln!("archive replay: {:?}", started.elapsed());
     assert_eq!(replayed, claims);
     assert_eq!(replay_report.drop_reasons(), report.drop_reasons());
     assert_eq!(
