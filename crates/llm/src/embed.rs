@@ -282,22 +282,6 @@ fn embed_openai(
                         .to_string()
                         .as_bytes(),
                 );
-                if let Err(e) = llm.budget_check() {
-                    llm.log_embedding(
-                        &stage,
-                        "openai",
-                        &model.model_id,
-                        &key,
-                        String::new(),
-                        0,
-                        0,
-                        false,
-                        None,
-                        Some(&e),
-                        start,
-                    );
-                    return (g, Err(e));
-                }
                 let salt = u64::from_str_radix(&key[..16], 16).unwrap_or(0);
                 let r = model.embed(&batch_texts, salt).await;
                 match &r {

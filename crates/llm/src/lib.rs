@@ -111,7 +111,7 @@ struct Inner {
     log: Mutex<Vec<LlmCall>>,
     seq: Mutex<BTreeMap<String, u64>>,
     stats: Mutex<LlmStats>,
-    spent: Mutex<f64>,
+    budget: Arc<openai::Budget>,
     secrets: Vec<String>,
 }
 
@@ -182,6 +182,7 @@ impl Llm {
             BackendKind::Offline if prompts_dir.is_dir() => (Prompts::load(&prompts_dir)?, None),
             BackendKind::Offline => (Prompts::empty(), None),
         };
+        let budget = Arc::new(openai::Budget::new(config.max_cost));
         let mut models = BTreeMap::new();
         let mut secrets = Vec::new();
         let needs_models = config.backend == BackendKind::Openai
@@ -194,7 +195,7 @@ impl Llm {
                 if !used {
                     continue;
                 }
-                let model = Arc::new(OpenAiModel::new(name, m)?);
+                let model = Arc::new(OpenAiModel::new(name, m, Arc::clone(&budget))?);
                 if let Some(k) = model.api_key() {
                     secrets.push(k.to_string());
                 }
@@ -227,7 +228,7 @@ impl Llm {
                 log: Mutex::new(Vec::new()),
                 seq: Mutex::new(BTreeMap::new()),
                 stats: Mutex::new(LlmStats::default()),
-                spent: Mutex::new(0.0),
+                budget,
                 secrets,
             }),
         })
@@ -521,14 +522,6 @@ impl Llm {
         let Some(model) = p.model.clone() else {
             return Err(LlmError::Internal("remote call without a model".into()));
         };
-        if let Some(max) = self.inner.config.max_cost {
-            let spent = *self.inner.spent.lock().unwrap_or_else(|e| e.into_inner());
-            if spent >= max {
-                let e = LlmError::BudgetExhausted { spent, max };
-                self.record_failure(&p, &e, 0, String::new(), start);
-                return Err(e);
-            }
-        }
         let salt = u64::from_str_radix(&p.key[..16], 16).unwrap_or(0);
         let mut messages = p.messages.clone();
         let (mut tokens_in, mut tokens_out, mut attempts) = (0u64, 0u64, 0u32);
@@ -544,6 +537,7 @@ impl Llm {
                     p.response_format.clone(),
                     estimate,
                     salt.wrapping_add(tr as u64),
+                    tr == 1,
                 )
                 .await;
             let reply = match reply {
@@ -558,10 +552,6 @@ impl Llm {
             tokens_in += reply.tokens_in;
             tokens_out += reply.tokens_out;
             endpoint = reply.endpoint.clone();
-            if let Some(price) = model.config.price {
-                let c = price.cost(reply.tokens_in, reply.tokens_out);
-                *self.inner.spent.lock().unwrap_or_else(|e| e.into_inner()) += c;
-            }
             match parse::parse_answer::<T>(&p.input, &reply.value) {
                 Ok((value, how)) => {
                     if how == parse::Parsed::Repaired {
@@ -886,7 +876,7 @@ impl Llm {
 
     /// Estimated USD spent on calls that reached a server.
     pub fn spent_usd(&self) -> f64 {
-        *self.inner.spent.lock().unwrap_or_else(|e| e.into_inner())
+        self.inner.budget.spent()
     }
 }
 
@@ -979,9 +969,6 @@ impl Llm {
         error: Option<&LlmError>,
         start: Instant,
     ) {
-        if let (Some(c), false) = (cost, cache_hit) {
-            *self.inner.spent.lock().unwrap_or_else(|e| e.into_inner()) += c;
-        }
         self.log_call(LogLine {
             stage,
             task: "embedding",
@@ -1001,15 +988,6 @@ impl Llm {
             },
             start,
         });
-    }
-    pub(crate) fn budget_check(&self) -> Result<(), LlmError> {
-        if let Some(max) = self.inner.config.max_cost {
-            let spent = self.spent_usd();
-            if spent >= max {
-                return Err(LlmError::BudgetExhausted { spent, max });
-            }
-        }
-        Ok(())
     }
     pub(crate) fn cache_mode(&self) -> CacheMode {
         self.inner.config.cache.mode

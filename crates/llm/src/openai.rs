@@ -22,6 +22,41 @@ use crate::config::ModelConfig;
 use crate::error::LlmError;
 use crate::prompt::Message;
 
+/// The run's spending against `max_cost`, shared by every model.
+#[derive(Debug, Default)]
+pub(crate) struct Budget {
+    pub max: Option<f64>,
+    spent: Mutex<f64>,
+}
+
+impl Budget {
+    pub fn new(max: Option<f64>) -> Self {
+        Self {
+            max,
+            spent: Mutex::new(0.0),
+        }
+    }
+
+    pub fn spent(&self) -> f64 {
+        *self.spent.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn add(&self, usd: f64) {
+        *self.spent.lock().unwrap_or_else(|e| e.into_inner()) += usd;
+    }
+
+    /// Refuse a new call once the spending has reached the maximum.
+    pub fn check(&self) -> Result<(), LlmError> {
+        match self.max {
+            Some(max) if self.spent() >= max => Err(LlmError::BudgetExhausted {
+                spent: self.spent(),
+                max,
+            }),
+            _ => Ok(()),
+        }
+    }
+}
+
 /// What one successful HTTP exchange gave.
 #[derive(Debug, Clone)]
 pub(crate) struct Reply<T> {
@@ -59,6 +94,7 @@ pub(crate) struct OpenAiModel {
     semaphore: Semaphore,
     rpm: Option<DefaultDirectRateLimiter>,
     tpm: Option<(DefaultDirectRateLimiter, u32)>,
+    budget: Arc<Budget>,
 }
 
 impl std::fmt::Debug for OpenAiModel {
@@ -143,7 +179,7 @@ struct EmbeddingItem {
 }
 
 impl OpenAiModel {
-    pub fn new(key: &str, config: &ModelConfig) -> Result<Self, LlmError> {
+    pub fn new(key: &str, config: &ModelConfig, budget: Arc<Budget>) -> Result<Self, LlmError> {
         let api_key = match &config.api_key_env {
             None => None,
             Some(var) => match std::env::var(var) {
@@ -196,6 +232,7 @@ impl OpenAiModel {
             semaphore: Semaphore::new(config.max_concurrency),
             rpm,
             tpm,
+            budget,
         })
     }
 
@@ -311,6 +348,7 @@ impl OpenAiModel {
         body: &serde_json::Value,
         estimated_tokens: u64,
         salt: u64,
+        new_call: bool,
         parse: impl Fn(&[u8]) -> Result<(T, Option<(u64, u64)>), String>,
     ) -> Result<Reply<T>, LlmError> {
         let _permit = self
@@ -326,6 +364,11 @@ impl OpenAiModel {
                 tokio::time::sleep(p).await;
             }
             self.wait_limits(estimated_tokens).await;
+            // Checked at the last moment before a new call goes out; retries and re-asks of a
+            // call already under way finish.
+            if new_call && attempt == 1 {
+                self.budget.check()?;
+            }
             let outcome = self.attempt(endpoint, path, body, &parse).await;
             match outcome {
                 Attempt::Done(value, usage) => {
@@ -333,6 +376,9 @@ impl OpenAiModel {
                     // Without `usage`, the estimate stands in for the prompt tokens.
                     let (tokens_in, tokens_out) = usage.unwrap_or((estimated_tokens, 0));
                     self.reconcile(estimated_tokens, tokens_in + tokens_out);
+                    if let Some(price) = self.config.price {
+                        self.budget.add(price.cost(tokens_in, tokens_out));
+                    }
                     return Ok(Reply {
                         value,
                         tokens_in,
@@ -448,6 +494,7 @@ impl OpenAiModel {
         response_format: Option<serde_json::Value>,
         estimated_tokens: u64,
         salt: u64,
+        new_call: bool,
     ) -> Result<Reply<String>, LlmError> {
         let mut body = serde_json::json!({
             "model": self.model_id,
@@ -461,19 +508,26 @@ impl OpenAiModel {
                 obj.insert("response_format".into(), rf);
             }
         }
-        self.post("chat/completions", &body, estimated_tokens, salt, |bytes| {
-            let r: ChatResponse = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
-            let content = r
-                .choices
-                .into_iter()
-                .next()
-                .and_then(|c| c.message.content)
-                .ok_or("no choices[0].message.content")?;
-            Ok((
-                content,
-                r.usage.map(|u| (u.prompt_tokens, u.completion_tokens)),
-            ))
-        })
+        self.post(
+            "chat/completions",
+            &body,
+            estimated_tokens,
+            salt,
+            new_call,
+            |bytes| {
+                let r: ChatResponse = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+                let content = r
+                    .choices
+                    .into_iter()
+                    .next()
+                    .and_then(|c| c.message.content)
+                    .ok_or("no choices[0].message.content")?;
+                Ok((
+                    content,
+                    r.usage.map(|u| (u.prompt_tokens, u.completion_tokens)),
+                ))
+            },
+        )
         .await
     }
 
@@ -490,6 +544,7 @@ impl OpenAiModel {
             &body,
             estimate_text_tokens(texts),
             salt,
+            true,
             move |bytes| {
                 let mut r: EmbeddingResponse =
                     serde_json::from_slice(bytes).map_err(|e| e.to_string())?;

@@ -1,0 +1,503 @@
+//! The `openai` backend against a fake server: limits, retries, repair, re-asks, cache, budget.
+
+mod common;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::{FakeServer, KEYWORDS_OK, Reply, keywords, openai_config};
+use noisebench_llm::task::{Keywords, KeywordsOutput};
+use noisebench_llm::{Llm, LlmError};
+
+fn llm(cfg: serde_json::Value) -> Llm {
+    Llm::from_value(&cfg, Path::new("/")).unwrap()
+}
+
+fn with(mut cfg: serde_json::Value, path: &[&str], v: serde_json::Value) -> serde_json::Value {
+    let mut at = &mut cfg;
+    for p in &path[..path.len() - 1] {
+        at = &mut at[*p];
+    }
+    at[path[path.len() - 1]] = v;
+    cfg
+}
+
+fn model(cfg: serde_json::Value, field: &str, v: serde_json::Value) -> serde_json::Value {
+    with(cfg, &["models", "fake", field], v)
+}
+
+#[test]
+fn answers_then_serves_the_same_call_from_cache_without_a_request() {
+    let srv = FakeServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let llm = llm(openai_config(&srv.url(), dir.path()));
+    let a = llm
+        .run::<Keywords>("queries", keywords("The moon is cheese."))
+        .unwrap();
+    assert_eq!(a.value.keywords, vec!["alpha", "beta"]);
+    assert_eq!(a.provenance, "openai:fake-model");
+    assert!(!a.cache_hit);
+    assert_eq!(srv.requests(), 1);
+    let b = llm
+        .run::<Keywords>("queries", keywords("The moon is cheese."))
+        .unwrap();
+    assert!(b.cache_hit);
+    assert_eq!(b.value, a.value);
+    assert_eq!(b.request_hash, a.request_hash);
+    assert_eq!(srv.requests(), 1, "a cache hit sends no request");
+    // A new handle on the same directory (a resumed run) hits too.
+    let again = self::llm(openai_config(&srv.url(), dir.path()));
+    assert!(
+        again
+            .run::<Keywords>("queries", keywords("The moon is cheese."))
+            .unwrap()
+            .cache_hit
+    );
+    assert_eq!(srv.requests(), 1);
+
+    let log = llm.drain_call_log();
+    assert_eq!(log.len(), 2);
+    let miss = log.iter().find(|c| !c.cache_hit).unwrap();
+    assert_eq!(
+        (
+            miss.stage.as_str(),
+            miss.task.as_str(),
+            miss.prompt_version.as_str()
+        ),
+        ("queries", "keywords", "1")
+    );
+    assert_eq!(
+        (
+            miss.backend.as_str(),
+            miss.model.as_str(),
+            miss.endpoint.as_str()
+        ),
+        ("openai", "fake-model", "local")
+    );
+    assert_eq!(
+        (miss.tokens_in, miss.tokens_out, miss.attempts),
+        (11, 7, 1),
+        "usage reconciled"
+    );
+    assert_eq!(miss.request_hash, a.request_hash);
+    assert!(log.iter().any(|c| c.cache_hit && c.attempts == 0));
+    assert_ne!(log[0].id, log[1].id);
+    let s = llm.stats();
+    assert_eq!(
+        (s.calls, s.cache_hits, s.cache_misses, s.failures),
+        (2, 1, 1, 0)
+    );
+    assert!(llm.drain_call_log().is_empty(), "drained");
+}
+
+#[test]
+fn concurrency_bound_holds() {
+    let srv = FakeServer::start_with(
+        Reply::Content(KEYWORDS_OK.into()),
+        Duration::from_millis(80),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = model(
+        openai_config(&srv.url(), dir.path()),
+        "max_concurrency",
+        3.into(),
+    );
+    let llm = llm(cfg);
+    let inputs: Vec<_> = (0..15).map(|i| keywords(&format!("claim {i}"))).collect();
+    let r = llm.run_batch::<Keywords>("s", inputs);
+    assert!(r.iter().all(Result::is_ok));
+    assert_eq!(srv.requests(), 15);
+    assert_eq!(srv.max_in_flight(), 3, "bound reached, never exceeded");
+}
+
+#[test]
+fn requests_per_minute_hold() {
+    let srv = FakeServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    // 600 per minute = one every 100 ms.
+    let cfg = model(openai_config(&srv.url(), dir.path()), "rpm", 600.into());
+    let cfg = with(cfg, &["models", "fake", "max_concurrency"], 16.into());
+    let llm = llm(cfg);
+    let start = Instant::now();
+    let inputs: Vec<_> = (0..21).map(|i| keywords(&format!("claim {i}"))).collect();
+    assert!(
+        llm.run_batch::<Keywords>("s", inputs)
+            .iter()
+            .all(Result::is_ok)
+    );
+    let took = start.elapsed();
+    assert!(
+        took >= Duration::from_millis(1900),
+        "21 requests at 10/s took {took:?}"
+    );
+    // Any one-second window (a sixtieth of a minute) sees at most the limit's share (+1 for
+    // arrival jitter at the window's edge).
+    assert!(
+        srv.max_in_window(Duration::from_secs(1)) <= 11,
+        "{}",
+        srv.max_in_window(Duration::from_secs(1))
+    );
+    assert_eq!(srv.per_minute(), vec![21]);
+}
+
+#[test]
+fn tokens_per_minute_hold() {
+    let srv = FakeServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    // 60,000 tokens per minute = 1,000 per second, bucket of 10,000; each call is estimated at
+    // its prompt (~150 tokens) plus max_tokens 1,000.
+    let cfg = model(openai_config(&srv.url(), dir.path()), "tpm", 60_000.into());
+    let cfg = with(cfg, &["max_tokens"], 1000.into());
+    let cfg = with(cfg, &["models", "fake", "max_concurrency"], 16.into());
+    let llm = llm(cfg);
+    let start = Instant::now();
+    let inputs: Vec<_> = (0..12).map(|i| keywords(&format!("claim {i}"))).collect();
+    assert!(
+        llm.run_batch::<Keywords>("s", inputs)
+            .iter()
+            .all(Result::is_ok)
+    );
+    let took = start.elapsed();
+    // 12 x ~1,150 = ~13,800 tokens: ~10,000 at once, the rest at 1,000/s.
+    assert!(took >= Duration::from_millis(2500), "took {took:?}");
+    assert!(srv.max_in_window(Duration::from_millis(500)) <= 9);
+}
+
+#[test]
+fn a_429_is_retried_after_its_retry_after() {
+    let srv = FakeServer::start();
+    srv.push(Reply::Status(
+        429,
+        Some("1".into()),
+        "{\"error\": \"slow down\"}".into(),
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    let llm = llm(openai_config(&srv.url(), dir.path()));
+    let start = Instant::now();
+    let a = llm.run::<Keywords>("s", keywords("x")).unwrap();
+    assert_eq!(a.value.keywords, vec!["alpha", "beta"]);
+    let gap = srv.arrivals()[1].duration_since(srv.arrivals()[0]);
+    // retry_base_ms is 20: only Retry-After explains a one-second wait.
+    assert!(gap >= Duration::from_millis(990), "gap {gap:?}");
+    assert!(start.elapsed() < Duration::from_secs(3));
+    assert_eq!(llm.drain_call_log()[0].attempts, 2);
+}
+
+#[test]
+fn server_errors_back_off_exponentially_then_give_up() {
+    let srv = FakeServer::start_with(Reply::Status(500, None, "oops".into()), Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = model(
+        openai_config(&srv.url(), dir.path()),
+        "retry_base_ms",
+        100.into(),
+    );
+    let llm = llm(cfg);
+    let e = llm.run::<Keywords>("s", keywords("x")).unwrap_err();
+    assert!(
+        matches!(e, LlmError::RetriesExhausted { attempts: 4, .. }),
+        "{e:?}"
+    );
+    assert_eq!(e.reason(), "retries_exhausted");
+    let a = srv.arrivals();
+    assert_eq!(a.len(), 4, "max_retries 3 = 4 attempts");
+    // Equal jitter: delay n is in [base*2^(n-1)/2, base*2^(n-1)].
+    let gaps: Vec<Duration> = a.windows(2).map(|w| w[1].duration_since(w[0])).collect();
+    for (n, g) in gaps.iter().enumerate() {
+        let full = 100u64 << n;
+        assert!(*g >= Duration::from_millis(full / 2), "gap {n}: {g:?}");
+        assert!(*g < Duration::from_millis(full + 150), "gap {n}: {g:?}");
+    }
+    // Failures are never cached: the same call goes to the server again.
+    srv.set_default(Reply::Content(KEYWORDS_OK.into()));
+    let ok = llm.run::<Keywords>("s", keywords("x")).unwrap();
+    assert!(!ok.cache_hit);
+    assert_eq!(srv.requests(), 5);
+    let log = llm.drain_call_log();
+    assert_eq!(log.len(), 2);
+    let failed: Vec<_> = log.iter().filter_map(|c| c.error.as_deref()).collect();
+    assert_eq!(failed.len(), 1);
+    assert!(failed[0].starts_with("retries_exhausted"), "{}", failed[0]);
+    assert!(log.iter().any(|c| c.error.is_none() && c.attempts == 1));
+}
+
+#[test]
+fn other_client_errors_are_not_retried() {
+    let srv = FakeServer::start_with(
+        Reply::Status(400, None, "{\"error\": \"bad request\"}".into()),
+        Duration::ZERO,
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let llm = llm(openai_config(&srv.url(), dir.path()));
+    let e = llm.run::<Keywords>("s", keywords("x")).unwrap_err();
+    assert!(matches!(e, LlmError::Http { status: 400, .. }), "{e:?}");
+    assert_eq!(srv.requests(), 1);
+    srv.set_default(Reply::Status(404, None, String::new()));
+    assert!(matches!(
+        llm.run::<Keywords>("s", keywords("y")).unwrap_err(),
+        LlmError::Http { status: 404, .. }
+    ));
+    assert_eq!(srv.requests(), 2);
+}
+
+#[test]
+fn a_slow_answer_times_out_and_is_retried() {
+    let srv = FakeServer::start();
+    srv.push(Reply::Slow(Duration::from_secs(3), KEYWORDS_OK.into()));
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = model(
+        openai_config(&srv.url(), dir.path()),
+        "timeout_secs",
+        0.5.into(),
+    );
+    let llm = llm(cfg);
+    let start = Instant::now();
+    let a = llm.run::<Keywords>("s", keywords("x")).unwrap();
+    assert_eq!(a.value.keywords.len(), 2);
+    assert!(start.elapsed() < Duration::from_millis(2500));
+    assert_eq!(llm.drain_call_log()[0].attempts, 2);
+}
+
+#[test]
+fn a_truncated_envelope_is_retried() {
+    let srv = FakeServer::start();
+    srv.push(Reply::Raw(
+        r#"{"choices": [{"message": {"content": "{\"keyw"#.into(),
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    let llm = llm(openai_config(&srv.url(), dir.path()));
+    assert!(llm.run::<Keywords>("s", keywords("x")).is_ok());
+    assert_eq!(srv.requests(), 2);
+}
+
+#[test]
+fn malformed_output_is_repaired_without_a_new_request() {
+    let srv = FakeServer::start_with(
+        Reply::Content("Here you go:\n```json\n{\"keywords\": [\"a\", \"b\",],}\n```".into()),
+        Duration::ZERO,
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let llm = llm(openai_config(&srv.url(), dir.path()));
+    let a = llm.run::<Keywords>("s", keywords("x")).unwrap();
+    assert_eq!(
+        a.value,
+        KeywordsOutput {
+            keywords: vec!["a".into(), "b".into()]
+        }
+    );
+    assert_eq!(srv.requests(), 1);
+}
+
+#[test]
+fn unparseable_output_is_reasked_quoting_the_error() {
+    let srv = FakeServer::start();
+    srv.push(Reply::Content("{\"keyword\": [\"a\"]}".into()));
+    let dir = tempfile::tempdir().unwrap();
+    let llm = llm(openai_config(&srv.url(), dir.path()));
+    let a = llm.run::<Keywords>("s", keywords("x")).unwrap();
+    assert_eq!(a.value.keywords, vec!["alpha", "beta"]);
+    assert_eq!(srv.requests(), 2);
+    let second = &srv.bodies()[1];
+    let msgs = second["messages"].as_array().unwrap();
+    assert_eq!(msgs[msgs.len() - 2]["role"], "assistant");
+    assert_eq!(msgs[msgs.len() - 2]["content"], "{\"keyword\": [\"a\"]}");
+    let reask = msgs[msgs.len() - 1]["content"].as_str().unwrap();
+    assert!(reask.contains("missing field `keywords`"), "{reask}");
+    let log = llm.drain_call_log();
+    assert_eq!(
+        (log[0].attempts, log[0].tokens_in),
+        (2, 22),
+        "both tries counted"
+    );
+}
+
+#[test]
+fn output_that_stays_unusable_fails_with_its_reason_and_is_not_cached() {
+    let srv = FakeServer::start_with(
+        Reply::Content("I think the keywords are a and b".into()),
+        Duration::ZERO,
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let llm = llm(openai_config(&srv.url(), dir.path()));
+    let e = llm.run::<Keywords>("s", keywords("x")).unwrap_err();
+    assert!(
+        matches!(&e, LlmError::Unparseable { tries: 3, detail } if detail.contains("no JSON object")),
+        "{e:?}"
+    );
+    assert_eq!(e.reason(), "unparseable_output");
+    assert_eq!(srv.requests(), 3, "max_reasks 2");
+    assert!(llm.run::<Keywords>("s", keywords("x")).is_err());
+    assert_eq!(srv.requests(), 6, "the failure was not cached");
+    let log = llm.drain_call_log();
+    assert!(log.iter().all(|c| {
+        c.error
+            .as_deref()
+            .unwrap()
+            .starts_with("unparseable_output")
+    }));
+    assert_eq!(llm.stats().failures_by_reason["unparseable_output"], 2);
+}
+
+#[test]
+fn cache_only_mode_fails_on_a_miss_and_serves_hits() {
+    let srv = FakeServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let rw = llm(openai_config(&srv.url(), dir.path()));
+    rw.run::<Keywords>("s", keywords("seen")).unwrap();
+    let ro = llm(with(
+        openai_config(&srv.url(), dir.path()),
+        &["cache", "mode"],
+        "cache-only".into(),
+    ));
+    assert!(ro.run::<Keywords>("s", keywords("seen")).unwrap().cache_hit);
+    let e = ro.run::<Keywords>("s", keywords("unseen")).unwrap_err();
+    assert_eq!(e.reason(), "cache_miss");
+    assert_eq!(srv.requests(), 1);
+}
+
+#[test]
+fn max_cost_stops_new_calls_and_the_run_resumes_from_the_cache() {
+    let srv = FakeServer::start_with(
+        Reply::Content(KEYWORDS_OK.into()),
+        Duration::from_millis(30),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    // 11 + 7 tokens at $1,000 per million each = $0.018 per call; the budget allows two calls.
+    let cfg = openai_config(&srv.url(), dir.path());
+    let cfg = model(
+        cfg,
+        "price",
+        serde_json::json!({"input_per_million": 1000.0, "output_per_million": 1000.0}),
+    );
+    let cfg = model(cfg, "max_concurrency", 1.into());
+    let cfg = with(cfg, &["max_cost"], 0.03.into());
+    let llm = llm(cfg.clone());
+    let inputs: Vec<_> = (0..6).map(|i| keywords(&format!("claim {i}"))).collect();
+    let r = llm.run_batch::<Keywords>("s", inputs.clone());
+    let ok = r.iter().filter(|x| x.is_ok()).count();
+    assert_eq!(ok, 2);
+    assert!(
+        r.iter()
+            .filter_map(|x| x.as_ref().err())
+            .all(|e| e.reason() == "budget_exhausted")
+    );
+    assert_eq!(srv.requests(), 2);
+    assert!((llm.spent_usd() - 0.036).abs() < 1e-9);
+    assert!((llm.stats().cost_usd - 0.036).abs() < 1e-9);
+    // A new run with a fresh budget resumes: what finished comes from the cache.
+    let again = self::llm(cfg);
+    let r2 = again.run_batch::<Keywords>("s", inputs);
+    assert_eq!(
+        r2.iter()
+            .filter(|x| matches!(x, Ok(a) if a.cache_hit))
+            .count(),
+        2
+    );
+    assert_eq!(r2.iter().filter(|x| x.is_ok()).count(), 4);
+}
+
+#[test]
+fn requests_spread_over_endpoints_and_a_failing_one_is_rested() {
+    let a = FakeServer::start_with(
+        Reply::Content(KEYWORDS_OK.into()),
+        Duration::from_millis(60),
+    );
+    let b = FakeServer::start_with(
+        Reply::Content(KEYWORDS_OK.into()),
+        Duration::from_millis(60),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = openai_config(&a.url(), dir.path());
+    let cfg = model(
+        cfg,
+        "endpoints",
+        serde_json::json!([{"name": "a", "url": a.url()}, {"name": "b", "url": b.url()}]),
+    );
+    let llm = llm(cfg.clone());
+    let inputs: Vec<_> = (0..12).map(|i| keywords(&format!("spread {i}"))).collect();
+    assert!(
+        llm.run_batch::<Keywords>("s", inputs)
+            .iter()
+            .all(Result::is_ok)
+    );
+    assert_eq!(a.requests() + b.requests(), 12);
+    assert!(
+        a.requests() >= 4 && b.requests() >= 4,
+        "{} / {}",
+        a.requests(),
+        b.requests()
+    );
+
+    // Endpoint `a` now fails every time: after 2 failures it rests, `b` serves the rest.
+    a.set_default(Reply::Status(503, None, String::new()));
+    let cfg = model(cfg, "rest_after_failures", 2.into());
+    let cfg = model(cfg, "max_concurrency", 1.into());
+    let llm = self::llm(cfg);
+    let before = (a.requests(), b.requests());
+    let inputs: Vec<_> = (0..10).map(|i| keywords(&format!("rest {i}"))).collect();
+    assert!(
+        llm.run_batch::<Keywords>("s", inputs)
+            .iter()
+            .all(Result::is_ok)
+    );
+    assert_eq!(a.requests() - before.0, 2, "rested after two failures");
+    assert_eq!(b.requests() - before.1, 10);
+}
+
+#[test]
+fn json_schema_is_sent_only_when_the_server_supports_it() {
+    let srv = FakeServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    llm(openai_config(&srv.url(), dir.path()))
+        .run::<Keywords>("s", keywords("x"))
+        .unwrap();
+    let cfg = model(
+        openai_config(&srv.url(), dir.path()),
+        "json_schema",
+        true.into(),
+    );
+    llm(cfg).run::<Keywords>("s", keywords("x")).unwrap();
+    let bodies = srv.bodies();
+    assert_eq!(
+        srv.requests(),
+        2,
+        "a different request format is a different cache key"
+    );
+    assert!(bodies[0].get("response_format").is_none());
+    let rf = &bodies[1]["response_format"];
+    assert_eq!(rf["type"], "json_schema");
+    assert_eq!(rf["json_schema"]["name"], "keywords");
+    assert_eq!(rf["json_schema"]["schema"]["required"][0], "keywords");
+    assert_eq!(bodies[0]["model"], "fake-model");
+    assert_eq!(bodies[0]["temperature"], 0.0);
+    assert_eq!(bodies[0]["max_tokens"], 64);
+}
+
+#[test]
+fn embeddings_go_through_limits_and_cache() {
+    let srv = FakeServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = with(
+        openai_config(&srv.url(), dir.path()),
+        &["embeddings"],
+        serde_json::json!({"backend": "openai", "model": "fake", "batch_size": 2}),
+    );
+    let llm = llm(cfg);
+    assert_eq!(llm.embedder_name(), "openai:fake-model");
+    let texts: Vec<String> = ["one", "two", "three", "one"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let e = llm.embed("graph", &texts).unwrap();
+    assert_eq!(e.provenance, "openai:fake-model");
+    assert_eq!(e.vectors.len(), 4);
+    assert_eq!(e.vectors[0], e.vectors[3]);
+    let mut want = common::fake_vector("three");
+    let n = want.iter().map(|x| x * x).sum::<f32>().sqrt();
+    want.iter_mut().for_each(|x| *x /= n);
+    assert_eq!(e.vectors[2], want, "ordered by index, normalised");
+    assert_eq!(srv.requests(), 2, "three distinct texts in batches of two");
+    let again = llm.embed("graph", &texts).unwrap();
+    assert_eq!(again, e);
+    assert_eq!(srv.requests(), 2, "served from the cache");
+}
