@@ -1,0 +1,32 @@
+# noisebench tasks. `just` with no argument builds the demo snapshot.
+
+set shell := ["bash", "-euo", "pipefail", "-c"]
+
+# Build a snapshot: the offline demo by default, or a pipeline name (pipelines/<name>.toml) or path.
+build-snapshot pipeline="demo":
+    cargo run --quiet -p noisebench-cli -- build-snapshot {{pipeline}}
+
+# Run every test of the workspace (offline; fake servers on 127.0.0.1).
+test:
+    cargo test --workspace
+
+# Benchmarks (release builds): snapshot writing, and each stage crate's own benches.
+bench:
+    cargo bench --workspace
+
+# Format the code.
+fmt:
+    cargo fmt --all
+
+# The checks CI runs besides the tests.
+lint:
+    cargo fmt --all -- --check
+    cargo clippy --workspace --all-targets -- -D warnings
+
+# Recheck the latest demo snapshot.
+verify dataset="demo":
+    cargo run --quiet -p noisebench-cli -- verify snapshots/{{dataset}}
+
+# Rewrite schemas/<table>.json from the code.
+schemas:
+    cargo run --quiet -p noisebench-cli -- schemas
