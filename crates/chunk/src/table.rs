@@ -46,8 +46,9 @@ pub fn element_text(el: &ElementRef<'_>) -> String {
 }
 
 /// Convert one `<table>` element: the caption (`<caption>`) and footer rows (`<tfoot>`) are lifted
-/// out, the rest becomes a Markdown table. Rows of different widths (counting `colspan` and
-/// `rowspan`) are an error: a ragged table cannot be rendered faithfully.
+/// out, the rest becomes a Markdown table whose first row is the header. Spanned cells are
+/// expanded into empty cells so columns line up; rows of different widths after that are an
+/// error, since a ragged table cannot be rendered faithfully.
 pub fn convert_html_table(table: &ElementRef<'_>) -> Result<HtmlTable, TableError> {
     let caption = table
         .children()
@@ -56,30 +57,50 @@ pub fn convert_html_table(table: &ElementRef<'_>) -> Result<HtmlTable, TableErro
         .map(|c| element_text(&c))
         .filter(|c| !c.is_empty());
     let mut footnotes = Vec::new();
-    let mut body = String::from("<table>");
+    let mut rows: Vec<ElementRef<'_>> = Vec::new();
     for child in table.children().filter_map(ElementRef::wrap) {
         match child.value().name() {
-            "caption" => {}
             "tfoot" => {
-                for tr in child.select(&selector("tr")) {
+                for tr in child.children().filter_map(ElementRef::wrap) {
                     let t = element_text(&tr);
                     if !t.is_empty() {
                         footnotes.push(t);
                     }
                 }
             }
-            _ => body.push_str(&child.html()),
+            "thead" | "tbody" => rows.extend(
+                child
+                    .children()
+                    .filter_map(ElementRef::wrap)
+                    .filter(|r| r.value().name() == "tr"),
+            ),
+            "tr" => rows.push(child),
+            _ => {}
         }
     }
-    body.push_str("</table>");
-    let widths = grid_widths(&Html::parse_fragment(&body));
-    if widths.is_empty() {
+    let grid = grid(&rows);
+    if grid.is_empty() {
         return Err(TableError::Empty);
     }
+    let widths: Vec<usize> = grid.iter().map(Vec::len).collect();
     if widths.iter().any(|w| *w != widths[0]) {
         return Err(TableError::Ragged(widths));
     }
-    let markdown = htmd::convert(&body)
+    // htmd renders a pipe table only when the header is explicit, so the first row becomes one.
+    let mut html = String::from("<table><thead>");
+    for (r, row) in grid.iter().enumerate() {
+        let tag = if r == 0 { "th" } else { "td" };
+        html.push_str("<tr>");
+        for cell in row {
+            html.push_str(&format!("<{tag}>{cell}</{tag}>"));
+        }
+        html.push_str("</tr>");
+        if r == 0 {
+            html.push_str("</thead><tbody>");
+        }
+    }
+    html.push_str("</tbody></table>");
+    let markdown = htmd::convert(&html)
         .map_err(|_| TableError::Empty)?
         .trim()
         .to_string();
@@ -103,21 +124,22 @@ pub fn convert_html_table_str(html: &str) -> Result<HtmlTable, TableError> {
     convert_html_table(&table)
 }
 
-/// Width of every row of the (first) table in `doc`, in grid cells, honouring colspan and rowspan.
-fn grid_widths(doc: &Html) -> Vec<usize> {
-    let Some(table) = doc.select(&selector("table")).next() else {
-        return Vec::new();
-    };
-    let cell = selector("th, td");
-    // Cells still covered by a rowspan from an earlier row, per later row.
-    let mut carried: Vec<usize> = Vec::new();
-    let mut widths = Vec::new();
-    for (r, tr) in table.select(&selector("tr")).enumerate() {
-        let mut width = carried.get(r).copied().unwrap_or(0);
-        for td in tr.select(&cell) {
-            // Only direct cells of this row (nested tables are rare and would be counted twice).
-            if td.parent().and_then(ElementRef::wrap).map(|p| p.id()) != Some(tr.id()) {
+/// The cells of `rows` as inner HTML, with `colspan` and `rowspan` expanded into empty cells.
+/// Rows with no cell are left out.
+fn grid(rows: &[ElementRef<'_>]) -> Vec<Vec<String>> {
+    // Cells still covered by a rowspan from an earlier row: (row, column) -> taken.
+    let mut carried: std::collections::BTreeSet<(usize, usize)> = Default::default();
+    let mut out = Vec::new();
+    for (r, tr) in rows.iter().enumerate() {
+        let mut row: Vec<String> = Vec::new();
+        let mut any = false;
+        for td in tr.children().filter_map(ElementRef::wrap) {
+            if !matches!(td.value().name(), "td" | "th") {
                 continue;
+            }
+            any = true;
+            while carried.contains(&(r, row.len())) {
+                row.push(String::new());
             }
             let span = |name: &str| -> usize {
                 td.value()
@@ -127,20 +149,24 @@ fn grid_widths(doc: &Html) -> Vec<usize> {
                     .unwrap_or(1)
                     .min(1000)
             };
-            let (cols, rows) = (span("colspan"), span("rowspan"));
-            width += cols;
-            for later in r + 1..r + rows {
-                if carried.len() <= later {
-                    carried.resize(later + 1, 0);
+            let (cols, rowspan) = (span("colspan"), span("rowspan"));
+            let col = row.len();
+            row.push(td.inner_html().trim().to_string());
+            row.extend(std::iter::repeat_n(String::new(), cols - 1));
+            for later in r + 1..r + rowspan {
+                for c in col..col + cols {
+                    carried.insert((later, c));
                 }
-                carried[later] += cols;
             }
         }
-        if width > 0 {
-            widths.push(width);
+        while carried.contains(&(r, row.len())) {
+            row.push(String::new());
+        }
+        if any {
+            out.push(row);
         }
     }
-    widths
+    out
 }
 
 /// Cells per row of a Markdown pipe table (escaped pipes `\|` do not split).
