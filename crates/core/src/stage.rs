@@ -325,7 +325,7 @@ impl<T: TypedStage> Stage for T {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Claim, Record, TableKind};
+    use crate::{Record, TableKind};
     use serde::Deserialize;
 
     #[test]

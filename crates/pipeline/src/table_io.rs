@@ -61,7 +61,7 @@ enum Builder {
     Int(Vec<Option<i64>>),
     Float(Vec<Option<f64>>),
     Bool(Vec<Option<bool>>),
-    List(ListStringChunkedBuilder),
+    List(Box<ListStringChunkedBuilder>),
 }
 
 /// The polars dtype a schema column is stored as.
@@ -87,11 +87,11 @@ pub fn rows_to_frame(rows: &Rows) -> Result<DataFrame, TableError> {
             DType::Int => Builder::Int(Vec::with_capacity(height)),
             DType::Float => Builder::Float(Vec::with_capacity(height)),
             DType::Bool => Builder::Bool(Vec::with_capacity(height)),
-            DType::StrList => Builder::List(ListStringChunkedBuilder::new(
+            DType::StrList => Builder::List(Box::new(ListStringChunkedBuilder::new(
                 c.name.as_str().into(),
                 height,
                 height,
-            )),
+            ))),
         })
         .collect();
     for (row_index, value) in rows.json_rows().enumerate() {

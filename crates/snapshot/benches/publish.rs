@@ -9,14 +9,28 @@ use noisebench_pipeline::table_io;
 use noisebench_snapshot::{PublishOptions, PublishOutcome, PublishRequest, SourceTable, publish};
 
 fn main() {
-    let n: usize = std::env::var("NOISEBENCH_BENCH_ROWS").ok().and_then(|v| v.parse().ok()).unwrap_or(1_000_000);
+    let n: usize = std::env::var("NOISEBENCH_BENCH_ROWS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000_000);
     let dir = tempfile::tempdir().expect("temporary folder");
     let rows: Vec<Claim> = (0..n)
         .map(|i| Claim {
             id: noisebench_core::stable_id("claim", &[&i.to_string()]),
-            text: format!("Claim number {i} says that the figure rose by {} percent last year.", i % 97),
-            verdict: if i % 3 == 0 { "false" } else { "true" }.into(),
-            original_rating: ["true", "mostly-true", "half-true", "mostly-false", "false", "pants-fire"][i % 6].into(),
+            text: format!(
+                "Claim number {i} says that the figure rose by {} percent last year.",
+                i % 97
+            ),
+            verdict: if i.is_multiple_of(3) { "false" } else { "true" }.into(),
+            original_rating: [
+                "true",
+                "mostly-true",
+                "half-true",
+                "mostly-false",
+                "false",
+                "pants-fire",
+            ][i % 6]
+                .into(),
             speaker: Some(format!("Speaker {}", i % 1000)),
             claim_date: Some(format!("20{:02}-0{}-1{}", 10 + i % 15, 1 + i % 9, i % 10)),
             url: Some(format!("https://www.politifact.com/factchecks/{i}/")),
@@ -38,21 +52,30 @@ fn main() {
         pipeline: "bench".into(),
         config_hash: "bench".into(),
         code_version: "bench".into(),
-        tables: vec![SourceTable { name: "claims".into(), kind: TableKind::Claims, path: table.clone() }],
+        tables: vec![SourceTable {
+            name: "claims".into(),
+            kind: TableKind::Claims,
+            path: table.clone(),
+        }],
         stages: vec![],
         provenance: Default::default(),
     };
     let started = Instant::now();
     let outcome = publish(&request, &PublishOptions::default()).expect("publish");
     let publish_s = started.elapsed().as_secs_f64();
-    let PublishOutcome::Published { dir: snapshot, .. } = outcome else { panic!("expected a new version") };
+    let PublishOutcome::Published { dir: snapshot, .. } = outcome else {
+        panic!("expected a new version")
+    };
     let started = Instant::now();
     let report = noisebench_snapshot::verify(&snapshot);
     let verify_s = started.elapsed().as_secs_f64();
     assert!(report.ok(), "{:?}", report.problems);
     println!("rows:            {n}");
     println!("parquet size:    {:.1} MB", written.bytes as f64 / 1e6);
-    println!("write table:     {write_s:.2} s ({:.0} rows/s)", n as f64 / write_s);
+    println!(
+        "write table:     {write_s:.2} s ({:.0} rows/s)",
+        n as f64 / write_s
+    );
     println!("publish:         {publish_s:.2} s (hash, diff, copy, card, manifest)");
     println!("verify:          {verify_s:.2} s");
 }

@@ -10,7 +10,7 @@ fn claim(i: usize, text: &str) -> Claim {
     Claim {
         id: format!("claim_{i:04}"),
         text: text.into(),
-        verdict: if i % 3 == 0 { "false" } else { "true" }.into(),
+        verdict: if i.is_multiple_of(3) { "false" } else { "true" }.into(),
         original_rating: "true".into(),
         source: "test".into(),
         ..Claim::default()
@@ -18,7 +18,9 @@ fn claim(i: usize, text: &str) -> Claim {
 }
 
 fn claims(n: usize) -> Vec<Claim> {
-    (0..n).map(|i| claim(i, &format!("claim number {i}"))).collect()
+    (0..n)
+        .map(|i| claim(i, &format!("claim number {i}")))
+        .collect()
 }
 
 struct Env {
@@ -27,7 +29,9 @@ struct Env {
 
 impl Env {
     fn new() -> Self {
-        Self { dir: tempfile::tempdir().unwrap() }
+        Self {
+            dir: tempfile::tempdir().unwrap(),
+        }
     }
 
     fn snapshots(&self) -> PathBuf {
@@ -46,7 +50,11 @@ impl Env {
             pipeline: "test".into(),
             config_hash: "abc".into(),
             code_version: "0.0.0".into(),
-            tables: vec![SourceTable { name: "claims".into(), kind: TableKind::Claims, path }],
+            tables: vec![SourceTable {
+                name: "claims".into(),
+                kind: TableKind::Claims,
+                path,
+            }],
             stages: vec![],
             provenance: Default::default(),
         }
@@ -57,7 +65,10 @@ impl Env {
     }
 
     fn versions(&self) -> Vec<String> {
-        list_versions(&self.snapshots().join("ds")).iter().map(|v| v.to_string()).collect()
+        list_versions(&self.snapshots().join("ds"))
+            .iter()
+            .map(|v| v.to_string())
+            .collect()
     }
 }
 
@@ -73,18 +84,27 @@ fn versions_bump_from_the_diff() {
     let env = Env::new();
     assert_eq!(version(&env.publish(claims(10))), "1.0.0");
     // Same rows, same bytes: nothing new.
-    assert!(matches!(env.publish(claims(10)), PublishOutcome::Unchanged { ref version, .. } if version == "1.0.0"));
+    assert!(
+        matches!(env.publish(claims(10)), PublishOutcome::Unchanged { ref version, .. } if version == "1.0.0")
+    );
     // Only additions: minor.
     let out = env.publish(claims(12));
     assert_eq!(version(&out), "1.1.0");
-    let PublishOutcome::Published { changes, .. } = out else { unreachable!() };
-    assert_eq!(changes.tables["claims"].added, vec!["claim_0010", "claim_0011"]);
+    let PublishOutcome::Published { changes, .. } = out else {
+        unreachable!()
+    };
+    assert_eq!(
+        changes.tables["claims"].added,
+        vec!["claim_0010", "claim_0011"]
+    );
     // A changed row: major.
     let mut changed = claims(12);
     changed[3].text = "edited".into();
     let out = env.publish(changed.clone());
     assert_eq!(version(&out), "2.0.0");
-    let PublishOutcome::Published { changes, .. } = out else { unreachable!() };
+    let PublishOutcome::Published { changes, .. } = out else {
+        unreachable!()
+    };
     assert_eq!(changes.tables["claims"].changed, vec!["claim_0003"]);
     // A removed row: major.
     changed.pop();
@@ -93,22 +113,44 @@ fn versions_bump_from_the_diff() {
     changed.reverse();
     let out = env.publish(changed);
     assert_eq!(version(&out), "3.0.1");
-    let PublishOutcome::Published { changes, dir, .. } = out else { unreachable!() };
+    let PublishOutcome::Published { changes, dir, .. } = out else {
+        unreachable!()
+    };
     assert!(changes.tables["claims"].reserialised && !changes.tables["claims"].rows_differ());
     let manifest = Manifest::read(&dir).unwrap();
     assert_eq!(manifest.parent.as_deref(), Some("3.0.0"));
-    assert_eq!(env.versions(), ["1.0.0", "1.1.0", "2.0.0", "3.0.0", "3.0.1"]);
+    assert_eq!(
+        env.versions(),
+        ["1.0.0", "1.1.0", "2.0.0", "3.0.0", "3.0.1"]
+    );
     // diff between two published versions.
-    let d = diff(&env.snapshots().join("ds/1.0.0"), &env.snapshots().join("ds/2.0.0")).unwrap();
-    assert_eq!((d.tables["claims"].added.len(), d.tables["claims"].changed.len()), (2, 1));
+    let d = diff(
+        &env.snapshots().join("ds/1.0.0"),
+        &env.snapshots().join("ds/2.0.0"),
+    )
+    .unwrap();
+    assert_eq!(
+        (
+            d.tables["claims"].added.len(),
+            d.tables["claims"].changed.len()
+        ),
+        (2, 1)
+    );
     assert!(d.render_markdown().contains("claim_0003"));
 }
 
 #[test]
 fn published_files_are_read_only() {
     let env = Env::new();
-    let PublishOutcome::Published { dir, .. } = env.publish(claims(3)) else { panic!() };
-    for file in ["data/claims.parquet", "manifest.json", "README.md", "CHANGES.md"] {
+    let PublishOutcome::Published { dir, .. } = env.publish(claims(3)) else {
+        panic!()
+    };
+    for file in [
+        "data/claims.parquet",
+        "manifest.json",
+        "README.md",
+        "CHANGES.md",
+    ] {
         let meta = std::fs::metadata(dir.join(file)).unwrap();
         assert!(meta.permissions().readonly(), "{file}");
     }
@@ -122,7 +164,10 @@ fn version_exists_error_names_the_version() {
     std::fs::create_dir_all(env.snapshots().join("ds/1.1.0")).unwrap();
     std::fs::write(env.snapshots().join("ds/1.1.0/partial"), b"x").unwrap();
     let err = publish(&env.request(claims(4)), &PublishOptions::default()).unwrap_err();
-    assert!(matches!(err, PublishError::VersionExists { ref version, .. } if version == "1.1.0"), "{err}");
+    assert!(
+        matches!(err, PublishError::VersionExists { ref version, .. } if version == "1.1.0"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -130,9 +175,22 @@ fn an_interrupted_publish_leaves_no_version() {
     let env = Env::new();
     env.publish(claims(5));
     for fail_after in [1, 2, 3, 4, 5] {
-        let err = publish(&env.request(claims(6)), &PublishOptions { fail_after_files: Some(fail_after), ..Default::default() });
-        assert!(matches!(err, Err(PublishError::Injected(_))), "{fail_after}: {err:?}");
-        assert_eq!(env.versions(), ["1.0.0"], "after a fault at file {fail_after}");
+        let err = publish(
+            &env.request(claims(6)),
+            &PublishOptions {
+                fail_after_files: Some(fail_after),
+                ..Default::default()
+            },
+        );
+        assert!(
+            matches!(err, Err(PublishError::Injected(_))),
+            "{fail_after}: {err:?}"
+        );
+        assert_eq!(
+            env.versions(),
+            ["1.0.0"],
+            "after a fault at file {fail_after}"
+        );
         assert!(!env.snapshots().join("ds/1.1.0").exists());
     }
     // The next publish succeeds and cleans what the crash left.
@@ -162,7 +220,9 @@ fn copy_dir(from: &Path, to: &Path) {
 #[test]
 fn verify_finds_tampering() {
     let env = Env::new();
-    let PublishOutcome::Published { dir, .. } = env.publish(claims(8)) else { panic!() };
+    let PublishOutcome::Published { dir, .. } = env.publish(claims(8)) else {
+        panic!()
+    };
     let report = verify(&dir);
     assert!(report.ok(), "{:?}", report.problems);
     assert_eq!((report.tables_checked, report.rows_checked), (1, 8));
@@ -176,20 +236,33 @@ fn verify_finds_tampering() {
     let text = report.problems.join("\n");
     assert!(text.contains("sha256"), "{text}");
     assert!(text.contains("7 rows, manifest says 8"), "{text}");
-    assert!(text.contains("data/extra.parquet is not in the manifest"), "{text}");
+    assert!(
+        text.contains("data/extra.parquet is not in the manifest"),
+        "{text}"
+    );
 }
 
 #[test]
 fn the_card_declares_one_config_per_table_with_features() {
     let env = Env::new();
-    let PublishOutcome::Published { dir, .. } = env.publish(claims(9)) else { panic!() };
+    let PublishOutcome::Published { dir, .. } = env.publish(claims(9)) else {
+        panic!()
+    };
     let card = std::fs::read_to_string(dir.join("README.md")).unwrap();
     assert!(card.starts_with("---\n"));
     assert!(card.contains("configs:\n- config_name: claims\n  data_files:\n  - split: train\n    path: data/claims.parquet"));
     assert!(card.contains("  - name: topics\n    sequence: string"));
     assert!(card.contains("num_examples: 9"));
-    assert!(card.contains("`claims.verdict`: true: 6, false: 3"), "{card}");
-    for section in ["## Sources", "## Construction", "## Labels", "## Limitations"] {
+    assert!(
+        card.contains("`claims.verdict`: true: 6, false: 3"),
+        "{card}"
+    );
+    for section in [
+        "## Sources",
+        "## Construction",
+        "## Labels",
+        "## Limitations",
+    ] {
         assert!(card.contains(section), "{section}");
     }
     let changes = std::fs::read_to_string(dir.join("CHANGES.md")).unwrap();
