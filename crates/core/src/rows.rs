@@ -123,6 +123,8 @@ tables! {
     Queries(Query) = "queries",
     SearchHits(SearchHit) = "search_hits",
     Documents(Document) = "documents",
+    ClaimDocuments(ClaimDocument) = "claim_documents",
+    Passages(Passage) = "passages",
     Labels(ClaimDocumentLabel) = "labels",
     Reports(Report) = "reports",
     Chunks(Chunk) = "chunks",

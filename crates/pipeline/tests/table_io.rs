@@ -35,6 +35,8 @@ fn sample(kind: TableKind) -> Rows {
         TableKind::Queries => vec![serde_json::to_value(Query::default()).unwrap()],
         TableKind::SearchHits => vec![serde_json::to_value(SearchHit::default()).unwrap()],
         TableKind::Documents => vec![serde_json::to_value(Document::default()).unwrap()],
+        TableKind::ClaimDocuments => vec![serde_json::to_value(ClaimDocument::default()).unwrap()],
+        TableKind::Passages => vec![serde_json::to_value(Passage::default()).unwrap()],
         TableKind::Labels => vec![serde_json::to_value(ClaimDocumentLabel::default()).unwrap()],
         TableKind::Reports => vec![serde_json::to_value(Report::default()).unwrap()],
         TableKind::Chunks => vec![serde_json::to_value(Chunk::default()).unwrap()],

@@ -273,6 +273,77 @@ impl Record for Document {
     }
 }
 
+/// A link from a claim to a document its searches found (all of a claim's hits on one document).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClaimDocument {
+    pub id: String,
+    pub claim_id: String,
+    pub document_id: String,
+    pub hit_ids: Vec<String>,
+    pub best_rank: i64,
+    pub query_kinds: Vec<String>,
+}
+
+impl Record for ClaimDocument {
+    fn schema() -> TableSchema {
+        TableSchema {
+            table: "claim_documents".into(),
+            version: 1,
+            description:
+                "Links from claims to the deduplicated documents their search hits point to.".into(),
+            columns: vec![
+                Column::new("id", Str, "Stable id from claim id and document id."),
+                Column::new("claim_id", Str, "The claim."),
+                Column::new("document_id", Str, "The document."),
+                Column::new(
+                    "hit_ids",
+                    StrList,
+                    "Every search hit of this claim that resolved to the document.",
+                ),
+                Column::new("best_rank", Int, "The best (lowest) rank among those hits."),
+                Column::new(
+                    "query_kinds",
+                    StrList,
+                    "Kinds of the queries that found it (keywords, question, claim, counter).",
+                ),
+            ],
+        }
+    }
+    fn id(&self) -> &str {
+        &self.id
+    }
+}
+
+/// A passage of a document: at most 256 words, never breaking a sentence (CONF-FACT's ranking unit).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Passage {
+    pub id: String,
+    pub document_id: String,
+    pub index: i64,
+    pub text: String,
+    pub word_count: i64,
+}
+
+impl Record for Passage {
+    fn schema() -> TableSchema {
+        TableSchema {
+            table: "passages".into(),
+            version: 1,
+            description: "Document passages of at most 256 words that keep sentences whole.".into(),
+            columns: vec![
+                Column::new("id", Str, "Stable id from document id and index."),
+                Column::new("document_id", Str, "The document."),
+                Column::new("index", Int, "0-based position in the document."),
+                Column::new("text", Str, "Passage text."),
+                Column::new("word_count", Int, "Words in the passage."),
+            ],
+        }
+    }
+    fn id(&self) -> &str {
+        &self.id
+    }
+}
+
 /// The label of one claim-document pair: the exam verdict and the stance votes.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ClaimDocumentLabel {
