@@ -377,6 +377,8 @@ mod tests {
             Query,
             SearchHit,
             Document,
+            ClaimDocument,
+            Passage,
             ClaimDocumentLabel,
             Report,
             Chunk,
