@@ -6,7 +6,8 @@
 //!
 //! - a heading travels with the unit after it, so a section's title opens its first chunk; a
 //!   paragraph ending in `:` right before a table travels with the table;
-//! - a table is never split; one over the limit is a chunk of its own, flagged `oversize_table`;
+//! - a table is never split; one over the limit (alone, or with the section titles it carries)
+//!   is a chunk of its own, flagged `oversize_table`;
 //! - with `overlap_tokens > 0`, a chunk that continues the text of the previous one starts with
 //!   that chunk's last sentences (up to the overlap), when they fit;
 //! - a chunk under `min_words` words is merged into a neighbour that has room, or takes units
@@ -96,6 +97,8 @@ struct Overlap {
 struct Draft {
     units: Vec<usize>,
     overlap: Option<Overlap>,
+    /// Holds a table over the limit (alone, or with the titles it carries).
+    oversize: bool,
 }
 
 /// Chunks reports. Holds a token counter whose cache outlives single reports.
@@ -357,14 +360,30 @@ impl Chunker {
                 current.units.extend(&group);
                 continue;
             }
-            let oversize = group.iter().any(|&i| units[i].oversize);
+            let mut oversize = group.iter().any(|&i| units[i].oversize);
             let alone = self.cost(units, &group, None);
             if alone > max && !oversize && group.len() > 1 {
-                // The group cannot fit anywhere together: place its units one by one.
-                for g in group.into_iter().rev() {
-                    queue.push_front(vec![g]);
+                // An introduction's glue is the first to give way.
+                if let Some(p) = group
+                    .iter()
+                    .position(|&i| units[i].kind == Kind::Text && units[i].glue_next)
+                {
+                    queue.push_front(group[p + 1..].to_vec());
+                    queue.push_front(group[..=p].to_vec());
+                    continue;
                 }
-                continue;
+                let (last, titles) = group.split_last().unwrap_or((&group[0], &[]));
+                if units[*last].kind == Kind::Table
+                    && titles.iter().all(|&i| units[i].kind == Kind::Heading)
+                {
+                    // A table that only fits without its title keeps it and counts as oversize.
+                    oversize = true;
+                } else {
+                    for g in group.into_iter().rev() {
+                        queue.push_front(vec![g]);
+                    }
+                    continue;
+                }
             }
             let prev_last = current.units.last().copied();
             if !current.units.is_empty() {
@@ -381,12 +400,14 @@ impl Chunker {
                 let d = Draft {
                     units: Vec::new(),
                     overlap: Some(o),
+                    oversize: false,
                 };
                 if with_group(&d) <= max {
                     current.overlap = d.overlap;
                 }
             }
             current.units.extend(&group);
+            current.oversize = oversize;
         }
         if !current.units.is_empty() {
             drafts.push(current);
@@ -399,11 +420,27 @@ impl Chunker {
     }
 
     fn is_oversize(units: &[Unit], d: &Draft) -> bool {
-        d.units.iter().any(|&i| units[i].oversize)
+        d.oversize || d.units.iter().any(|&i| units[i].oversize)
     }
 
-    /// Merge chunks under `min_words` words into a neighbour, or fill them from the previous one.
+    /// Merge chunks under `min_words` words into a neighbour, or fill them from the previous one,
+    /// until a pass changes nothing (a merge can give a fragment a new neighbour).
     fn merge_fragments(
+        &self,
+        units: &[Unit],
+        mut drafts: Vec<Draft>,
+        config: &ChunkConfig,
+    ) -> Vec<Draft> {
+        loop {
+            let before = drafts.len();
+            drafts = self.merge_pass(units, drafts, config);
+            if drafts.len() == before {
+                return drafts;
+            }
+        }
+    }
+
+    fn merge_pass(
         &self,
         units: &[Unit],
         mut drafts: Vec<Draft>,
@@ -440,6 +477,7 @@ impl Chunker {
                     drafts[i + 1] = Draft {
                         units: ids,
                         overlap,
+                        oversize: false,
                     };
                     drafts.remove(i);
                     continue;
@@ -455,6 +493,7 @@ impl Chunker {
                     &Draft {
                         units: frag.clone(),
                         overlap: None,
+                        oversize: false,
                     },
                 ) < config.min_words
                     && prev.units.len() > 1
@@ -475,6 +514,7 @@ impl Chunker {
                     let rest = Draft {
                         units: prev.units[..split].to_vec(),
                         overlap: prev.overlap.clone(),
+                        oversize: false,
                     };
                     if self.cost(units, &ids, None) > max
                         || Self::words(units, &rest) < config.min_words
@@ -490,6 +530,7 @@ impl Chunker {
                     drafts[i] = Draft {
                         units: frag,
                         overlap: None,
+                        oversize: false,
                     };
                 }
             }

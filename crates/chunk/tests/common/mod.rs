@@ -75,31 +75,75 @@ pub fn check_invariants(report: &Report, config: &ChunkConfig, chunks: &[ReportC
     }
 }
 
-/// Each section title sits in the chunk that holds the start of the section's first content.
+/// Where each block landed: blocks and chunks (without overlaps) laid out on the report's
+/// non-whitespace characters, which the chunks reproduce exactly (see [`check_invariants`]).
+pub struct Placement {
+    /// `[start, end)` of each block.
+    pub blocks: Vec<(usize, usize)>,
+    /// End offset of each chunk's own text.
+    pub chunk_ends: Vec<usize>,
+}
+
+impl Placement {
+    pub fn new(report: &Report, chunks: &[ReportChunk]) -> Self {
+        let mut pos = 0;
+        let blocks = report
+            .blocks
+            .iter()
+            .map(|b| {
+                let n = dense(&block_text(b)).chars().count();
+                pos += n;
+                (pos - n, pos)
+            })
+            .collect();
+        let mut end = 0;
+        let chunk_ends = chunks
+            .iter()
+            .map(|c| {
+                end += dense(&c.chunk.text[c.overlap..]).chars().count();
+                end
+            })
+            .collect();
+        Self { blocks, chunk_ends }
+    }
+
+    /// The chunk holding character `offset`.
+    pub fn chunk_at(&self, offset: usize) -> usize {
+        self.chunk_ends.partition_point(|&e| e <= offset)
+    }
+
+    /// First and last chunk holding block `k` (equal when the block is not split).
+    pub fn span(&self, k: usize) -> (usize, usize) {
+        let (s, e) = self.blocks[k];
+        (self.chunk_at(s), self.chunk_at(e.saturating_sub(1).max(s)))
+    }
+}
+
+/// Each section title sits in the chunk that holds the start of the section's first content,
+/// and every table is whole in one chunk.
 pub fn check_titles(report: &Report, chunks: &[ReportChunk]) {
     use noisebench_core::Block;
+    let place = Placement::new(report, chunks);
     for (k, b) in report.blocks.iter().enumerate() {
-        let Block::Heading { text: title, .. } = b else {
-            continue;
-        };
-        let Some(first) = report.blocks[k + 1..]
-            .iter()
-            .find(|b| !matches!(b, Block::Heading { .. }))
-        else {
-            continue;
-        };
-        let start: String = block_text(first).chars().take(60).collect();
-        let holder = chunks
-            .iter()
-            .find(|c| c.chunk.text[c.overlap..].contains(&start))
-            .unwrap_or_else(|| panic!("no chunk starts section {title:?}"));
-        let own = &holder.chunk.text[holder.overlap..];
-        let t = own.find(title.as_str());
-        let s = own.find(&start);
-        assert!(
-            t.is_some() && t < s,
-            "title {title:?} not carried into chunk {}",
-            holder.chunk.index
-        );
+        match b {
+            Block::Table { .. } => {
+                let (first, last) = place.span(k);
+                assert_eq!(first, last, "table {k} split over chunks {first}..={last}");
+            }
+            Block::Heading { text: title, .. } => {
+                let Some(next) = (k + 1..report.blocks.len())
+                    .find(|&j| !matches!(report.blocks[j], Block::Heading { .. }))
+                else {
+                    continue;
+                };
+                let here = place.span(k).0;
+                let content = place.span(next).0;
+                assert_eq!(
+                    here, content,
+                    "title {title:?} is in chunk {here}, its section starts in chunk {content}"
+                );
+            }
+            Block::Paragraph { .. } => {}
+        }
     }
 }
