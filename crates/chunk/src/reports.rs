@@ -214,6 +214,7 @@ fn read_report(
         Format::Edgar => {
             let filing = read_filing(&content, &source.items)
                 .map_err(|e| FileError::new(e.reason(), e.to_string()))?;
+            // Invariant: `read_filing` always sets every METADATA_FIELDS key.
             let m = &filing.metadata;
             title = Some(
                 format!("{} {} {}", m["company"], m["filing_type"], m["filing_date"])
@@ -381,7 +382,7 @@ pub fn ingest(config: &ReportsConfig, root: &Path, stage: &str) -> (Vec<Report>,
             }
         }
     }
-    // Input order (sources, then sorted files) is kept; the map only deduplicates.
+    // Deterministic output: reports ordered by source path.
     let mut ordered: Vec<Report> = reports.into_values().collect();
     ordered.sort_by(|a, b| a.source_path.cmp(&b.source_path).then(a.id.cmp(&b.id)));
     (ordered, drops, files_in)
