@@ -126,6 +126,7 @@ tables! {
     ClaimDocuments(ClaimDocument) = "claim_documents",
     Passages(Passage) = "passages",
     Labels(ClaimDocumentLabel) = "labels",
+    Conflicts(Conflict) = "conflicts",
     Reports(Report) = "reports",
     Chunks(Chunk) = "chunks",
     Triplets(Triplet) = "triplets",

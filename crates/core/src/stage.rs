@@ -380,6 +380,7 @@ mod tests {
             ClaimDocument,
             Passage,
             ClaimDocumentLabel,
+            Conflict,
             Report,
             Chunk,
             Triplet,

@@ -38,6 +38,7 @@ fn sample(kind: TableKind) -> Rows {
         TableKind::ClaimDocuments => vec![serde_json::to_value(ClaimDocument::default()).unwrap()],
         TableKind::Passages => vec![serde_json::to_value(Passage::default()).unwrap()],
         TableKind::Labels => vec![serde_json::to_value(ClaimDocumentLabel::default()).unwrap()],
+        TableKind::Conflicts => vec![serde_json::to_value(Conflict::default()).unwrap()],
         TableKind::Reports => vec![serde_json::to_value(Report::default()).unwrap()],
         TableKind::Chunks => vec![serde_json::to_value(Chunk::default()).unwrap()],
         TableKind::Triplets => vec![serde_json::to_value(Triplet::default()).unwrap()],

@@ -351,13 +351,16 @@ pub struct ClaimDocumentLabel {
     pub claim_id: String,
     pub document_id: String,
     pub label: Option<String>,
+    pub model_label: Option<String>,
     pub exam_verdict: Option<String>,
+    pub exam_votes: Vec<String>,
     pub zero_context_verdict: Option<String>,
     pub flipped: Option<bool>,
     pub stance_url: Option<String>,
     pub stance_text: Option<String>,
     pub stance_reasoned: Option<String>,
     pub stance_majority: Option<String>,
+    pub stance: Option<String>,
     pub label_source: String,
     pub provenance: String,
 }
@@ -366,22 +369,72 @@ impl Record for ClaimDocumentLabel {
     fn schema() -> TableSchema {
         TableSchema {
             table: "labels".into(),
-            version: 1,
-            description: "Per claim-document pair: exam label (supporting, misleading, irrelevant) and stance votes.".into(),
+            version: 2,
+            description: "Per claim-document pair: exam label (supporting, misleading, irrelevant) and stance votes, with human review where imported.".into(),
             columns: vec![
                 Column::new("id", Str, "Stable id from claim id and document id."),
                 Column::new("claim_id", Str, "The claim."),
                 Column::new("document_id", Str, "The document."),
-                Column::nullable("label", Str, "supporting, misleading or irrelevant (RAGuard preset: unrelated)."),
-                Column::nullable("exam_verdict", Str, "The model's verdict from this document alone: true, false, undecided."),
+                Column::nullable("label", Str, "Final label: the reviewer's when reviewed, else the model's. supporting, misleading or irrelevant (RAGuard preset: unrelated)."),
+                Column::nullable("model_label", Str, "The exam's label, kept when a reviewer overrides `label`."),
+                Column::nullable("exam_verdict", Str, "The model's verdict from this document alone (majority of `exam_votes`): true, false, undecided."),
+                Column::new("exam_votes", StrList, "One verdict per exam prompt variant, in configured order (`variant=verdict`)."),
                 Column::nullable("zero_context_verdict", Str, "The model's verdict with no document."),
-                Column::nullable("flipped", Bool, "Whether the document changed the model's zero-context verdict."),
+                Column::nullable("flipped", Bool, "Whether the document changed the model's zero-context verdict (both decided and different)."),
                 Column::nullable("stance_url", Str, "Stance vote from the URL only: support, reject, not enough evidence."),
-                Column::nullable("stance_text", Str, "Stance vote from the text."),
-                Column::nullable("stance_reasoned", Str, "Stance vote from the text with reasoning."),
-                Column::nullable("stance_majority", Str, "Majority of the three votes (a tie is not enough evidence)."),
+                Column::nullable("stance_text", Str, "Stance vote from the text (null for an empty page)."),
+                Column::nullable("stance_reasoned", Str, "Stance vote from the text with reasoning (null for an empty page)."),
+                Column::nullable("stance_majority", Str, "Majority of the model's votes (a tie is not enough evidence)."),
+                Column::nullable("stance", Str, "Final stance: the reviewer's when reviewed, else `stance_majority`."),
                 Column::new("label_source", Str, "`model`, `offline` or `human`."),
-                Column::new("provenance", Str, "Backend and model, prompt versions."),
+                Column::new("provenance", Str, "Backend and model, prompt versions; `human:<sheet>` for reviewed rows."),
+            ],
+        }
+    }
+    fn id(&self) -> &str {
+        &self.id
+    }
+}
+
+/// Per claim: how its documents' stances and labels split, and whether its evidence conflicts
+/// (CONF-FACT 3.3-3.4: a claim with both a supporting and a rejecting document).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Conflict {
+    pub id: String,
+    pub claim_id: String,
+    pub verdict: String,
+    pub documents: i64,
+    pub support_documents: Vec<String>,
+    pub reject_documents: Vec<String>,
+    pub not_enough_evidence: i64,
+    pub supporting: i64,
+    pub misleading: i64,
+    pub irrelevant: i64,
+    pub model_conflict: bool,
+    pub human_conflict: Option<bool>,
+    pub exam_conflict: bool,
+}
+
+impl Record for Conflict {
+    fn schema() -> TableSchema {
+        TableSchema {
+            table: "conflicts".into(),
+            version: 1,
+            description: "Per claim: stance and label counts over its documents, and the model and human conflict flags (CONF-FACT ModC/HumC splits).".into(),
+            columns: vec![
+                Column::new("id", Str, "Stable id from the claim id."),
+                Column::new("claim_id", Str, "The claim."),
+                Column::new("verdict", Str, "The claim's gold verdict (true or false)."),
+                Column::new("documents", Int, "Labelled documents of the claim."),
+                Column::new("support_documents", StrList, "Documents whose final stance is support."),
+                Column::new("reject_documents", StrList, "Documents whose final stance is reject."),
+                Column::new("not_enough_evidence", Int, "Documents whose final stance is not enough evidence."),
+                Column::new("supporting", Int, "Documents labelled supporting."),
+                Column::new("misleading", Int, "Documents labelled misleading."),
+                Column::new("irrelevant", Int, "Documents labelled irrelevant (or unrelated)."),
+                Column::new("model_conflict", Bool, "The model's majority stances hold both a support and a reject (ModC)."),
+                Column::nullable("human_conflict", Bool, "Reviewed stances hold both a support and a reject (HumC); null when no document of the claim was reviewed."),
+                Column::new("exam_conflict", Bool, "The claim has both a supporting and a misleading document."),
             ],
         }
     }

@@ -1,0 +1,352 @@
+//! Source credibility (CONF-FACT 4.3, Appendix G): a user table of domains, with an LLM fallback
+//! for domains it does not list.
+//!
+//! The table is a CSV with a header: `domain, name, credibility, source_type, notes` (`name`,
+//! `source_type` and `notes` may be blank or absent). A domain also covers its subdomains
+//! (`bbc.co.uk` covers `news.bbc.co.uk`); the longest listed match wins. Documents get
+//! `credibility` and `credibility_source = "table"` from the table, or `"generated"` from the
+//! `credibility` task; a table's source type replaces the document's, a generated one fills it
+//! only when the document has none (or `other`).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use noisebench_core::{Document, Drops};
+use noisebench_llm::Llm;
+use noisebench_llm::task::{
+    Credibility, CredibilityInput, CredibilityLevel, CredibilityOutput, SourceType,
+};
+use serde::Deserialize;
+
+/// Where credibility comes from when the table has no entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Fallback {
+    /// Ask the `credibility` task; rows are marked `generated`.
+    #[default]
+    Llm,
+    /// Leave credibility empty.
+    None,
+}
+
+/// `[stages.<id>.config.credibility]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CredibilityConfig {
+    /// The domain table (CSV), relative to the repository root. None: every domain falls back.
+    pub table: Option<PathBuf>,
+    pub fallback: Fallback,
+}
+
+/// One row of the domain table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DomainEntry {
+    pub domain: String,
+    pub name: Option<String>,
+    pub credibility: CredibilityLevel,
+    pub source_type: Option<SourceType>,
+    pub notes: Option<String>,
+}
+
+/// Why a domain table cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum TableError {
+    #[error("{path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: line {line}: {message}")]
+    Row {
+        path: PathBuf,
+        line: u64,
+        message: String,
+    },
+    #[error("{path}: {message}")]
+    Header { path: PathBuf, message: String },
+}
+
+#[derive(Debug, Deserialize)]
+struct RawRow {
+    domain: String,
+    #[serde(default)]
+    name: Option<String>,
+    credibility: String,
+    #[serde(default)]
+    source_type: Option<String>,
+    #[serde(default)]
+    notes: Option<String>,
+}
+
+/// The user's domain table.
+#[derive(Debug, Clone, Default)]
+pub struct DomainTable {
+    entries: BTreeMap<String, DomainEntry>,
+}
+
+/// A domain as keys are compared: lower case, no scheme, no `www.`, no path or port.
+pub fn normalise_domain(domain: &str) -> String {
+    let d = domain.trim().to_lowercase();
+    let d = d.split("://").last().unwrap_or("").to_string();
+    let d = d.split(['/', '?', '#']).next().unwrap_or("");
+    let d = d.rsplit_once(':').map_or(d, |(h, p)| {
+        if p.chars().all(|c| c.is_ascii_digit()) {
+            h
+        } else {
+            d
+        }
+    });
+    d.trim_start_matches("www.")
+        .trim_end_matches('.')
+        .to_string()
+}
+
+impl DomainTable {
+    pub fn load(path: &Path) -> Result<DomainTable, TableError> {
+        let bytes = std::fs::read(path).map_err(|source| TableError::Read {
+            path: path.into(),
+            source,
+        })?;
+        Self::parse(&bytes, path)
+    }
+
+    /// Parse CSV bytes; `path` only names the source in errors.
+    pub fn parse(bytes: &[u8], path: &Path) -> Result<DomainTable, TableError> {
+        let mut reader = csv::ReaderBuilder::new()
+            .trim(csv::Trim::All)
+            .from_reader(bytes);
+        let headers = reader.headers().map_err(|e| TableError::Header {
+            path: path.into(),
+            message: e.to_string(),
+        })?;
+        for needed in ["domain", "credibility"] {
+            if !headers.iter().any(|h| h == needed) {
+                return Err(TableError::Header {
+                    path: path.into(),
+                    message: format!(
+                        "missing column `{needed}` (columns: domain, name, credibility, source_type, notes)"
+                    ),
+                });
+            }
+        }
+        let mut entries = BTreeMap::new();
+        for row in reader.deserialize::<RawRow>() {
+            let row_err = |line: u64, message: String| TableError::Row {
+                path: path.into(),
+                line,
+                message,
+            };
+            let row = row.map_err(|e| {
+                let line = e.position().map_or(0, |p| p.line());
+                row_err(line, e.to_string())
+            })?;
+            let line = entries.len() as u64 + 2;
+            let domain = normalise_domain(&row.domain);
+            if domain.is_empty() {
+                return Err(row_err(line, "`domain` is empty".into()));
+            }
+            let credibility = CredibilityLevel::parse(&row.credibility).ok_or_else(|| {
+                row_err(
+                    line,
+                    format!(
+                        "`credibility` is `{}`, expected high, medium or low",
+                        row.credibility
+                    ),
+                )
+            })?;
+            let source_type = match row.source_type.as_deref().map(str::trim) {
+                None | Some("") => None,
+                Some(s) => Some(SourceType::parse(s).ok_or_else(|| {
+                    row_err(
+                        line,
+                        format!(
+                            "`source_type` is `{s}`, expected mainstream news, government, non-profit, academic, social media or other"
+                        ),
+                    )
+                })?),
+            };
+            let blank = |s: Option<String>| s.filter(|v| !v.trim().is_empty());
+            let entry = DomainEntry {
+                domain: domain.clone(),
+                name: blank(row.name),
+                credibility,
+                source_type,
+                notes: blank(row.notes),
+            };
+            if entries.insert(domain.clone(), entry).is_some() {
+                return Err(row_err(line, format!("domain `{domain}` is listed twice")));
+            }
+        }
+        Ok(DomainTable { entries })
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The entry for `domain` or its closest listed parent domain.
+    pub fn lookup(&self, domain: &str) -> Option<&DomainEntry> {
+        let mut d = normalise_domain(domain);
+        loop {
+            if let Some(e) = self.entries.get(&d) {
+                return Some(e);
+            }
+            let (_, parent) = d.split_once('.')?;
+            if !parent.contains('.') && !self.entries.contains_key(parent) {
+                return None;
+            }
+            d = parent.to_string();
+        }
+    }
+}
+
+/// Counts of an annotation pass.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Annotated {
+    pub from_table: usize,
+    pub generated: usize,
+    pub unknown: usize,
+}
+
+/// Fill `credibility`, `credibility_source` and (see the module doc) `source_type` of every
+/// document: from `table`, else from the `credibility` task for each distinct unknown domain
+/// (one call per domain). A failed call leaves the documents of that domain unannotated and is
+/// recorded in `drops` (item `domain:<domain>`).
+pub fn annotate(
+    llm: &Llm,
+    stage: &str,
+    documents: &mut [Document],
+    table: Option<&DomainTable>,
+    fallback: Fallback,
+    drops: &mut Drops,
+) -> Annotated {
+    let mut counts = Annotated::default();
+    let mut unknown: BTreeSet<String> = BTreeSet::new();
+    for d in documents.iter() {
+        let domain = document_domain(d);
+        if !domain.is_empty() && table.and_then(|t| t.lookup(&domain)).is_none() {
+            unknown.insert(domain);
+        }
+    }
+    let generated: BTreeMap<String, CredibilityOutput> = if fallback == Fallback::Llm {
+        let domains: Vec<String> = unknown.into_iter().collect();
+        let inputs = domains
+            .iter()
+            .map(|d| CredibilityInput {
+                domain: d.clone(),
+                description: None,
+            })
+            .collect();
+        let answers = llm.run_batch::<Credibility>(stage, inputs);
+        domains
+            .into_iter()
+            .zip(answers)
+            .filter_map(|(d, a)| match a {
+                Ok(a) => Some((d, a.value)),
+                Err(e) => {
+                    drops.add(
+                        format!("domain:{d}"),
+                        &format!("credibility_{}", e.reason()),
+                        e.to_string(),
+                    );
+                    None
+                }
+            })
+            .collect()
+    } else {
+        BTreeMap::new()
+    };
+    for d in documents.iter_mut() {
+        let domain = document_domain(d);
+        if let Some(e) = table.and_then(|t| t.lookup(&domain)) {
+            d.credibility = Some(e.credibility.as_str().to_string());
+            d.credibility_source = Some("table".into());
+            if let Some(t) = e.source_type {
+                d.source_type = t.as_str().to_string();
+            }
+            counts.from_table += 1;
+        } else if let Some(g) = generated.get(&domain) {
+            d.credibility = Some(g.credibility.as_str().to_string());
+            d.credibility_source = Some("generated".into());
+            if d.source_type.trim().is_empty() || d.source_type == "other" {
+                d.source_type = g.source_type.as_str().to_string();
+            }
+            counts.generated += 1;
+        } else {
+            d.credibility = None;
+            d.credibility_source = None;
+            counts.unknown += 1;
+        }
+    }
+    counts
+}
+
+/// A document's domain: its `domain` column, else the host of its URL.
+pub fn document_domain(d: &Document) -> String {
+    let domain = normalise_domain(&d.domain);
+    if domain.is_empty() {
+        normalise_domain(&d.url)
+    } else {
+        domain
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CSV: &str = "domain,name,credibility,source_type,notes\n\
+        bbc.co.uk,BBC,high,mainstream news,\n\
+        www.Reddit.com,Reddit,low,social media,user posts\n\
+        example.org,,Medium,,\n";
+
+    #[test]
+    fn loads_and_looks_up_subdomains() {
+        let t = DomainTable::parse(CSV.as_bytes(), Path::new("t.csv")).unwrap();
+        assert_eq!(t.len(), 3);
+        let e = t.lookup("news.bbc.co.uk").unwrap();
+        assert_eq!(e.domain, "bbc.co.uk");
+        assert_eq!(e.source_type, Some(SourceType::MainstreamNews));
+        assert_eq!(
+            t.lookup("old.reddit.com").unwrap().credibility,
+            CredibilityLevel::Low
+        );
+        assert_eq!(
+            t.lookup("https://www.reddit.com/r/x")
+                .unwrap()
+                .name
+                .as_deref(),
+            Some("Reddit")
+        );
+        let org = t.lookup("example.org").unwrap();
+        assert_eq!(
+            (org.credibility, org.source_type, org.name.clone()),
+            (CredibilityLevel::Medium, None, None)
+        );
+        assert!(t.lookup("co.uk").is_none());
+        assert!(t.lookup("unknown.net").is_none());
+    }
+
+    #[test]
+    fn errors_name_the_line_and_field() {
+        let bad = "domain,credibility\nfoo.com,very high\n";
+        let e = DomainTable::parse(bad.as_bytes(), Path::new("t.csv"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 2") && e.contains("credibility"), "{e}");
+        let e = DomainTable::parse(b"site,credibility\n", Path::new("t.csv"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("missing column `domain`"), "{e}");
+        let dup = "domain,credibility\na.com,high\nwww.a.com,low\n";
+        let e = DomainTable::parse(dup.as_bytes(), Path::new("t.csv"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("listed twice"), "{e}");
+        assert_eq!(normalise_domain("HTTP://WWW.Foo.com:8080/a"), "foo.com");
+    }
+}

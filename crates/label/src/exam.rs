@@ -1,0 +1,241 @@
+//! RAGuard's exam (section 3.3): the model judges the claim from one document alone; agreeing
+//! with the gold verdict makes the document *supporting*, contradicting it *misleading*, no
+//! decision *irrelevant*. Several prompt variants may vote; the same question with no document
+//! (the zero-context probe) tells whether the document flipped the model's own answer.
+
+use noisebench_core::{Claim, Document};
+use noisebench_llm::task::{ExamVerdictInput, Verdict};
+use serde::{Deserialize, Serialize};
+
+/// How one exam prompt is put together from a claim and a document.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ExamVariant {
+    /// Claim, claim date, document title and text.
+    Full,
+    /// As `full` without the document title.
+    NoTitle,
+    /// As `full` without the claim date.
+    Undated,
+    /// As `full` with only the first `head_words` words of the text.
+    Head,
+}
+
+impl ExamVariant {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ExamVariant::Full => "full",
+            ExamVariant::NoTitle => "no-title",
+            ExamVariant::Undated => "undated",
+            ExamVariant::Head => "head",
+        }
+    }
+}
+
+/// `[stages.<id>.config.exam]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ExamConfig {
+    /// Run the exam at all.
+    pub enabled: bool,
+    /// Prompt variants that vote; the plurality wins, a tie at the top is `undecided`.
+    pub variants: Vec<ExamVariant>,
+    /// Also ask with no document, and record `zero_context_verdict` and `flipped`.
+    pub zero_context: bool,
+    /// Document text sent to the model is cut to this many characters (at a char boundary).
+    pub max_document_chars: usize,
+    /// Words kept by the `head` variant.
+    pub head_words: usize,
+}
+
+impl Default for ExamConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            variants: vec![ExamVariant::Full],
+            zero_context: true,
+            max_document_chars: 12_000,
+            head_words: 200,
+        }
+    }
+}
+
+/// The label words a preset writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LabelPreset {
+    /// supporting, misleading, irrelevant (RAGuard paper, first version).
+    #[default]
+    Default,
+    /// supporting, misleading, unrelated (the RAGuard release).
+    Raguard,
+}
+
+impl LabelPreset {
+    pub fn irrelevant(self) -> &'static str {
+        match self {
+            LabelPreset::Default => "irrelevant",
+            LabelPreset::Raguard => "unrelated",
+        }
+    }
+
+    /// A label as this preset writes it, from any accepted spelling (trimmed, any case);
+    /// `None` for anything else.
+    pub fn normalise(self, label: &str) -> Option<&'static str> {
+        match label.trim().to_lowercase().as_str() {
+            "supporting" | "support" | "supports" => Some(SUPPORTING),
+            "misleading" | "mislead" | "misleads" => Some(MISLEADING),
+            "irrelevant" | "unrelated" => Some(self.irrelevant()),
+            _ => None,
+        }
+    }
+}
+
+pub const SUPPORTING: &str = "supporting";
+pub const MISLEADING: &str = "misleading";
+
+/// The gold verdict of a claim as the exam needs it, or `None` if it is not true/false.
+pub fn gold_verdict(claim: &Claim) -> Option<Verdict> {
+    match claim.verdict.trim().to_lowercase().as_str() {
+        "true" => Some(Verdict::True),
+        "false" => Some(Verdict::False),
+        _ => None,
+    }
+}
+
+/// The exam rule: matching the gold verdict is supporting, the opposite misleading, undecided
+/// irrelevant (or the preset's word for it).
+pub fn label_for(exam: Verdict, gold: Verdict, preset: LabelPreset) -> &'static str {
+    match exam {
+        Verdict::Undecided => preset.irrelevant(),
+        v if v == gold => SUPPORTING,
+        _ => MISLEADING,
+    }
+}
+
+/// The plurality of the votes; a tie at the top (or no vote) is `undecided`.
+pub fn majority_verdict(votes: &[Verdict]) -> Verdict {
+    let count = |v: Verdict| votes.iter().filter(|x| **x == v).count();
+    let counts = [
+        (Verdict::True, count(Verdict::True)),
+        (Verdict::False, count(Verdict::False)),
+        (Verdict::Undecided, count(Verdict::Undecided)),
+    ];
+    let top = counts.iter().map(|(_, n)| *n).max().unwrap_or(0);
+    let winners: Vec<Verdict> = counts
+        .iter()
+        .filter(|(_, n)| *n == top && top > 0)
+        .map(|(v, _)| *v)
+        .collect();
+    match winners.as_slice() {
+        [one] => *one,
+        _ => Verdict::Undecided,
+    }
+}
+
+/// Whether the document flipped the model's own answer: both verdicts decided and different.
+/// An undecided probe or an undecided exam is no flip.
+pub fn flipped(zero_context: Verdict, exam: Verdict) -> bool {
+    zero_context != Verdict::Undecided && exam != Verdict::Undecided && zero_context != exam
+}
+
+/// `text` cut to at most `max` characters, at a char boundary.
+pub fn truncate_chars(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((i, _)) => text[..i].to_string(),
+        None => text.to_string(),
+    }
+}
+
+/// The exam prompt's input for one variant. `text` is the document text to show (already the
+/// title alone for a title-only document).
+pub fn exam_input(
+    variant: ExamVariant,
+    claim: &Claim,
+    document: &Document,
+    text: &str,
+    config: &ExamConfig,
+) -> ExamVerdictInput {
+    let text = truncate_chars(text, config.max_document_chars);
+    let (title, date, text) = match variant {
+        ExamVariant::Full => (document.title.clone(), claim.claim_date.clone(), text),
+        ExamVariant::NoTitle => (None, claim.claim_date.clone(), text),
+        ExamVariant::Undated => (document.title.clone(), None, text),
+        ExamVariant::Head => (
+            document.title.clone(),
+            claim.claim_date.clone(),
+            text.split_whitespace()
+                .take(config.head_words)
+                .collect::<Vec<_>>()
+                .join(" "),
+        ),
+    };
+    ExamVerdictInput {
+        claim: claim.text.clone(),
+        claim_date: date,
+        document_title: title,
+        document: Some(text),
+    }
+}
+
+/// The zero-context probe's input: the claim and no document.
+pub fn zero_context_input(claim: &Claim) -> ExamVerdictInput {
+    ExamVerdictInput {
+        claim: claim.text.clone(),
+        claim_date: claim.claim_date.clone(),
+        document_title: None,
+        document: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Verdict::*;
+
+    #[test]
+    fn label_rules() {
+        let p = LabelPreset::Default;
+        assert_eq!(label_for(True, True, p), "supporting");
+        assert_eq!(label_for(False, False, p), "supporting");
+        assert_eq!(label_for(False, True, p), "misleading");
+        assert_eq!(label_for(True, False, p), "misleading");
+        assert_eq!(label_for(Undecided, True, p), "irrelevant");
+        assert_eq!(
+            label_for(Undecided, False, LabelPreset::Raguard),
+            "unrelated"
+        );
+    }
+
+    #[test]
+    fn majority_and_ties() {
+        assert_eq!(majority_verdict(&[True]), True);
+        assert_eq!(majority_verdict(&[True, False, True]), True);
+        assert_eq!(majority_verdict(&[True, False]), Undecided);
+        assert_eq!(majority_verdict(&[True, False, Undecided]), Undecided);
+        assert_eq!(majority_verdict(&[False, False, Undecided, True]), False);
+        assert_eq!(majority_verdict(&[]), Undecided);
+    }
+
+    #[test]
+    fn flips() {
+        assert!(flipped(True, False));
+        assert!(!flipped(True, True));
+        assert!(!flipped(Undecided, False));
+        assert!(!flipped(True, Undecided));
+    }
+
+    #[test]
+    fn labels_normalise_without_trailing_space() {
+        let p = LabelPreset::Raguard;
+        assert_eq!(p.normalise("Supporting "), Some("supporting"));
+        assert_eq!(p.normalise("irrelevant"), Some("unrelated"));
+        assert_eq!(
+            LabelPreset::Default.normalise(" UNRELATED"),
+            Some("irrelevant")
+        );
+        assert_eq!(p.normalise("maybe"), None);
+        assert_eq!(truncate_chars("héllo", 2), "hé");
+        assert_eq!(truncate_chars("hi", 5), "hi");
+    }
+}

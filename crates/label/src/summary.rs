@@ -1,0 +1,84 @@
+//! Facts about a labelling run for the dataset card: label, stance and source distributions,
+//! conflicts, credibility sources, models and prompt versions, the share of human labels.
+
+use std::collections::BTreeMap;
+
+use noisebench_core::{ClaimDocumentLabel, Conflict, Document};
+use serde::Serialize;
+
+use crate::review::ReviewOutcome;
+
+/// What the dataset card reports about labels (written as `label_facts.json`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct LabelFacts {
+    pub pairs: usize,
+    pub claims: usize,
+    pub labels: BTreeMap<String, usize>,
+    pub stances: BTreeMap<String, usize>,
+    pub label_sources: BTreeMap<String, usize>,
+    /// Share of label rows whose final label or stance came from a reviewer.
+    pub human_share: f64,
+    /// Rows whose document flipped the model's zero-context verdict.
+    pub flipped: usize,
+    pub model_conflicts: usize,
+    pub human_conflicts: usize,
+    pub exam_conflicts: usize,
+    /// Documents by `credibility_source` (`table`, `generated`, `none`).
+    pub credibility_sources: BTreeMap<String, usize>,
+    /// Documents by credibility level (`none` when unknown).
+    pub credibility: BTreeMap<String, usize>,
+    /// Task -> `offline` or `openai:<model>`.
+    pub models: BTreeMap<String, String>,
+    /// Task -> prompt version (the offline rules' version for `offline`).
+    pub prompt_versions: BTreeMap<String, String>,
+    pub review: Option<ReviewOutcome>,
+}
+
+fn tally<'a>(values: impl Iterator<Item = Option<&'a str>>) -> BTreeMap<String, usize> {
+    let mut m = BTreeMap::new();
+    for v in values {
+        *m.entry(v.unwrap_or("none").to_string()).or_insert(0) += 1;
+    }
+    m
+}
+
+/// Count the facts. `tasks` is `(task, provenance, prompt version)` for each task used.
+pub fn label_facts(
+    labels: &[ClaimDocumentLabel],
+    conflicts: &[Conflict],
+    documents: &[Document],
+    tasks: &[(String, String, String)],
+    review: Option<ReviewOutcome>,
+) -> LabelFacts {
+    let human = labels.iter().filter(|l| l.label_source == "human").count();
+    LabelFacts {
+        pairs: labels.len(),
+        claims: conflicts.len(),
+        labels: tally(labels.iter().map(|l| l.label.as_deref())),
+        stances: tally(labels.iter().map(|l| l.stance.as_deref())),
+        label_sources: tally(labels.iter().map(|l| Some(l.label_source.as_str()))),
+        human_share: if labels.is_empty() {
+            0.0
+        } else {
+            human as f64 / labels.len() as f64
+        },
+        flipped: labels.iter().filter(|l| l.flipped == Some(true)).count(),
+        model_conflicts: conflicts.iter().filter(|c| c.model_conflict).count(),
+        human_conflicts: conflicts
+            .iter()
+            .filter(|c| c.human_conflict == Some(true))
+            .count(),
+        exam_conflicts: conflicts.iter().filter(|c| c.exam_conflict).count(),
+        credibility_sources: tally(documents.iter().map(|d| d.credibility_source.as_deref())),
+        credibility: tally(documents.iter().map(|d| d.credibility.as_deref())),
+        models: tasks
+            .iter()
+            .map(|(t, p, _)| (t.clone(), p.clone()))
+            .collect(),
+        prompt_versions: tasks
+            .iter()
+            .map(|(t, _, v)| (t.clone(), v.clone()))
+            .collect(),
+        review,
+    }
+}
