@@ -295,3 +295,18 @@ fn configuration_errors_name_the_field() {
     assert_eq!(<ChunksStage as TypedStage>::KIND, "chunks");
     assert_eq!(<ReportsStage as TypedStage>::KIND, "reports");
 }
+
+#[test]
+fn fast_token_counts_equal_tiktoken_on_real_filings() {
+    let counter = noisebench_chunk::TokenCounter::new();
+    for r in read("fixtures/reports/edgar/*.json", Domain::Finance) {
+        let text: Vec<String> = r.blocks.iter().map(noisebench_chunk::block_text).collect();
+        let text = text.join("\n\n");
+        assert_eq!(
+            counter.count(&text),
+            counter.reference_count(&text),
+            "{}",
+            r.source_path
+        );
+    }
+}
