@@ -1,0 +1,121 @@
+//! Search backends. Each module holds one backend's configuration and response parser; the
+//! [`Backend`] trait is what the `search` stage calls.
+//!
+//! Parsers are tolerant: a result without a title or snippet is kept with the field empty (and
+//! counted in [`Parsed::missing`]), a result without a URL is counted and skipped, and a body that
+//! is not the JSON shape the API documents is a [`SearchFailure`] with code `malformed_response`.
+
+pub mod brave;
+pub mod fixture;
+pub mod google;
+pub mod reddit_api;
+pub mod reddit_dump;
+pub mod searxng;
+
+use std::collections::BTreeMap;
+
+/// One query as a backend receives it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchRequest {
+    pub text: String,
+    /// Restrict results to this site (`reddit.com`).
+    pub site: Option<String>,
+    pub top_k: usize,
+    /// Inclusive `YYYY-MM-DD` bounds.
+    pub date_from: Option<String>,
+    pub date_to: Option<String>,
+}
+
+/// One result as a backend returned it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RawHit {
+    pub url: Option<String>,
+    pub title: Option<String>,
+    pub snippet: Option<String>,
+    pub published: Option<String>,
+}
+
+/// A parsed answer: hits in rank order, and how many results lacked each field.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Parsed {
+    pub hits: Vec<RawHit>,
+    /// Field name -> results of this answer that lacked it (`url`, `title`, `snippet`).
+    pub missing: BTreeMap<String, u64>,
+}
+
+impl Parsed {
+    /// Build from hits, counting missing fields.
+    pub fn from_hits(hits: Vec<RawHit>) -> Parsed {
+        let mut missing = BTreeMap::new();
+        for h in &hits {
+            for (name, absent) in [
+                ("url", h.url.is_none()),
+                ("title", h.title.is_none()),
+                ("snippet", h.snippet.is_none()),
+            ] {
+                if absent {
+                    *missing.entry(name.to_string()).or_insert(0) += 1;
+                }
+            }
+        }
+        Parsed { hits, missing }
+    }
+}
+
+/// Why a query gave no answer: a drop reason code and a detail free of secrets.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{code}: {detail}")]
+pub struct SearchFailure {
+    pub code: String,
+    pub detail: String,
+}
+
+impl SearchFailure {
+    pub fn new(code: impl Into<String>, detail: impl Into<String>) -> Self {
+        Self {
+            code: code.into(),
+            detail: detail.into(),
+        }
+    }
+
+    pub fn malformed(detail: impl Into<String>) -> Self {
+        Self::new("malformed_response", detail)
+    }
+}
+
+/// A search backend, ready to answer queries (synchronous; backends block on their own I/O).
+pub trait Backend: Send + Sync {
+    /// The name written to `search_hits.backend`.
+    fn name(&self) -> &'static str;
+    fn search(&self, request: &SearchRequest) -> Result<Parsed, SearchFailure>;
+}
+
+/// A non-empty trimmed string from a JSON value.
+pub(crate) fn text_of(v: Option<&serde_json::Value>) -> Option<String> {
+    let s = v?.as_str()?.trim();
+    (!s.is_empty()).then(|| s.to_string())
+}
+
+/// Parse a body as a JSON object, or fail as `malformed_response`.
+pub(crate) fn json_object(
+    body: &str,
+    backend: &str,
+) -> Result<serde_json::Map<String, serde_json::Value>, SearchFailure> {
+    match serde_json::from_str::<serde_json::Value>(body) {
+        Ok(serde_json::Value::Object(m)) => Ok(m),
+        Ok(_) => Err(SearchFailure::malformed(format!(
+            "{backend}: the answer is JSON but not an object"
+        ))),
+        Err(e) => Err(SearchFailure::malformed(format!(
+            "{backend}: the answer is not JSON ({e})"
+        ))),
+    }
+}
+
+/// `q` with ` site:<site>` appended, for engines that take the operator in the query.
+pub(crate) fn with_site(text: &str, site: Option<&str>) -> String {
+    match site {
+        Some(s) => format!("{text} site:{s}"),
+        None => text.to_string(),
+    }
+}

@@ -1,0 +1,30 @@
+//! noisebench's claims-track retrieval: three stages that turn claims into the documents a real
+//! retriever would hand a RAG system.
+//!
+//! - [`QueriesStage`] (`queries`): per claim, LLM keywords (RAGuard 3.2), an LLM yes/no question
+//!   (CONF-FACT 3.2), the claim itself, and optional counter-evidence queries conditioned on a
+//!   draft verdict (CounterRefine 3.3).
+//! - [`SearchStage`] (`search`): every query through the configured [`backends`]: Google
+//!   Programmable Search, Brave, SearxNG, Reddit's API, a local Reddit dump indexed for BM25 with
+//!   tantivy, and recorded fixtures. Site restriction, top k, date window.
+//! - [`DocumentsStage`] (`documents`): each distinct hit fetched once through `noisebench-web`,
+//!   Reddit posts from their JSON, other pages through a readability extractor, canonical URLs,
+//!   duplicates merged, claim-document links, source types, and passages of at most 256 words.
+//!
+//! What this crate is not: it labels nothing (the labels stage does), keeps no tables itself
+//! (the runner writes them), and fetches pages only through `noisebench-web` (credentialed search
+//! APIs use [`api::ApiClient`], which never archives, so keys never reach the archive).
+
+pub mod api;
+pub mod backends;
+pub mod canonical;
+pub mod documents;
+pub mod extract;
+pub mod passages;
+pub mod queries;
+pub mod reddit;
+pub mod search;
+
+pub use documents::{DocumentsConfig, DocumentsStage};
+pub use queries::{QueriesConfig, QueriesStage};
+pub use search::{BackendConfig, SearchConfig, SearchStage};

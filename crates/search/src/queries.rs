@@ -1,0 +1,317 @@
+//! The `queries` stage: search queries per claim.
+//!
+//! Kinds: `keywords` (LLM task `keywords`, RAGuard 3.2), `question` (LLM task
+//! `claim_to_question`, CONF-FACT 3.2), `claim` (the claim text itself). With `counter = true`,
+//! counter-evidence queries follow CounterRefine 3.3: the LLM drafts a verdict for the claim with
+//! no documents (task `exam_verdict` with no document), and a query conditioned on that draft is
+//! added to surface documents arguing the other way: the claim's keywords plus terms that look
+//! for refutations of a `true` draft, or confirmations of a `false` draft (both when undecided).
+
+use std::collections::BTreeSet;
+
+use noisebench_core::{
+    Claim, ConfigError, Drops, InputSpec, Inputs, OutputSpec, Query, StageContext, StageError,
+    StageOutput, StageReport, TableKind, TypedStage, stable_id,
+};
+use noisebench_llm::Llm;
+use noisebench_llm::task::{
+    ClaimToQuestion, ClaimToQuestionInput, ExamVerdict, ExamVerdictInput, Keywords, KeywordsInput,
+    Verdict,
+};
+use serde::Deserialize;
+
+pub const KINDS: &[&str] = &["keywords", "question", "claim"];
+
+/// Configuration of the `queries` stage.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QueriesConfig {
+    /// Query kinds per claim, in order: `keywords`, `question`, `claim`.
+    #[serde(default = "default_kinds")]
+    pub kinds: Vec<String>,
+    /// At most this many keywords in a `keywords` query.
+    #[serde(default = "default_max_keywords")]
+    pub max_keywords: usize,
+    /// Add CounterRefine-style counter-evidence queries (kind `counter`).
+    #[serde(default)]
+    pub counter: bool,
+    /// Terms added to look for refutations when the draft verdict is `true`.
+    #[serde(default = "default_refute_terms")]
+    pub refute_terms: String,
+    /// Terms added to look for confirmations when the draft verdict is `false`.
+    #[serde(default = "default_support_terms")]
+    pub support_terms: String,
+    /// What an undecided draft gives: `both` directions or `none`.
+    #[serde(default = "default_undecided")]
+    pub undecided: String,
+}
+
+fn default_kinds() -> Vec<String> {
+    vec!["keywords".into()]
+}
+fn default_max_keywords() -> usize {
+    5
+}
+fn default_refute_terms() -> String {
+    "false debunked".into()
+}
+fn default_support_terms() -> String {
+    "true confirmed".into()
+}
+fn default_undecided() -> String {
+    "both".into()
+}
+
+impl Default for QueriesConfig {
+    fn default() -> Self {
+        serde_json::from_value(serde_json::json!({}))
+            .unwrap_or_else(|_| unreachable!("all fields have defaults"))
+    }
+}
+
+/// The `queries` stage. Build with the run's [`Llm`].
+#[derive(Debug, Clone)]
+pub struct QueriesStage {
+    llm: Llm,
+}
+
+impl QueriesStage {
+    pub fn new(llm: Llm) -> Self {
+        Self { llm }
+    }
+}
+
+fn query_row(
+    claim_id: &str,
+    kind: &str,
+    text: &str,
+    provenance: String,
+    llm_request: Option<String>,
+) -> Query {
+    Query {
+        id: stable_id("q", &[claim_id, kind, text]),
+        claim_id: claim_id.to_string(),
+        kind: kind.to_string(),
+        text: text.to_string(),
+        provenance,
+        llm_request,
+    }
+}
+
+impl TypedStage for QueriesStage {
+    type Config = QueriesConfig;
+    const KIND: &'static str = "queries";
+    const VERSION: u32 = 1;
+
+    fn inputs(&self) -> Vec<InputSpec> {
+        vec![InputSpec {
+            role: "claims",
+            kind: TableKind::Claims,
+            required: true,
+        }]
+    }
+
+    fn outputs(&self) -> Vec<OutputSpec> {
+        vec![OutputSpec {
+            name: "queries",
+            kind: TableKind::Queries,
+        }]
+    }
+
+    fn validate(&self, c: &QueriesConfig, _root: &std::path::Path) -> Result<(), ConfigError> {
+        if c.kinds.is_empty() && !c.counter {
+            return Err(ConfigError::new(
+                "kinds",
+                "at least one kind, or counter = true",
+            ));
+        }
+        for (i, k) in c.kinds.iter().enumerate() {
+            if !KINDS.contains(&k.as_str()) {
+                return Err(ConfigError::new(
+                    format!("kinds[{i}]"),
+                    format!("unknown kind `{k}` (known: {})", KINDS.join(", ")),
+                ));
+            }
+        }
+        if c.max_keywords == 0 {
+            return Err(ConfigError::new("max_keywords", "must be at least 1"));
+        }
+        if !matches!(c.undecided.as_str(), "both" | "none") {
+            return Err(ConfigError::new("undecided", "`both` or `none`"));
+        }
+        Ok(())
+    }
+
+    fn run(
+        &self,
+        c: &QueriesConfig,
+        mut inputs: Inputs,
+        ctx: &StageContext,
+    ) -> Result<StageOutput, StageError> {
+        self.validate(c, &ctx.root)?;
+        let claims: Vec<Claim> = inputs.take("claims")?;
+        let stage = ctx.stage_id.as_str();
+        let mut drops = Drops::new(stage);
+        let usable: Vec<&Claim> = claims
+            .iter()
+            .filter(|cl| {
+                let empty = cl.text.trim().is_empty();
+                if empty {
+                    drops.add(&cl.id, "empty_claim", "the claim has no text");
+                }
+                !empty
+            })
+            .collect();
+        let kinds: BTreeSet<&str> = c.kinds.iter().map(String::as_str).collect();
+        let need_keywords = kinds.contains("keywords") || c.counter;
+        let keywords = if need_keywords {
+            self.llm.run_batch::<Keywords>(
+                stage,
+                usable
+                    .iter()
+                    .map(|cl| KeywordsInput {
+                        claim: cl.text.clone(),
+                        max_keywords: c.max_keywords,
+                    })
+                    .collect(),
+            )
+        } else {
+            Vec::new()
+        };
+        let questions = if kinds.contains("question") {
+            self.llm.run_batch::<ClaimToQuestion>(
+                stage,
+                usable
+                    .iter()
+                    .map(|cl| ClaimToQuestionInput {
+                        claim: cl.text.clone(),
+                        claim_date: cl.claim_date.clone(),
+                        speaker: cl.speaker.clone(),
+                    })
+                    .collect(),
+            )
+        } else {
+            Vec::new()
+        };
+        let drafts = if c.counter {
+            self.llm.run_batch::<ExamVerdict>(
+                stage,
+                usable
+                    .iter()
+                    .map(|cl| ExamVerdictInput {
+                        claim: cl.text.clone(),
+                        claim_date: cl.claim_date.clone(),
+                        document_title: None,
+                        document: None,
+                    })
+                    .collect(),
+            )
+        } else {
+            Vec::new()
+        };
+
+        let mut rows = Vec::new();
+        for (i, cl) in usable.iter().enumerate() {
+            let item = |kind: &str| format!("{}:{kind}", cl.id);
+            let kw_text = keywords.get(i).map(|r| match r {
+                Ok(a) => {
+                    let text = a
+                        .value
+                        .keywords
+                        .iter()
+                        .map(|k| k.trim())
+                        .filter(|k| !k.is_empty())
+                        .collect::<Vec<_>>()
+                        .join(" ");
+                    Ok((text, a.provenance.clone(), a.request_hash.clone()))
+                }
+                Err(e) => Err(e.clone()),
+            });
+            for kind in &c.kinds {
+                match kind.as_str() {
+                    "keywords" => match &kw_text {
+                        Some(Ok((text, prov, hash))) if !text.is_empty() => rows.push(query_row(
+                            &cl.id,
+                            "keywords",
+                            text,
+                            prov.clone(),
+                            Some(hash.clone()),
+                        )),
+                        Some(Ok(_)) => drops.add(item("keywords"), "empty_query", "no keywords"),
+                        Some(Err(e)) => drops.add(item("keywords"), e.reason(), e.to_string()),
+                        None => {}
+                    },
+                    "question" => match questions.get(i) {
+                        Some(Ok(a)) if !a.value.question.trim().is_empty() => rows.push(query_row(
+                            &cl.id,
+                            "question",
+                            a.value.question.trim(),
+                            a.provenance.clone(),
+                            Some(a.request_hash.clone()),
+                        )),
+                        Some(Ok(_)) => drops.add(item("question"), "empty_query", "empty question"),
+                        Some(Err(e)) => drops.add(item("question"), e.reason(), e.to_string()),
+                        None => {}
+                    },
+                    _ => rows.push(query_row(
+                        &cl.id,
+                        "claim",
+                        cl.text.trim(),
+                        "rule".into(),
+                        None,
+                    )),
+                }
+            }
+            if c.counter {
+                let base = match &kw_text {
+                    Some(Ok((text, _, _))) if !text.is_empty() => text.clone(),
+                    _ => cl.text.trim().to_string(),
+                };
+                match drafts.get(i) {
+                    Some(Ok(draft)) => {
+                        let terms: Vec<&str> = match draft.value.verdict {
+                            Verdict::True => vec![&c.refute_terms],
+                            Verdict::False => vec![&c.support_terms],
+                            Verdict::Undecided if c.undecided == "both" => {
+                                vec![&c.refute_terms, &c.support_terms]
+                            }
+                            Verdict::Undecided => Vec::new(),
+                        };
+                        if terms.is_empty() {
+                            drops.add(
+                                item("counter"),
+                                "undecided_draft",
+                                "the draft verdict is undecided",
+                            );
+                        }
+                        for t in terms {
+                            let text = format!("{base} {}", t.trim());
+                            rows.push(query_row(
+                                &cl.id,
+                                "counter",
+                                text.trim(),
+                                format!("{} (draft {})", draft.provenance, draft.value.verdict),
+                                Some(draft.request_hash.clone()),
+                            ));
+                        }
+                    }
+                    Some(Err(e)) => drops.add(item("counter"), e.reason(), e.to_string()),
+                    None => {}
+                }
+            }
+        }
+        // One row per id (the same kind and text for one claim is one query).
+        let mut seen = BTreeSet::new();
+        rows.retain(|q: &Query| seen.insert(q.id.clone()));
+        let report = StageReport {
+            items_in: claims.len() as u64,
+            items_out: rows.len() as u64,
+            drops: drops.into_records(),
+        };
+        Ok(StageOutput {
+            report,
+            ..StageOutput::default()
+        }
+        .with_table("queries", rows))
+    }
+}
