@@ -92,8 +92,11 @@ struct Pair<'a> {
     claim: &'a Claim,
     doc: &'a Document,
     gold: Option<Verdict>,
-    /// The text the model sees (empty for an empty page).
+    /// The page text the stance votes see (empty for an empty page).
     text: String,
+    /// The text the exam sees: the page text, or the title of a title-only document (an empty
+    /// document would render the prompt's no-document form, the zero-context probe).
+    exam_text: String,
     /// Exam skipped: labelled irrelevant.
     skip_exam: bool,
 }
@@ -214,6 +217,11 @@ impl LabelStage {
                 gold,
                 text: if empty {
                     String::new()
+                } else {
+                    doc.text.clone()
+                },
+                exam_text: if empty {
+                    doc.title.clone().unwrap_or_default()
                 } else {
                     doc.text.clone()
                 },
@@ -384,7 +392,13 @@ impl TypedStage for LabelStage {
             for (i, p) in pairs.iter().enumerate().filter(|(_, p)| !p.skip_exam) {
                 for v in &config.exam.variants {
                     keys.push((i, *v));
-                    calls.push(exam::exam_input(*v, p.claim, p.doc, &p.text, &config.exam));
+                    calls.push(exam::exam_input(
+                        *v,
+                        p.claim,
+                        p.doc,
+                        &p.exam_text,
+                        &config.exam,
+                    ));
                 }
             }
             let bar = ctx.progress.bar("exam", Some(calls.len() as u64));
