@@ -8,6 +8,7 @@
 //! sweeps when it is old. zstd frames carry a checksum, so an entry damaged on disk reads as a
 //! miss (and is rewritten), never as a wrong answer. Failures are never written.
 
+use std::cell::RefCell;
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -78,7 +79,7 @@ impl Cache {
             return None;
         }
         let bytes = fs::read(self.path(key)).ok()?;
-        match zstd::stream::decode_all(&bytes[..]) {
+        match decompress(&bytes) {
             Ok(v) => Some(v),
             Err(e) => {
                 tracing::warn!(key, error = %e, "damaged cache entry ignored");
@@ -100,11 +101,7 @@ impl Cache {
             LlmError::Cache(format!("{}: {what}: {e}", shard.display()))
         };
         fs::create_dir_all(shard).map_err(|e| io("create shard", e))?;
-        let mut encoder = zstd::Encoder::new(Vec::with_capacity(value.len() / 2 + 64), 3)
-            .map_err(|e| io("zstd", e))?;
-        encoder.include_checksum(true).map_err(|e| io("zstd", e))?;
-        encoder.write_all(value).map_err(|e| io("zstd", e))?;
-        let compressed = encoder.finish().map_err(|e| io("zstd", e))?;
+        let compressed = compress(value).map_err(|e| io("zstd", e))?;
         let n = self.counter.fetch_add(1, Ordering::Relaxed);
         let tmp = shard.join(format!("{key}.{}.{n}.tmp", std::process::id()));
         let result = (|| {
@@ -143,6 +140,37 @@ impl Cache {
         }
         out.sort();
         out
+    }
+}
+
+thread_local! {
+    // Creating a zstd context costs more than decompressing a small entry: keep one per thread.
+    static DECOMPRESSOR: RefCell<Option<zstd::bulk::Decompressor<'static>>> =
+        const { RefCell::new(None) };
+}
+
+/// One zstd frame with its content size (so reads allocate exactly) and a checksum (so damage
+/// is detected).
+fn compress(value: &[u8]) -> std::io::Result<Vec<u8>> {
+    let mut c = zstd::bulk::Compressor::new(3)?;
+    c.set_parameter(zstd::zstd_safe::CParameter::ChecksumFlag(true))?;
+    c.set_parameter(zstd::zstd_safe::CParameter::ContentSizeFlag(true))?;
+    c.compress(value)
+}
+
+fn decompress(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
+    const MAX_ENTRY: u64 = 256 << 20;
+    match zstd::zstd_safe::get_frame_content_size(bytes) {
+        Ok(Some(n)) if n <= MAX_ENTRY => DECOMPRESSOR.with(|cell| {
+            let mut slot = cell.borrow_mut();
+            let d = match &mut *slot {
+                Some(d) => d,
+                None => slot.insert(zstd::bulk::Decompressor::new()?),
+            };
+            d.decompress(bytes, n as usize)
+        }),
+        // No recorded size (another writer): the streaming decoder grows as needed.
+        _ => zstd::stream::decode_all(bytes),
     }
 }
 

@@ -174,10 +174,24 @@ impl Llm {
         };
         let prompts_dir = resolve(&config.prompts_dir);
         let (prompts, reask) = match config.backend {
-            BackendKind::Openai => (
-                Prompts::load(&prompts_dir)?,
-                load_reask(&prompts_dir.join("reask.md"))?,
-            ),
+            BackendKind::Openai => {
+                let prompts = Prompts::load(&prompts_dir)?;
+                // A missing template is a configuration error before any work, not a drop per
+                // item.
+                let missing: Vec<&str> = TaskName::ALL
+                    .iter()
+                    .filter(|t| prompts.get(**t).is_none())
+                    .map(|t| t.as_str())
+                    .collect();
+                if !missing.is_empty() {
+                    return Err(LlmError::Config(format!(
+                        "llm.prompts_dir: {} has no template for {}",
+                        prompts_dir.display(),
+                        missing.join(", ")
+                    )));
+                }
+                (prompts, load_reask(&prompts_dir.join("reask.md"))?)
+            }
             // The offline rules need no prompt; load what is there so errors still show early.
             BackendKind::Offline if prompts_dir.is_dir() => (Prompts::load(&prompts_dir)?, None),
             BackendKind::Offline => (Prompts::empty(), None),
@@ -777,6 +791,22 @@ impl Llm {
         stage: &str,
         inputs: Vec<T::Input>,
     ) -> Vec<Result<Answer<T::Output>, LlmError>> {
+        struct NoBar;
+        impl noisebench_core::ProgressBar for NoBar {
+            fn inc(&self, _n: u64) {}
+            fn finish(&self) {}
+        }
+        self.run_batch_with_progress::<T>(stage, inputs, &NoBar)
+    }
+
+    /// [`Llm::run_batch`], advancing `bar` by one as each item is answered (e.g. a bar from
+    /// `ctx.progress.bar(...)`).
+    pub fn run_batch_with_progress<T: Task>(
+        &self,
+        stage: &str,
+        inputs: Vec<T::Input>,
+        bar: &dyn noisebench_core::ProgressBar,
+    ) -> Vec<Result<Answer<T::Output>, LlmError>> {
         let mut results: Vec<Option<Result<Answer<T::Output>, LlmError>>> =
             Vec::with_capacity(inputs.len());
         let mut remote: Vec<(usize, Prepared<T>, Instant)> = Vec::new();
@@ -785,7 +815,10 @@ impl Llm {
             match self.prepare::<T>(stage, input) {
                 Err(e) => results.push(Some(Err(e))),
                 Ok(p) => match self.answer_locally(&p, start) {
-                    Some(r) => results.push(Some(r)),
+                    Some(r) => {
+                        bar.inc(1);
+                        results.push(Some(r));
+                    }
                     None => {
                         remote.push((results.len(), p, start));
                         results.push(None);
@@ -796,18 +829,19 @@ impl Llm {
         if !remote.is_empty() {
             let me = self.clone();
             let done = self.block_on(async move {
-                let handles: Vec<_> = remote
+                use futures::StreamExt;
+                let mut pending: futures::stream::FuturesUnordered<_> = remote
                     .into_iter()
                     .map(|(i, p, start)| {
                         let me = me.clone();
-                        (i, tokio::spawn(me.remote::<T>(p, start)))
+                        let h = tokio::spawn(me.remote::<T>(p, start));
+                        async move { (i, h.await) }
                     })
                     .collect();
-                let mut out = Vec::with_capacity(handles.len());
-                for (i, h) in handles {
-                    let r = h
-                        .await
-                        .unwrap_or_else(|e| Err(LlmError::Internal(format!("task: {e}"))));
+                let mut out = Vec::with_capacity(pending.len());
+                while let Some((i, r)) = pending.next().await {
+                    bar.inc(1);
+                    let r = r.unwrap_or_else(|e| Err(LlmError::Internal(format!("task: {e}"))));
                     out.push((i, r));
                 }
                 out
@@ -994,5 +1028,25 @@ impl Llm {
     }
     pub(crate) fn bump_stats(&self, f: impl FnOnce(&mut LlmStats)) {
         self.bump(f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_handle_can_live_in_a_stage() {
+        fn send_sync<T: Send + Sync + Clone + 'static>() {}
+        send_sync::<Llm>();
+    }
+
+    #[test]
+    fn openai_needs_every_prompt() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = serde_json::json!({"backend": "openai", "model": "m", "prompts_dir": dir.path(),
+            "models": {"m": {"endpoints": [{"name": "a", "url": "http://127.0.0.1:9/v1"}]}}});
+        let e = Llm::from_value(&cfg, Path::new("/")).unwrap_err();
+        assert!(e.to_string().contains("no template for keywords"), "{e}");
     }
 }

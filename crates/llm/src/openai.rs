@@ -198,11 +198,9 @@ impl OpenAiModel {
             .pool_max_idle_per_host(config.max_concurrency)
             .build()
             .map_err(|e| LlmError::Config(format!("http client: {}", e.without_url())))?;
-        // Burst of one: requests are spaced evenly, so no sliding minute ever sees more than
-        // the limit.
         let rpm = config.rpm.map(|n| {
-            let n = NonZeroU32::new(n).unwrap_or(NonZeroU32::MIN);
-            RateLimiter::direct(Quota::per_minute(n).allow_burst(NonZeroU32::MIN))
+            let (rate, burst) = rpm_quota(n);
+            RateLimiter::direct(Quota::per_minute(rate).allow_burst(burst))
         });
         // Tokens come in lumps (one request's worth), so the bucket holds 10 s of tokens.
         let tpm = config.tpm.map(|n| {
@@ -359,11 +357,12 @@ impl OpenAiModel {
         let max_attempts = self.config.max_retries + 1;
         let mut last = String::new();
         for attempt in 1..=max_attempts {
+            self.wait_limits(estimated_tokens).await;
+            // Chosen after the limits, so in-flight counts are current.
             let endpoint = self.pick();
             if let Some(p) = self.paused_for(endpoint) {
                 tokio::time::sleep(p).await;
             }
-            self.wait_limits(estimated_tokens).await;
             // Checked at the last moment before a new call goes out; retries and re-asks of a
             // call already under way finish.
             if new_call && attempt == 1 {
@@ -562,6 +561,20 @@ impl OpenAiModel {
     }
 }
 
+/// Rate and burst for a requests-per-minute limit such that no sliding minute ever sees more
+/// than `rpm` requests. GCRA admits at most `burst + W/T - 1` requests in any half-open window of
+/// `W` (T = the emission interval), so with a window of one minute the rate is `rpm - burst + 1`.
+/// A burst of 1% of the limit lets a request that woke late be made up for (a burst of one would
+/// lose that slot for good) at the price of 1% of the steady rate.
+fn rpm_quota(rpm: u32) -> (NonZeroU32, NonZeroU32) {
+    let burst = (rpm / 100).max(1);
+    let rate = rpm.saturating_sub(burst - 1).max(1);
+    (
+        NonZeroU32::new(rate).unwrap_or(NonZeroU32::MIN),
+        NonZeroU32::new(burst).unwrap_or(NonZeroU32::MIN),
+    )
+}
+
 /// Retry-After as seconds or an HTTP date.
 fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
     let v = headers
@@ -608,6 +621,19 @@ mod tests {
         assert_eq!(retry_after(&h), Some(Duration::ZERO));
         h.insert("retry-after", "soon".parse().unwrap());
         assert_eq!(retry_after(&h), None);
+    }
+
+    #[test]
+    fn rpm_quota_never_exceeds_the_minute() {
+        for rpm in [1u32, 59, 100, 600, 6000, 100_000] {
+            let (rate, burst) = rpm_quota(rpm);
+            assert!(burst.get() + rate.get() - 1 <= rpm, "{rpm}");
+            assert!(rate.get() as f64 >= 0.99 * rpm as f64 - 1.0, "{rpm}");
+        }
+        assert_eq!(
+            rpm_quota(6000),
+            (NonZeroU32::new(5941).unwrap(), NonZeroU32::new(60).unwrap())
+        );
     }
 
     #[test]

@@ -98,6 +98,8 @@ fn without_model_files_auto_falls_back_to_hashed_ngrams() {
         .embed("t", &texts(&["net sales increased"]))
         .unwrap();
     assert_eq!(a.vectors[0], b.vectors[0], "deterministic across handles");
+    assert!((cosine(&a.vectors[0], &b.vectors[0]) - 1.0).abs() < 1e-6);
+    assert!(cosine(&a.vectors[0], &a.vectors[2]) < 0.5);
     // Asking for the local model explicitly without its files is a configuration error.
     cfg.embeddings.backend = EmbeddingBackend::Local;
     let e = Llm::new(cfg, Path::new("/")).unwrap_err();
