@@ -1,0 +1,269 @@
+//! RAGuard and CONFACT exports: exact columns and list formatting, contiguous ids, the id maps,
+//! and the RAGuard files read back by pandas the way the release's loaders do.
+
+mod common;
+
+use std::process::Command;
+
+use common::*;
+use noisebench_core::{ClaimDocumentLabel, Query, TypedStage, stable_id};
+use noisebench_label::{ExportConfactStage, ExportRaguardStage, export_confact, export_raguard};
+
+fn label(c: &str, d: &str, l: Option<&str>, stance: &str, source: &str) -> ClaimDocumentLabel {
+    ClaimDocumentLabel {
+        id: stable_id("label", &[c, d]),
+        claim_id: c.into(),
+        document_id: d.into(),
+        label: l.map(str::to_string),
+        model_label: l.map(str::to_string),
+        stance_url: Some(stance.into()),
+        stance_majority: Some(stance.into()),
+        stance: Some(stance.into()),
+        label_source: source.into(),
+        provenance: "test".into(),
+        ..ClaimDocumentLabel::default()
+    }
+}
+
+struct Data {
+    claims: Vec<noisebench_core::Claim>,
+    docs: Vec<noisebench_core::Document>,
+    labels: Vec<ClaimDocumentLabel>,
+}
+
+fn data() -> Data {
+    let mut c1 = claim("c1", "Says \"we cut taxes\", and it's true.", "true");
+    c1.original_rating = "half-true".into();
+    let mut c2 = claim("c2", "Crime rose 50%.", "false");
+    c2.original_rating = "barely-true".into();
+    let mut c3 = claim("c3", "Half of it.", "half-true");
+    c3.original_rating = "half-true".into();
+    let c4 = claim("c4", "No documents found for this one.", "false");
+    let docs = vec![
+        doc(
+            "d1",
+            "https://www.reddit.com/r/p/1",
+            "Taxes, \"cut\"",
+            "Body one,\nwith a newline.",
+        ),
+        doc("d2", "https://www.reddit.com/r/p/2", "", "Body two"),
+        doc("d3", "https://example.org/3", "Crime", "Body three"),
+    ];
+    let labels = vec![
+        label("c1", "d1", Some("supporting"), "support", "model"),
+        label(
+            "c1",
+            "d2",
+            Some("irrelevant"),
+            "not enough evidence",
+            "model",
+        ),
+        label("c2", "d3", Some("misleading"), "reject", "human"),
+        label("c2", "d1", Some("supporting"), "support", "model"),
+        label("c2", "d2", None, "support", "model"),
+        label("c3", "d3", Some("misleading"), "reject", "model"),
+        label("c9", "d3", Some("misleading"), "reject", "model"),
+    ];
+    Data {
+        claims: vec![c1, c2, c3, c4],
+        docs,
+        labels,
+    }
+}
+
+#[test]
+fn raguard_files_are_exact() {
+    let d = data();
+    let dir = tempfile::tempdir().unwrap();
+    let s = export_raguard(&d.claims, &d.docs, &d.labels, dir.path()).unwrap();
+    assert_eq!((s.claims, s.documents), (3, 4));
+    assert_eq!(s.claims_without_binary_verdict, 1);
+    assert_eq!(
+        s.pairs_skipped, 3,
+        "no label, non-binary claim, unknown claim"
+    );
+    let claims = std::fs::read_to_string(dir.path().join("claims.csv")).unwrap();
+    assert_eq!(
+        claims,
+        "Claim ID,Claim,Verdict,Document IDs,Document Labels,Original Verdict\n\
+         0,\"Says \"\"we cut taxes\"\", and it's true.\",True,\"[0, 1]\",\"['supporting', 'unrelated']\",half-true\n\
+         1,Crime rose 50%.,False,\"[2, 3]\",\"['misleading', 'supporting']\",mostly-false\n\
+         2,No documents found for this one.,False,[],[],pants-on-fire\n"
+    );
+    let documents = std::fs::read_to_string(dir.path().join("documents.csv")).unwrap();
+    assert_eq!(
+        documents,
+        "Document ID,Title,Full Text,Claim ID,Document Label,Link\n\
+         0,\"Taxes, \"\"cut\"\"\",\"Body one,\nwith a newline.\",0,supporting,https://www.reddit.com/r/p/1\n\
+         1,,Body two,0,unrelated,https://www.reddit.com/r/p/2\n\
+         2,Crime,Body three,1,misleading,https://example.org/3\n\
+         3,\"Taxes, \"\"cut\"\"\",\"Body one,\nwith a newline.\",1,supporting,https://www.reddit.com/r/p/1\n"
+    );
+    let map = std::fs::read_to_string(dir.path().join("document_id_map.csv")).unwrap();
+    let second = map.lines().nth(3).unwrap();
+    assert_eq!(
+        second,
+        format!("2,1,c2,d3,{}", stable_id("label", &["c2", "d3"]))
+    );
+    let cmap = std::fs::read_to_string(dir.path().join("claim_id_map.csv")).unwrap();
+    assert_eq!(cmap, "Claim ID,claim_id\n0,c1\n1,c2\n2,c4\n");
+}
+
+const LOADER: &str = r#"
+import ast, json, sys
+import pandas as pd
+d = sys.argv[1]
+claims = pd.read_csv(f"{d}/claims.csv")
+docs = pd.read_csv(f"{d}/documents.csv", keep_default_na=False)
+for col in ["Document IDs", "Document Labels"]:
+    claims[col] = claims[col].apply(ast.literal_eval)
+merged = docs.merge(claims, on="Claim ID", how="left", validate="many_to_one")
+ok = True
+for _, c in claims.iterrows():
+    ids = c["Document IDs"]
+    mine = docs[docs["Claim ID"] == c["Claim ID"]]
+    ok &= list(mine["Document ID"]) == ids
+    ok &= list(mine["Document Label"]) == c["Document Labels"]
+    ok &= ids == list(range(ids[0], ids[0] + len(ids))) if ids else True
+print(json.dumps({
+    "claims": len(claims), "documents": len(docs), "merged": len(merged),
+    "columns_claims": list(claims.columns), "columns_documents": list(docs.columns),
+    "labels": merged["Document Label"].value_counts().sort_index().to_dict(),
+    "verdicts": merged["Verdict"].value_counts().sort_index().to_dict(),
+    "first_claim": claims["Claim"][0], "first_text": docs["Full Text"][0],
+    "consistent": bool(ok),
+}))
+"#;
+
+#[test]
+fn pandas_reads_the_raguard_export_like_the_release_loaders() {
+    let have_pandas = Command::new("python3")
+        .args(["-c", "import pandas"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !have_pandas {
+        eprintln!(
+            "SKIPPED: python3 with pandas is not available (`python3 -c \"import pandas\"` failed)"
+        );
+        return;
+    }
+    let d = data();
+    let dir = tempfile::tempdir().unwrap();
+    export_raguard(&d.claims, &d.docs, &d.labels, dir.path()).unwrap();
+    let out = Command::new("python3")
+        .args(["-c", LOADER, dir.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["claims"], 3);
+    assert_eq!(v["documents"], 4);
+    assert_eq!(v["merged"], 4);
+    assert_eq!(
+        v["columns_claims"],
+        serde_json::json!([
+            "Claim ID",
+            "Claim",
+            "Verdict",
+            "Document IDs",
+            "Document Labels",
+            "Original Verdict"
+        ])
+    );
+    assert_eq!(
+        v["columns_documents"],
+        serde_json::json!([
+            "Document ID",
+            "Title",
+            "Full Text",
+            "Claim ID",
+            "Document Label",
+            "Link"
+        ])
+    );
+    assert_eq!(
+        v["labels"],
+        serde_json::json!({"misleading": 1, "supporting": 2, "unrelated": 1})
+    );
+    // pandas reads the release's True/False column as booleans, as it does ours.
+    assert_eq!(v["verdicts"], serde_json::json!({"false": 2, "true": 2}));
+    assert_eq!(v["first_claim"], "Says \"we cut taxes\", and it's true.");
+    assert_eq!(v["first_text"], "Body one,\nwith a newline.");
+    assert_eq!(v["consistent"], true);
+}
+
+#[test]
+fn confact_json_shape() {
+    let d = data();
+    let dir = tempfile::tempdir().unwrap();
+    let queries = vec![Query {
+        id: "q1".into(),
+        claim_id: "c2".into(),
+        kind: "question".into(),
+        text: "Did crime rise 50%?".into(),
+        provenance: "offline".into(),
+        llm_request: None,
+    }];
+    let path = dir.path().join("confact.json");
+    let s = export_confact(&d.claims, &d.docs, &d.labels, &queries, &path).unwrap();
+    assert_eq!(s.claims, 3);
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let first = &v[0];
+    assert_eq!(first["id"], 1);
+    assert_eq!(first["label"], "Supported");
+    assert_eq!(first["evidence_url"][0]["evidence_id"], "1_1");
+    assert_eq!(first["evidence_url"][0]["majority_vote"], "Support");
+    assert_eq!(
+        first["evidence_url"][1]["majority_vote"],
+        "Not enough evidence"
+    );
+    assert_eq!(first["human_conflict"], serde_json::Value::Null);
+    let second = &v[1];
+    assert_eq!(second["label"], "Refuted");
+    assert_eq!(second["question"], "Did crime rise 50%?");
+    // c2: d3 reject (human), d1 support, d2 support (no exam label, still evidence).
+    assert_eq!(second["evidence_url"].as_array().unwrap().len(), 3);
+    assert_eq!(second["model_conflict"], true);
+    assert_eq!(second["human_conflict"], false);
+    assert_eq!(v[2]["evidence_url"], serde_json::json!([]));
+}
+
+#[test]
+fn export_stages_write_into_their_directory() {
+    let d = data();
+    let dir = tempfile::tempdir().unwrap();
+    let make_inputs = || {
+        let mut m = std::collections::BTreeMap::new();
+        m.insert(
+            "claims".to_string(),
+            noisebench_core::Rows::Claims(d.claims.clone()),
+        );
+        m.insert(
+            "documents".to_string(),
+            noisebench_core::Rows::Documents(d.docs.clone()),
+        );
+        m.insert(
+            "labels".to_string(),
+            noisebench_core::Rows::Labels(d.labels.clone()),
+        );
+        noisebench_core::Inputs::new(m)
+    };
+    let out = ExportRaguardStage
+        .run(&Default::default(), make_inputs(), &ctx(dir.path()))
+        .unwrap();
+    assert!(out.tables.is_empty());
+    assert_eq!(out.report.items_out, 4);
+    assert!(dir.path().join("claims.csv").is_file() && dir.path().join("documents.csv").is_file());
+    let out = ExportConfactStage
+        .run(&Default::default(), make_inputs(), &ctx(dir.path()))
+        .unwrap();
+    assert_eq!(
+        out.report.items_out, 5,
+        "c1: 2, c2: 3, c4: none; c3 not binary"
+    );
+    assert!(dir.path().join("confact.json").is_file());
+}
