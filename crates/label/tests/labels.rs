@@ -385,3 +385,41 @@ fn config_errors_name_the_field() {
         "exam.enabled"
     );
 }
+
+#[test]
+fn offline_backend_is_deterministic_and_marked() {
+    let run_once = || {
+        let dir = tempfile::tempdir().unwrap();
+        let mut out = run(
+            noisebench_llm::Llm::offline(),
+            serde_json::json!({"credibility": {"table": "fixtures/credibility/domains.csv"}}),
+            dir.path(),
+        );
+        let labels: Vec<ClaimDocumentLabel> = table(&mut out, "labels");
+        let docs: Vec<Document> = table(&mut out, "documents");
+        let conflicts: Vec<Conflict> = table(&mut out, "conflicts");
+        let sheet = std::fs::read(dir.path().join("review_sheet.csv")).unwrap();
+        (labels, docs, conflicts, sheet)
+    };
+    let a = run_once();
+    let b = run_once();
+    assert_eq!(a, b, "same input, same rows and files");
+    let (labels, docs, conflicts, _) = a;
+    assert_eq!(labels.len(), 5);
+    assert_eq!(conflicts.len(), 2);
+    assert!(
+        labels
+            .iter()
+            .all(|l| l.label_source == "offline" && l.label.is_some())
+    );
+    assert!(
+        labels[0]
+            .provenance
+            .contains("exam_verdict=offline@offline-1"),
+        "{}",
+        labels[0].provenance
+    );
+    // The offline credibility rule stands in for the model, still marked generated.
+    let blog = docs.iter().find(|d| d.id == "d2").unwrap();
+    assert_eq!(blog.credibility_source.as_deref(), Some("generated"));
+}
