@@ -388,13 +388,8 @@ impl TypedStage for DocumentsStage {
                         None
                     }
                 },
-                None => Some(Plan::Fetch(
-                    t.first_url
-                        .split('#')
-                        .next()
-                        .unwrap_or(&t.first_url)
-                        .to_string(),
-                )),
+                // The canonical URL: tracking parameters change nothing a reader sees.
+                None => Some(Plan::Fetch(t.canonical.clone())),
             });
         }
         let fetch_urls: Vec<String> = plans
