@@ -383,7 +383,7 @@ impl Llm {
                     &model.model_id,
                     T::NAME,
                     &prompt.version,
-                    &serde_json::to_value(&messages).unwrap_or_default(),
+                    &messages,
                     &key_params,
                 );
                 Ok(Prepared {
@@ -936,23 +936,25 @@ struct LogLine<'a> {
 }
 
 /// sha256 over a canonical JSON of everything that determines an answer.
-fn request_key(
+fn request_key<M: Serialize>(
     backend: &str,
     model: &str,
     task: TaskName,
     prompt_version: &str,
-    messages: &serde_json::Value,
+    messages: &M,
     params: &serde_json::Value,
 ) -> String {
-    let v = serde_json::json!([
+    // A tuple serialises as the JSON array [backend, model, task, version, messages, params].
+    let bytes = serde_json::to_vec(&(
         backend,
         model,
         task.as_str(),
         prompt_version,
         messages,
-        params
-    ]);
-    sha256_hex_bytes(v.to_string().as_bytes())
+        params,
+    ))
+    .unwrap_or_default();
+    sha256_hex_bytes(&bytes)
 }
 
 fn load_reask(path: &Path) -> Result<Option<minijinja::Environment<'static>>, LlmError> {

@@ -562,13 +562,14 @@ impl OpenAiModel {
 }
 
 /// Rate and burst for a requests-per-minute limit such that no sliding minute ever sees more
-/// than `rpm` requests. GCRA admits at most `burst + W/T - 1` requests in any half-open window of
-/// `W` (T = the emission interval), so with a window of one minute the rate is `rpm - burst + 1`.
-/// A burst of 1% of the limit lets a request that woke late be made up for (a burst of one would
-/// lose that slot for good) at the price of 1% of the steady rate.
+/// than `rpm` requests, even when the server sees them a little bunched. GCRA admits at most
+/// `burst + W/T - 1` requests in any half-open window of `W` (T = the emission interval). The
+/// burst is 1% of the limit, so a request that woke late can be made up for (with a burst of one
+/// its slot would be lost for good); the rate leaves the same 1% as headroom for arrival jitter:
+/// at send time a minute holds at most `rpm - burst`. The steady rate is about 98% of `rpm`.
 fn rpm_quota(rpm: u32) -> (NonZeroU32, NonZeroU32) {
     let burst = (rpm / 100).max(1);
-    let rate = rpm.saturating_sub(burst - 1).max(1);
+    let rate = (rpm + 1).saturating_sub(2 * burst).max(1);
     (
         NonZeroU32::new(rate).unwrap_or(NonZeroU32::MIN),
         NonZeroU32::new(burst).unwrap_or(NonZeroU32::MIN),
@@ -625,14 +626,18 @@ mod tests {
 
     #[test]
     fn rpm_quota_never_exceeds_the_minute() {
-        for rpm in [1u32, 59, 100, 600, 6000, 100_000] {
+        for rpm in [1u32, 2, 59, 100, 600, 6000, 100_000] {
             let (rate, burst) = rpm_quota(rpm);
-            assert!(burst.get() + rate.get() - 1 <= rpm, "{rpm}");
-            assert!(rate.get() as f64 >= 0.99 * rpm as f64 - 1.0, "{rpm}");
+            let most_in_a_minute = burst.get() + rate.get() - 1;
+            assert!(most_in_a_minute <= rpm, "{rpm}");
+            if rpm >= 2 {
+                assert!(most_in_a_minute <= rpm - burst.get(), "{rpm}: headroom");
+            }
+            assert!(rate.get() as f64 >= 0.98 * rpm as f64 - 1.0, "{rpm}");
         }
         assert_eq!(
             rpm_quota(6000),
-            (NonZeroU32::new(5941).unwrap(), NonZeroU32::new(60).unwrap())
+            (NonZeroU32::new(5881).unwrap(), NonZeroU32::new(60).unwrap())
         );
     }
 

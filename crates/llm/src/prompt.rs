@@ -50,6 +50,8 @@ pub struct Prompt {
     pub version: String,
     /// The answer's JSON Schema.
     pub schema: serde_json::Value,
+    /// The same, as the text given to templates (rendered once at load).
+    schema_text: String,
     pub path: PathBuf,
 }
 
@@ -132,6 +134,7 @@ impl Prompts {
             Prompt {
                 task,
                 version: front.version,
+                schema_text: schema.to_string(),
                 schema,
                 path: path.to_path_buf(),
             },
@@ -157,16 +160,12 @@ impl Prompts {
             .env
             .get_template(task.as_str())
             .map_err(|e| LlmError::Prompt(format!("{task}: {e}")))?;
-        let mut ctx = match serde_json::to_value(input) {
-            Ok(serde_json::Value::Object(m)) => m,
-            _ => return Err(LlmError::Prompt(format!("{task}: input is not a struct"))),
+        let ctx = minijinja::context! {
+            schema => prompt.schema_text.as_str(),
+            ..minijinja::Value::from(minijinja::value::Serde(input))
         };
-        ctx.insert(
-            "schema".into(),
-            serde_json::Value::String(prompt.schema.to_string()),
-        );
         let text = tmpl
-            .render(minijinja::Value::from(minijinja::value::Serde(&ctx)))
+            .render(ctx)
             .map_err(|e| LlmError::Prompt(format!("{task}: render: {e:#}")))?;
         Ok((split_messages(&text), prompt))
     }

@@ -127,8 +127,8 @@ fn concurrency_bound_holds() {
 fn requests_per_minute_hold() {
     let srv = FakeServer::start();
     let dir = tempfile::tempdir().unwrap();
-    // 600 per minute: a burst of 6, then 595 per minute (one every ~101 ms), so that no sliding
-    // minute can hold more than 600 (6 + 595 - 1).
+    // 600 per minute: a burst of 6, then 589 per minute (one every ~102 ms), so that no sliding
+    // minute can hold more than 594 when sent (6 + 589 - 1), 600 with jitter.
     let cfg = model(openai_config(&srv.url(), dir.path()), "rpm", 600.into());
     let cfg = with(cfg, &["models", "fake", "max_concurrency"], 16.into());
     let llm = llm(cfg);
@@ -140,7 +140,7 @@ fn requests_per_minute_hold() {
             .all(Result::is_ok)
     );
     let took = start.elapsed();
-    // 6 at once, 25 more at 595/min.
+    // 6 at once, 25 more at 589/min.
     assert!(
         took >= Duration::from_millis(2450),
         "31 requests took {took:?}"
