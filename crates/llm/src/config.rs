@@ -390,6 +390,47 @@ mod tests {
     }
 
     #[test]
+    fn the_documented_tables_parse() {
+        let doc = r#"
+[llm]
+backend = "openai"
+model = "mini"
+max_cost = 5.0
+
+[llm.models.mini]
+name = "gpt-4o-mini"
+api_key_env = "OPENAI_API_KEY"
+rpm = 500
+tpm = 200000
+max_concurrency = 16
+json_schema = true
+price = { input_per_million = 0.15, output_per_million = 0.60 }
+endpoints = [{ name = "openai", url = "https://api.openai.com/v1" }]
+
+[llm.models.local]
+name = "Qwen/Qwen2.5-7B-Instruct"
+max_concurrency = 32
+endpoints = [{ name = "gpu0", url = "http://10.0.0.5:8000/v1" },
+             { name = "gpu1", url = "http://10.0.0.6:8000/v1" }]
+"#;
+        let v: serde_json::Value = toml::from_str(doc).unwrap();
+        let c = LlmConfig::from_value(&v["llm"]).unwrap();
+        assert_eq!(c.models["local"].endpoints.len(), 2);
+        assert_eq!(c.models["mini"].rpm, Some(500));
+        let demo = r#"
+[llm]
+backend = "offline"
+[llm.cache]
+dir = "work/cache/llm"
+[llm.embeddings]
+backend = "auto"
+"#;
+        let v: serde_json::Value = toml::from_str(demo).unwrap();
+        let c = LlmConfig::from_value(&v["llm"]).unwrap();
+        assert_eq!(c.embeddings.backend, EmbeddingBackend::Auto);
+    }
+
+    #[test]
     fn empty_table_is_the_offline_default() {
         let c = LlmConfig::from_value(&serde_json::json!({})).unwrap();
         assert_eq!(c.backend, BackendKind::Offline);
