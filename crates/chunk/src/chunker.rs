@@ -424,20 +424,26 @@ impl Chunker {
     }
 
     /// Merge chunks under `min_words` words into a neighbour, or fill them from the previous one,
-    /// until a pass changes nothing (a merge can give a fragment a new neighbour).
+    /// until a pass changes nothing: a merge can give a fragment a new neighbour, and units taken
+    /// by a later fragment can leave room in a chunk an earlier fragment could not enter.
     fn merge_fragments(
         &self,
         units: &[Unit],
         mut drafts: Vec<Draft>,
         config: &ChunkConfig,
     ) -> Vec<Draft> {
-        loop {
-            let before = drafts.len();
+        let layout =
+            |d: &[Draft]| -> Vec<Vec<usize>> { d.iter().map(|d| d.units.clone()).collect() };
+        // Every pass merges or moves units toward a fixed point; the cap is a guard, not a limit
+        // real input reaches.
+        for _ in 0..4 * drafts.len() + 8 {
+            let before = layout(&drafts);
             drafts = self.merge_pass(units, drafts, config);
-            if drafts.len() == before {
-                return drafts;
+            if layout(&drafts) == before {
+                break;
             }
         }
+        drafts
     }
 
     fn merge_pass(

@@ -1,5 +1,5 @@
 //! The bundled fixtures chunk into exactly the expected number of chunks, and broken inputs are
-//! counted drops. Counts were computed once and checked by reading the chunks (docs/chunk.md).
+//! counted drops. Counts were computed once and checked by reading the chunks (README, `chunks`).
 
 mod common;
 

@@ -299,8 +299,14 @@ impl TypedStage for ImportStage {
     const KIND: &'static str = "claims-import";
     const VERSION: u32 = 1;
 
+    /// Optional `claims`: another stage's claims (e.g. `claims-scrape`), merged after the files
+    /// by id, so one table holds imported and scraped claims.
     fn inputs(&self) -> Vec<InputSpec> {
-        Vec::new()
+        vec![InputSpec {
+            role: "claims",
+            kind: TableKind::Claims,
+            required: false,
+        }]
     }
 
     fn outputs(&self) -> Vec<OutputSpec> {
@@ -337,9 +343,10 @@ impl TypedStage for ImportStage {
     fn run(
         &self,
         config: &ImportConfig,
-        _inputs: Inputs,
+        mut inputs: Inputs,
         ctx: &StageContext,
     ) -> Result<StageOutput, StageError> {
+        let upstream: Option<Vec<Claim>> = inputs.take_optional("claims")?;
         let mut drops = Drops::new(&ctx.stage_id);
         let mut merged = Merged::default();
         let mut items_in = 0u64;
@@ -371,6 +378,13 @@ impl TypedStage for ImportStage {
                 }
             }
             bar.finish();
+        }
+        for claim in upstream.unwrap_or_default() {
+            items_in += 1;
+            let item = format!("input:{}", claim.id);
+            if let Some(detail) = merged.add(claim) {
+                drops.add(item, "merged_duplicate", detail);
+            }
         }
         let claims = merged.into_claims();
         let items_out = claims.len() as u64;

@@ -4,7 +4,12 @@
 //! (presets for AVeriTeC, FactCheckQA and PolitiFact-style files) and maps each rating to a binary
 //! verdict through a [`verdict::VerdictMap`] preset (`raguard`, `strict`, `averitec`,
 //! `factcheckqa`). Rows with an empty claim, an unknown rating or a bad date are dropped and recorded
-//! with their file and line; duplicates merge by id.
+//! with their file and line; duplicates merge by id, also with another stage's claims given as its
+//! optional `claims` input.
+//!
+//! `claims-scrape` ([`ScrapeStage`]) reads fact-check sites through `noisebench-web`: PolitiFact
+//! listing and article pages (current and pre-2020 layouts, [`politifact`]) and any page carrying
+//! schema.org ClaimReview JSON-LD ([`claimreview`]), with the same rows and ids as the import.
 //!
 //! What this crate is not: it does not search for or fetch evidence documents (that is `search`),
 //! and it never reads or writes Parquet (the runner does).
@@ -19,4 +24,5 @@ pub mod verdict;
 
 pub use identity::{canonical_fact_check_url, claim_id};
 pub use import::{ColumnPreset, ImportConfig, ImportStage, SourceConfig};
+pub use scrape::{ScrapeConfig, ScrapeStage};
 pub use verdict::{Mapped, VerdictMap, normalise_rating};

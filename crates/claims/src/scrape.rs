@@ -302,31 +302,9 @@ impl TypedStage for ScrapeStage {
 
     fn external_files(&self, config: &ScrapeConfig, root: &Path) -> Vec<std::path::PathBuf> {
         // Replay inputs are what the stage reads: fingerprint them.
-        let Ok(web) = self.web_config(config) else {
-            return Vec::new();
-        };
-        let mut files = Vec::new();
-        if web.mode == noisebench_web::Mode::Replay {
-            if let Some(dir) = &web.replay_fixtures {
-                let dir = root.join(dir);
-                if let Ok(sites) = noisebench_web::FixtureSite::load_all(&dir) {
-                    for site in sites {
-                        files.push(site.dir.join("index.toml"));
-                        files.extend(
-                            site.pages
-                                .iter()
-                                .filter_map(|p| p.file.as_ref())
-                                .map(|f| site.dir.join(f)),
-                        );
-                    }
-                }
-            }
-            if let Some(dir) = &web.replay_archive {
-                files.push(root.join(dir).join(noisebench_web::archive::INDEX_FILE));
-            }
-        }
-        files.sort();
-        files
+        self.web_config(config)
+            .map(|web| web.replay_inputs(root))
+            .unwrap_or_default()
     }
 
     fn run(

@@ -1,22 +1,119 @@
 //! The `noisebench` command line: registers every stage with the runner and wires the commands
-//! (`build-snapshot`, `run`, `verify`, `diff`, `inspect`, `schemas`) to the library crates.
+//! (`build-snapshot`, `run`, `verify`, `diff`, `inspect`, `export`, `schemas`) to the library
+//! crates.
+//!
+//! It builds one [`Llm`] from the pipeline file's `[llm]` table and one [`Web`] from its `[web]`
+//! table and hands them to the stages that need them, so every stage of a run shares one cache,
+//! one set of rate limits, one budget and one call log.
 //!
 //! What this crate is not: it holds no stage logic. Its library half exists so the end-to-end tests
 //! can drive the same code paths as the binary.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
-use noisebench_core::{Progress, TableKind};
-use noisebench_pipeline::{Plan, Registry, RunOptions, RunResult, Runner, table_io};
+use noisebench_core::{LlmCall, Progress, Rows, TableKind};
+use noisebench_llm::Llm;
+use noisebench_pipeline::{PipelineFile, Plan, Registry, RunOptions, RunResult, Runner, table_io};
 use noisebench_snapshot::{PublishOptions, PublishOutcome, PublishRequest, SourceTable};
+use noisebench_web::Web;
 
-/// Every stage kind the binary knows.
-pub fn registry() -> Registry {
+/// The layers a pipeline's stages share, built from its `[llm]` and `[web]` tables.
+#[derive(Clone)]
+pub struct Layers {
+    pub llm: Llm,
+    pub web: Arc<Web>,
+    /// The `[web]` table as given (`claims-scrape` merges its own `web` overrides over it).
+    pub web_table: serde_json::Value,
+}
+
+/// Command-line overrides of the `[llm]` table.
+#[derive(Debug, Clone, Default)]
+pub struct LlmOverrides {
+    /// `--max-cost`: stop issuing new calls once the estimated cost reaches this (USD).
+    pub max_cost: Option<f64>,
+    /// `--cache-only`: answer only from the LLM cache; a miss fails the item (reproducibility).
+    pub cache_only: bool,
+}
+
+impl Layers {
+    /// Build the layers of a pipeline file. Errors name the table and field.
+    pub fn of(file: &PipelineFile, root: &Path, overrides: &LlmOverrides) -> Result<Layers> {
+        let mut llm_table = match &file.llm {
+            Some(t) => serde_json::to_value(t).context("[llm]")?,
+            None => serde_json::Value::Object(Default::default()),
+        };
+        if let Some(obj) = llm_table.as_object_mut() {
+            if let Some(max) = overrides.max_cost {
+                obj.insert("max_cost".into(), serde_json::json!(max));
+            }
+            if overrides.cache_only {
+                let cache = obj.entry("cache").or_insert_with(|| serde_json::json!({}));
+                if let Some(cache) = cache.as_object_mut() {
+                    cache.insert("mode".into(), serde_json::json!("cache-only"));
+                }
+            }
+        }
+        let llm = Llm::from_value(&llm_table, root).map_err(|e| anyhow::anyhow!("[llm]: {e}"))?;
+        let web_table = match &file.web {
+            Some(t) => serde_json::to_value(t).context("[web]")?,
+            None => serde_json::Value::Null,
+        };
+        let web = Web::from_value(&web_table, root).map_err(|e| anyhow::anyhow!("[web]: {e}"))?;
+        Ok(Layers {
+            llm,
+            web: Arc::new(web),
+            web_table,
+        })
+    }
+}
+
+/// Every stage kind the binary knows, wired to the pipeline's layers.
+pub fn registry(layers: &Layers) -> Registry {
     let mut registry = Registry::new();
-    registry.register(Arc::new(noisebench_claims::ImportStage));
     registry
+        .register(Arc::new(noisebench_claims::ImportStage))
+        .register(Arc::new(noisebench_claims::ScrapeStage::new(
+            layers.web_table.clone(),
+        )))
+        .register(Arc::new(noisebench_search::QueriesStage::new(
+            layers.llm.clone(),
+        )))
+        .register(Arc::new(noisebench_search::SearchStage::new(
+            layers.web.clone(),
+        )))
+        .register(Arc::new(noisebench_search::DocumentsStage::new(
+            layers.web.clone(),
+        )))
+        .register(Arc::new(noisebench_label::LabelStage::new(
+            layers.llm.clone(),
+        )))
+        .register(Arc::new(noisebench_label::ExportRaguardStage))
+        .register(Arc::new(noisebench_label::ExportConfactStage))
+        .register(Arc::new(noisebench_chunk::ReportsStage))
+        .register(Arc::new(noisebench_chunk::ChunksStage));
+    registry
+}
+
+/// The stage kinds the binary knows (for help texts and tests).
+pub fn stage_kinds() -> Vec<&'static str> {
+    let layers = Layers {
+        llm: Llm::offline(),
+        web: Arc::new(
+            Web::from_value(&serde_json::Value::Null, Path::new("."))
+                .expect("the default web layer builds"),
+        ),
+        web_table: serde_json::Value::Null,
+    };
+    registry(&layers).kinds().collect()
+}
+
+/// A checked pipeline with the layers its stages use.
+pub struct Loaded {
+    pub plan: Plan,
+    pub layers: Layers,
 }
 
 /// Where a run reads and writes.
@@ -29,6 +126,7 @@ pub struct Workspace {
     /// `snapshots/`
     pub snapshots_dir: PathBuf,
     pub progress: Arc<dyn Progress>,
+    pub llm_overrides: LlmOverrides,
 }
 
 impl Workspace {
@@ -38,6 +136,7 @@ impl Workspace {
             work_dir: root.join("work"),
             snapshots_dir: root.join("snapshots"),
             progress,
+            llm_overrides: LlmOverrides::default(),
         }
     }
 
@@ -57,25 +156,95 @@ impl Workspace {
         }
     }
 
-    pub fn plan(&self, pipeline: &str) -> Result<Plan> {
+    /// Load and check a pipeline: its file, its `[llm]` and `[web]` layers, every stage's
+    /// configuration and wiring. Nothing runs.
+    pub fn load(&self, pipeline: &str) -> Result<Loaded> {
         let path = self.pipeline_path(pipeline);
-        Plan::load(&path, &self.root, &registry())
-            .with_context(|| format!("pipeline {}", path.display()))
+        let context = || format!("pipeline {}", path.display());
+        let file = PipelineFile::load(&path).with_context(context)?;
+        let layers = Layers::of(&file, &self.root, &self.llm_overrides).with_context(context)?;
+        let plan = Plan::new(file, &self.root, &registry(&layers)).with_context(context)?;
+        Ok(Loaded { plan, layers })
     }
 
-    pub fn run(&self, plan: &Plan, only: Option<String>, force: bool) -> Result<RunResult> {
+    pub fn run(&self, loaded: &Loaded, only: Option<String>, force: bool) -> Result<RunResult> {
         let mut options = RunOptions::new(&self.work_dir);
         options.only = only;
         options.force = force;
         options.progress = self.progress.clone();
-        Ok(Runner::new(plan, options).run()?)
+        options.call_log = Some(Arc::new(loaded.layers.llm.clone()));
+        Ok(Runner::new(&loaded.plan, options).run()?)
     }
 }
 
 /// The result of `build-snapshot`.
 pub struct Built {
     pub run: RunResult,
+    /// Totals over the run's call log (every stage's last run).
+    pub llm: LlmTotals,
     pub outcome: Option<PublishOutcome>,
+}
+
+/// Totals over a call log.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct LlmTotals {
+    pub calls: u64,
+    pub cache_hits: u64,
+    pub failures: u64,
+    pub tokens_in: u64,
+    pub tokens_out: u64,
+    pub cost_usd: f64,
+    /// Calls per `backend:model`.
+    pub models: BTreeMap<String, u64>,
+    /// Calls per task.
+    pub tasks: BTreeMap<String, u64>,
+}
+
+impl LlmTotals {
+    pub fn of(calls: &[LlmCall]) -> Self {
+        let mut t = LlmTotals::default();
+        for c in calls {
+            t.calls += 1;
+            t.cache_hits += c.cache_hit as u64;
+            t.failures += c.error.is_some() as u64;
+            t.tokens_in += c.tokens_in.max(0) as u64;
+            t.tokens_out += c.tokens_out.max(0) as u64;
+            t.cost_usd += c.cost_usd.unwrap_or(0.0);
+            let model = if c.model.is_empty() {
+                c.backend.clone()
+            } else {
+                format!("{}:{}", c.backend, c.model)
+            };
+            *t.models.entry(model).or_default() += 1;
+            *t.tasks.entry(c.task.clone()).or_default() += 1;
+        }
+        t
+    }
+
+    /// Read `work/<pipeline>/llm_calls.parquet` (none: all zero).
+    pub fn of_run(run_dir: &Path) -> Result<Self> {
+        let path = run_dir.join(noisebench_pipeline::LLM_CALLS);
+        if !path.is_file() {
+            return Ok(Self::default());
+        }
+        match table_io::read_table(&path, TableKind::LlmCalls)? {
+            Rows::LlmCalls(calls) => Ok(Self::of(&calls)),
+            _ => unreachable!("read_table returns the kind asked for"),
+        }
+    }
+
+    /// One line for the end of a run.
+    pub fn render(&self) -> String {
+        format!(
+            "LLM: {} calls ({} cache hits, {} failed), {} tokens in, {} out, estimated {:.4} USD",
+            self.calls,
+            self.cache_hits,
+            self.failures,
+            self.tokens_in,
+            self.tokens_out,
+            self.cost_usd
+        )
+    }
 }
 
 /// Run the whole pipeline, then publish its `[snapshot]` tables.
@@ -85,10 +254,16 @@ pub fn build_snapshot(
     force: bool,
     options: &PublishOptions,
 ) -> Result<Built> {
-    let plan = ws.plan(pipeline)?;
-    let run = ws.run(&plan, None, force)?;
+    let loaded = ws.load(pipeline)?;
+    let plan = &loaded.plan;
+    let run = ws.run(&loaded, None, force)?;
+    let llm = LlmTotals::of_run(&run.run_dir)?;
     let Some(section) = &plan.file.snapshot else {
-        return Ok(Built { run, outcome: None });
+        return Ok(Built {
+            run,
+            llm,
+            outcome: None,
+        });
     };
     let mut tables = Vec::new();
     for reference in &section.tables {
@@ -120,13 +295,50 @@ pub fn build_snapshot(
         code_version: code_version(&ws.root),
         tables,
         stages: run.summary.clone(),
-        provenance: Default::default(),
+        provenance: provenance(&loaded, &run, &llm)?,
     };
     let outcome = noisebench_snapshot::publish(&request, options)?;
     Ok(Built {
         run,
+        llm,
         outcome: Some(outcome),
     })
+}
+
+/// What the manifest and the dataset card say about how the tables were made: the LLM layer
+/// (backend, each task's model and prompt version, embedder; calls, tokens, cache hits, cost), the
+/// web layer's mode, and each labels stage's facts (label distribution, models, share of human
+/// labels, agreement).
+fn provenance(
+    loaded: &Loaded,
+    run: &RunResult,
+    llm: &LlmTotals,
+) -> Result<BTreeMap<String, serde_json::Value>> {
+    let mut p = BTreeMap::new();
+    let mut layer = loaded.layers.llm.fingerprint();
+    if let Some(obj) = layer.as_object_mut() {
+        // Only the tasks the run used.
+        if let Some(tasks) = obj.get_mut("tasks").and_then(|t| t.as_object_mut()) {
+            tasks.retain(|task, _| llm.tasks.contains_key(task));
+        }
+        obj.insert("run".into(), serde_json::to_value(llm)?);
+    }
+    p.insert("llm".into(), layer);
+    p.insert(
+        "web".into(),
+        serde_json::json!({ "mode": loaded.layers.web.config().mode }),
+    );
+    for stage in &loaded.plan.stages {
+        let facts = run.run_dir.join(&stage.id).join("label_facts.json");
+        if stage.stage.kind() == "labels" && facts.is_file() {
+            let text =
+                std::fs::read_to_string(&facts).with_context(|| facts.display().to_string())?;
+            let value: serde_json::Value =
+                serde_json::from_str(&text).with_context(|| facts.display().to_string())?;
+            p.insert(format!("labels:{}", stage.id), value);
+        }
+    }
+    Ok(p)
 }
 
 /// The crate version and, when the root is a git checkout, its commit.
@@ -160,7 +372,8 @@ pub fn resolve_snapshot(path: &Path) -> Result<PathBuf> {
 
 /// `inspect stage NAME`: schema, row count, first rows and drop reasons of a stage's outputs.
 pub fn inspect_stage(ws: &Workspace, pipeline: &str, stage: &str, rows: usize) -> Result<String> {
-    let plan = ws.plan(pipeline)?;
+    let loaded = ws.load(pipeline)?;
+    let plan = &loaded.plan;
     let planned = plan
         .stage(stage)
         .with_context(|| format!("no stage `{stage}` in pipeline `{}`", plan.name()))?;
@@ -218,4 +431,73 @@ pub fn write_schemas(dir: &Path) -> Result<usize> {
         std::fs::write(&path, json).with_context(|| path.display().to_string())?;
     }
     Ok(TableKind::ALL.len())
+}
+
+/// The formats `noisebench export` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExportFormat {
+    /// RAGuard's `claims.csv` and `documents.csv` (plus id maps back to ours).
+    Raguard,
+    /// CONF-FACT-style `confact.json`.
+    Confact,
+}
+
+/// Export a published snapshot (a version folder) into `out`. Reads its `claims`, `documents`
+/// and `labels` tables (and `queries` for CONF-FACT's questions), by name or else by kind.
+pub fn export_snapshot(
+    snapshot: &Path,
+    format: ExportFormat,
+    out: &Path,
+) -> Result<noisebench_label::ExportSummary> {
+    let manifest = noisebench_snapshot::Manifest::read(snapshot).map_err(anyhow::Error::msg)?;
+    let table = |kind: TableKind, required: bool| -> Result<Option<Rows>> {
+        let entry = manifest
+            .tables
+            .get(kind.name())
+            .or_else(|| manifest.tables.values().find(|e| e.kind == kind.name()));
+        match entry {
+            Some(e) => Ok(Some(table_io::read_table(&snapshot.join(&e.file), kind)?)),
+            None if required => bail!(
+                "{}: the snapshot has no `{}` table (its tables: {})",
+                snapshot.display(),
+                kind.name(),
+                manifest
+                    .tables
+                    .keys()
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            None => Ok(None),
+        }
+    };
+    let Some(Rows::Claims(claims)) = table(TableKind::Claims, true)? else {
+        unreachable!("required tables are present and typed")
+    };
+    let Some(Rows::Documents(documents)) = table(TableKind::Documents, true)? else {
+        unreachable!("required tables are present and typed")
+    };
+    let Some(Rows::Labels(labels)) = table(TableKind::Labels, true)? else {
+        unreachable!("required tables are present and typed")
+    };
+    let summary = match format {
+        ExportFormat::Raguard => {
+            noisebench_label::export_raguard(&claims, &documents, &labels, out)?
+        }
+        ExportFormat::Confact => {
+            let queries = match table(TableKind::Queries, false)? {
+                Some(Rows::Queries(q)) => q,
+                _ => Vec::new(),
+            };
+            std::fs::create_dir_all(out).with_context(|| out.display().to_string())?;
+            noisebench_label::export_confact(
+                &claims,
+                &documents,
+                &labels,
+                &queries,
+                &out.join("confact.json"),
+            )?
+        }
+    };
+    Ok(summary)
 }

@@ -5,7 +5,10 @@ use std::sync::Arc;
 
 use anyhow::{Result, bail};
 use clap::{Parser, Subcommand};
-use noisebench_cli::{Workspace, build_snapshot, inspect_stage, resolve_snapshot, write_schemas};
+use noisebench_cli::{
+    ExportFormat, LlmOverrides, LlmTotals, Workspace, build_snapshot, export_snapshot,
+    inspect_stage, resolve_snapshot, write_schemas,
+};
 use noisebench_pipeline::BarProgress;
 use noisebench_snapshot::{PublishOptions, PublishOutcome};
 
@@ -19,6 +22,13 @@ struct Cli {
     /// Repository root: relative paths in pipeline files, `work/` and `snapshots/` live here.
     #[arg(long, global = true, default_value = ".")]
     root: PathBuf,
+    /// Stop issuing new LLM calls once the estimated cost reaches this many USD (overrides
+    /// `[llm] max_cost`); the stage in progress is left to resume on the next run.
+    #[arg(long, global = true)]
+    max_cost: Option<f64>,
+    /// Answer LLM tasks only from the cache; a miss fails the item (reproducibility checks).
+    #[arg(long, global = true)]
+    cache_only: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -54,6 +64,17 @@ enum Command {
         #[command(subcommand)]
         what: Inspect,
     },
+    /// Write a published snapshot in a seed dataset's release format.
+    Export {
+        /// `raguard` (claims.csv, documents.csv) or `confact` (confact.json).
+        #[arg(value_parser = ["raguard", "confact"])]
+        format: String,
+        /// A version folder, or a dataset folder (its latest version).
+        snapshot: PathBuf,
+        /// Where to write (default `exports/<dataset>/<version>/<format>/`).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Write schemas/<table>.json for every table.
     Schemas {
         #[arg(default_value = "schemas")]
@@ -88,11 +109,16 @@ fn main() {
 }
 
 fn run(cli: Cli) -> Result<()> {
-    let ws = Workspace::at(&cli.root, Arc::new(BarProgress::default()));
+    let mut ws = Workspace::at(&cli.root, Arc::new(BarProgress::default()));
+    ws.llm_overrides = LlmOverrides {
+        max_cost: cli.max_cost,
+        cache_only: cli.cache_only,
+    };
     match cli.command {
         Command::BuildSnapshot { pipeline, force } => {
             let built = build_snapshot(&ws, &pipeline, force, &PublishOptions::default())?;
             print!("{}", built.run.render_summary());
+            println!("{}", built.llm.render());
             println!(
                 "{} of {} stages ran; outputs in {}",
                 built.run.ran(),
@@ -132,9 +158,10 @@ fn run(cli: Cli) -> Result<()> {
             pipeline,
             force,
         } => {
-            let plan = ws.plan(&pipeline)?;
-            let result = ws.run(&plan, Some(stage), force)?;
+            let loaded = ws.load(&pipeline)?;
+            let result = ws.run(&loaded, Some(stage), force)?;
             print!("{}", result.render_summary());
+            println!("{}", LlmTotals::of_run(&result.run_dir)?.render());
         }
         Command::Verify { snapshot } => {
             let dir = resolve_snapshot(&snapshot)?;
@@ -167,6 +194,36 @@ fn run(cli: Cli) -> Result<()> {
                 },
         } => {
             print!("{}", inspect_stage(&ws, &pipeline, &name, rows)?);
+        }
+        Command::Export {
+            format,
+            snapshot,
+            out,
+        } => {
+            let dir = resolve_snapshot(&snapshot)?;
+            let manifest = noisebench_snapshot::Manifest::read(&dir).map_err(anyhow::Error::msg)?;
+            let out = out.unwrap_or_else(|| {
+                cli.root
+                    .join("exports")
+                    .join(&manifest.dataset)
+                    .join(&manifest.version)
+                    .join(&format)
+            });
+            let kind = if format == "raguard" {
+                ExportFormat::Raguard
+            } else {
+                ExportFormat::Confact
+            };
+            let s = export_snapshot(&dir, kind, &out)?;
+            println!(
+                "{}: {} claims, {} documents written to {} ({} claims without a true/false verdict and {} label rows left out)",
+                dir.display(),
+                s.claims,
+                s.documents,
+                out.display(),
+                s.claims_without_binary_verdict,
+                s.pairs_skipped
+            );
         }
         Command::Schemas { dir } => {
             let n = write_schemas(&cli.root.join(dir))?;

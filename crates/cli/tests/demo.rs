@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use noisebench_cli::{Workspace, build_snapshot};
-use noisebench_core::{NoProgress, TableKind};
+use noisebench_core::{NoProgress, Rows, TableKind};
 use noisebench_pipeline::table_io;
 use noisebench_snapshot::{Manifest, PublishOptions, PublishOutcome};
 
@@ -86,17 +86,110 @@ fn demo_builds_verifies_skips_and_reproduces() {
     assert!(report.ok(), "{:?}", report.problems);
     let manifest = Manifest::read(&snapshot).unwrap();
     assert_eq!(manifest.pipeline, "demo");
-    assert!(manifest.tables["claims"].rows >= 48);
-    assert!(assert_work_conforms(&dir.path().join("work/demo")) >= 3);
-    let claims_stage = built.run.summary.iter().find(|s| s.id == "claims").unwrap();
+    let tables: Vec<(&str, u64)> = manifest
+        .tables
+        .iter()
+        .map(|(n, t)| (n.as_str(), t.rows))
+        .collect();
     assert_eq!(
-        (
-            claims_stage.items_in,
-            claims_stage.items_out,
-            claims_stage.items_dropped
-        ),
-        (60, 48, 12)
+        tables,
+        [
+            ("chunks", 65),
+            ("claim_documents", 518),
+            ("claims", 53),
+            ("conflicts", 50),
+            ("documents", 182),
+            ("labels", 518),
+            ("passages", 168),
+            ("queries", 212),
+            ("reports", 7),
+            ("search_hits", 1981),
+        ]
     );
+    assert!(assert_work_conforms(&dir.path().join("work/demo")) >= 10);
+    // Every stage's items in, out and dropped, exactly.
+    let counts: Vec<(&str, &str, i64, i64, i64)> = built
+        .run
+        .summary
+        .iter()
+        .map(|s| {
+            (
+                s.id.as_str(),
+                s.kind.as_str(),
+                s.items_in,
+                s.items_out,
+                s.items_dropped,
+            )
+        })
+        .collect();
+    assert_eq!(
+        counts,
+        [
+            ("scraped", "claims-scrape", 12, 5, 7),
+            ("reports", "reports", 7, 7, 0),
+            ("claims", "claims-import", 65, 53, 12),
+            ("queries", "queries", 53, 212, 0),
+            ("search", "search", 212, 1981, 226),
+            ("documents", "documents", 1981, 182, 24),
+            ("labels", "labels", 518, 518, 0),
+            ("export-raguard", "export-raguard", 518, 518, 0),
+            ("export-confact", "export-confact", 518, 518, 0),
+            ("chunks", "chunks", 7, 65, 0),
+        ]
+    );
+    // Scraped claims sit next to imported ones.
+    let claims =
+        match table_io::read_table(&snapshot.join("data/claims.parquet"), TableKind::Claims)
+            .unwrap()
+        {
+            Rows::Claims(c) => c,
+            _ => unreachable!(),
+        };
+    let scraped = claims
+        .iter()
+        .filter(|c| c.source.starts_with("scrape:"))
+        .count();
+    assert_eq!((scraped, claims.len() - scraped), (5, 48));
+    // The LLM call log: one file for the run, one per stage that called.
+    let calls = table_io::read_frame(&dir.path().join("work/demo/llm_calls.parquet")).unwrap();
+    table_io::check_frame(&calls, &TableKind::LlmCalls.schema()).unwrap();
+    assert_eq!(calls.height(), 2243);
+    assert_eq!(built.llm.calls, 2243);
+    assert_eq!(built.llm.tasks["exam_verdict"], 621);
+    for stage in ["queries", "labels"] {
+        assert!(
+            dir.path()
+                .join("work/demo")
+                .join(stage)
+                .join("llm_calls.parquet")
+                .is_file()
+        );
+    }
+    assert!(
+        !dir.path()
+            .join("work/demo/search/llm_calls.parquet")
+            .exists()
+    );
+    // The card and manifest say how the labels were made.
+    assert_eq!(manifest.provenance["llm"]["backend"], "offline");
+    assert_eq!(manifest.provenance["labels:labels"]["pairs"], 518);
+    let card = std::fs::read_to_string(snapshot.join("README.md")).unwrap();
+    assert!(
+        card.contains("### How the labels of stage `labels` were made"),
+        "{card}"
+    );
+    assert!(
+        card.contains("share of labels set by human reviewers: 0.0%"),
+        "{card}"
+    );
+    // The exports stages wrote RAGuard's and CONF-FACT's files.
+    for file in [
+        "export-raguard/claims.csv",
+        "export-raguard/documents.csv",
+        "export-confact/confact.json",
+    ] {
+        assert!(dir.path().join("work/demo").join(file).is_file(), "{file}");
+    }
 
     // Again: every stage skipped, nothing published, and it says so.
     let again = build_snapshot(&ws, "demo", false, &PublishOptions::default()).unwrap();
@@ -168,6 +261,41 @@ fn the_binary_verifies_inspects_and_reports_config_errors() {
         "{text}"
     );
 
+    // Exports from the published snapshot.
+    let out = run(&["export", "raguard", snapshot.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let exported = dir.path().join("exports/demo/1.0.0/raguard");
+    let claims_csv = std::fs::read_to_string(exported.join("claims.csv")).unwrap();
+    assert!(
+        claims_csv
+            .starts_with("Claim ID,Claim,Verdict,Document IDs,Document Labels,Original Verdict")
+    );
+    // The same bytes as the pipeline's export stage.
+    assert_eq!(
+        claims_csv,
+        std::fs::read_to_string(dir.path().join("work/demo/export-raguard/claims.csv")).unwrap()
+    );
+    let out = run(&[
+        "export",
+        "confact",
+        snapshot.to_str().unwrap(),
+        "--out",
+        dir.path().join("cf").to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let confact: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("cf/confact.json")).unwrap())
+            .unwrap();
+    assert_eq!(confact.as_array().unwrap().len(), 53);
+
     // A typo in the pipeline file stops the run before any work and names the field.
     let broken = dir.path().join("pipelines/broken.toml");
     let demo = std::fs::read_to_string(dir.path().join("pipelines/demo.toml")).unwrap();
@@ -200,4 +328,96 @@ fn committed_schema_files_match_the_code() {
             "schemas/{name} is stale: run `noisebench schemas`"
         );
     }
+}
+
+/// The LLM layer's settings are part of the fingerprint of the stages that use it; a replayed
+/// page is an input of the stage that fetches it.
+#[test]
+fn llm_settings_and_replayed_pages_rerun_only_their_stages() {
+    let dir = checkout();
+    let ws = Workspace::at(dir.path(), Arc::new(NoProgress));
+    build_snapshot(&ws, "demo", false, &PublishOptions::default()).unwrap();
+    let ran = |built: &noisebench_cli::Built| -> Vec<String> {
+        built
+            .run
+            .summary
+            .iter()
+            .filter(|s| s.status == "ran")
+            .map(|s| s.id.clone())
+            .collect()
+    };
+
+    // Another temperature: the LLM stages rerun; their outputs (offline rules ignore it) are the
+    // same, so everything downstream is skipped.
+    let path = dir.path().join("pipelines/demo.toml");
+    let demo = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        demo.replace(
+            "backend = \"offline\"",
+            "backend = \"offline\"\ntemperature = 0.5",
+        ),
+    )
+    .unwrap();
+    let built = build_snapshot(&ws, "demo", false, &PublishOptions::default()).unwrap();
+    assert_eq!(ran(&built), ["queries", "labels"]);
+    assert!(matches!(
+        built.outcome,
+        Some(PublishOutcome::Unchanged { .. })
+    ));
+
+    // A replayed page edited: documents reruns (and what depends on its changed output).
+    let page = dir.path().join("fixtures/web/who/5g-myth.html");
+    let html = std::fs::read_to_string(&page).unwrap();
+    std::fs::write(&page, html.replacen("<p>", "<p>Updated guidance. ", 1)).unwrap();
+    let built = build_snapshot(&ws, "demo", false, &PublishOptions::default()).unwrap();
+    let ran = ran(&built);
+    assert!(ran.starts_with(&["documents".to_string()]), "{ran:?}");
+    assert!(!ran.contains(&"search".to_string()) && !ran.contains(&"chunks".to_string()));
+}
+
+/// The demo's RAGuard export, read back by pandas with the release's loader conventions, when
+/// python3 with pandas is available (CI installs it).
+#[test]
+fn pandas_reads_the_demo_raguard_export() {
+    let have_pandas = std::process::Command::new("python3")
+        .args(["-c", "import pandas"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !have_pandas {
+        eprintln!(
+            "SKIPPED: python3 with pandas is not available (`python3 -c \"import pandas\"` failed)"
+        );
+        return;
+    }
+    let dir = checkout();
+    let ws = Workspace::at(dir.path(), Arc::new(NoProgress));
+    build_snapshot(&ws, "demo", false, &PublishOptions::default()).unwrap();
+    let out = std::process::Command::new("python3")
+        .args([
+            "-c",
+            include_str!("../../label/tests/raguard_loader.py"),
+            dir.path()
+                .join("work/demo/export-raguard")
+                .to_str()
+                .unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (v["claims"].as_u64(), v["documents"].as_u64()),
+        (Some(53), Some(518))
+    );
+    assert_eq!(v["merged"], 518);
+    assert_eq!(v["consistent"], true);
+    assert_eq!(
+        v["labels"],
+        serde_json::json!({"misleading": 73, "supporting": 84, "unrelated": 361})
+    );
 }

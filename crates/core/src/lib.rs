@@ -17,7 +17,7 @@ pub use model::*;
 pub use rows::{Record, Rows, TableKind, TableRow};
 pub use schema::{Column, DType, TableSchema};
 pub use stage::{
-    ConfigError, DropRecord, Drops, InputSpec, Inputs, NoProgress, OutputSpec, Progress,
+    CallLog, ConfigError, DropRecord, Drops, InputSpec, Inputs, NoProgress, OutputSpec, Progress,
     ProgressBar, Stage, StageContext, StageError, StageOutput, StageReport, TypedStage,
     parse_config,
 };

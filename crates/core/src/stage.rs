@@ -242,6 +242,13 @@ pub trait TypedStage: Send + Sync {
         Vec::new()
     }
 
+    /// What outside the stage's configuration decides its output (the LLM backend, models and
+    /// prompt versions; the web layer's mode). It is part of the fingerprint, so changing the
+    /// model reruns the stages that use it. Never holds a key.
+    fn environment(&self) -> serde_json::Value {
+        serde_json::Value::Null
+    }
+
     fn run(
         &self,
         config: &Self::Config,
@@ -263,12 +270,24 @@ pub trait Stage: Send + Sync {
         config: &serde_json::Value,
         root: &Path,
     ) -> Result<Vec<PathBuf>, ConfigError>;
+    /// See [`TypedStage::environment`].
+    fn environment(&self) -> serde_json::Value;
     fn run(
         &self,
         config: &serde_json::Value,
         inputs: Inputs,
         ctx: &StageContext,
     ) -> Result<StageOutput, StageError>;
+}
+
+/// Where the runner collects the LLM calls a stage made and learns whether the run must stop
+/// (the LLM layer implements it; the runner writes the calls to `llm_calls.parquet`).
+pub trait CallLog: Send + Sync {
+    /// Take the calls recorded since the last drain.
+    fn drain_calls(&self) -> Vec<crate::model::LlmCall>;
+    /// `Some(reason)` when no new calls may be made (a spending limit reached): the stage that
+    /// just ran is not recorded as complete, so the next run resumes it.
+    fn halted(&self) -> Option<String>;
 }
 
 /// Parse a configuration value into `C`, naming the failing field path.
@@ -310,6 +329,9 @@ impl<T: TypedStage> Stage for T {
     ) -> Result<Vec<PathBuf>, ConfigError> {
         let parsed: T::Config = parse_config(config)?;
         Ok(TypedStage::external_files(self, &parsed, root))
+    }
+    fn environment(&self) -> serde_json::Value {
+        TypedStage::environment(self)
     }
     fn run(
         &self,

@@ -267,6 +267,7 @@ pub fn annotate(
             d.credibility_source = Some("table".into());
             if let Some(t) = e.source_type {
                 d.source_type = t.as_str().to_string();
+                d.source_type_source = "table".into();
             }
             counts.from_table += 1;
         } else if let Some(g) = generated.get(&domain) {
@@ -274,6 +275,7 @@ pub fn annotate(
             d.credibility_source = Some("generated".into());
             if d.source_type.trim().is_empty() || d.source_type == "other" {
                 d.source_type = g.source_type.as_str().to_string();
+                d.source_type_source = "generated".into();
             }
             counts.generated += 1;
         } else {

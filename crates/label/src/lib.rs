@@ -342,6 +342,10 @@ impl TypedStage for LabelStage {
             .collect()
     }
 
+    fn environment(&self) -> serde_json::Value {
+        self.llm.fingerprint()
+    }
+
     fn run(
         &self,
         config: &LabelConfig,

@@ -912,6 +912,50 @@ impl Llm {
     pub fn spent_usd(&self) -> f64 {
         self.inner.budget.spent()
     }
+
+    /// What decides this layer's answers, for the fingerprints of the stages that use it: the
+    /// backend, each task's model and prompt version, the sampling parameters and the embedder.
+    /// Not the cache mode, endpoints, limits or keys: they change how answers are obtained, not
+    /// what they are.
+    pub fn fingerprint(&self) -> serde_json::Value {
+        let c = &self.inner.config;
+        let tasks: BTreeMap<&str, serde_json::Value> = TaskName::ALL
+            .iter()
+            .map(|t| {
+                let v = serde_json::json!({
+                    "model": self.provenance(*t),
+                    "prompt_version": self.prompt_version(*t),
+                });
+                (t.as_str(), v)
+            })
+            .collect();
+        serde_json::json!({
+            "backend": c.backend.as_str(),
+            "tasks": tasks,
+            "temperature": c.temperature,
+            "max_tokens": c.max_tokens,
+            "seed": c.seed,
+            "max_reasks": c.max_reasks,
+            "embedder": self.embedder_name(),
+        })
+    }
+}
+
+impl noisebench_core::CallLog for Llm {
+    fn drain_calls(&self) -> Vec<LlmCall> {
+        self.drain_call_log()
+    }
+
+    fn halted(&self) -> Option<String> {
+        let budget = &self.inner.budget;
+        budget.refused().then(|| {
+            format!(
+                "llm.max_cost reached (estimated {:.4} of {:.4} USD); calls past it were refused",
+                budget.spent(),
+                budget.max.unwrap_or(0.0)
+            )
+        })
+    }
 }
 
 struct Record {

@@ -27,6 +27,8 @@ use crate::prompt::Message;
 pub(crate) struct Budget {
     pub max: Option<f64>,
     spent: Mutex<f64>,
+    /// Set once a call was refused: the run is incomplete and must be resumed.
+    refused: std::sync::atomic::AtomicBool,
 }
 
 impl Budget {
@@ -34,11 +36,17 @@ impl Budget {
         Self {
             max,
             spent: Mutex::new(0.0),
+            refused: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
     pub fn spent(&self) -> f64 {
         *self.spent.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether a call has been refused for the budget.
+    pub fn refused(&self) -> bool {
+        self.refused.load(Ordering::SeqCst)
     }
 
     fn add(&self, usd: f64) {
@@ -48,10 +56,13 @@ impl Budget {
     /// Refuse a new call once the spending has reached the maximum.
     pub fn check(&self) -> Result<(), LlmError> {
         match self.max {
-            Some(max) if self.spent() >= max => Err(LlmError::BudgetExhausted {
-                spent: self.spent(),
-                max,
-            }),
+            Some(max) if self.spent() >= max => {
+                self.refused.store(true, Ordering::SeqCst);
+                Err(LlmError::BudgetExhausted {
+                    spent: self.spent(),
+                    max,
+                })
+            }
             _ => Ok(()),
         }
     }

@@ -6,14 +6,18 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use noisebench_core::{
-    DropRecord, Inputs, NoProgress, Progress, Rows, StageContext, StageSummary, TableKind,
-    sha256_hex,
+    CallLog, DropRecord, Inputs, LlmCall, NoProgress, Progress, Rows, StageContext, StageSummary,
+    TableKind, sha256_hex,
 };
 use serde::{Deserialize, Serialize};
 
 use crate::atomic::write_atomic;
 use crate::plan::{Plan, PlanError, PlannedStage, TableRef};
 use crate::table_io::{self, TableError};
+
+/// File name of the LLM calls a stage made (in its stage directory), and of the run's whole call
+/// log (in the run directory).
+pub const LLM_CALLS: &str = "llm_calls.parquet";
 
 /// File name of a stage's record, written last: its presence with a matching fingerprint means the
 /// stage's outputs are complete.
@@ -73,6 +77,10 @@ pub enum RunError {
         declared: TableKind,
     },
     #[error(
+        "stage `{stage}` stopped: {reason}; its finished LLM answers are cached, so running again resumes"
+    )]
+    Halted { stage: String, reason: String },
+    #[error(
         "stage `{stage}` needs `{input}` from stage `{upstream}`, which has not run: run it first"
     )]
     UpstreamMissing {
@@ -91,6 +99,8 @@ pub struct RunOptions {
     /// Rerun stages even when their fingerprint is unchanged.
     pub force: bool,
     pub progress: Arc<dyn Progress>,
+    /// Where stages' LLM calls are collected (the pipeline's LLM layer), if any.
+    pub call_log: Option<Arc<dyn CallLog>>,
 }
 
 impl RunOptions {
@@ -100,6 +110,7 @@ impl RunOptions {
             only: None,
             force: false,
             progress: Arc::new(NoProgress),
+            call_log: None,
         }
     }
 }
@@ -162,9 +173,40 @@ impl<'a> Runner<'a> {
             Some(id) => self.plan.upstream_of(id)?,
             None => self.plan.stages.iter().collect(),
         };
+        let result = self.run_stages(&stages);
+        // The run's call log gathers every stage's, also when a stage failed or was halted, so
+        // what was paid for is never lost from view.
+        if self.options.call_log.is_some() {
+            self.write_run_call_log(&stages)?;
+        }
+        result
+    }
+
+    /// `work/<pipeline>/llm_calls.parquet`: the calls of every stage of this run (ran or skipped:
+    /// a skipped stage's log is the one from its last run), in plan order.
+    fn write_run_call_log(&self, stages: &[&PlannedStage]) -> Result<(), RunError> {
+        let mut calls: Vec<LlmCall> = Vec::new();
+        for stage in stages {
+            let path = self.stage_dir(&stage.id).join(LLM_CALLS);
+            if path.is_file()
+                && let Rows::LlmCalls(rows) = table_io::read_table(&path, TableKind::LlmCalls)?
+            {
+                calls.extend(rows);
+            }
+        }
+        let run_dir = self.run_dir();
+        std::fs::create_dir_all(&run_dir).map_err(|source| RunError::Io {
+            path: run_dir.clone(),
+            source,
+        })?;
+        table_io::write_table(&run_dir.join(LLM_CALLS), &Rows::LlmCalls(calls))?;
+        Ok(())
+    }
+
+    fn run_stages(&self, stages: &[&PlannedStage]) -> Result<RunResult, RunError> {
         let mut records: BTreeMap<String, StageRecord> = BTreeMap::new();
         let mut summary = Vec::new();
-        for stage in stages {
+        for &stage in stages {
             let started = Instant::now();
             let fingerprint = self.fingerprint(stage, &records)?;
             let previous = read_record(&self.stage_dir(&stage.id));
@@ -235,13 +277,19 @@ impl<'a> Runner<'a> {
                 .to_string();
             files.insert(key, hash);
         }
-        let material = serde_json::json!({
+        let mut material = serde_json::json!({
             "kind": stage.stage.kind(),
             "version": stage.stage.version(),
             "config": stage.config,
             "inputs": inputs,
             "files": files,
         });
+        // Only stages that declare an environment add the key, so fingerprints of the others do
+        // not change with this field's introduction.
+        let environment = stage.stage.environment();
+        if !environment.is_null() {
+            material["environment"] = environment;
+        }
         Ok(sha256_hex(material.to_string().as_bytes()))
     }
 
@@ -307,13 +355,24 @@ impl<'a> Runner<'a> {
             progress: self.options.progress.clone(),
         };
         tracing::info!(stage = %stage.id, kind = stage.stage.kind(), "running");
-        let mut output = stage
-            .stage
-            .run(&stage.config, Inputs::new(tables), &ctx)
-            .map_err(|source| RunError::Stage {
-                stage: stage.id.clone(),
-                source,
-            })?;
+        if let Some(log) = &self.options.call_log {
+            // Calls made outside any stage (none today) must not be charged to this one.
+            log.drain_calls();
+        }
+        let result = stage.stage.run(&stage.config, Inputs::new(tables), &ctx);
+        if let Some(log) = &self.options.call_log {
+            self.write_stage_call_log(&dir, log.drain_calls())?;
+            if let Some(reason) = log.halted() {
+                return Err(RunError::Halted {
+                    stage: stage.id.clone(),
+                    reason,
+                });
+            }
+        }
+        let mut output = result.map_err(|source| RunError::Stage {
+            stage: stage.id.clone(),
+            source,
+        })?;
         let mut written = BTreeMap::new();
         for spec in stage.stage.outputs() {
             let rows = output
@@ -376,6 +435,23 @@ impl<'a> Runner<'a> {
             source,
         })?;
         Ok(record)
+    }
+}
+
+impl Runner<'_> {
+    /// The calls a stage made, beside its outputs; a stage that made none leaves no file.
+    fn write_stage_call_log(&self, dir: &Path, calls: Vec<LlmCall>) -> Result<(), RunError> {
+        let path = dir.join(LLM_CALLS);
+        if calls.is_empty() {
+            return match std::fs::remove_file(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    Err(RunError::Io { path, source: e })
+                }
+                _ => Ok(()),
+            };
+        }
+        table_io::write_table(&path, &Rows::LlmCalls(calls))?;
+        Ok(())
     }
 }
 

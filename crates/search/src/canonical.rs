@@ -374,28 +374,38 @@ fn in_list(domain: &str, host: &str, list: &[&str]) -> bool {
 /// suffix rules (`.gov`, `.gov.uk`, `.int` ... -> government; `.edu`, `.ac.uk` -> academic;
 /// other `.org` -> non-profit), else `other`.
 pub fn source_type(host: &str, overrides: &BTreeMap<String, String>) -> String {
+    classify_source(host, overrides).0
+}
+
+/// [`source_type`] and where it came from: `config` (an override) or `rules`.
+pub fn classify_source(host: &str, overrides: &BTreeMap<String, String>) -> (String, &'static str) {
     let host = host.trim_end_matches('.').to_ascii_lowercase();
     let host = host.strip_prefix("www.").unwrap_or(&host).to_string();
     let domain = domain_of(&host);
     for key in [&host, &domain] {
         if let Some(t) = overrides.get(key.as_str()) {
-            return t.clone();
+            return (t.clone(), "config");
         }
     }
+    (builtin_source_type(&host, &domain), "rules")
+}
+
+/// The built-in rules over a lower-case host without `www.` and its registrable domain.
+fn builtin_source_type(host: &str, domain: &str) -> String {
     let dotted = format!(".{host}");
     if GOV_SUFFIXES.iter().any(|s| dotted.ends_with(s)) {
         return "government".into();
     }
-    if in_list(&domain, &host, SOCIAL) {
+    if in_list(domain, host, SOCIAL) {
         return "social media".into();
     }
-    if in_list(&domain, &host, NEWS) {
+    if in_list(domain, host, NEWS) {
         return "mainstream news".into();
     }
-    if in_list(&domain, &host, ACADEMIC) {
+    if in_list(domain, host, ACADEMIC) {
         return "academic".into();
     }
-    if in_list(&domain, &host, NON_PROFIT) {
+    if in_list(domain, host, NON_PROFIT) {
         return "non-profit".into();
     }
     let labels: Vec<&str> = host.split('.').collect();

@@ -21,7 +21,7 @@ use noisebench_web::{Page, Web};
 use serde::Deserialize;
 
 use crate::backends::reddit_dump::read_posts;
-use crate::canonical::{SOURCE_TYPES, canonical_url, domain_of, reddit_post_id, source_type};
+use crate::canonical::{SOURCE_TYPES, canonical_url, classify_source, domain_of, reddit_post_id};
 use crate::extract::{detect_language, extract_html, tidy_text};
 use crate::passages::{split_passages, word_count};
 use crate::reddit::RedditPost;
@@ -133,13 +133,15 @@ impl DocumentsStage {
             .ok()
             .and_then(|u| u.host_str().map(str::to_string))
             .unwrap_or_default();
+        let (source_type, source_type_source) = classify_source(&host, &cfg.source_types);
         let lang_text = format!("{} {}", title.as_deref().unwrap_or(""), text);
         Document {
             id: stable_id("doc", &[&t.canonical]),
             url: t.first_url.clone(),
             canonical_url: t.canonical.clone(),
             domain: domain_of(&host),
-            source_type: source_type(&host, &cfg.source_types),
+            source_type,
+            source_type_source: source_type_source.into(),
             content_hash: content_hash(title.as_deref(), &text),
             language: detect_language(&lang_text),
             title,
@@ -217,12 +219,14 @@ impl DocumentsStage {
             .ok()
             .and_then(|u| u.host_str().map(str::to_string))
             .unwrap_or_default();
+        let (source_type, source_type_source) = classify_source(&host, &cfg.source_types);
         Ok(Document {
             id: stable_id("doc", &[&t.canonical]),
             url: t.first_url.clone(),
             canonical_url: t.canonical.clone(),
             domain: domain_of(&host),
-            source_type: source_type(&host, &cfg.source_types),
+            source_type,
+            source_type_source: source_type_source.into(),
             content_hash: content_hash(title.as_deref(), &text),
             title,
             text,
@@ -310,7 +314,14 @@ impl TypedStage for DocumentsStage {
     }
 
     fn external_files(&self, c: &DocumentsConfig, root: &Path) -> Vec<PathBuf> {
-        c.reddit_dumps.iter().map(|d| resolve(root, d)).collect()
+        let mut files: Vec<PathBuf> = c.reddit_dumps.iter().map(|d| resolve(root, d)).collect();
+        // Replayed pages are inputs too: editing a fixture page reruns the stage.
+        files.extend(self.web.config().replay_inputs(root));
+        files
+    }
+
+    fn environment(&self) -> serde_json::Value {
+        serde_json::json!({ "web_mode": self.web.config().mode })
     }
 
     fn run(

@@ -142,6 +142,10 @@ impl TypedStage for QueriesStage {
         Ok(())
     }
 
+    fn environment(&self) -> serde_json::Value {
+        self.llm.fingerprint()
+    }
+
     fn run(
         &self,
         c: &QueriesConfig,

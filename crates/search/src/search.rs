@@ -244,6 +244,10 @@ impl TypedStage for SearchStage {
         Ok(())
     }
 
+    fn environment(&self) -> serde_json::Value {
+        serde_json::json!({ "web_mode": self.web.config().mode })
+    }
+
     fn external_files(&self, c: &SearchConfig, root: &Path) -> Vec<PathBuf> {
         let mut files = Vec::new();
         for b in &c.backends {

@@ -210,12 +210,8 @@ pub fn render_card(input: &CardInput<'_>) -> Result<String, String> {
             reasons.join(", ")
         ));
     }
-    if !manifest.provenance.is_empty() {
-        out.push_str("\nRun provenance:\n\n```json\n");
-        out.push_str(
-            &serde_json::to_string_pretty(&manifest.provenance).expect("JSON values serialise"),
-        );
-        out.push_str("\n```\n");
+    if let Some(llm) = manifest.provenance.get("llm") {
+        out.push_str(&llm_paragraph(llm));
     }
     out.push('\n');
 
@@ -241,6 +237,11 @@ pub fn render_card(input: &CardInput<'_>) -> Result<String, String> {
     }
     if !labels_listed {
         out.push_str("- No label columns in this snapshot.\n");
+    }
+    for (key, facts) in &manifest.provenance {
+        if let Some(stage) = key.strip_prefix("labels:") {
+            out.push_str(&labels_paragraph(stage, facts));
+        }
     }
     out.push_str(
         "\nClaims carry a binary `verdict` mapped from the fact-checker's `original_rating` by the configured verdict \
@@ -281,4 +282,118 @@ pub fn render_card(input: &CardInput<'_>) -> Result<String, String> {
         "\nAgainst the parent: {added} rows added, {changed} changed, {removed} removed.\n"
     ));
     Ok(out)
+}
+
+/// `{"a": 1, "b": 2}` as `a: 1, b: 2` (values as JSON scalars).
+fn counts(v: Option<&serde_json::Value>) -> String {
+    match v.and_then(|v| v.as_object()) {
+        Some(m) if !m.is_empty() => m
+            .iter()
+            .map(|(k, v)| match v {
+                serde_json::Value::String(s) => format!("{k}: {s}"),
+                other => format!("{k}: {other}"),
+            })
+            .collect::<Vec<_>>()
+            .join(", "),
+        _ => "none".into(),
+    }
+}
+
+/// The LLM layer in one paragraph: backend, models and prompt versions per task, calls.
+fn llm_paragraph(llm: &serde_json::Value) -> String {
+    let mut out = format!(
+        "\nLLM layer: backend `{}`, embeddings `{}`.",
+        llm["backend"].as_str().unwrap_or("unknown"),
+        llm["embedder"].as_str().unwrap_or("unknown"),
+    );
+    if let Some(tasks) = llm["tasks"].as_object()
+        && !tasks.is_empty()
+    {
+        out.push_str(" Tasks used (model, prompt version): ");
+        let listed: Vec<String> = tasks
+            .iter()
+            .map(|(t, v)| {
+                format!(
+                    "`{t}` ({}, {})",
+                    v["model"].as_str().unwrap_or("?"),
+                    v["prompt_version"].as_str().unwrap_or("?")
+                )
+            })
+            .collect();
+        out.push_str(&listed.join(", "));
+        out.push('.');
+    }
+    let run = &llm["run"];
+    if run.is_object() {
+        out.push_str(&format!(
+            " Calls over the stages' last runs: {} ({} cache hits, {} failed), {} tokens in, {} out, \
+             estimated cost {:.4} USD.",
+            run["calls"], run["cache_hits"], run["failures"], run["tokens_in"], run["tokens_out"],
+            run["cost_usd"].as_f64().unwrap_or(0.0)
+        ));
+    }
+    out.push('\n');
+    out
+}
+
+/// How one labels stage made its labels: models, prompts, label sources, share of human
+/// labels, conflicts, credibility and agreement.
+fn labels_paragraph(stage: &str, f: &serde_json::Value) -> String {
+    let mut out = format!(
+        "\n### How the labels of stage `{stage}` were made\n\n\
+         - {} claim-document pairs over {} claims. Labels: {}. Stances (majority of three prompt variants): {}.\n\
+         - Each pair's label is the model's exam verdict compared with the claim's gold verdict: agreeing is \
+         supporting, contradicting is misleading, undecided is irrelevant. Models per task: {}. Prompt versions: {}.\n\
+         - Label sources: {}; share of labels set by human reviewers: {:.1}%.\n\
+         - Conflicts: {} claims with both a supporting and a refuting stance from the model, {} from reviewers, \
+         {} with both a supporting and a misleading document. Documents that flipped the model's zero-context \
+         answer: {}.\n\
+         - Source credibility: {} (from: {}).\n",
+        f["pairs"],
+        f["claims"],
+        counts(f.get("labels")),
+        counts(f.get("stances")),
+        counts(f.get("models")),
+        counts(f.get("prompt_versions")),
+        counts(f.get("label_sources")),
+        f["human_share"].as_f64().unwrap_or(0.0) * 100.0,
+        f["model_conflicts"],
+        f["human_conflicts"],
+        f["exam_conflicts"],
+        f["flipped"],
+        counts(f.get("credibility")),
+        counts(f.get("credibility_sources")),
+    );
+    if let Some(r) = f.get("review").filter(|r| !r.is_null()) {
+        out.push_str(&format!(
+            "- Human review: {} pairs reviewed, {} labels applied, {} left unresolved (reviewers disagree, no \
+             adjudication). Agreement (items, observed, Cohen's kappa, Krippendorff's alpha): {}.\n",
+            r["reviewed"],
+            r["applied"],
+            r["unresolved"],
+            [
+                "model_vs_human_label",
+                "model_vs_human_stance",
+                "reviewers_label",
+                "reviewers_stance"
+            ]
+            .iter()
+            .map(|k| {
+                let a = &r[*k];
+                let num = |v: &serde_json::Value| {
+                    v.as_f64().map_or("n/a".to_string(), |x| format!("{x:.3}"))
+                };
+                format!(
+                    "{k} ({}, {}, {}, {})",
+                    a["items"],
+                    num(&a["observed"]),
+                    num(&a["cohen_kappa"]),
+                    num(&a["krippendorff_alpha"])
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+        ));
+    }
+    out
 }

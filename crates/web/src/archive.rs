@@ -2,7 +2,7 @@
 //! `objects/<first two hex>/<sha256>.zst`, and an append-only `index.jsonl` with one line per
 //! response (URL, final URL, status, selected headers, fetch time, body sha256 and size).
 //!
-//! Why not WARC: see docs/web.md. In short, content addressing deduplicates identical pages across
+//! Why not WARC: see ARCHITECTURE.md. In short, content addressing deduplicates identical pages across
 //! runs, any object is one `zstd -d` away, and the JSON-lines index opens in polars/DuckDB directly.
 
 use std::collections::BTreeMap;

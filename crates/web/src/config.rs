@@ -145,6 +145,35 @@ impl WebConfig {
         Ok(())
     }
 
+    /// The files a replay reads (each fixture site's `index.toml` and page files, the archive's
+    /// index), sorted: stages that fetch through replay fingerprint them, so editing a fixture
+    /// page reruns them. Empty in live mode.
+    pub fn replay_inputs(&self, root: &std::path::Path) -> Vec<PathBuf> {
+        let mut files = Vec::new();
+        if self.mode != Mode::Replay {
+            return files;
+        }
+        if let Some(dir) = &self.replay_fixtures
+            && let Ok(sites) = crate::replay::FixtureSite::load_all(&root.join(dir))
+        {
+            for site in sites {
+                files.push(site.dir.join("index.toml"));
+                files.extend(
+                    site.pages
+                        .iter()
+                        .filter_map(|p| p.file.as_ref())
+                        .map(|f| site.dir.join(f)),
+                );
+            }
+        }
+        if let Some(dir) = &self.replay_archive {
+            files.push(root.join(dir).join(crate::archive::INDEX_FILE));
+        }
+        files.sort();
+        files.dedup();
+        files
+    }
+
     /// Requests per second for `host_key` (host, or host:port).
     pub fn rate_for(&self, host_key: &str) -> f64 {
         self.hosts

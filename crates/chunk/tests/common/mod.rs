@@ -130,9 +130,16 @@ pub fn check_titles(report: &Report, chunks: &[ReportChunk]) {
                 let (first, last) = place.span(k);
                 assert_eq!(first, last, "table {k} split over chunks {first}..={last}");
             }
-            Block::Heading { text: title, .. } => {
-                let Some(next) = (k + 1..report.blocks.len())
-                    .find(|&j| !matches!(report.blocks[j], Block::Heading { .. }))
+            Block::Heading { text: title, level } => {
+                // The section runs to the next heading of the same or a higher level; a heading
+                // followed by such a heading before any content heads an empty section, which
+                // has no first chunk to open.
+                let next = (k + 1..report.blocks.len()).find(|&j| match &report.blocks[j] {
+                    Block::Heading { level: l, .. } => l <= level,
+                    _ => true,
+                });
+                let Some(next) =
+                    next.filter(|&j| !matches!(report.blocks[j], Block::Heading { .. }))
                 else {
                     continue;
                 };

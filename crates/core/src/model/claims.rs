@@ -198,6 +198,7 @@ pub struct Document {
     pub canonical_url: String,
     pub domain: String,
     pub source_type: String,
+    pub source_type_source: String,
     pub title: Option<String>,
     pub text: String,
     pub published: Option<String>,
@@ -218,7 +219,7 @@ impl Record for Document {
     fn schema() -> TableSchema {
         TableSchema {
             table: "documents".into(),
-            version: 1,
+            version: 2,
             description: "Fetched documents with extracted text, source type and credibility."
                 .into(),
             columns: vec![
@@ -234,6 +235,11 @@ impl Record for Document {
                     "source_type",
                     Str,
                     "mainstream news, government, non-profit, academic, social media or other.",
+                ),
+                Column::new(
+                    "source_type_source",
+                    Str,
+                    "Where source_type came from: `rules` (built-in domain rules), `config` (the documents stage's `source_types`), `table` (the domain table) or `generated` (LLM fallback).",
                 ),
                 Column::nullable("title", Str, "Title."),
                 Column::new("text", Str, "Main text (Reddit: the post body)."),
