@@ -284,6 +284,10 @@ pub fn build_snapshot(
             path: run.run_dir.join(&table.stage).join(&file.file),
         });
     }
+    let mut provenance = provenance(&loaded, &run, &llm)?;
+    if let Some(window) = fetch_window(&tables)? {
+        provenance.insert("fetch_window".into(), window);
+    }
     let request = PublishRequest {
         snapshots_dir: ws.snapshots_dir.clone(),
         dataset: section.dataset.clone(),
@@ -295,7 +299,7 @@ pub fn build_snapshot(
         code_version: code_version(&ws.root),
         tables,
         stages: run.summary.clone(),
-        provenance: provenance(&loaded, &run, &llm)?,
+        provenance,
     };
     let outcome = noisebench_snapshot::publish(&request, options)?;
     Ok(Built {
@@ -339,6 +343,33 @@ fn provenance(
         }
     }
     Ok(p)
+}
+
+/// When the published claims and documents were fetched: the earliest and latest `fetched_at`
+/// per table (time-sensitive corpora are only as fresh as this window). `None` when no published
+/// row was fetched (imported files only).
+fn fetch_window(tables: &[SourceTable]) -> Result<Option<serde_json::Value>> {
+    let mut window = serde_json::Map::new();
+    for t in tables {
+        let times: Vec<String> = match t.kind {
+            TableKind::Claims => match table_io::read_table(&t.path, t.kind)? {
+                Rows::Claims(rows) => rows.into_iter().filter_map(|r| r.fetched_at).collect(),
+                _ => continue,
+            },
+            TableKind::Documents => match table_io::read_table(&t.path, t.kind)? {
+                Rows::Documents(rows) => rows.into_iter().filter_map(|r| r.fetched_at).collect(),
+                _ => continue,
+            },
+            _ => continue,
+        };
+        if let (Some(first), Some(last)) = (times.iter().min(), times.iter().max()) {
+            window.insert(
+                t.name.clone(),
+                serde_json::json!({ "first": first, "last": last, "rows": times.len() }),
+            );
+        }
+    }
+    Ok((!window.is_empty()).then_some(serde_json::Value::Object(window)))
 }
 
 /// The crate version and, when the root is a git checkout, its commit.
@@ -500,4 +531,97 @@ pub fn export_snapshot(
         }
     };
     Ok(summary)
+}
+
+/// `inspect claim|document|question|chunk|report ID`: the row itself, then every row of every
+/// table of the run that names the id (queries and hits of a claim, the links and labels of a
+/// document, drops whose item or detail mentions it), stage by stage in pipeline order. Long
+/// strings are cut to `max_chars`; at most `max_rows` rows are shown per table.
+pub fn inspect_id(
+    ws: &Workspace,
+    pipeline: &str,
+    kind: TableKind,
+    id: &str,
+    max_rows: usize,
+    max_chars: usize,
+) -> Result<String> {
+    let loaded = ws.load(pipeline)?;
+    let run_dir = ws.work_dir.join(loaded.plan.name());
+    let mut found_self = false;
+    let mut sections = Vec::new();
+    for stage in &loaded.plan.stages {
+        let dir = run_dir.join(&stage.id);
+        let Some(record) = noisebench_pipeline::runner::read_record(&dir) else {
+            continue;
+        };
+        for (name, file) in &record.tables {
+            let table_kind = TableKind::from_name(&file.kind)
+                .with_context(|| format!("unknown table kind {}", file.kind))?;
+            let rows = table_io::read_table(&dir.join(&file.file), table_kind)?;
+            let hits: Vec<serde_json::Value> = rows
+                .json_rows()
+                .filter(|row| {
+                    if table_kind == TableKind::Drops {
+                        ["item", "detail"]
+                            .iter()
+                            .any(|k| row[*k].as_str().is_some_and(|s| s.contains(id)))
+                    } else {
+                        names(row, id)
+                    }
+                })
+                .collect();
+            if hits.is_empty() {
+                continue;
+            }
+            found_self |= table_kind == kind && hits.iter().any(|r| r["id"] == id);
+            let mut out = format!(
+                "== stage `{}`, table `{name}`: {} row(s)\n",
+                stage.id,
+                hits.len()
+            );
+            for row in hits.iter().take(max_rows) {
+                out.push_str(&serde_json::to_string_pretty(&cut(row, max_chars))?);
+                out.push('\n');
+            }
+            if hits.len() > max_rows {
+                out.push_str(&format!("... {} more\n", hits.len() - max_rows));
+            }
+            sections.push(out);
+        }
+    }
+    if !found_self {
+        bail!(
+            "no {} `{id}` in the outputs of pipeline `{}` (has it run? `noisebench build-snapshot {pipeline}`)",
+            kind.name(),
+            loaded.plan.name()
+        );
+    }
+    Ok(sections.join("\n"))
+}
+
+/// Whether a row names `id` in any column (a string equal to it, or a list holding it).
+fn names(row: &serde_json::Value, id: &str) -> bool {
+    match row {
+        serde_json::Value::String(s) => s == id,
+        serde_json::Value::Array(items) => items.iter().any(|v| names(v, id)),
+        serde_json::Value::Object(map) => map.values().any(|v| names(v, id)),
+        _ => false,
+    }
+}
+
+/// Strings longer than `max` characters cut, with the full length noted.
+fn cut(value: &serde_json::Value, max: usize) -> serde_json::Value {
+    match value {
+        serde_json::Value::String(s) if s.chars().count() > max => {
+            let head: String = s.chars().take(max).collect();
+            serde_json::Value::String(format!("{head}... ({} chars)", s.chars().count()))
+        }
+        serde_json::Value::Array(items) => {
+            serde_json::Value::Array(items.iter().map(|v| cut(v, max)).collect())
+        }
+        serde_json::Value::Object(map) => {
+            serde_json::Value::Object(map.iter().map(|(k, v)| (k.clone(), cut(v, max))).collect())
+        }
+        other => other.clone(),
+    }
 }

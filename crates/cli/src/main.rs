@@ -6,9 +6,10 @@ use std::sync::Arc;
 use anyhow::{Result, bail};
 use clap::{Parser, Subcommand};
 use noisebench_cli::{
-    ExportFormat, LlmOverrides, LlmTotals, Workspace, build_snapshot, export_snapshot,
+    ExportFormat, LlmOverrides, LlmTotals, Workspace, build_snapshot, export_snapshot, inspect_id,
     inspect_stage, resolve_snapshot, write_schemas,
 };
+use noisebench_core::TableKind;
 use noisebench_pipeline::BarProgress;
 use noisebench_snapshot::{PublishOptions, PublishOutcome};
 
@@ -84,6 +85,7 @@ enum Command {
 
 #[derive(Subcommand)]
 enum Inspect {
+    /// A stage's schema, row counts, first rows and drop reasons.
     Stage {
         name: String,
         #[arg(long, default_value = "pipelines/demo.toml")]
@@ -92,6 +94,29 @@ enum Inspect {
         #[arg(long, default_value_t = 5)]
         rows: usize,
     },
+    /// A claim and every row that names it (queries, hits, links, labels, conflicts, drops).
+    Claim(ItemArgs),
+    /// A document and every row that names it (links, passages, labels, drops).
+    Document(ItemArgs),
+    /// A question and every row that names it.
+    Question(ItemArgs),
+    /// A chunk and every row that names it.
+    Chunk(ItemArgs),
+    /// A report and every row that names it (its chunks, drops).
+    Report(ItemArgs),
+}
+
+#[derive(clap::Args)]
+struct ItemArgs {
+    id: String,
+    #[arg(long, default_value = "pipelines/demo.toml")]
+    pipeline: String,
+    /// Rows shown per table.
+    #[arg(long, default_value_t = 20)]
+    rows: usize,
+    /// Longer strings are cut to this many characters.
+    #[arg(long, default_value_t = 300)]
+    chars: usize,
 }
 
 fn main() {
@@ -185,15 +210,26 @@ fn run(cli: Cli) -> Result<()> {
                     .map_err(anyhow::Error::msg)?;
             print!("{}", changes.render_markdown());
         }
-        Command::Inspect {
-            what:
+        Command::Inspect { what } => {
+            let (kind, item) = match what {
                 Inspect::Stage {
                     name,
                     pipeline,
                     rows,
-                },
-        } => {
-            print!("{}", inspect_stage(&ws, &pipeline, &name, rows)?);
+                } => {
+                    print!("{}", inspect_stage(&ws, &pipeline, &name, rows)?);
+                    return Ok(());
+                }
+                Inspect::Claim(a) => (TableKind::Claims, a),
+                Inspect::Document(a) => (TableKind::Documents, a),
+                Inspect::Question(a) => (TableKind::Questions, a),
+                Inspect::Chunk(a) => (TableKind::Chunks, a),
+                Inspect::Report(a) => (TableKind::Reports, a),
+            };
+            print!(
+                "{}",
+                inspect_id(&ws, &item.pipeline, kind, &item.id, item.rows, item.chars)?
+            );
         }
         Command::Export {
             format,

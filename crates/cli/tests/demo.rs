@@ -173,6 +173,12 @@ fn demo_builds_verifies_skips_and_reproduces() {
     // The card and manifest say how the labels were made.
     assert_eq!(manifest.provenance["llm"]["backend"], "offline");
     assert_eq!(manifest.provenance["labels:labels"]["pairs"], 518);
+    assert_eq!(manifest.provenance["llm"]["run"]["calls"], 2243);
+    assert_eq!(manifest.provenance["fetch_window"]["claims"]["rows"], 5);
+    assert_eq!(
+        manifest.provenance["fetch_window"]["documents"]["first"],
+        "2025-01-15T00:00:00Z"
+    );
     let card = std::fs::read_to_string(snapshot.join("README.md")).unwrap();
     assert!(
         card.contains("### How the labels of stage `labels` were made"),
@@ -261,6 +267,83 @@ fn the_binary_verifies_inspects_and_reports_config_errors() {
         "{text}"
     );
 
+    // inspect shows the schema, row counts and first rows of every table of a stage.
+    let out = run(&["inspect", "stage", "labels", "--rows", "3"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    for expected in [
+        "stage `labels` (kind labels, version 1)",
+        "items in 518, out 518, dropped 0",
+        "table `labels`: 518 rows",
+        "table `conflicts`: 50 rows",
+        "table `documents`: 182 rows",
+        "source_type_source     Str",
+        "shape: (3, 20)",
+    ] {
+        assert!(text.contains(expected), "{expected:?} not in\n{text}");
+    }
+    // inspect a document: the row, its links to claims, its labels; an unknown id is an error.
+    let doc = noisebench_core::stable_id("doc", &["https://www.who.int/news-room/5g-myth"]);
+    let out = run(&["inspect", "document", &doc, "--chars", "60"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for expected in [
+        "== stage `documents`, table `documents`: 1 row(s)",
+        "== stage `documents`, table `claim_documents`",
+        "== stage `labels`, table `labels`",
+        "== stage `labels`, table `documents`: 1 row(s)",
+        "\"source_type\": \"government\"",
+        "... (",
+    ] {
+        assert!(text.contains(expected), "{expected:?} not in\n{text}");
+    }
+    let out = run(&["inspect", "claim", "claim_0000000000000000"]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no claims `claim_0000000000000000`"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // run STAGE: the stage and what it needs, all up to date.
+    let out = run(&["run", "chunks"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(
+        text.contains("reports") && text.contains("chunks") && !text.contains("labels"),
+        "{text}"
+    );
+    assert_eq!(text.matches("skipped").count(), 2, "{text}");
+
+    // A new fact-check in a source file: a new minor version, and diff names the new claim.
+    let csv = dir.path().join("fixtures/claims/politifact.csv");
+    let url = "https://www.politifact.com/factchecks/2024/may/02/ann-lee/new-bridge-toll/";
+    let mut rows = std::fs::read_to_string(&csv).unwrap();
+    rows.push_str(&format!(
+        "Says the new bridge toll doubled overnight.,false,Ann Lee,\"May 2, 2024\",a post,{url}\n"
+    ));
+    std::fs::write(&csv, rows).unwrap();
+    let out = run(&["build-snapshot"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("published version 1.1.0"), "{text}");
+    let out = run(&[
+        "diff",
+        snapshot.join("1.0.0").to_str().unwrap(),
+        snapshot.join("1.1.0").to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(text.contains("# Changes from 1.0.0 to 1.1.0"), "{text}");
+    assert!(text.contains("| claims | 53 | 54 | 1 | 0 | 0 |"), "{text}");
+    assert!(
+        text.contains(&noisebench_claims::claim_id(Some(url), "")),
+        "{text}"
+    );
+
     // Exports from the published snapshot.
     let out = run(&["export", "raguard", snapshot.to_str().unwrap()]);
     assert!(
@@ -268,7 +351,7 @@ fn the_binary_verifies_inspects_and_reports_config_errors() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let exported = dir.path().join("exports/demo/1.0.0/raguard");
+    let exported = dir.path().join("exports/demo/1.1.0/raguard");
     let claims_csv = std::fs::read_to_string(exported.join("claims.csv")).unwrap();
     assert!(
         claims_csv
@@ -294,7 +377,7 @@ fn the_binary_verifies_inspects_and_reports_config_errors() {
     let confact: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("cf/confact.json")).unwrap())
             .unwrap();
-    assert_eq!(confact.as_array().unwrap().len(), 53);
+    assert_eq!(confact.as_array().unwrap().len(), 54);
 
     // A typo in the pipeline file stops the run before any work and names the field.
     let broken = dir.path().join("pipelines/broken.toml");

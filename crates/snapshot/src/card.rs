@@ -185,6 +185,21 @@ pub fn render_card(input: &CardInput<'_>) -> Result<String, String> {
             }
         }
     }
+    if let Some(window) = manifest
+        .provenance
+        .get("fetch_window")
+        .and_then(|w| w.as_object())
+    {
+        for (name, w) in window {
+            sources_listed = true;
+            out.push_str(&format!(
+                "- `{name}`: fetched from the web between {} and {} ({} rows carry a fetch time).\n",
+                w["first"].as_str().unwrap_or("?"),
+                w["last"].as_str().unwrap_or("?"),
+                w["rows"]
+            ));
+        }
+    }
     if !sources_listed {
         out.push_str("- See the construction section for the stages that produced each table.\n");
     }
