@@ -557,6 +557,10 @@ impl Llm {
             let reply = match reply {
                 Ok(r) => r,
                 Err(e) => {
+                    // A call that gave up still made its attempts; the call log counts them.
+                    if let LlmError::RetriesExhausted { attempts: n, .. } = &e {
+                        attempts += n;
+                    }
                     let e = self.redact_error(e);
                     self.record_failure(&p, &e, attempts, endpoint, start);
                     return Err(e);

@@ -5,7 +5,8 @@ mod common;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::{FakeServer, KEYWORDS_OK, Reply, keywords, openai_config};
+use common::{FakeServer, KEYWORDS_OK, Reply, keywords, openai_config, refused_addr};
+use noisebench_llm::cache::Cache;
 use noisebench_llm::task::{Keywords, KeywordsOutput};
 use noisebench_llm::{Llm, LlmError};
 
@@ -237,7 +238,129 @@ fn server_errors_back_off_exponentially_then_give_up() {
     let failed: Vec<_> = log.iter().filter_map(|c| c.error.as_deref()).collect();
     assert_eq!(failed.len(), 1);
     assert!(failed[0].starts_with("retries_exhausted"), "{}", failed[0]);
+    assert!(log.iter().any(|c| c.error.is_some() && c.attempts == 4));
     assert!(log.iter().any(|c| c.error.is_none() && c.attempts == 1));
+}
+
+#[test]
+fn a_refused_connection_is_retried_until_the_server_comes_up() {
+    let addr = refused_addr();
+    let url = format!("http://{addr}/v1");
+    let dir = tempfile::tempdir().unwrap();
+    // Backoff before the second attempt is 1 to 2 s; the server comes up 0.5 s after the call
+    // starts, so the first attempt is refused and the second one is answered.
+    let cfg = model(
+        openai_config(&url, dir.path()),
+        "retry_base_ms",
+        2000.into(),
+    );
+    let cfg = model(cfg, "retry_max_ms", 60_000.into());
+    let llm = llm(cfg);
+    // Load the tokenizer now, so the first attempt goes out at once.
+    noisebench_llm::openai::estimate_tokens(&[]);
+    let late = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(500));
+        FakeServer::start_on(addr, Reply::Content(KEYWORDS_OK.into()), Duration::ZERO)
+    });
+    let a = llm.run::<Keywords>("s", keywords("x")).unwrap();
+    let srv = late.join().unwrap();
+    assert_eq!(a.value.keywords, vec!["alpha", "beta"]);
+    assert!(!a.cache_hit);
+    assert_eq!(
+        srv.requests(),
+        1,
+        "the refused attempt never reached a server"
+    );
+    let log = llm.drain_call_log();
+    assert_eq!(log.len(), 1);
+    assert_eq!(
+        (
+            log[0].attempts,
+            log[0].endpoint.as_str(),
+            log[0].error.as_deref()
+        ),
+        (2, "local", None),
+        "one refused attempt, one answered"
+    );
+    assert!(
+        log[0].latency_ms >= 1000,
+        "backed off: {} ms",
+        log[0].latency_ms
+    );
+}
+
+#[test]
+fn a_refusing_endpoint_is_rested_and_the_live_one_answers() {
+    let live = FakeServer::start();
+    let dead = format!("http://{}/v1", refused_addr());
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = model(
+        openai_config(&live.url(), dir.path()),
+        "endpoints",
+        serde_json::json!([{"name": "dead", "url": dead}, {"name": "live", "url": live.url()}]),
+    );
+    let cfg = model(cfg, "rest_after_failures", 1.into());
+    let llm = llm(cfg);
+    // Both idle: the first in config order (`dead`) is tried first, refuses, and is rested.
+    let a = llm.run::<Keywords>("s", keywords("first")).unwrap();
+    assert_eq!(a.value.keywords, vec!["alpha", "beta"]);
+    // Still idle, but rested: this call goes straight to `live`.
+    llm.run::<Keywords>("s", keywords("second")).unwrap();
+    assert_eq!(live.requests(), 2);
+    let log = llm.drain_call_log();
+    let mut seen: Vec<(i64, &str, Option<&str>)> = log
+        .iter()
+        .map(|c| (c.attempts, c.endpoint.as_str(), c.error.as_deref()))
+        .collect();
+    seen.sort();
+    assert_eq!(seen, vec![(1, "live", None), (2, "live", None)]);
+    let first = log
+        .iter()
+        .find(|c| c.request_hash == a.request_hash)
+        .unwrap();
+    assert_eq!(first.attempts, 2, "refused by `dead`, answered by `live`");
+}
+
+#[test]
+fn a_port_that_never_opens_fails_after_every_retry_and_is_not_cached() {
+    let addr = refused_addr();
+    let url = format!("http://{addr}/v1");
+    let dir = tempfile::tempdir().unwrap();
+    let llm = llm(openai_config(&url, dir.path()));
+    for _ in 0..2 {
+        let e = llm.run::<Keywords>("s", keywords("x")).unwrap_err();
+        assert_eq!(e.reason(), "retries_exhausted");
+        let LlmError::RetriesExhausted { attempts, last } = &e else {
+            panic!("{e:?}");
+        };
+        assert_eq!(*attempts, 4, "max_retries 3 = 4 attempts");
+        assert!(last.starts_with("connection error at `local`: "), "{last}");
+        assert!(!last.contains("127.0.0.1"), "no URL in errors: {last}");
+    }
+    // The failure was not cached: the second call made its four attempts too.
+    let log = llm.drain_call_log();
+    assert_eq!(log.len(), 2);
+    for c in &log {
+        assert_eq!((c.attempts, c.cache_hit), (4, false));
+        let err = c.error.as_deref().unwrap();
+        assert!(
+            err.starts_with(
+                "retries_exhausted: gave up after 4 attempts: connection error at `local`: "
+            ),
+            "{err}"
+        );
+    }
+    assert_eq!(llm.stats().failures_by_reason["retries_exhausted"], 2);
+    assert_eq!(
+        Cache::open(dir.path()).unwrap().keys(),
+        Vec::<String>::new()
+    );
+    // Once the port opens, the same call is sent and answered.
+    let srv = FakeServer::start_on(addr, Reply::Content(KEYWORDS_OK.into()), Duration::ZERO);
+    let a = llm.run::<Keywords>("s", keywords("x")).unwrap();
+    assert!(!a.cache_hit);
+    assert_eq!(srv.requests(), 1);
+    assert_eq!(llm.drain_call_log()[0].attempts, 1);
 }
 
 #[test]
@@ -355,6 +478,108 @@ fn output_that_stays_unusable_fails_with_its_reason_and_is_not_cached() {
             .starts_with("unparseable_output")
     }));
     assert_eq!(llm.stats().failures_by_reason["unparseable_output"], 2);
+}
+
+/// A JSON answer cut off mid-way, inside a well-formed chat-completions envelope.
+const TRUNCATED: &str = r#"{"keywords": ["a", "b""#;
+/// What the parser says about it (no balanced object, so the repair finds nothing either).
+const TRUNCATED_ERROR: &str =
+    "no JSON object in the reply (EOF while parsing a list at line 1 column 22)";
+
+#[test]
+fn truncated_json_content_is_reasked_quoting_the_parse_error() {
+    let srv = FakeServer::start();
+    srv.push(Reply::Content(TRUNCATED.into()));
+    let dir = tempfile::tempdir().unwrap();
+    let llm = llm(openai_config(&srv.url(), dir.path()));
+    let a = llm.run::<Keywords>("s", keywords("x")).unwrap();
+    assert_eq!(
+        a.value.keywords,
+        vec!["alpha", "beta"],
+        "the re-ask's answer"
+    );
+    assert_eq!(srv.requests(), 2);
+    let bodies = srv.bodies();
+    let first = bodies[0]["messages"].as_array().unwrap();
+    let second = bodies[1]["messages"].as_array().unwrap();
+    assert_eq!(second.len(), first.len() + 2);
+    assert_eq!(&second[..first.len()], &first[..]);
+    assert_eq!(
+        second[first.len()],
+        serde_json::json!({"role": "assistant", "content": TRUNCATED})
+    );
+    assert_eq!(
+        second[first.len() + 1],
+        serde_json::json!({"role": "user", "content": format!(
+            "Your reply could not be used: {TRUNCATED_ERROR}. Reply again with only the JSON \
+             object, exactly in the shape asked for, with no other text."
+        )})
+    );
+    let log = llm.drain_call_log();
+    assert_eq!(log.len(), 1);
+    assert_eq!(
+        (log[0].attempts, log[0].tokens_in, log[0].tokens_out),
+        (2, 22, 14)
+    );
+    assert_eq!(log[0].error, None);
+    // The re-ask's answer is what was cached.
+    let b = llm.run::<Keywords>("s", keywords("x")).unwrap();
+    assert!(b.cache_hit);
+    assert_eq!(b.value, a.value);
+    assert_eq!(srv.requests(), 2);
+}
+
+#[test]
+fn truncated_json_content_that_stays_truncated_fails_after_every_reask() {
+    for max_reasks in [0u32, 2] {
+        let srv = FakeServer::start_with(Reply::Content(TRUNCATED.into()), Duration::ZERO);
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = with(
+            openai_config(&srv.url(), dir.path()),
+            &["max_reasks"],
+            max_reasks.into(),
+        );
+        let llm = llm(cfg);
+        let tries = 1 + max_reasks;
+        let e = llm.run::<Keywords>("s", keywords("x")).unwrap_err();
+        assert_eq!(
+            e,
+            LlmError::Unparseable {
+                tries,
+                detail: TRUNCATED_ERROR.into()
+            }
+        );
+        assert_eq!(e.reason(), "unparseable_output");
+        assert_eq!(srv.requests(), tries as usize, "max_reasks {max_reasks}");
+        // Each re-ask carries every earlier bad reply and the error it got.
+        let bodies = srv.bodies();
+        let base = bodies[0]["messages"].as_array().unwrap().len();
+        for (i, b) in bodies.iter().enumerate() {
+            assert_eq!(b["messages"].as_array().unwrap().len(), base + 2 * i);
+        }
+        let log = llm.drain_call_log();
+        assert_eq!(log.len(), 1);
+        assert_eq!(
+            (log[0].attempts, log[0].tokens_in, log[0].tokens_out),
+            (tries as i64, 11 * tries as i64, 7 * tries as i64)
+        );
+        assert_eq!(
+            log[0].error.as_deref(),
+            Some(
+                format!(
+                    "unparseable_output: unusable answer after {tries} tries: {TRUNCATED_ERROR}"
+                )
+                .as_str()
+            )
+        );
+        // Nothing cached: the same call is sent again, in full.
+        assert_eq!(
+            Cache::open(dir.path()).unwrap().keys(),
+            Vec::<String>::new()
+        );
+        assert!(llm.run::<Keywords>("s", keywords("x")).is_err());
+        assert_eq!(srv.requests(), 2 * tries as usize);
+    }
 }
 
 #[test]

@@ -64,6 +64,11 @@ impl FakeServer {
     }
 
     pub fn start_with(default: Reply, latency: Duration) -> FakeServer {
+        Self::start_on(SocketAddr::from(([127, 0, 0, 1], 0)), default, latency)
+    }
+
+    /// Listen on `addr` (port 0: any free port), e.g. a port a client was already refused on.
+    pub fn start_on(addr: SocketAddr, default: Reply, latency: Duration) -> FakeServer {
         let state = Arc::new(ServerState {
             script: Mutex::new(VecDeque::new()),
             default: Mutex::new(default),
@@ -84,7 +89,7 @@ impl FakeServer {
                     .route("/v1/chat/completions", post(chat))
                     .route("/v1/embeddings", post(embeddings))
                     .with_state(st);
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                let listener = tokio::net::TcpListener::bind(addr).await.unwrap();
                 addr_tx.send(listener.local_addr().unwrap()).unwrap();
                 axum::serve(listener, app)
                     .with_graceful_shutdown(async {
@@ -251,6 +256,15 @@ async fn chat(State(st): State<Arc<ServerState>>, headers: HeaderMap, body: Byte
             )
         }
     }
+}
+
+/// A local address nothing listens on: the port of a listener bound and closed at once, so a
+/// connection to it is refused (until someone binds it again).
+pub fn refused_addr() -> SocketAddr {
+    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = probe.local_addr().unwrap();
+    drop(probe);
+    addr
 }
 
 /// A deterministic 8-dimensional vector from a text.

@@ -1,4 +1,7 @@
 #![allow(dead_code)]
+
+pub mod fake_http;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
