@@ -308,7 +308,11 @@ fn embed_openai(
                         &key,
                         String::new(),
                         0,
-                        0,
+                        // Attempts made before giving up count, as they do for chat calls.
+                        match e {
+                            LlmError::RetriesExhausted { attempts, .. } => *attempts,
+                            _ => 0,
+                        },
                         false,
                         None,
                         Some(e),

@@ -169,7 +169,10 @@ impl TypedStage for QueriesStage {
         let kinds: BTreeSet<&str> = c.kinds.iter().map(String::as_str).collect();
         let need_keywords = kinds.contains("keywords") || c.counter;
         let keywords = if need_keywords {
-            self.llm.run_batch::<Keywords>(
+            let bar = ctx
+                .progress
+                .bar("queries: keywords", Some(usable.len() as u64));
+            let answers = self.llm.run_batch_with_progress::<Keywords>(
                 stage,
                 usable
                     .iter()
@@ -178,12 +181,18 @@ impl TypedStage for QueriesStage {
                         max_keywords: c.max_keywords,
                     })
                     .collect(),
-            )
+                bar.as_ref(),
+            );
+            bar.finish();
+            answers
         } else {
             Vec::new()
         };
         let questions = if kinds.contains("question") {
-            self.llm.run_batch::<ClaimToQuestion>(
+            let bar = ctx
+                .progress
+                .bar("queries: questions", Some(usable.len() as u64));
+            let answers = self.llm.run_batch_with_progress::<ClaimToQuestion>(
                 stage,
                 usable
                     .iter()
@@ -193,12 +202,18 @@ impl TypedStage for QueriesStage {
                         speaker: cl.speaker.clone(),
                     })
                     .collect(),
-            )
+                bar.as_ref(),
+            );
+            bar.finish();
+            answers
         } else {
             Vec::new()
         };
         let drafts = if c.counter {
-            self.llm.run_batch::<ExamVerdict>(
+            let bar = ctx
+                .progress
+                .bar("queries: counter drafts", Some(usable.len() as u64));
+            let answers = self.llm.run_batch_with_progress::<ExamVerdict>(
                 stage,
                 usable
                     .iter()
@@ -209,7 +224,10 @@ impl TypedStage for QueriesStage {
                         document: None,
                     })
                     .collect(),
-            )
+                bar.as_ref(),
+            );
+            bar.finish();
+            answers
         } else {
             Vec::new()
         };
