@@ -2,70 +2,23 @@
 //! answers every call; once the estimated cost reaches the limit, the run stops with the stage
 //! unrecorded and its calls logged, and the next run resumes from the cache.
 
-use std::net::TcpListener;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 use noisebench_cli::{LlmOverrides, Workspace, build_snapshot};
 use noisebench_core::{NoProgress, Rows, TableKind};
 use noisebench_pipeline::table_io;
 use noisebench_snapshot::PublishOptions;
+use noisebench_testkit::{FakeServer, Reply};
 
 /// A chat-completions endpoint that answers every request with two keywords and a usage of
 /// 1,000 prompt and 100 completion tokens. Stops when dropped.
-struct FakeOpenAi {
-    url: String,
-    requests: Arc<AtomicUsize>,
-    runtime: Option<tokio::runtime::Runtime>,
-}
-
-impl FakeOpenAi {
-    fn start() -> Self {
-        let requests = Arc::new(AtomicUsize::new(0));
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.set_nonblocking(true).unwrap();
-        let url = format!("http://{}/v1", listener.local_addr().unwrap());
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
-        let counter = requests.clone();
-        runtime.spawn(async move {
-            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-            let app = axum::Router::new().route(
-                "/v1/chat/completions",
-                axum::routing::post(move || {
-                    let counter = counter.clone();
-                    async move {
-                        counter.fetch_add(1, Ordering::SeqCst);
-                        axum::Json(serde_json::json!({
-                            "id": "x", "object": "chat.completion", "model": "fake-model",
-                            "choices": [{"index": 0, "finish_reason": "stop", "message": {
-                                "role": "assistant",
-                                "content": "{\"keywords\": [\"water\", \"lemon\"]}"}}],
-                            "usage": {"prompt_tokens": 1000, "completion_tokens": 100}
-                        }))
-                    }
-                }),
-            );
-            axum::serve(listener, app).await.unwrap();
-        });
-        Self {
-            url,
-            requests,
-            runtime: Some(runtime),
-        }
-    }
-}
-
-impl Drop for FakeOpenAi {
-    fn drop(&mut self) {
-        if let Some(rt) = self.runtime.take() {
-            rt.shutdown_background();
-        }
-    }
+fn fake_openai() -> FakeServer {
+    FakeServer::start_with(
+        Reply::ContentWithUsage(r#"{"keywords": ["water", "lemon"]}"#.into(), 1000, 100),
+        Duration::ZERO,
+    )
 }
 
 fn repo() -> PathBuf {
@@ -77,7 +30,7 @@ fn repo() -> PathBuf {
 
 #[test]
 fn max_cost_stops_the_run_and_the_next_run_resumes_from_the_cache() {
-    let server = FakeOpenAi::start();
+    let server = fake_openai();
     let dir = tempfile::tempdir().unwrap();
     let root = repo();
     // 1,000 in at 1 USD/M and 100 out at 10 USD/M: 0.002 USD a call.
@@ -112,7 +65,7 @@ config = {{ kinds = ["keywords"] }}
 "#,
         prompts = root.join("pipelines/prompts").display(),
         cache = dir.path().join("cache").display(),
-        url = server.url,
+        url = server.url(),
         claims = root.join("fixtures/claims/politifact.csv").display(),
     );
     let path = dir.path().join("budget.toml");
@@ -133,7 +86,7 @@ config = {{ kinds = ["keywords"] }}
         message.contains("stage `queries` stopped: llm.max_cost reached"),
         "{message}"
     );
-    assert_eq!(server.requests.load(Ordering::SeqCst), 3);
+    assert_eq!(server.requests(), 3);
     let run_dir = dir.path().join("work/budget");
     assert!(!run_dir.join("queries/stage.json").exists());
     let Rows::LlmCalls(calls) =
@@ -161,7 +114,7 @@ config = {{ kinds = ["keywords"] }}
     assert_eq!(built.llm.cache_hits, 3);
     assert_eq!(built.llm.calls as usize, claims);
     assert_eq!(
-        server.requests.load(Ordering::SeqCst),
+        server.requests(),
         claims,
         "each claim was sent exactly once over both runs"
     );
@@ -173,5 +126,5 @@ config = {{ kinds = ["keywords"] }}
     };
     let again = build_snapshot(&ws, path, true, &PublishOptions::default()).unwrap();
     assert_eq!(again.llm.cache_hits as usize, claims);
-    assert_eq!(server.requests.load(Ordering::SeqCst), claims);
+    assert_eq!(server.requests(), claims);
 }

@@ -9,6 +9,7 @@ use noisebench_cli::{Workspace, build_snapshot};
 use noisebench_core::{NoProgress, Rows, TableKind};
 use noisebench_pipeline::table_io;
 use noisebench_snapshot::{Manifest, PublishOptions, PublishOutcome};
+use noisebench_testkit::{pandas_available, run_python_json};
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -463,36 +464,16 @@ fn llm_settings_and_replayed_pages_rerun_only_their_stages() {
 /// python3 with pandas is available (CI installs it).
 #[test]
 fn pandas_reads_the_demo_raguard_export() {
-    let have_pandas = std::process::Command::new("python3")
-        .args(["-c", "import pandas"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !have_pandas {
-        eprintln!(
-            "SKIPPED: python3 with pandas is not available (`python3 -c \"import pandas\"` failed)"
-        );
+    if !pandas_available() {
         return;
     }
     let dir = checkout();
     let ws = Workspace::at(dir.path(), Arc::new(NoProgress));
     build_snapshot(&ws, "demo", false, &PublishOptions::default()).unwrap();
-    let out = std::process::Command::new("python3")
-        .args([
-            "-c",
-            include_str!("../../label/tests/raguard_loader.py"),
-            dir.path()
-                .join("work/demo/export-raguard")
-                .to_str()
-                .unwrap(),
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let v = run_python_json(
+        &repo().join("crates/label/tests/raguard_loader.py"),
+        [dir.path().join("work/demo/export-raguard")],
     );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         (v["claims"].as_u64(), v["documents"].as_u64()),
         (Some(53), Some(518))

@@ -3,11 +3,10 @@
 
 mod common;
 
-use std::process::Command;
-
 use common::*;
 use noisebench_core::{ClaimDocumentLabel, Query, TypedStage, stable_id};
 use noisebench_label::{ExportConfactStage, ExportRaguardStage, export_confact, export_raguard};
+use noisebench_testkit::{pandas_available, run_python_json};
 
 fn label(c: &str, d: &str, l: Option<&str>, stance: &str, source: &str) -> ClaimDocumentLabel {
     ClaimDocumentLabel {
@@ -110,33 +109,19 @@ fn raguard_files_are_exact() {
 }
 
 /// The release's loader conventions, as a script (shared with the cli's demo test).
-const LOADER: &str = include_str!("raguard_loader.py");
+fn loader() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/raguard_loader.py")
+}
 
 #[test]
 fn pandas_reads_the_raguard_export_like_the_release_loaders() {
-    let have_pandas = Command::new("python3")
-        .args(["-c", "import pandas"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !have_pandas {
-        eprintln!(
-            "SKIPPED: python3 with pandas is not available (`python3 -c \"import pandas\"` failed)"
-        );
+    if !pandas_available() {
         return;
     }
     let d = data();
     let dir = tempfile::tempdir().unwrap();
     export_raguard(&d.claims, &d.docs, &d.labels, dir.path()).unwrap();
-    let out = Command::new("python3")
-        .args(["-c", LOADER, dir.path().to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = run_python_json(&loader(), [dir.path()]);
     assert_eq!(v["claims"], 3);
     assert_eq!(v["documents"], 4);
     assert_eq!(v["merged"], 4);

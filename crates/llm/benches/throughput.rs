@@ -16,9 +16,10 @@ mod common;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::{FakeServer, KEYWORDS_OK, Reply, keywords, openai_config};
+use common::keywords;
 use noisebench_llm::Llm;
 use noisebench_llm::task::Keywords;
+use noisebench_testkit::{FakeServer, KEYWORDS_OK, Reply, openai_config};
 
 fn main() {
     // `cargo bench` passes `--bench`; no other arguments are understood.

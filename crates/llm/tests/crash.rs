@@ -11,10 +11,11 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{FakeServer, KEYWORDS_OK, Reply, keywords, openai_config};
+use common::keywords;
 use noisebench_llm::Llm;
 use noisebench_llm::cache::Cache;
 use noisebench_llm::task::Keywords;
+use noisebench_testkit::{FakeServer, KEYWORDS_OK, Reply, openai_config};
 
 const URL_VAR: &str = "NOISEBENCH_LLM_CHILD_URL";
 const DIR_VAR: &str = "NOISEBENCH_LLM_CHILD_CACHE";

@@ -5,10 +5,11 @@ mod common;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::{FakeServer, KEYWORDS_OK, Reply, keywords, openai_config, refused_addr};
+use common::keywords;
 use noisebench_llm::cache::Cache;
 use noisebench_llm::task::{Keywords, KeywordsOutput};
 use noisebench_llm::{Llm, LlmError};
+use noisebench_testkit::{FakeServer, KEYWORDS_OK, Reply, openai_config, refused_addr};
 
 fn llm(cfg: serde_json::Value) -> Llm {
     Llm::from_value(&cfg, Path::new("/")).unwrap()
@@ -736,7 +737,7 @@ fn embeddings_go_through_limits_and_cache() {
     assert_eq!(e.provenance, "openai:fake-model");
     assert_eq!(e.vectors.len(), 4);
     assert_eq!(e.vectors[0], e.vectors[3]);
-    let mut want = common::fake_vector("three");
+    let mut want = noisebench_testkit::fake_vector("three");
     let n = want.iter().map(|x| x * x).sum::<f32>().sqrt();
     want.iter_mut().for_each(|x| *x /= n);
     assert_eq!(e.vectors[2], want, "ordered by index, normalised");

@@ -8,17 +8,12 @@ mod common;
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
-use axum::Router;
-use axum::body::Bytes;
-use axum::extract::State;
-use axum::response::Response;
-use axum::routing::post;
-use common::fake_http::{Served, respond};
 use common::*;
 use noisebench_core::{Query, Rows};
 use noisebench_llm::Llm;
 use noisebench_llm::task::{ExamVerdict, ExamVerdictInput, Keywords, KeywordsInput};
 use noisebench_search::QueriesStage;
+use noisebench_testkit::{FakeServer, Reply, first_message};
 use serde_json::{Value, json};
 
 const EIFFEL: &str = "The Eiffel Tower stands in Paris.";
@@ -68,60 +63,48 @@ impl FakeLlm {
         v.sort();
         v
     }
+
+    fn answer(&self, body: &Value) -> Reply {
+        let (system, user) = (first_message(body, "system"), first_message(body, "user"));
+        // The prompts' wording (pipelines/prompts/keywords.md, exam_verdict.md).
+        let task = if system.contains("search an online forum") {
+            "keywords"
+        } else if system.contains("fact-checking exam") {
+            "exam_verdict"
+        } else {
+            "unknown"
+        };
+        let Some((claim, keywords, verdict)) =
+            REPLIES.iter().find(|(claim, _, _)| user.contains(claim))
+        else {
+            return Reply::Status(400, None, "{\"error\": \"unknown claim\"}".into());
+        };
+        let reply = match task {
+            "keywords" => *keywords,
+            "exam_verdict" => *verdict,
+            _ => return Reply::Status(400, None, "{\"error\": \"unknown task\"}".into()),
+        };
+        self.seen.lock().unwrap().push((
+            task.to_string(),
+            claim.to_string(),
+            user.contains("Read the document"),
+        ));
+        Reply::Content(reply.into())
+    }
 }
 
-async fn chat(State(f): State<FakeLlm>, body: Bytes) -> Response {
-    let v: Value = serde_json::from_slice(&body).unwrap_or_default();
-    let msgs = v["messages"].as_array().cloned().unwrap_or_default();
-    let content = |role: &str| {
-        msgs.iter()
-            .find(|m| m["role"] == role)
-            .and_then(|m| m["content"].as_str())
-            .unwrap_or("")
-            .to_string()
-    };
-    let (system, user) = (content("system"), content("user"));
-    // The prompts' wording (pipelines/prompts/keywords.md, exam_verdict.md).
-    let task = if system.contains("search an online forum") {
-        "keywords"
-    } else if system.contains("fact-checking exam") {
-        "exam_verdict"
-    } else {
-        "unknown"
-    };
-    let Some((claim, keywords, verdict)) =
-        REPLIES.iter().find(|(claim, _, _)| user.contains(claim))
-    else {
-        return respond(400, "application/json", "{\"error\": \"unknown claim\"}");
-    };
-    let reply = match task {
-        "keywords" => *keywords,
-        "exam_verdict" => *verdict,
-        _ => return respond(400, "application/json", "{\"error\": \"unknown task\"}"),
-    };
-    f.seen.lock().unwrap().push((
-        task.to_string(),
-        claim.to_string(),
-        user.contains("Read the document"),
-    ));
-    let body = json!({
-        "id": "x", "object": "chat.completion",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
-    });
-    respond(200, "application/json", body.to_string())
-}
-
-fn start_llm_server() -> (Served, FakeLlm) {
+fn start_llm_server() -> (FakeServer, FakeLlm) {
     let fake = FakeLlm::default();
-    let app = Router::new()
-        .route("/v1/chat/completions", post(chat))
-        .with_state(fake.clone());
-    (Served::start(app), fake)
+    let answering = fake.clone();
+    (
+        FakeServer::answering(move |body| answering.answer(body)),
+        fake,
+    )
 }
 
-/// The `openai` backend against the fake server, the repo's prompts, a cache in `cache_dir`.
-fn llm(base: &str, cache_dir: &std::path::Path) -> Llm {
+/// The `openai` backend against the fake server at `url`, the repo's prompts, a cache in
+/// `cache_dir`.
+fn llm(url: &str, cache_dir: &std::path::Path) -> Llm {
     Llm::from_value(
         &json!({
             "backend": "openai",
@@ -134,7 +117,7 @@ fn llm(base: &str, cache_dir: &std::path::Path) -> Llm {
                 "name": "fake-gpt",
                 "max_retries": 0,
                 "timeout_secs": 10.0,
-                "endpoints": [{"name": "local", "url": format!("{base}/v1")}]
+                "endpoints": [{"name": "local", "url": url}]
             }}
         }),
         &root(),
@@ -180,22 +163,11 @@ fn rows(expected: &[(&str, &str, &str, &str)]) -> Vec<(String, String, String, S
         .collect()
 }
 
-fn drops(out: &noisebench_core::StageOutput) -> Vec<(String, String)> {
-    let mut d: Vec<(String, String)> = out
-        .report
-        .drops
-        .iter()
-        .map(|d| (d.item.clone(), d.reason.clone()))
-        .collect();
-    d.sort();
-    d
-}
-
 #[test]
 fn counter_queries_follow_the_draft_verdict() {
     let (server, fake) = start_llm_server();
     let dir = tempfile::tempdir().unwrap();
-    let llm = llm(&server.base, &dir.path().join("cache"));
+    let llm = llm(&server.url(), &dir.path().join("cache"));
     let stage = QueriesStage::new(llm.clone());
     let claims = vec![
         claim("cl_true", EIFFEL),
@@ -412,7 +384,7 @@ fn counter_queries_follow_the_draft_verdict() {
 fn failed_keywords_or_drafts_fall_back_or_drop() {
     let (server, fake) = start_llm_server();
     let dir = tempfile::tempdir().unwrap();
-    let llm = llm(&server.base, &dir.path().join("cache"));
+    let llm = llm(&server.url(), &dir.path().join("cache"));
     let claims = vec![
         claim("cl_nokw", MICROCHIPS),
         claim("cl_nodraft", &format!("  {BANANAS} ")),

@@ -9,14 +9,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use axum::Router;
-use axum::body::Body;
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, header};
+use axum::http::HeaderMap;
 use axum::response::Response;
 use axum::routing::{get, post};
 use common::*;
 use noisebench_core::{ClaimDocument, Document, Query as QueryRow, Rows, SearchHit};
 use noisebench_search::{DocumentsStage, SearchStage};
+use noisebench_testkit::{Served, respond};
 use noisebench_web::Web;
 use serde_json::{Value, json};
 
@@ -27,14 +27,6 @@ const BRAVE_KEY: &str = "brave-test-key-456";
 struct Fake {
     base: String,
     token_calls: Arc<AtomicUsize>,
-}
-
-fn respond(status: u16, content_type: &str, body: impl Into<Body>) -> Response {
-    Response::builder()
-        .status(status)
-        .header(header::CONTENT_TYPE, content_type)
-        .body(body.into())
-        .unwrap()
 }
 
 /// One result: (url, title, snippet).
@@ -256,37 +248,26 @@ async fn site(Path(page): Path<String>) -> Response {
     }
 }
 
-/// Start the fake services on a background runtime; returns the base URL.
-fn start() -> (String, Arc<AtomicUsize>) {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.set_nonblocking(true).unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
+/// Start the fake services; returns the server and the count of token requests.
+fn start() -> (Served, Arc<AtomicUsize>) {
     let token_calls = Arc::new(AtomicUsize::new(0));
-    let state = Fake {
-        base: base.clone(),
-        token_calls: token_calls.clone(),
-    };
-    let app = Router::new()
-        .route("/customsearch/v1", get(google))
-        .route("/brave/res/v1/web/search", get(brave))
-        .route("/searx/search", get(searxng))
-        .route("/reddit/api/v1/access_token", post(reddit_token))
-        .route("/reddit/search", get(reddit_search))
-        .route("/reddit-json/r/news/comments/{id}/{rest}", get(reddit_json))
-        .route("/site/{page}", get(site))
-        .with_state(state);
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-            axum::serve(listener, app).await.unwrap();
-        });
+    let calls = token_calls.clone();
+    let served = Served::start_with(|base| {
+        let state = Fake {
+            base: base.to_string(),
+            token_calls: calls,
+        };
+        Router::new()
+            .route("/customsearch/v1", get(google))
+            .route("/brave/res/v1/web/search", get(brave))
+            .route("/searx/search", get(searxng))
+            .route("/reddit/api/v1/access_token", post(reddit_token))
+            .route("/reddit/search", get(reddit_search))
+            .route("/reddit-json/r/news/comments/{id}/{rest}", get(reddit_json))
+            .route("/site/{page}", get(site))
+            .with_state(state)
     });
-    (base, token_calls)
+    (served, token_calls)
 }
 
 fn web() -> Arc<Web> {
@@ -313,7 +294,8 @@ fn query(id: &str, text: &str) -> QueryRow {
 
 #[test]
 fn fake_apis_and_site_through_the_real_clients() {
-    let (base, token_calls) = start();
+    let (server, token_calls) = start();
+    let base = server.url().to_string();
     // SAFETY: these variables are read only by this test, after they are set.
     unsafe {
         std::env::set_var("NB_TEST_GOOGLE_KEY", GOOGLE_KEY);
@@ -347,13 +329,7 @@ fn fake_apis_and_site_through_the_real_clients() {
         &ctx(dir.path(), "search"),
     );
     assert_eq!(out.report.items_in, 4);
-    let mut by_reason: Vec<(String, String)> = out
-        .report
-        .drops
-        .iter()
-        .map(|d| (d.item.clone(), d.reason.clone()))
-        .collect();
-    by_reason.sort();
+    let by_reason = drops(&out);
     let expected: Vec<(String, String)> = [
         ("q_empty:brave", "no_results"),
         ("q_empty:google", "no_results"),

@@ -11,10 +11,10 @@ use axum::extract::{Query, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
 use axum::routing::get;
-use common::fake_http::{Served, respond};
 use common::*;
 use noisebench_core::{Query as QueryRow, Rows, SearchHit, StageOutput};
 use noisebench_search::SearchStage;
+use noisebench_testkit::{Served, respond};
 use noisebench_web::Web;
 use serde_json::{Value, json};
 
@@ -141,17 +141,6 @@ fn pairs(p: &[(&str, &str)]) -> Params {
         .collect()
 }
 
-fn drops(out: &StageOutput) -> Vec<(String, String)> {
-    let mut d: Vec<(String, String)> = out
-        .report
-        .drops
-        .iter()
-        .map(|d| (d.item.clone(), d.reason.clone()))
-        .collect();
-    d.sort();
-    d
-}
-
 /// (backend, rank, url, published) of every hit, in output order.
 fn hits(out: &mut StageOutput) -> Vec<(String, i64, String, Option<String>)> {
     table::<SearchHit>(out, "search_hits")
@@ -199,7 +188,7 @@ const REDDIT_MARCH: &[Item] = &[
 fn raguard_preset_and_a_date_window() {
     let (server, fake) = start(REDDIT_MARCH);
     let mut out = search(
-        &server.base,
+        server.url(),
         json!({"preset": "raguard", "date_from": "2020-03-01", "date_to": "2020-03-31"}),
     );
 
@@ -305,7 +294,7 @@ const OPEN_ENDED: &[Item] = &[
 fn an_explicit_site_and_a_window_open_at_the_end() {
     let (server, fake) = start(OPEN_ENDED);
     let mut out = search(
-        &server.base,
+        server.url(),
         json!({"site": " www.Example.COM ", "date_from": "2020-03-01"}),
     );
 

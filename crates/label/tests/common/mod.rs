@@ -1,23 +1,18 @@
-//! Test helpers: a fake OpenAI-compatible server on 127.0.0.1 whose replies are decided by a
-//! rule over the request (which task, which claim and document), so concurrent requests get the
-//! same answers in any order; an `Llm` pointed at it; rows and a stage context.
+//! Test helpers: a fake OpenAI-compatible server on 127.0.0.1 (`noisebench_testkit`'s) whose
+//! replies are decided by a rule over the request (which task, which claim and document), so
+//! concurrent requests get the same answers in any order; an `Llm` pointed at it; rows and a
+//! stage context.
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use axum::Router;
-use axum::body::Bytes;
-use axum::extract::State;
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
-use axum::routing::post;
 use noisebench_core::{
     Claim, ClaimDocument, Document, Inputs, NoProgress, Rows, StageContext, TableRow, stable_id,
 };
 use noisebench_llm::{Llm, LlmConfig};
+use noisebench_testkit::{FakeServer, Reply, first_message};
 
 /// Which task a request is for, from its prompt's wording (pipelines/prompts/*.md).
 pub fn task_of(first_user: &str, system: &str) -> &'static str {
@@ -49,61 +44,39 @@ pub struct Req {
     pub turns: usize,
 }
 
-type Rule = dyn Fn(&Req) -> String + Send + Sync;
-
-pub struct ServerState {
-    rule: Box<Rule>,
-    pub log: Mutex<Vec<(String, String)>>,
-}
-
+/// The fake server, answering every request with the rule's reply.
 pub struct FakeLlm {
-    pub addr: SocketAddr,
-    pub state: Arc<ServerState>,
-    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    server: FakeServer,
+    /// `(task, reply)` of every request answered so far.
+    log: Arc<Mutex<Vec<(String, String)>>>,
 }
 
 impl FakeLlm {
     pub fn start(rule: impl Fn(&Req) -> String + Send + Sync + 'static) -> FakeLlm {
-        let state = Arc::new(ServerState {
-            rule: Box::new(rule),
-            log: Mutex::new(Vec::new()),
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let answered = Arc::clone(&log);
+        let server = FakeServer::answering(move |body| {
+            let user = first_message(body, "user");
+            let req = Req {
+                task: task_of(user, first_message(body, "system")),
+                prompt: user.to_string(),
+                turns: body["messages"]
+                    .as_array()
+                    .map_or(0, |m| m.len().saturating_sub(2)),
+            };
+            let reply = rule(&req);
+            answered
+                .lock()
+                .unwrap()
+                .push((req.task.to_string(), reply.clone()));
+            Reply::Content(reply)
         });
-        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-        let (addr_tx, addr_rx) = std::sync::mpsc::channel();
-        let st = Arc::clone(&state);
-        let thread = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-                .unwrap();
-            rt.block_on(async move {
-                let app = Router::new()
-                    .route("/v1/chat/completions", post(chat))
-                    .with_state(st);
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-                addr_tx.send(listener.local_addr().unwrap()).unwrap();
-                axum::serve(listener, app)
-                    .with_graceful_shutdown(async {
-                        let _ = rx.await;
-                    })
-                    .await
-                    .unwrap();
-            });
-        });
-        let addr = addr_rx.recv().unwrap();
-        FakeLlm {
-            addr,
-            state,
-            shutdown: Some(tx),
-            thread: Some(thread),
-        }
+        FakeLlm { server, log }
     }
 
     /// `(task, reply)` of every request answered so far.
     pub fn log(&self) -> Vec<(String, String)> {
-        self.state.log.lock().unwrap().clone()
+        self.log.lock().unwrap().clone()
     }
 
     pub fn count(&self, task: &str) -> usize {
@@ -122,57 +95,12 @@ impl FakeLlm {
                 "name": "fake-gpt",
                 "max_retries": 0,
                 "timeout_secs": 10.0,
-                "endpoints": [{"name": "local", "url": format!("http://{}/v1", self.addr)}]
+                "endpoints": [{"name": "local", "url": self.server.url()}]
             }}
         });
         let config = LlmConfig::from_value(&config).unwrap();
         Llm::new(config, &repo_root()).unwrap()
     }
-}
-
-impl Drop for FakeLlm {
-    fn drop(&mut self) {
-        if let Some(tx) = self.shutdown.take() {
-            let _ = tx.send(());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-async fn chat(State(st): State<Arc<ServerState>>, body: Bytes) -> Response {
-    let v: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
-    let msgs = v["messages"].as_array().cloned().unwrap_or_default();
-    let content = |role: &str| {
-        msgs.iter()
-            .find(|m| m["role"] == role)
-            .and_then(|m| m["content"].as_str())
-            .unwrap_or("")
-            .to_string()
-    };
-    let (system, user) = (content("system"), content("user"));
-    let req = Req {
-        task: task_of(&user, &system),
-        prompt: user,
-        turns: msgs.len().saturating_sub(2),
-    };
-    let reply = (st.rule)(&req);
-    st.log
-        .lock()
-        .unwrap()
-        .push((req.task.to_string(), reply.clone()));
-    let body = serde_json::json!({
-        "id": "x", "object": "chat.completion",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
-    });
-    (
-        StatusCode::OK,
-        [("content-type", "application/json")],
-        body.to_string(),
-    )
-        .into_response()
 }
 
 pub fn repo_root() -> PathBuf {

@@ -1,7 +1,5 @@
 #![allow(dead_code)]
 
-pub mod fake_http;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -67,4 +65,16 @@ pub fn table<T: TableRow>(out: &mut StageOutput, name: &str) -> Vec<T> {
 
 pub fn reasons(out: &StageOutput) -> BTreeMap<String, i64> {
     out.report.drop_reasons()
+}
+
+/// (item, reason) of every drop, sorted.
+pub fn drops(out: &StageOutput) -> Vec<(String, String)> {
+    let mut d: Vec<(String, String)> = out
+        .report
+        .drops
+        .iter()
+        .map(|d| (d.item.clone(), d.reason.clone()))
+        .collect();
+    d.sort();
+    d
 }

@@ -1,0 +1,22 @@
+//! Test support shared by the workspace's integration tests, benches and nothing else: fake HTTP
+//! servers on 127.0.0.1 and a way to run the Python checks. [`Served`] serves any axum `Router`
+//! on a background thread and stops it when dropped; [`FakeServer`] is a fake OpenAI-compatible
+//! endpoint (chat completions and embeddings) answering from a script, a default reply or a rule
+//! over the request body, and recording what it received; [`pandas_available`] and
+//! [`run_python_json`] run a Python script (e.g. a release loader) over test output.
+//!
+//! It is a dev-dependency only: no crate lists it under `[dependencies]`, and nothing here is
+//! meant for production code. It is not a mock of the real services' quirks beyond what the tests
+//! name, it never reaches the internet (servers bind loopback addresses only), and it knows no
+//! noisebench types, so any crate's tests can use it without a dependency cycle.
+
+mod openai;
+mod python;
+mod served;
+
+pub use openai::{
+    FakeServer, KEYWORDS_OK, Record, Reply, Rule, ServerState, fake_vector, first_message,
+    openai_config,
+};
+pub use python::{pandas_available, run_python_json};
+pub use served::{Served, refused_addr, respond};
