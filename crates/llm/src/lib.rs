@@ -918,7 +918,8 @@ impl Llm {
     }
 
     /// What decides this layer's answers, for the fingerprints of the stages that use it: the
-    /// backend, each task's model and prompt version, the sampling parameters and the embedder.
+    /// backend, each task's model, prompt version and (openai) template hash, the sampling
+    /// parameters and the embedder.
     /// Not the cache mode, endpoints, limits or keys: they change how answers are obtained, not
     /// what they are.
     pub fn fingerprint(&self) -> serde_json::Value {
@@ -926,10 +927,17 @@ impl Llm {
         let tasks: BTreeMap<&str, serde_json::Value> = TaskName::ALL
             .iter()
             .map(|t| {
-                let v = serde_json::json!({
+                let mut v = serde_json::json!({
                     "model": self.provenance(*t),
                     "prompt_version": self.prompt_version(*t),
                 });
+                // The template's bytes, where a template is used: an edited prompt reruns the
+                // stages that use it even when its version was not bumped.
+                if let (Backend::Openai { .. }, Some(p)) =
+                    (&self.inner.backend, self.inner.prompts.get(*t))
+                {
+                    v["prompt_sha256"] = serde_json::json!(p.sha256);
+                }
                 (t.as_str(), v)
             })
             .collect();
@@ -1089,6 +1097,58 @@ mod tests {
     fn the_handle_can_live_in_a_stage() {
         fn send_sync<T: Send + Sync + Clone + 'static>() {}
         send_sync::<Llm>();
+    }
+
+    #[test]
+    fn the_fingerprint_follows_models_prompts_and_parameters_but_not_limits() {
+        let prompts = tempfile::tempdir().unwrap();
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../pipelines/prompts");
+        for entry in std::fs::read_dir(&repo).unwrap() {
+            let entry = entry.unwrap();
+            std::fs::copy(entry.path(), prompts.path().join(entry.file_name())).unwrap();
+        }
+        let cache = tempfile::tempdir().unwrap();
+        let config = |model: &str, rpm: u32| {
+            serde_json::json!({"backend": "openai", "model": "m", "prompts_dir": prompts.path(),
+                "cache": {"dir": cache.path()}, "embeddings": {"backend": "hashed"},
+                "models": {"m": {"name": model, "rpm": rpm,
+                    "endpoints": [{"name": "a", "url": "http://127.0.0.1:9/v1"}]}}})
+        };
+        let fp = |v: serde_json::Value| Llm::from_value(&v, Path::new("/")).unwrap().fingerprint();
+        let base = fp(config("gpt-a", 60));
+        assert_eq!(base["tasks"]["keywords"]["model"], "openai:gpt-a");
+        assert_eq!(base["tasks"]["keywords"]["prompt_version"], "1");
+        assert_eq!(
+            base["tasks"]["keywords"]["prompt_sha256"]
+                .as_str()
+                .map(str::len),
+            Some(64)
+        );
+        // Limits and endpoints decide how answers come, not what they are.
+        assert_eq!(fp(config("gpt-a", 600)), base);
+        // Another model changes every task.
+        assert_ne!(
+            fp(config("gpt-b", 60))["tasks"]["exam_verdict"],
+            base["tasks"]["exam_verdict"]
+        );
+        // An edited template without a version bump changes its task only.
+        let path = prompts.path().join("keywords.md");
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(
+            &path,
+            text.replace("Do not judge the claim.", "Never judge the claim."),
+        )
+        .unwrap();
+        let edited = fp(config("gpt-a", 60));
+        assert_ne!(edited["tasks"]["keywords"], base["tasks"]["keywords"]);
+        assert_eq!(
+            edited["tasks"]["exam_verdict"],
+            base["tasks"]["exam_verdict"]
+        );
+        // The offline rules use no template.
+        let offline = Llm::offline().fingerprint();
+        assert_eq!(offline["backend"], "offline");
+        assert!(offline["tasks"]["keywords"].get("prompt_sha256").is_none());
     }
 
     #[test]

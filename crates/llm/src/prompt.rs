@@ -53,6 +53,8 @@ pub struct Prompt {
     /// The same, as the text given to templates (rendered once at load).
     schema_text: String,
     pub path: PathBuf,
+    /// sha256 of the file's text: an edit that forgets to bump `version` still changes it.
+    pub sha256: String,
 }
 
 /// All prompts found in a directory, compiled.
@@ -137,6 +139,7 @@ impl Prompts {
                 schema_text: schema.to_string(),
                 schema,
                 path: path.to_path_buf(),
+                sha256: crate::sha256_hex_bytes(text.as_bytes()),
             },
         );
         Ok(())
