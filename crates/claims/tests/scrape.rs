@@ -2,7 +2,6 @@
 //! client; then the archive replayed, and the fixture folder replayed, with no network.
 
 use std::collections::{BTreeMap, HashMap};
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -14,6 +13,7 @@ use axum::response::{IntoResponse, Response};
 use noisebench_claims::scrape::{ScrapeConfig, ScrapeStage};
 use noisebench_core::rows::TableRow;
 use noisebench_core::{Claim, Inputs, NoProgress, StageContext, StageReport, TypedStage};
+use noisebench_testkit::Served;
 use serde_json::json;
 
 fn repo_root() -> PathBuf {
@@ -67,8 +67,9 @@ async fn handle(State(site): State<Site>, uri: Uri) -> Response {
     }
 }
 
-/// Serve one fixture site (its index.toml, by path and query) on 127.0.0.1.
-fn serve(site_dir: &Path) -> (SocketAddr, Site) {
+/// Serve one fixture site (its index.toml, by path and query) on 127.0.0.1 until the returned
+/// server is dropped.
+fn serve(site_dir: &Path) -> (Served, Site) {
     let fixture = noisebench_web::FixtureSite::load(site_dir).unwrap();
     let mut pages = Pages::new();
     for page in &fixture.pages {
@@ -87,19 +88,7 @@ fn serve(site_dir: &Path) -> (SocketAddr, Site) {
         log: Arc::default(),
     };
     let app = Router::new().fallback(handle).with_state(site.clone());
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            tx.send(listener.local_addr().unwrap()).unwrap();
-            axum::serve(listener, app).await.unwrap();
-        });
-    });
-    (rx.recv().unwrap(), site)
+    (Served::start(app), site)
 }
 
 fn ctx(dir: &Path) -> StageContext {
@@ -262,8 +251,10 @@ fn without_fetch_time(claims: &[Claim]) -> Vec<Claim> {
 
 #[test]
 fn scrape_live_then_replay_the_archive() {
-    let (pf_addr, pf) = serve(&sites().join("politifact"));
-    let (ce_addr, ce) = serve(&sites().join("checks-example"));
+    let (pf_server, pf) = serve(&sites().join("politifact"));
+    let pf_addr = pf_server.addr();
+    let (ce_server, ce) = serve(&sites().join("checks-example"));
+    let ce_addr = ce_server.addr();
     let archive = tempfile::tempdir().unwrap();
     let web = json!({
         "allow_addresses": ["loopback"],
@@ -363,7 +354,8 @@ fn filters_speakers_dates_and_ratings() {
 
 #[test]
 fn internal_addresses_are_refused_when_not_allowed() {
-    let (pf_addr, pf) = serve(&sites().join("politifact"));
+    let (pf_server, pf) = serve(&sites().join("politifact"));
+    let pf_addr = pf_server.addr();
     let web = json!({"rate_per_second": 50.0});
     let config = json!({"sources": [{"kind": "politifact", "base_url": format!("http://{pf_addr}"), "max_pages": 2}]});
     let (claims, report) = run(web, config);

@@ -2,7 +2,6 @@
 //! address guard, charsets, archive and replay.
 
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -11,6 +10,7 @@ use axum::body::Body;
 use axum::extract::State;
 use axum::http::{StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
+use noisebench_testkit::Served;
 use noisebench_web::{AddressClass, FetchError, Mode, Web, WebConfig};
 
 #[derive(Clone, Default)]
@@ -91,23 +91,11 @@ fn redirect(to: &str) -> Response {
     (StatusCode::FOUND, [(header::LOCATION, to.to_string())], "").into_response()
 }
 
-/// Serve the fake site on 127.0.0.1 from a background thread; returns its address and request log.
-fn serve() -> (SocketAddr, Log) {
+/// Serve the fake site on 127.0.0.1 until the returned server is dropped; with its request log.
+fn serve() -> (Served, Log) {
     let log = Log::default();
     let app = Router::new().fallback(handle).with_state(log.clone());
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            tx.send(listener.local_addr().unwrap()).unwrap();
-            axum::serve(listener, app).await.unwrap();
-        });
-    });
-    (rx.recv().unwrap(), log)
+    (Served::start(app), log)
 }
 
 fn config() -> WebConfig {
@@ -134,7 +122,8 @@ fn code(r: Result<noisebench_web::Page, FetchError>) -> String {
 
 #[test]
 fn per_host_rate_limit_spaces_requests() {
-    let (addr, log) = serve();
+    let (server, log) = serve();
+    let addr = server.addr();
     let mut cfg = config();
     cfg.robots = false;
     cfg.hosts.insert(
@@ -160,7 +149,8 @@ fn per_host_rate_limit_spaces_requests() {
 
 #[test]
 fn robots_txt_is_fetched_once_and_honoured() {
-    let (addr, log) = serve();
+    let (server, log) = serve();
+    let addr = server.addr();
     let web = web(config());
     assert_eq!(code(web.fetch(&format!("http://{addr}/public"))), "ok:200");
     assert_eq!(
@@ -178,7 +168,8 @@ fn robots_txt_is_fetched_once_and_honoured() {
 
 #[test]
 fn retries_honour_retry_after_and_give_up_on_long_waits() {
-    let (addr, log) = serve();
+    let (server, log) = serve();
+    let addr = server.addr();
     let web = web(config());
     let page = web.fetch(&format!("http://{addr}/flaky")).unwrap();
     assert_eq!(page.text, "finally");
@@ -198,7 +189,8 @@ fn retries_honour_retry_after_and_give_up_on_long_waits() {
 
 #[test]
 fn timeouts_are_retried_then_reported() {
-    let (addr, log) = serve();
+    let (server, log) = serve();
+    let addr = server.addr();
     let mut cfg = config();
     cfg.timeout_seconds = 0.3;
     cfg.max_retries = 1;
@@ -210,7 +202,8 @@ fn timeouts_are_retried_then_reported() {
 
 #[test]
 fn large_bodies_are_refused_by_length_and_while_streaming() {
-    let (addr, _log) = serve();
+    let (server, _log) = serve();
+    let addr = server.addr();
     let mut cfg = config();
     cfg.max_body_bytes = 2048;
     let web = web(cfg);
@@ -224,7 +217,8 @@ fn large_bodies_are_refused_by_length_and_while_streaming() {
 
 #[test]
 fn redirects_are_followed_and_loops_end_with_a_reason() {
-    let (addr, _log) = serve();
+    let (server, _log) = serve();
+    let addr = server.addr();
     let web = web(config());
     let page = web.fetch(&format!("http://{addr}/hop1")).unwrap();
     assert_eq!(page.final_url, format!("http://{addr}/ok"));
@@ -247,7 +241,8 @@ fn redirects_are_followed_and_loops_end_with_a_reason() {
 
 #[test]
 fn internal_addresses_are_refused_unless_allowed() {
-    let (addr, log) = serve();
+    let (server, log) = serve();
+    let addr = server.addr();
     let mut cfg = config();
     cfg.allow_addresses.clear();
     let strict = web(cfg);
@@ -279,7 +274,8 @@ fn internal_addresses_are_refused_unless_allowed() {
 
 #[test]
 fn non_utf8_pages_decode_from_the_meta_charset() {
-    let (addr, _log) = serve();
+    let (server, _log) = serve();
+    let addr = server.addr();
     let page = web(config())
         .fetch(&format!("http://{addr}/latin1"))
         .unwrap();
@@ -289,7 +285,8 @@ fn non_utf8_pages_decode_from_the_meta_charset() {
 
 #[test]
 fn archive_then_replay_gives_identical_pages_without_network() {
-    let (addr, log) = serve();
+    let (server, log) = serve();
+    let addr = server.addr();
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = config();
     cfg.archive_dir = Some(dir.path().to_path_buf());
