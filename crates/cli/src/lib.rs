@@ -97,19 +97,6 @@ pub fn registry(layers: &Layers) -> Registry {
     registry
 }
 
-/// The stage kinds the binary knows (for help texts and tests).
-pub fn stage_kinds() -> Vec<&'static str> {
-    let layers = Layers {
-        llm: Llm::offline(),
-        web: Arc::new(
-            Web::from_value(&serde_json::Value::Null, Path::new("."))
-                .expect("the default web layer builds"),
-        ),
-        web_table: serde_json::Value::Null,
-    };
-    registry(&layers).kinds().collect()
-}
-
 /// A checked pipeline with the layers its stages use.
 pub struct Loaded {
     pub plan: Plan,

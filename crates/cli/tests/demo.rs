@@ -396,6 +396,30 @@ fn the_binary_verifies_inspects_and_reports_config_errors() {
         "{err}"
     );
     assert!(!dir.path().join("work/broken").exists());
+    // So does a typo in the [llm] or [web] table.
+    for (from, to, field) in [
+        (
+            "backend = \"offline\"",
+            "backend = \"offline\"\ntemprature = 0.5",
+            "llm.temprature",
+        ),
+        (
+            "replay_fixtures = \"fixtures/web\"",
+            "replay_fixtures = \"fixtures/web\"\nrate = 3",
+            "[web]: configuration: rate",
+        ),
+    ] {
+        std::fs::write(
+            &broken,
+            demo.replacen(from, to, 1)
+                .replace("name = \"demo\"", "name = \"broken\""),
+        )
+        .unwrap();
+        let out = run(&["build-snapshot", "pipelines/broken.toml"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(field), "{err}");
+        assert!(!dir.path().join("work/broken").exists());
+    }
 }
 
 #[test]
