@@ -122,7 +122,8 @@ pub struct ModelConfig {
     pub endpoints: Vec<EndpointConfig>,
     /// Name of the environment variable that holds the API key (never the key itself).
     pub api_key_env: Option<String>,
-    /// Requests per minute (governor, no burst beyond one request).
+    /// Requests per minute (governor: a burst of 1% of the limit, and the same 1% kept as
+    /// headroom, so no sliding minute ever sees more than this).
     pub rpm: Option<u32>,
     /// Tokens per minute, prompt plus `max_tokens` estimated before the call, reconciled after.
     pub tpm: Option<u32>,
@@ -132,7 +133,7 @@ pub struct ModelConfig {
     pub timeout_secs: f64,
     /// Retries after the first attempt (429, 5xx, timeouts, connection errors).
     pub max_retries: u32,
-    /// First backoff delay in milliseconds; doubles each retry, full jitter.
+    /// First backoff delay in milliseconds; doubles each retry, equal jitter (half to all of it).
     pub retry_base_ms: u64,
     /// Backoff ceiling in milliseconds (also caps a Retry-After).
     pub retry_max_ms: u64,
