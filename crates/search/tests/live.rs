@@ -12,7 +12,12 @@ use noisebench_web::Web;
 use serde_json::json;
 
 fn live_search(backend: serde_json::Value) -> Vec<SearchHit> {
-    let web = Arc::new(Web::from_value(&json!({}), &root()).unwrap());
+    live_search_with(backend, json!({}))
+}
+
+/// `web`: the `[web]` table the SearxNG backend fetches through.
+fn live_search_with(backend: serde_json::Value, web: serde_json::Value) -> Vec<SearchHit> {
+    let web = Arc::new(Web::from_value(&web, &root()).unwrap());
     let dir = tempfile::tempdir().unwrap();
     let q = Query {
         id: "q_live".into(),
@@ -61,7 +66,20 @@ fn live_reddit() {
 }
 
 #[test]
-#[ignore = "needs SEARXNG_URL (an instance with the json format enabled; [web] must allow its address)"]
+#[ignore = "needs SEARXNG_URL (an instance with the json format enabled); a self-hosted instance on \
+            a loopback or private address also needs NOISEBENCH_ALLOW_ADDRESSES=loopback,private"]
 fn live_searxng() {
-    live_search(json!({"type": "searxng"}));
+    // A self-hosted instance usually lives on an internal address, which the web layer refuses
+    // unless allowed; the allowance comes from the environment, never by default.
+    let allow: Vec<String> = std::env::var("NOISEBENCH_ALLOW_ADDRESSES")
+        .unwrap_or_default()
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect();
+    live_search_with(
+        json!({"type": "searxng"}),
+        json!({"allow_addresses": allow, "robots": false}),
+    );
 }
