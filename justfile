@@ -6,6 +6,15 @@ set shell := ["bash", "-euo", "pipefail", "-c"]
 build-snapshot pipeline="demo":
     cargo run --quiet -p noisebench-cli -- build-snapshot {{pipeline}}
 
+# Refetch live sources (web pages, search APIs) and publish a new version if anything changed.
+refresh pipeline="demo":
+    cargo run --quiet -p noisebench-cli -- refresh {{pipeline}}
+
+# Show a stage's tables, or a claim/document/question/chunk/report and every row naming it:
+# `just inspect stage labels`, `just inspect claim claim_0123456789abcdef`.
+inspect what name pipeline="demo":
+    cargo run --quiet -p noisebench-cli -- inspect {{what}} {{name}} --pipeline {{pipeline}}
+
 # Run every test of the workspace (offline; fake servers on 127.0.0.1).
 test:
     cargo test --workspace

@@ -300,6 +300,11 @@ impl TypedStage for ScrapeStage {
         Ok(())
     }
 
+    fn reads_live_sources(&self, config: &ScrapeConfig) -> bool {
+        self.web_config(config)
+            .is_ok_and(|web| web.mode == noisebench_web::Mode::Live)
+    }
+
     fn external_files(&self, config: &ScrapeConfig, root: &Path) -> Vec<std::path::PathBuf> {
         // Replay inputs are what the stage reads: fingerprint them.
         self.web_config(config)

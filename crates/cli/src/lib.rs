@@ -114,6 +114,8 @@ pub struct Workspace {
     pub snapshots_dir: PathBuf,
     pub progress: Arc<dyn Progress>,
     pub llm_overrides: LlmOverrides,
+    /// `refresh`: rerun the stages that read live sources even when unchanged.
+    pub refresh: bool,
 }
 
 impl Workspace {
@@ -124,6 +126,7 @@ impl Workspace {
             snapshots_dir: root.join("snapshots"),
             progress,
             llm_overrides: LlmOverrides::default(),
+            refresh: false,
         }
     }
 
@@ -158,6 +161,7 @@ impl Workspace {
         let mut options = RunOptions::new(&self.work_dir);
         options.only = only;
         options.force = force;
+        options.refresh = self.refresh;
         options.progress = self.progress.clone();
         options.call_log = Some(Arc::new(loaded.layers.llm.clone()));
         Ok(Runner::new(&loaded.plan, options).run()?)

@@ -45,6 +45,13 @@ enum Command {
         #[arg(long)]
         force: bool,
     },
+    /// Refetch what comes from live sources (web pages, search APIs) and publish a new version if
+    /// anything changed: `build-snapshot` that also reruns unchanged stages reading live sources.
+    Refresh {
+        /// A pipeline name (`demo` = pipelines/demo.toml) or a path.
+        #[arg(default_value = "pipelines/demo.toml")]
+        pipeline: String,
+    },
     /// Run one stage of a pipeline, and whatever it needs that is out of date.
     Run {
         stage: String,
@@ -140,7 +147,15 @@ fn run(cli: Cli) -> Result<()> {
         cache_only: cli.cache_only,
     };
     match cli.command {
-        Command::BuildSnapshot { pipeline, force } => {
+        Command::BuildSnapshot { .. } | Command::Refresh { .. } => {
+            let (pipeline, force) = match cli.command {
+                Command::BuildSnapshot { pipeline, force } => (pipeline, force),
+                Command::Refresh { pipeline } => {
+                    ws.refresh = true;
+                    (pipeline, false)
+                }
+                _ => unreachable!("matched above"),
+            };
             let built = build_snapshot(&ws, &pipeline, force, &PublishOptions::default())?;
             print!("{}", built.run.render_summary());
             println!("{}", built.llm.render());

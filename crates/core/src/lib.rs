@@ -14,7 +14,7 @@ pub mod stage;
 
 pub use id::{sha256_hex, stable_id};
 pub use model::*;
-pub use rows::{Record, Rows, TableKind, TableRow};
+pub use rows::{FETCH_COLUMNS, Record, Rows, TableKind, TableRow};
 pub use schema::{Column, DType, TableSchema};
 pub use stage::{
     CallLog, ConfigError, DropRecord, Drops, InputSpec, Inputs, NoProgress, OutputSpec, Progress,

@@ -9,6 +9,11 @@ use serde::de::DeserializeOwned;
 use crate::model::*;
 use crate::schema::TableSchema;
 
+/// Columns that record when and from which raw response a row was fetched, not what it says:
+/// a refetch of an unchanged page changes them and nothing else, so snapshot diffs do not count
+/// them as changes.
+pub const FETCH_COLUMNS: &[&str] = &["fetched_at", "archive_ref"];
+
 /// A row type of one table: its schema and its stable id.
 pub trait Record: Serialize + DeserializeOwned + Clone + Send + Sync + 'static {
     /// The table's schema. Column names equal the serde field names (a test checks it).
@@ -95,14 +100,21 @@ macro_rules! tables {
                 })
             }
 
-            /// `(id, sha256 of the row's canonical JSON)` per row: what snapshot diffs compare.
-            pub fn id_hashes(&self) -> Vec<(String, String)> {
-                match self {
-                    $(Rows::$variant(v) => v.iter().map(|r| {
-                        let json = serde_json::to_vec(r).expect("rows of the data model always serialise");
-                        (r.id().to_string(), crate::sha256_hex(&json))
-                    }).collect()),*
-                }
+            /// `(id, sha256 of the row's JSON, sha256 of the same without the [`FETCH_COLUMNS`])`
+            /// per row: snapshot diffs call rows whose second hash matches unchanged in content.
+            pub fn id_content_hashes(&self) -> Vec<(String, String, String)> {
+                self.json_rows()
+                    .map(|mut v| {
+                        let full = crate::sha256_hex(v.to_string().as_bytes());
+                        let id = v["id"].as_str().unwrap_or_default().to_string();
+                        if let Some(map) = v.as_object_mut() {
+                            for c in FETCH_COLUMNS {
+                                map.shift_remove(*c);
+                            }
+                        }
+                        (id, full, crate::sha256_hex(v.to_string().as_bytes()))
+                    })
+                    .collect()
             }
         }
 

@@ -249,6 +249,13 @@ pub trait TypedStage: Send + Sync {
         serde_json::Value::Null
     }
 
+    /// Whether the stage reads sources that change without any input changing (live web pages,
+    /// search APIs). `refresh` reruns such stages even when their fingerprint is unchanged; what
+    /// depends on them reruns only if their output changed.
+    fn reads_live_sources(&self, _config: &Self::Config) -> bool {
+        false
+    }
+
     fn run(
         &self,
         config: &Self::Config,
@@ -272,6 +279,8 @@ pub trait Stage: Send + Sync {
     ) -> Result<Vec<PathBuf>, ConfigError>;
     /// See [`TypedStage::environment`].
     fn environment(&self) -> serde_json::Value;
+    /// See [`TypedStage::reads_live_sources`]; `false` when the configuration does not parse.
+    fn reads_live_sources(&self, config: &serde_json::Value) -> bool;
     fn run(
         &self,
         config: &serde_json::Value,
@@ -332,6 +341,9 @@ impl<T: TypedStage> Stage for T {
     }
     fn environment(&self) -> serde_json::Value {
         TypedStage::environment(self)
+    }
+    fn reads_live_sources(&self, config: &serde_json::Value) -> bool {
+        parse_config::<T::Config>(config).is_ok_and(|c| TypedStage::reads_live_sources(self, &c))
     }
     fn run(
         &self,

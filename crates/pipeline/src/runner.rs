@@ -98,6 +98,9 @@ pub struct RunOptions {
     pub only: Option<String>,
     /// Rerun stages even when their fingerprint is unchanged.
     pub force: bool,
+    /// Rerun the stages that read live sources (web pages, search APIs) even when their
+    /// fingerprint is unchanged; the rest rerun only if their inputs changed.
+    pub refresh: bool,
     pub progress: Arc<dyn Progress>,
     /// Where stages' LLM calls are collected (the pipeline's LLM layer), if any.
     pub call_log: Option<Arc<dyn CallLog>>,
@@ -109,6 +112,7 @@ impl RunOptions {
             work_dir: work_dir.into(),
             only: None,
             force: false,
+            refresh: false,
             progress: Arc::new(NoProgress),
             call_log: None,
         }
@@ -210,8 +214,9 @@ impl<'a> Runner<'a> {
             let started = Instant::now();
             let fingerprint = self.fingerprint(stage, &records)?;
             let previous = read_record(&self.stage_dir(&stage.id));
+            let refreshed = self.options.refresh && stage.stage.reads_live_sources(&stage.config);
             let reusable = match &previous {
-                Some(r) if !self.options.force && r.fingerprint == fingerprint => {
+                Some(r) if !self.options.force && !refreshed && r.fingerprint == fingerprint => {
                     self.outputs_intact(&stage.id, r)
                 }
                 _ => false,

@@ -324,6 +324,12 @@ impl TypedStage for DocumentsStage {
         serde_json::json!({ "web_mode": self.web.config().mode })
     }
 
+    /// Pages and Reddit posts are fetched live unless the web layer replays (posts found in the
+    /// configured dumps are not fetched, but a live web layer may fetch the rest).
+    fn reads_live_sources(&self, _c: &DocumentsConfig) -> bool {
+        self.web.config().mode == noisebench_web::Mode::Live
+    }
+
     fn run(
         &self,
         c: &DocumentsConfig,

@@ -248,6 +248,16 @@ impl TypedStage for SearchStage {
         serde_json::json!({ "web_mode": self.web.config().mode })
     }
 
+    /// The API backends answer differently over time; a dump and recorded answers do not.
+    fn reads_live_sources(&self, c: &SearchConfig) -> bool {
+        c.backends.iter().any(|b| match b {
+            BackendConfig::RedditDump(_) | BackendConfig::Fixture(_) => false,
+            // SearxNG is fetched through the web layer, which may be replaying.
+            BackendConfig::Searxng(_) => self.web.config().mode == noisebench_web::Mode::Live,
+            _ => true,
+        })
+    }
+
     fn external_files(&self, c: &SearchConfig, root: &Path) -> Vec<PathBuf> {
         let mut files = Vec::new();
         for b in &c.backends {

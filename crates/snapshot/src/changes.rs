@@ -19,6 +19,10 @@ pub struct TableChanges {
     pub added: Vec<String>,
     pub removed: Vec<String>,
     pub changed: Vec<String>,
+    /// Rows that differ only in fetch bookkeeping (`fetched_at`, `archive_ref`): refetched,
+    /// unchanged in content. They do not call for a new version.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refetched: Vec<String>,
     /// The file's bytes differ although no row does (re-serialised).
     pub reserialised: bool,
     pub table_added: bool,
@@ -49,7 +53,8 @@ pub enum Bump {
 
 impl Changes {
     /// Croissant 1.1: removed or changed rows (or a removed table) -> major; only additions ->
-    /// minor; same rows in different bytes -> patch; nothing -> none.
+    /// minor; same rows in different bytes -> patch; nothing (or rows only refetched, their
+    /// content unchanged) -> none.
     pub fn bump(&self) -> Bump {
         let mut bump = Bump::None;
         for t in self.tables.values() {
@@ -78,13 +83,15 @@ impl Changes {
         out.push_str("| table | rows before | rows after | added | removed | changed |\n|---|---:|---:|---:|---:|---:|\n");
         for (name, t) in &self.tables {
             let note = if t.table_added {
-                " (new table)"
+                " (new table)".to_string()
             } else if t.table_removed {
-                " (table removed)"
+                " (table removed)".to_string()
             } else if t.reserialised && !t.rows_differ() {
-                " (re-serialised)"
+                " (re-serialised)".to_string()
+            } else if !t.refetched.is_empty() {
+                format!(" ({} refetched, unchanged)", t.refetched.len())
             } else {
-                ""
+                String::new()
             };
             out.push_str(&format!(
                 "| {name}{note} | {} | {} | {} | {} | {} |\n",
@@ -132,9 +139,13 @@ pub fn diff_tables(
     before: Option<TableSide<'_>>,
     after: Option<TableSide<'_>>,
 ) -> Result<TableChanges, String> {
-    let load = |side: &TableSide<'_>| -> Result<BTreeMap<String, String>, String> {
+    let load = |side: &TableSide<'_>| -> Result<BTreeMap<String, (String, String)>, String> {
         let rows = table_io::read_table(side.path, side.kind).map_err(|e| e.to_string())?;
-        Ok(rows.id_hashes().into_iter().collect())
+        Ok(rows
+            .id_content_hashes()
+            .into_iter()
+            .map(|(id, full, content)| (id, (full, content)))
+            .collect())
     };
     let old = before.as_ref().map(load).transpose()?.unwrap_or_default();
     let new = after.as_ref().map(load).transpose()?.unwrap_or_default();
@@ -145,10 +156,11 @@ pub fn diff_tables(
         table_removed: before.is_some() && after.is_none(),
         ..TableChanges::default()
     };
-    for (id, hash) in &new {
+    for (id, (full, content)) in &new {
         match old.get(id) {
             None => changes.added.push(id.clone()),
-            Some(h) if h != hash => changes.changed.push(id.clone()),
+            Some((_, c)) if c != content => changes.changed.push(id.clone()),
+            Some((f, _)) if f != full => changes.refetched.push(id.clone()),
             Some(_) => {}
         }
     }
@@ -158,7 +170,8 @@ pub fn diff_tables(
         .cloned()
         .collect();
     if let (Some(b), Some(a)) = (&before, &after) {
-        changes.reserialised = b.sha256 != a.sha256;
+        // Other bytes for the same rows; refetched rows explain other bytes by themselves.
+        changes.reserialised = b.sha256 != a.sha256 && changes.refetched.is_empty();
     }
     Ok(changes)
 }

@@ -123,6 +123,36 @@ fn versions_bump_from_the_diff() {
         env.versions(),
         ["1.0.0", "1.1.0", "2.0.0", "3.0.0", "3.0.1"]
     );
+    // Rows fetched again, unchanged but for their fetch time and raw-response hash: no new
+    // version; with an addition, a minor one that lists them as refetched.
+    let mut refetched = claims(12);
+    refetched[3].text = "edited".into();
+    refetched.pop();
+    refetched.reverse();
+    for c in &mut refetched {
+        c.fetched_at = Some("2026-01-01T00:00:00Z".into());
+        c.archive_ref = Some("ab".repeat(32));
+    }
+    let PublishOutcome::Unchanged { version: v, .. } = env.publish(refetched.clone()) else {
+        panic!("a refetch with no change in content publishes nothing")
+    };
+    assert_eq!(v, "3.0.1");
+    refetched.push(claim(40, "a new claim"));
+    let out = env.publish(refetched);
+    assert_eq!(version(&out), "3.1.0");
+    let PublishOutcome::Published { changes, .. } = out else {
+        unreachable!()
+    };
+    let t = &changes.tables["claims"];
+    assert_eq!(
+        (t.added.len(), t.changed.len(), t.refetched.len()),
+        (1, 0, 11)
+    );
+    assert!(
+        changes
+            .render_markdown()
+            .contains("(11 refetched, unchanged)")
+    );
     // diff between two published versions.
     let d = diff(
         &env.snapshots().join("ds/1.0.0"),
