@@ -227,7 +227,7 @@ impl LlmTotals {
     /// One line for the end of a run.
     pub fn render(&self) -> String {
         format!(
-            "LLM: {} calls ({} cache hits, {} failed), {} tokens in, {} out, estimated {:.4} USD",
+            "LLM calls of the stages' last runs: {} ({} cache hits, {} failed), {} tokens in, {} out, estimated {:.4} USD",
             self.calls,
             self.cache_hits,
             self.failures,
