@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use noisebench_core::{DType, Rows, TableKind, TableSchema};
 use polars::prelude::*;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::atomic::write_atomic_with;
@@ -203,8 +203,11 @@ pub fn frame_to_rows(kind: TableKind, df: &DataFrame, path: &Path) -> Result<Row
         problems,
     })?;
     let height = df.height();
-    let mut objects: Vec<Map<String, Value>> = (0..height)
-        .map(|_| Map::with_capacity(schema.columns.len()))
+    // Each row as a JSON array in column order: the schema's columns are the row type's fields
+    // in order (a core test holds them to it), and serde builds a struct from a sequence of its
+    // fields, so no per-cell key is cloned or hashed.
+    let mut objects: Vec<Vec<Value>> = (0..height)
+        .map(|_| Vec::with_capacity(schema.columns.len()))
         .collect();
     let polars_err = |source| TableError::Polars {
         path: path.into(),
@@ -212,17 +215,13 @@ pub fn frame_to_rows(kind: TableKind, df: &DataFrame, path: &Path) -> Result<Row
     };
     for column in &schema.columns {
         let col = df.column(&column.name).map_err(polars_err)?;
-        let name = &column.name;
         match column.dtype {
             DType::Str => {
                 for (obj, v) in objects
                     .iter_mut()
                     .zip(col.str().map_err(polars_err)?.iter())
                 {
-                    obj.insert(
-                        name.clone(),
-                        v.map_or(Value::Null, |s| Value::String(s.to_string())),
-                    );
+                    obj.push(v.map_or(Value::Null, |s| Value::String(s.to_string())));
                 }
             }
             DType::Json => {
@@ -242,7 +241,7 @@ pub fn frame_to_rows(kind: TableKind, df: &DataFrame, path: &Path) -> Result<Row
                             })?
                         }
                     };
-                    obj.insert(name.clone(), value);
+                    obj.push(value);
                 }
             }
             DType::Int => {
@@ -250,7 +249,7 @@ pub fn frame_to_rows(kind: TableKind, df: &DataFrame, path: &Path) -> Result<Row
                     .iter_mut()
                     .zip(col.i64().map_err(polars_err)?.iter())
                 {
-                    obj.insert(name.clone(), v.map_or(Value::Null, Value::from));
+                    obj.push(v.map_or(Value::Null, Value::from));
                 }
             }
             DType::Float => {
@@ -258,7 +257,7 @@ pub fn frame_to_rows(kind: TableKind, df: &DataFrame, path: &Path) -> Result<Row
                     .iter_mut()
                     .zip(col.f64().map_err(polars_err)?.iter())
                 {
-                    obj.insert(name.clone(), v.map_or(Value::Null, Value::from));
+                    obj.push(v.map_or(Value::Null, Value::from));
                 }
             }
             DType::Bool => {
@@ -266,7 +265,7 @@ pub fn frame_to_rows(kind: TableKind, df: &DataFrame, path: &Path) -> Result<Row
                     .iter_mut()
                     .zip(col.bool().map_err(polars_err)?.iter())
                 {
-                    obj.insert(name.clone(), v.map_or(Value::Null, Value::Bool));
+                    obj.push(v.map_or(Value::Null, Value::Bool));
                 }
             }
             DType::StrList => {
@@ -285,12 +284,12 @@ pub fn frame_to_rows(kind: TableKind, df: &DataFrame, path: &Path) -> Result<Row
                                 .collect(),
                         ),
                     };
-                    obj.insert(name.clone(), value);
+                    obj.push(value);
                 }
             }
         }
     }
-    Rows::from_json_rows(kind, objects.into_iter().map(Value::Object)).map_err(|(row, source)| {
+    Rows::from_json_rows(kind, objects.into_iter().map(Value::Array)).map_err(|(row, source)| {
         TableError::Decode {
             path: path.into(),
             table: schema.table.clone(),
