@@ -20,6 +20,9 @@ use noisebench_pipeline::{PipelineFile, Plan, Registry, RunOptions, RunResult, R
 use noisebench_snapshot::{PublishOptions, PublishOutcome, PublishRequest, SourceTable};
 use noisebench_web::Web;
 
+/// Where a live run archives fetched responses when `[web] archive_dir` is not set.
+pub const DEFAULT_ARCHIVE_DIR: &str = "work/archive";
+
 /// The layers a pipeline's stages share, built from its `[llm]` and `[web]` tables.
 #[derive(Clone)]
 pub struct Layers {
@@ -57,10 +60,18 @@ impl Layers {
             }
         }
         let llm = Llm::from_value(&llm_table, root).map_err(|e| anyhow::anyhow!("[llm]: {e}"))?;
-        let web_table = match &file.web {
+        let mut web_table = match &file.web {
             Some(t) => serde_json::to_value(t).context("[web]")?,
-            None => serde_json::Value::Null,
+            None => serde_json::Value::Object(Default::default()),
         };
+        // A live run keeps every response it fetched (DESIGN's work/archive/) unless the file
+        // says where else; replay never fetches.
+        if let Some(obj) = web_table.as_object_mut()
+            && !obj.contains_key("archive_dir")
+            && obj.get("mode").and_then(|m| m.as_str()) != Some("replay")
+        {
+            obj.insert("archive_dir".into(), serde_json::json!(DEFAULT_ARCHIVE_DIR));
+        }
         let web = Web::from_value(&web_table, root).map_err(|e| anyhow::anyhow!("[web]: {e}"))?;
         Ok(Layers {
             llm,

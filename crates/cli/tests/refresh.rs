@@ -102,6 +102,15 @@ tables = ["scraped"]
         Some(PublishOutcome::Unchanged { .. })
     ));
 
+    // The live run archived what it fetched (work/archive by default).
+    let index = std::fs::read_to_string(dir.path().join("work/archive/index.jsonl")).unwrap();
+    // robots.txt (404: no rules), the missing article (404), the article (200).
+    assert_eq!(index.lines().count(), 3, "{index}");
+    assert!(
+        index.contains("/fact-checks/moon-cheese\",\"status\":200"),
+        "{index}"
+    );
+
     // A refresh refetches the live stage only; the new claim is a minor version.
     ws.refresh = true;
     let refreshed = build_snapshot(&ws, path, false, &PublishOptions::default()).unwrap();
