@@ -114,6 +114,68 @@ pub struct Loaded {
     pub layers: Layers,
 }
 
+/// `check`: load and check a pipeline (the file, `[llm]`, `[web]`, every stage's configuration
+/// and wiring, the snapshot tables) without running anything, and describe the plan: stages in
+/// the order they run, their kinds, inputs, and whether they read live sources; the LLM backend
+/// and the task models.
+pub fn check(ws: &Workspace, pipeline: &str) -> Result<String> {
+    let loaded = ws.load(pipeline)?;
+    let plan = &loaded.plan;
+    let mut out = format!(
+        "pipeline `{}`: {} stages, configuration valid\n",
+        plan.name(),
+        plan.stages.len()
+    );
+    for stage in &plan.stages {
+        let inputs: Vec<String> = stage
+            .inputs
+            .iter()
+            .map(|(role, t)| format!("{role} <- {}.{}", t.stage, t.table))
+            .collect();
+        let live = if stage.stage.reads_live_sources(&stage.config) {
+            "  [live: `refresh` reruns it]"
+        } else {
+            ""
+        };
+        out.push_str(&format!(
+            "  {:<18} {:<16} {}{live}\n",
+            stage.id,
+            stage.stage.kind(),
+            if inputs.is_empty() {
+                "(no inputs)".to_string()
+            } else {
+                inputs.join(", ")
+            }
+        ));
+    }
+    let llm = loaded.layers.llm.fingerprint();
+    let models: std::collections::BTreeSet<String> = llm["tasks"]
+        .as_object()
+        .map(|t| {
+            t.values()
+                .filter_map(|v| v["model"].as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default();
+    out.push_str(&format!(
+        "llm: backend {}, models {}, embeddings {}\nweb: {}\n",
+        llm["backend"].as_str().unwrap_or("?"),
+        models.into_iter().collect::<Vec<_>>().join(", "),
+        llm["embedder"].as_str().unwrap_or("?"),
+        serde_json::to_value(loaded.layers.web.config().mode)?
+            .as_str()
+            .unwrap_or("?")
+    ));
+    if let Some(snapshot) = &plan.file.snapshot {
+        out.push_str(&format!(
+            "snapshot: snapshots/{}/ <- {}\n",
+            snapshot.dataset,
+            snapshot.tables.join(", ")
+        ));
+    }
+    Ok(out)
+}
+
 /// Where a run reads and writes.
 #[derive(Clone)]
 pub struct Workspace {

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use anyhow::{Result, bail};
 use clap::{Parser, Subcommand};
 use noisebench_cli::{
-    ExportFormat, LlmOverrides, LlmTotals, Workspace, build_snapshot, export_snapshot, inspect_id,
-    inspect_stage, resolve_snapshot, write_schemas,
+    ExportFormat, LlmOverrides, LlmTotals, Workspace, build_snapshot, check, export_snapshot,
+    inspect_id, inspect_stage, resolve_snapshot, write_schemas,
 };
 use noisebench_core::TableKind;
 use noisebench_pipeline::BarProgress;
@@ -49,6 +49,12 @@ enum Command {
     /// anything changed: `build-snapshot` that also reruns unchanged stages reading live sources.
     Refresh {
         /// A pipeline name (`demo` = pipelines/demo.toml) or a path.
+        #[arg(default_value = "pipelines/demo.toml")]
+        pipeline: String,
+    },
+    /// Check a pipeline without running it: the file, [llm], [web], every stage's configuration
+    /// and wiring (API key variables included), and print the plan.
+    Check {
         #[arg(default_value = "pipelines/demo.toml")]
         pipeline: String,
     },
@@ -193,6 +199,7 @@ fn run(cli: Cli) -> Result<()> {
                 }
             }
         }
+        Command::Check { pipeline } => print!("{}", check(&ws, &pipeline)?),
         Command::Run {
             stage,
             pipeline,

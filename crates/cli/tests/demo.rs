@@ -569,3 +569,85 @@ fn a_build_killed_midway_resumes_to_the_same_snapshot() {
     let report = noisebench_snapshot::verify(&killed.path().join("snapshots/demo/1.0.0"));
     assert!(report.ok(), "{:?}", report.problems);
 }
+
+/// Every pipeline shipped in pipelines/ checks (with the key variables it names set to dummies;
+/// nothing is fetched or asked), a missing key is named, and the offline RARE finance pipeline
+/// builds.
+#[test]
+fn every_shipped_pipeline_checks_and_rare_finance_builds() {
+    let dir = checkout();
+    let bin = env!("CARGO_BIN_EXE_noisebench");
+    let keys = [
+        "OPENAI_API_KEY",
+        "REDDIT_CLIENT_ID",
+        "REDDIT_CLIENT_SECRET",
+        "GOOGLE_API_KEY",
+        "GOOGLE_CSE_ID",
+    ];
+    let check = |pipeline: &str, with_keys: bool| {
+        let mut cmd = std::process::Command::new(bin);
+        cmd.args(["check", pipeline, "--root"]).arg(dir.path());
+        for k in keys {
+            if with_keys {
+                cmd.env(k, "dummy-value-for-check");
+            } else {
+                cmd.env_remove(k);
+            }
+        }
+        cmd.output().unwrap()
+    };
+    let mut names: Vec<String> = std::fs::read_dir(repo().join("pipelines"))
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.unwrap().file_name().to_string_lossy().into_owned();
+            name.strip_suffix(".toml").map(String::from)
+        })
+        .collect();
+    names.sort();
+    assert_eq!(names, ["confact", "demo", "raguard", "rare-finance"]);
+    for name in &names {
+        let out = check(name, true);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            text.contains(&format!("pipeline `{name}`")) && text.contains("configuration valid"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("dummy-value-for-check"),
+            "a key reached the output: {text}"
+        );
+    }
+    let raguard = String::from_utf8_lossy(&check("raguard", true).stdout).into_owned();
+    assert!(raguard.contains("search             search           queries <- queries.queries  [live: `refresh` reruns it]"), "{raguard}");
+    assert!(
+        raguard.contains("llm: backend openai, models openai:gpt-4o-mini"),
+        "{raguard}"
+    );
+    let out = check("raguard", false);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success()
+            && err.contains("llm.models.gpt.api_key_env")
+            && err.contains("OPENAI_API_KEY"),
+        "{err}"
+    );
+    assert!(
+        !dir.path().join("work/raguard").exists(),
+        "check runs nothing"
+    );
+
+    let ws = Workspace::at(dir.path(), Arc::new(NoProgress));
+    let built = build_snapshot(&ws, "rare-finance", false, &PublishOptions::default()).unwrap();
+    let counts: Vec<(&str, i64, i64)> = built
+        .run
+        .summary
+        .iter()
+        .map(|s| (s.id.as_str(), s.items_in, s.items_out))
+        .collect();
+    assert_eq!(counts, [("reports", 5, 5), ("chunks", 5, 60)]);
+}
