@@ -523,17 +523,20 @@ fn a_build_killed_midway_resumes_to_the_same_snapshot() {
             .map(|(name, t)| (name, t.sha256))
             .collect()
     };
+    let build = |root: &Path| {
+        let out = std::process::Command::new(bin)
+            .args(["build-snapshot", "--root"])
+            .arg(root)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
     let whole = checkout();
-    let out = std::process::Command::new(bin)
-        .args(["build-snapshot", "--root"])
-        .arg(whole.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    build(whole.path());
 
     let killed = checkout();
     for delay_ms in [300, 900, 1800] {
@@ -548,16 +551,7 @@ fn a_build_killed_midway_resumes_to_the_same_snapshot() {
         child.kill().unwrap(); // SIGKILL: no destructor, no cleanup
         child.wait().unwrap();
     }
-    let out = std::process::Command::new(bin)
-        .args(["build-snapshot", "--root"])
-        .arg(killed.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    build(killed.path());
     // Only complete versions exist (a killed publish leaves at most a hidden staging folder,
     // which the next publish removes).
     let versions: Vec<String> = std::fs::read_dir(killed.path().join("snapshots/demo"))
