@@ -409,23 +409,26 @@ fn provenance(
     Ok(p)
 }
 
-/// When the published claims and documents were fetched: the earliest and latest `fetched_at`
-/// per table (time-sensitive corpora are only as fresh as this window). `None` when no published
-/// row was fetched (imported files only).
+/// When the published rows were fetched: the earliest and latest `fetched_at` of every published
+/// table that has the column (claims and documents; time-sensitive corpora are only as fresh as
+/// this window). `None` when no published row was fetched (imported files only).
 fn fetch_window(tables: &[SourceTable]) -> Result<Option<serde_json::Value>> {
     let mut window = serde_json::Map::new();
     for t in tables {
-        let times: Vec<String> = match t.kind {
-            TableKind::Claims => match table_io::read_table(&t.path, t.kind)? {
-                Rows::Claims(rows) => rows.into_iter().filter_map(|r| r.fetched_at).collect(),
-                _ => continue,
-            },
-            TableKind::Documents => match table_io::read_table(&t.path, t.kind)? {
-                Rows::Documents(rows) => rows.into_iter().filter_map(|r| r.fetched_at).collect(),
-                _ => continue,
-            },
-            _ => continue,
-        };
+        if !t
+            .kind
+            .schema()
+            .columns
+            .iter()
+            .any(|c| c.name == "fetched_at")
+        {
+            continue;
+        }
+        let rows = table_io::read_table(&t.path, t.kind)?;
+        let times: Vec<String> = rows
+            .json_rows()
+            .filter_map(|r| r["fetched_at"].as_str().map(String::from))
+            .collect();
         if let (Some(first), Some(last)) = (times.iter().min(), times.iter().max()) {
             window.insert(
                 t.name.clone(),

@@ -153,51 +153,10 @@ fn run(cli: Cli) -> Result<()> {
         cache_only: cli.cache_only,
     };
     match cli.command {
-        Command::BuildSnapshot { .. } | Command::Refresh { .. } => {
-            let (pipeline, force) = match cli.command {
-                Command::BuildSnapshot { pipeline, force } => (pipeline, force),
-                Command::Refresh { pipeline } => {
-                    ws.refresh = true;
-                    (pipeline, false)
-                }
-                _ => unreachable!("matched above"),
-            };
-            let built = build_snapshot(&ws, &pipeline, force, &PublishOptions::default())?;
-            print!("{}", built.run.render_summary());
-            println!("{}", built.llm.render());
-            println!(
-                "{} of {} stages ran; outputs in {}",
-                built.run.ran(),
-                built.run.summary.len(),
-                built.run.run_dir.display()
-            );
-            match built.outcome {
-                None => println!("the pipeline has no [snapshot] section: nothing published"),
-                Some(PublishOutcome::Unchanged { version, dir }) => {
-                    println!(
-                        "no change since version {version} ({}): nothing new published",
-                        dir.display()
-                    )
-                }
-                Some(PublishOutcome::Published {
-                    version,
-                    dir,
-                    changes,
-                }) => {
-                    let (added, changed, removed) =
-                        changes.tables.values().fold((0, 0, 0), |a, t| {
-                            (
-                                a.0 + t.added.len(),
-                                a.1 + t.changed.len(),
-                                a.2 + t.removed.len(),
-                            )
-                        });
-                    println!(
-                        "published version {version} at {} ({added} rows added, {changed} changed, {removed} removed)",
-                        dir.display()
-                    );
-                }
-            }
+        Command::BuildSnapshot { pipeline, force } => build_and_report(&ws, &pipeline, force)?,
+        Command::Refresh { pipeline } => {
+            ws.refresh = true;
+            build_and_report(&ws, &pipeline, false)?
         }
         Command::Check { pipeline } => print!("{}", check(&ws, &pipeline)?),
         Command::Run {
@@ -286,6 +245,46 @@ fn run(cli: Cli) -> Result<()> {
         Command::Schemas { dir } => {
             let n = write_schemas(&cli.root.join(dir))?;
             println!("wrote {n} schemas");
+        }
+    }
+    Ok(())
+}
+
+/// `build-snapshot` and `refresh`: run, print the summary, publish if changed and say which.
+fn build_and_report(ws: &Workspace, pipeline: &str, force: bool) -> Result<()> {
+    let built = build_snapshot(ws, pipeline, force, &PublishOptions::default())?;
+    print!("{}", built.run.render_summary());
+    println!("{}", built.llm.render());
+    println!(
+        "{} of {} stages ran; outputs in {}",
+        built.run.ran(),
+        built.run.summary.len(),
+        built.run.run_dir.display()
+    );
+    match built.outcome {
+        None => println!("the pipeline has no [snapshot] section: nothing published"),
+        Some(PublishOutcome::Unchanged { version, dir }) => {
+            println!(
+                "no change since version {version} ({}): nothing new published",
+                dir.display()
+            )
+        }
+        Some(PublishOutcome::Published {
+            version,
+            dir,
+            changes,
+        }) => {
+            let (added, changed, removed) = changes.tables.values().fold((0, 0, 0), |a, t| {
+                (
+                    a.0 + t.added.len(),
+                    a.1 + t.changed.len(),
+                    a.2 + t.removed.len(),
+                )
+            });
+            println!(
+                "published version {version} at {} ({added} rows added, {changed} changed, {removed} removed)",
+                dir.display()
+            );
         }
     }
     Ok(())

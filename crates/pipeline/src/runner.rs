@@ -441,9 +441,7 @@ impl<'a> Runner<'a> {
         })?;
         Ok(record)
     }
-}
 
-impl Runner<'_> {
     /// The calls a stage made, beside its outputs; a stage that made none leaves no file.
     fn write_stage_call_log(&self, dir: &Path, calls: Vec<LlmCall>) -> Result<(), RunError> {
         let path = dir.join(LLM_CALLS);

@@ -373,11 +373,8 @@ fn in_list(domain: &str, host: &str, list: &[&str]) -> bool {
 /// or hosts), then built-in lists (social media, mainstream news, non-profit, academic), then
 /// suffix rules (`.gov`, `.gov.uk`, `.int` ... -> government; `.edu`, `.ac.uk` -> academic;
 /// other `.org` -> non-profit), else `other`.
-pub fn source_type(host: &str, overrides: &BTreeMap<String, String>) -> String {
-    classify_source(host, overrides).0
-}
-
-/// [`source_type`] and where it came from: `config` (an override) or `rules`.
+///
+/// Returns the type and where it came from: `config` (an override) or `rules`.
 pub fn classify_source(host: &str, overrides: &BTreeMap<String, String>) -> (String, &'static str) {
     let host = host.trim_end_matches('.').to_ascii_lowercase();
     let host = host.strip_prefix("www.").unwrap_or(&host).to_string();
@@ -466,7 +463,7 @@ mod tests {
         assert_eq!(domain_of("example.com"), "example.com");
         assert_eq!(domain_of("127.0.0.1"), "127.0.0.1");
         let none = BTreeMap::new();
-        let t = |h: &str| source_type(h, &none);
+        let t = |h: &str| classify_source(h, &none).0;
         assert_eq!(t("www.reddit.com"), "social media");
         assert_eq!(t("www.nytimes.com"), "mainstream news");
         assert_eq!(t("www.cdc.gov"), "government");
@@ -479,6 +476,9 @@ mod tests {
         assert_eq!(t("someclub.org"), "non-profit");
         assert_eq!(t("shop.example.com"), "other");
         let over = BTreeMap::from([("example.com".to_string(), "academic".to_string())]);
-        assert_eq!(source_type("shop.example.com", &over), "academic");
+        assert_eq!(
+            classify_source("shop.example.com", &over),
+            ("academic".to_string(), "config")
+        );
     }
 }

@@ -268,9 +268,13 @@ impl TypedStage for SearchStage {
                         files.extend(f.files());
                     }
                 }
+                // SearxNG answers come through the web layer: replayed answers are inputs.
+                BackendConfig::Searxng(_) => files.extend(self.web.config().replay_inputs(root)),
                 _ => {}
             }
         }
+        files.sort();
+        files.dedup();
         files
     }
 
