@@ -353,7 +353,8 @@ pub fn ingest(config: &ReportsConfig, root: &Path, stage: &str) -> (Vec<Report>,
         let files = match expand(root, &source.path) {
             Ok(f) => f,
             Err(e) => {
-                drops.add(format!("sources[{i}]"), "no_files", e);
+                // A source, not a file: no item was read, so it is recorded, not counted.
+                drops.add_failure(format!("sources[{i}]"), "no_files", e);
                 continue;
             }
         };
@@ -363,7 +364,7 @@ pub fn ingest(config: &ReportsConfig, root: &Path, stage: &str) -> (Vec<Report>,
             match read_report(source, &path, &source_path) {
                 Ok((report, bad)) => {
                     for (table, e) in bad {
-                        drops.add(
+                        drops.add_failure(
                             format!("{source_path}#{table}"),
                             e.reason(),
                             format!("{e}; the table was left out, the report kept"),
@@ -392,6 +393,7 @@ impl TypedStage for ReportsStage {
     type Config = ReportsConfig;
     const KIND: &'static str = "reports";
     const VERSION: u32 = 1;
+    const ONE_TO_ONE: bool = true;
 
     fn inputs(&self) -> Vec<InputSpec> {
         Vec::new()

@@ -17,7 +17,9 @@ use anyhow::{Context, Result, bail};
 use noisebench_core::{LlmCall, Progress, Rows, TableKind};
 use noisebench_llm::Llm;
 use noisebench_pipeline::{PipelineFile, Plan, Registry, RunOptions, RunResult, Runner, table_io};
-use noisebench_snapshot::{PublishOptions, PublishOutcome, PublishRequest, SourceTable};
+use noisebench_snapshot::{
+    PublishOptions, PublishOutcome, PublishRequest, SourceExport, SourceTable,
+};
 use noisebench_web::Web;
 
 /// Where a live run archives fetched responses when `[web] archive_dir` is not set.
@@ -189,6 +191,9 @@ pub struct Workspace {
     pub llm_overrides: LlmOverrides,
     /// `refresh`: rerun the stages that read live sources even when unchanged.
     pub refresh: bool,
+    /// `--allow-partial`: publish even when items failed for a transient cause (the manifest
+    /// says how many); without it such a build publishes nothing.
+    pub allow_partial: bool,
 }
 
 impl Workspace {
@@ -200,6 +205,7 @@ impl Workspace {
             progress,
             llm_overrides: LlmOverrides::default(),
             refresh: false,
+            allow_partial: false,
         }
     }
 
@@ -247,6 +253,9 @@ pub struct Built {
     /// Totals over the run's call log (every stage's last run).
     pub llm: LlmTotals,
     pub outcome: Option<PublishOutcome>,
+    /// Why nothing was published although the pipeline has a `[snapshot]` section: items failed
+    /// for a transient cause and `allow_partial` is off. The caller exits non-zero with it.
+    pub withheld: Option<String>,
 }
 
 /// Totals over a call log.
@@ -255,6 +264,7 @@ pub struct LlmTotals {
     pub calls: u64,
     pub cache_hits: u64,
     pub failures: u64,
+    /// Tokens of calls sent (cache hits excluded).
     pub tokens_in: u64,
     pub tokens_out: u64,
     pub cost_usd: f64,
@@ -271,8 +281,12 @@ impl LlmTotals {
             t.calls += 1;
             t.cache_hits += c.cache_hit as u64;
             t.failures += c.error.is_some() as u64;
-            t.tokens_in += c.tokens_in.max(0) as u64;
-            t.tokens_out += c.tokens_out.max(0) as u64;
+            // A cache hit's row carries the cached answer's token counts; they were paid for
+            // once, by the call that filled the cache, so they are not counted again.
+            if !c.cache_hit {
+                t.tokens_in += c.tokens_in.max(0) as u64;
+                t.tokens_out += c.tokens_out.max(0) as u64;
+            }
             t.cost_usd += c.cost_usd.unwrap_or(0.0);
             let model = if c.model.is_empty() {
                 c.backend.clone()
@@ -300,7 +314,7 @@ impl LlmTotals {
     /// One line for the end of a run.
     pub fn render(&self) -> String {
         format!(
-            "LLM calls of the stages' last runs: {} ({} cache hits, {} failed), {} tokens in, {} out, estimated {:.4} USD",
+            "LLM calls of the stages' last runs: {} ({} cache hits, {} failed), {} tokens in, {} out sent (cache hits not counted), estimated {:.4} USD",
             self.calls,
             self.cache_hits,
             self.failures,
@@ -322,13 +336,27 @@ pub fn build_snapshot(
     let plan = &loaded.plan;
     let run = ws.run(&loaded, None, force)?;
     let llm = LlmTotals::of_run(&run.run_dir)?;
+    let unfinished = run.unfinished_message();
     let Some(section) = &plan.file.snapshot else {
         return Ok(Built {
+            withheld: unfinished,
             run,
             llm,
             outcome: None,
         });
     };
+    if let Some(message) = &unfinished
+        && !ws.allow_partial
+    {
+        return Ok(Built {
+            withheld: Some(format!(
+                "not published: {message}, or pass --allow-partial to publish without them"
+            )),
+            run,
+            llm,
+            outcome: None,
+        });
+    }
     let mut tables = Vec::new();
     for reference in &section.tables {
         let table = plan
@@ -349,9 +377,25 @@ pub fn build_snapshot(
         });
     }
     let mut provenance = provenance(&loaded, &run, &llm)?;
+    let unfinished: BTreeMap<&str, serde_json::Value> = run
+        .unfinished()
+        .into_iter()
+        .map(|r| {
+            let reasons = serde_json::to_value(r.retry_reasons()).unwrap_or_default();
+            (
+                r.id.as_str(),
+                serde_json::json!({ "items": r.retry_items, "reasons": reasons }),
+            )
+        })
+        .collect();
+    if !unfinished.is_empty() {
+        // Published with --allow-partial: the version says what it is missing.
+        provenance.insert("unfinished".into(), serde_json::to_value(unfinished)?);
+    }
     if let Some(window) = fetch_window(&tables)? {
         provenance.insert("fetch_window".into(), window);
     }
+    let exports = snapshot_exports(plan, &run);
     let request = PublishRequest {
         snapshots_dir: ws.snapshots_dir.clone(),
         dataset: section.dataset.clone(),
@@ -362,6 +406,7 @@ pub fn build_snapshot(
         config_hash: plan.file.config_hash(),
         code_version: code_version(&ws.root),
         tables,
+        exports,
         stages: run.summary.clone(),
         provenance,
     };
@@ -370,7 +415,41 @@ pub fn build_snapshot(
         run,
         llm,
         outcome: Some(outcome),
+        withheld: None,
     })
+}
+
+/// The files of every export stage of the pipeline, published inside the version so that whoever
+/// downloads it gets what the papers' loaders read. A format written by two stages goes under
+/// `<format>-<stage>`.
+fn snapshot_exports(plan: &Plan, run: &RunResult) -> Vec<SourceExport> {
+    let mut exports: Vec<SourceExport> = Vec::new();
+    for stage in &plan.stages {
+        let Some((format, files)) = noisebench_label::export_files(stage.stage.kind()) else {
+            continue;
+        };
+        if !run.records.contains_key(&stage.id) {
+            continue;
+        }
+        let dir = run.run_dir.join(&stage.id);
+        exports.push(SourceExport {
+            format: format.into(),
+            stage: stage.id.clone(),
+            folder: format.into(),
+            files: files.iter().map(|f| dir.join(f)).collect(),
+        });
+    }
+    for i in 0..exports.len() {
+        if exports
+            .iter()
+            .filter(|e| e.format == exports[i].format)
+            .count()
+            > 1
+        {
+            exports[i].folder = format!("{}-{}", exports[i].format, exports[i].stage);
+        }
+    }
+    exports
 }
 
 /// What the manifest and the dataset card say about how the tables were made: the LLM layer

@@ -44,6 +44,11 @@ enum Command {
         /// Rerun every stage even if its fingerprint is unchanged.
         #[arg(long)]
         force: bool,
+        /// Publish even when items failed for a transient cause (network, 429, 5xx, timeout,
+        /// budget); the manifest lists them. Without it such a build publishes nothing and exits
+        /// non-zero, and running again retries exactly those items.
+        #[arg(long)]
+        allow_partial: bool,
     },
     /// Refetch what comes from live sources (web pages, search APIs) and publish a new version if
     /// anything changed: `build-snapshot` that also reruns unchanged stages reading live sources.
@@ -51,6 +56,9 @@ enum Command {
         /// A pipeline name (`demo` = pipelines/demo.toml) or a path.
         #[arg(default_value = "pipelines/demo.toml")]
         pipeline: String,
+        /// As for `build-snapshot`.
+        #[arg(long)]
+        allow_partial: bool,
     },
     /// Check a pipeline without running it: the file, [llm], [web], every stage's configuration
     /// and wiring (API key variables included), and print the plan.
@@ -153,9 +161,20 @@ fn run(cli: Cli) -> Result<()> {
         cache_only: cli.cache_only,
     };
     match cli.command {
-        Command::BuildSnapshot { pipeline, force } => build_and_report(&ws, &pipeline, force)?,
-        Command::Refresh { pipeline } => {
+        Command::BuildSnapshot {
+            pipeline,
+            force,
+            allow_partial,
+        } => {
+            ws.allow_partial = allow_partial;
+            build_and_report(&ws, &pipeline, force)?
+        }
+        Command::Refresh {
+            pipeline,
+            allow_partial,
+        } => {
             ws.refresh = true;
+            ws.allow_partial = allow_partial;
             build_and_report(&ws, &pipeline, false)?
         }
         Command::Check { pipeline } => print!("{}", check(&ws, &pipeline)?),
@@ -168,6 +187,9 @@ fn run(cli: Cli) -> Result<()> {
             let result = ws.run(&loaded, Some(stage), force)?;
             print!("{}", result.render_summary());
             println!("{}", LlmTotals::of_run(&result.run_dir)?.render());
+            if let Some(message) = result.unfinished_message() {
+                bail!("{message}");
+            }
         }
         Command::Verify { snapshot } => {
             let dir = resolve_snapshot(&snapshot)?;
@@ -239,7 +261,7 @@ fn run(cli: Cli) -> Result<()> {
                 s.documents,
                 out.display(),
                 s.claims_without_binary_verdict,
-                s.pairs_skipped
+                s.pairs_skipped()
             );
         }
         Command::Schemas { dir } => {
@@ -261,6 +283,9 @@ fn build_and_report(ws: &Workspace, pipeline: &str, force: bool) -> Result<()> {
         built.run.summary.len(),
         built.run.run_dir.display()
     );
+    if let Some(why) = built.withheld {
+        bail!("{why}");
+    }
     match built.outcome {
         None => println!("the pipeline has no [snapshot] section: nothing published"),
         Some(PublishOutcome::Unchanged { version, dir }) => {

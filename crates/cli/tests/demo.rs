@@ -189,6 +189,26 @@ fn demo_builds_verifies_skips_and_reproduces() {
         card.contains("share of labels set by human reviewers: 0.0%"),
         "{card}"
     );
+    // The release holds the exports the papers' loaders read, hashed in the manifest (verified
+    // above), byte for byte what the export stages wrote.
+    assert_eq!(
+        manifest.exports.keys().collect::<Vec<_>>(),
+        [
+            "exports/confact/confact.json",
+            "exports/raguard/claim_id_map.csv",
+            "exports/raguard/claims.csv",
+            "exports/raguard/document_id_map.csv",
+            "exports/raguard/documents.csv",
+        ]
+    );
+    assert_eq!(
+        std::fs::read(snapshot.join("exports/raguard/claims.csv")).unwrap(),
+        std::fs::read(dir.path().join("work/demo/export-raguard/claims.csv")).unwrap()
+    );
+    assert!(
+        card.contains("| `exports/confact/confact.json` | confact |"),
+        "{card}"
+    );
     // The exports stages wrote RAGuard's and CONF-FACT's files.
     for file in [
         "export-raguard/claims.csv",
@@ -644,4 +664,49 @@ fn every_shipped_pipeline_checks_and_rare_finance_builds() {
         .map(|s| (s.id.as_str(), s.items_in, s.items_out))
         .collect();
     assert_eq!(counts, [("reports", 5, 5), ("chunks", 5, 60)]);
+}
+
+/// Whether python3 can import every one of `modules`. When it cannot, the test is skipped with a
+/// `SKIPPED:` line, unless `NOISEBENCH_REQUIRE_READERS` is set (CI sets it): then it fails.
+fn python_modules(modules: &[&str]) -> bool {
+    let ok = std::process::Command::new("python3")
+        .args(["-c", &format!("import {}", modules.join(", "))])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        assert!(
+            std::env::var_os("NOISEBENCH_REQUIRE_READERS").is_none(),
+            "python3 cannot import {modules:?}; `pip install {}`",
+            modules.join(" ")
+        );
+        eprintln!("SKIPPED: python3 cannot import {modules:?}");
+    }
+    ok
+}
+
+#[test]
+fn every_reader_opens_every_published_table() {
+    if !python_modules(&["pandas", "pyarrow", "polars", "duckdb", "datasets"]) {
+        return;
+    }
+    let dir = checkout();
+    let ws = Workspace::at(dir.path(), Arc::new(NoProgress));
+    let built = build_snapshot(&ws, "demo", false, &PublishOptions::default()).unwrap();
+    let Some(PublishOutcome::Published { dir: snapshot, .. }) = built.outcome else {
+        panic!("nothing published")
+    };
+    let manifest = Manifest::read(&snapshot).unwrap();
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/readers.py");
+    let read = run_python_json(&script, [&snapshot]);
+    assert_eq!(read["errors"], serde_json::json!([]), "{read:#}");
+    assert_eq!(manifest.tables.len(), 10);
+    for (table, entry) in &manifest.tables {
+        for reader in ["pandas", "pyarrow", "polars", "duckdb", "datasets"] {
+            assert_eq!(
+                read["tables"][table][reader].as_u64(),
+                Some(entry.rows),
+                "{reader} on {table}"
+            );
+        }
+    }
 }

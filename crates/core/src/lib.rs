@@ -19,5 +19,5 @@ pub use schema::{Column, DType, TableSchema};
 pub use stage::{
     CallLog, ConfigError, DropRecord, Drops, InputSpec, Inputs, NoProgress, OutputSpec, Progress,
     ProgressBar, Stage, StageContext, StageError, StageOutput, StageReport, TypedStage,
-    parse_config,
+    is_transient_reason, parse_config,
 };

@@ -156,6 +156,16 @@ pub struct StageReport {
 }
 
 impl StageReport {
+    /// Records whose failure is transient ([`is_transient_reason`]): what the next run retries.
+    pub fn transient_drops(&self) -> usize {
+        self.drops.iter().filter(|d| d.retry).count()
+    }
+
+    /// Items dropped: records with `dropped` set (failures of kept items are not counted).
+    pub fn items_dropped(&self) -> u64 {
+        self.drops.iter().filter(|d| d.dropped).count() as u64
+    }
+
     /// Dropped items per reason code, ordered.
     pub fn drop_reasons(&self) -> BTreeMap<String, i64> {
         let mut counts = BTreeMap::new();
@@ -164,6 +174,45 @@ impl StageReport {
         }
         counts
     }
+}
+
+/// Failure codes a later run may well not meet: the network, a rate limit, a server error, a
+/// timeout, a spent budget, a cache-only run's miss. A stage may prefix them with its layer
+/// (`llm_retries_exhausted`, `credibility_budget_exhausted`, `search_http_503`).
+const TRANSIENT_CODES: &[&str] = &[
+    "retries_exhausted",
+    "budget_exhausted",
+    "cache_miss",
+    "timeout",
+    "connect_failed",
+    "dns_failed",
+    "request_failed",
+    "robots_unavailable",
+    "http_408",
+    "http_429",
+];
+
+/// Whether a drop reason names a transient failure: the item is not done, and the next run
+/// retries it (a stage with such drops is recorded as partial and reruns; `build-snapshot` does
+/// not publish while any are left unless told to). Every other reason is a permanent, counted
+/// drop: bad input, a 4xx other than 408/429, output still unusable after re-asks.
+pub fn is_transient_reason(reason: &str) -> bool {
+    let ends_with_code = |code: &str| {
+        reason == code
+            || reason
+                .strip_suffix(code)
+                .is_some_and(|prefix| prefix.ends_with('_'))
+    };
+    if TRANSIENT_CODES.iter().any(|c| ends_with_code(c)) {
+        return true;
+    }
+    // `http_5xx`, possibly prefixed.
+    let last = reason.rsplit('_').next().unwrap_or("");
+    let before = reason[..reason.len() - last.len()].trim_end_matches('_');
+    (before == "http" || before.ends_with("_http"))
+        && last.len() == 3
+        && last.starts_with('5')
+        && last.chars().all(|c| c.is_ascii_digit())
 }
 
 /// Collects drops for a stage so that every dropped item carries stage, item, reason and detail.
@@ -181,16 +230,38 @@ impl Drops {
         }
     }
 
+    /// The item produced no output row.
     pub fn add(&mut self, item: impl Into<String>, reason: &str, detail: impl Into<String>) {
-        let item = item.into();
+        self.push(item.into(), reason, detail.into(), true);
+    }
+
+    /// A failure on the way to an item the stage still outputs (one failed vote among several,
+    /// a review-sheet row that could not be applied): recorded, not counted as a dropped item.
+    pub fn add_failure(
+        &mut self,
+        item: impl Into<String>,
+        reason: &str,
+        detail: impl Into<String>,
+    ) {
+        self.push(item.into(), reason, detail.into(), false);
+    }
+
+    fn push(&mut self, item: String, reason: &str, detail: String, dropped: bool) {
         let id = crate::stable_id("drop", &[&self.stage, &item, reason]);
         self.records.push(DropRecord {
             id,
             stage: self.stage.clone(),
             item,
             reason: reason.into(),
-            detail: detail.into(),
+            detail,
+            dropped,
+            retry: is_transient_reason(reason),
         });
+    }
+
+    /// Items dropped (not failures of kept items).
+    pub fn dropped(&self) -> usize {
+        self.records.iter().filter(|r| r.dropped).count()
     }
 
     pub fn len(&self) -> usize {
@@ -228,6 +299,10 @@ pub trait TypedStage: Send + Sync {
     const KIND: &'static str;
     /// Bump when the stage's output for the same input changes; it is part of the fingerprint.
     const VERSION: u32;
+    /// Whether every item read becomes one output row or one drop (`items_in = items_out +
+    /// dropped`). The runner checks it for such stages and fails the stage if an item is
+    /// unaccounted for: a silent drop is a bug, not a result.
+    const ONE_TO_ONE: bool = false;
 
     fn inputs(&self) -> Vec<InputSpec>;
     fn outputs(&self) -> Vec<OutputSpec>;
@@ -268,6 +343,8 @@ pub trait TypedStage: Send + Sync {
 pub trait Stage: Send + Sync {
     fn kind(&self) -> &'static str;
     fn version(&self) -> u32;
+    /// See [`TypedStage::ONE_TO_ONE`].
+    fn one_to_one(&self) -> bool;
     fn inputs(&self) -> Vec<InputSpec>;
     fn outputs(&self) -> Vec<OutputSpec>;
     /// Parse and validate the configuration; errors name the field path.
@@ -321,6 +398,9 @@ impl<T: TypedStage> Stage for T {
     fn version(&self) -> u32 {
         T::VERSION
     }
+    fn one_to_one(&self) -> bool {
+        T::ONE_TO_ONE
+    }
     fn inputs(&self) -> Vec<InputSpec> {
         TypedStage::inputs(self)
     }
@@ -361,6 +441,38 @@ mod tests {
     use super::*;
     use crate::{Record, TableKind};
     use serde::Deserialize;
+
+    #[test]
+    fn transient_reasons_are_recognised_with_or_without_a_layer_prefix() {
+        for reason in [
+            "retries_exhausted",
+            "llm_retries_exhausted",
+            "credibility_budget_exhausted",
+            "timeout",
+            "http_429",
+            "http_503",
+            "search_http_500",
+            "connect_failed",
+            "cache_miss",
+        ] {
+            assert!(is_transient_reason(reason), "{reason}");
+        }
+        for reason in [
+            "http_404",
+            "http_403",
+            "llm_http_error",
+            "unparseable_output",
+            "llm_unparseable_output",
+            "bad_url",
+            "robots_disallowed",
+            "http_5000",
+            "nottimeout",
+            "http_50x",
+            "",
+        ] {
+            assert!(!is_transient_reason(reason), "{reason}");
+        }
+    }
 
     #[test]
     fn config_errors_name_the_field_path() {

@@ -248,7 +248,8 @@ pub fn annotate(
             .filter_map(|(d, a)| match a {
                 Ok(a) => Some((d, a.value)),
                 Err(e) => {
-                    drops.add(
+                    // The domain's documents are still output, without a credibility.
+                    drops.add_failure(
                         format!("domain:{d}"),
                         &format!("credibility_{}", e.reason()),
                         e.to_string(),

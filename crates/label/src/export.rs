@@ -29,6 +29,17 @@ pub enum ExportError {
     Csv { path: PathBuf, message: String },
 }
 
+/// The files `export_raguard` writes into its folder.
+pub const RAGUARD_FILES: [&str; 4] = [
+    "claims.csv",
+    "documents.csv",
+    "claim_id_map.csv",
+    "document_id_map.csv",
+];
+
+/// The file `export_confact` writes (the stage writes it into its folder).
+pub const CONFACT_FILE: &str = "confact.json";
+
 /// What an export wrote.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ExportSummary {
@@ -36,9 +47,34 @@ pub struct ExportSummary {
     pub documents: usize,
     /// Claims left out because their verdict is not true/false.
     pub claims_without_binary_verdict: usize,
-    /// Label rows left out: no label, or their claim or document is missing.
-    pub pairs_skipped: usize,
+    /// Label rows left out, each with its reason: no label, a missing claim or document, a
+    /// claim whose verdict is not true/false.
+    pub skipped: Vec<SkippedPair>,
     pub files: Vec<PathBuf>,
+}
+
+impl ExportSummary {
+    /// How many label rows were left out.
+    pub fn pairs_skipped(&self) -> usize {
+        self.skipped.len()
+    }
+
+    fn skip(&mut self, label: &ClaimDocumentLabel, reason: &'static str, detail: String) {
+        self.skipped.push(SkippedPair {
+            label_id: label.id.clone(),
+            reason,
+            detail,
+        });
+    }
+}
+
+/// A label row an export left out, and why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SkippedPair {
+    pub label_id: String,
+    /// `no_label`, `unknown_claim`, `unknown_document` or `claim_verdict_not_binary`.
+    pub reason: &'static str,
+    pub detail: String,
 }
 
 /// A string as a Python literal (single quotes, backslash escapes), as `repr` would read back.
@@ -87,25 +123,47 @@ fn binary(verdict: &str) -> Option<bool> {
     }
 }
 
-/// Label rows grouped per claim, in `labels` order, keeping only rows with a label whose claim
-/// and document exist.
+/// Label rows grouped per claim, in `labels` order, keeping rows whose claim (with a true/false
+/// verdict) and document exist and that `usable` accepts; every other row is skipped with its
+/// reason.
 fn pairs_by_claim<'a>(
     labels: &'a [ClaimDocumentLabel],
     docs: &BTreeMap<&str, &'a Document>,
     claims: &BTreeMap<&str, &Claim>,
-    skipped: &mut usize,
+    usable: impl Fn(&ClaimDocumentLabel) -> bool,
+    summary: &mut ExportSummary,
 ) -> BTreeMap<&'a str, Vec<(&'a ClaimDocumentLabel, &'a Document)>> {
     let mut out: BTreeMap<&str, Vec<_>> = BTreeMap::new();
     for l in labels {
-        match (
-            docs.get(l.document_id.as_str()),
-            claims.get(l.claim_id.as_str()),
-        ) {
-            (Some(d), Some(_)) if l.label.is_some() || l.stance.is_some() => {
-                out.entry(l.claim_id.as_str()).or_default().push((l, *d))
-            }
-            _ => *skipped += 1,
+        let Some(claim) = claims.get(l.claim_id.as_str()) else {
+            summary.skip(
+                l,
+                "unknown_claim",
+                format!("claim `{}` is not in the claims input", l.claim_id),
+            );
+            continue;
+        };
+        let Some(doc) = docs.get(l.document_id.as_str()) else {
+            summary.skip(
+                l,
+                "unknown_document",
+                format!("document `{}` is not in the documents input", l.document_id),
+            );
+            continue;
+        };
+        if binary(&claim.verdict).is_none() {
+            summary.skip(
+                l,
+                "claim_verdict_not_binary",
+                format!("claim `{}` has verdict `{}`", claim.id, claim.verdict),
+            );
+            continue;
         }
+        if !usable(l) {
+            summary.skip(l, "no_label", "the label row has no label to export".into());
+            continue;
+        }
+        out.entry(l.claim_id.as_str()).or_default().push((l, *doc));
     }
     out
 }
@@ -151,23 +209,21 @@ pub fn export_raguard(
     let docs: BTreeMap<&str, &Document> = documents.iter().map(|d| (d.id.as_str(), d)).collect();
     let claim_index: BTreeMap<&str, &Claim> = claims.iter().map(|c| (c.id.as_str(), c)).collect();
     let mut summary = ExportSummary::default();
-    let labelled: Vec<ClaimDocumentLabel> = labels
-        .iter()
-        .filter(|l| l.label.is_some())
-        .cloned()
-        .collect();
-    summary.pairs_skipped = labels.len() - labelled.len();
-    let by_claim = pairs_by_claim(&labelled, &docs, &claim_index, &mut summary.pairs_skipped);
+    let by_claim = pairs_by_claim(
+        labels,
+        &docs,
+        &claim_index,
+        |l| l.label.is_some(),
+        &mut summary,
+    );
     let (mut claim_rows, mut doc_rows, mut claim_map, mut doc_map) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut next_doc: u64 = 0;
     let mut next_claim: u64 = 0;
     for claim in claims {
         let Some(is_true) = binary(&claim.verdict) else {
+            // Its label rows were skipped in `pairs_by_claim`.
             summary.claims_without_binary_verdict += 1;
-            if let Some(p) = by_claim.get(claim.id.as_str()) {
-                summary.pairs_skipped += p.len();
-            }
             continue;
         };
         let claim_no = next_claim;
@@ -215,7 +271,7 @@ pub fn export_raguard(
     summary.documents = doc_rows.len();
     let files = [
         (
-            "claims.csv",
+            RAGUARD_FILES[0],
             &[
                 "Claim ID",
                 "Claim",
@@ -227,7 +283,7 @@ pub fn export_raguard(
             &claim_rows,
         ),
         (
-            "documents.csv",
+            RAGUARD_FILES[1],
             &[
                 "Document ID",
                 "Title",
@@ -238,13 +294,9 @@ pub fn export_raguard(
             ][..],
             &doc_rows,
         ),
+        (RAGUARD_FILES[2], &["Claim ID", "claim_id"][..], &claim_map),
         (
-            "claim_id_map.csv",
-            &["Claim ID", "claim_id"][..],
-            &claim_map,
-        ),
-        (
-            "document_id_map.csv",
+            RAGUARD_FILES[3],
             &[
                 "Document ID",
                 "Claim ID",
@@ -317,7 +369,13 @@ pub fn export_confact(
     let docs: BTreeMap<&str, &Document> = documents.iter().map(|d| (d.id.as_str(), d)).collect();
     let claim_index: BTreeMap<&str, &Claim> = claims.iter().map(|c| (c.id.as_str(), c)).collect();
     let mut summary = ExportSummary::default();
-    let by_claim = pairs_by_claim(labels, &docs, &claim_index, &mut summary.pairs_skipped);
+    let by_claim = pairs_by_claim(
+        labels,
+        &docs,
+        &claim_index,
+        |l| l.label.is_some() || l.stance.is_some(),
+        &mut summary,
+    );
     let mut questions: BTreeMap<&str, &str> = BTreeMap::new();
     for q in queries.iter().filter(|q| q.kind == "question") {
         questions

@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 use noisebench_core::{
     Claim, ClaimDocument, ClaimDocumentLabel, ConfigError, Document, Drops, InputSpec, Inputs,
     OutputSpec, Query, StageContext, StageError, StageOutput, StageReport, TableKind, TypedStage,
-    stable_id,
+    is_transient_reason, stable_id,
 };
 use noisebench_llm::task::{Stance, StanceTextInput, StanceUrlInput, TaskName, Verdict};
 use noisebench_llm::{Answer, Llm, LlmError};
@@ -41,7 +41,19 @@ pub use answer::{final_answer, stance_in_reply, verdict_in_reply};
 pub use conflicts::conflicts;
 pub use credibility::{CredibilityConfig, DomainTable, Fallback};
 pub use exam::{ExamConfig, ExamVariant, LabelPreset};
-pub use export::{ExportSummary, export_confact, export_raguard};
+pub use export::{
+    CONFACT_FILE, ExportSummary, RAGUARD_FILES, SkippedPair, export_confact, export_raguard,
+};
+
+/// The export stage kinds, with the format name they publish under and the files each writes
+/// into its stage folder (published in a snapshot as `exports/<format>/<file>`).
+pub fn export_files(kind: &str) -> Option<(&'static str, Vec<&'static str>)> {
+    match kind {
+        "export-raguard" => Some(("raguard", RAGUARD_FILES.to_vec())),
+        "export-confact" => Some(("confact", vec![CONFACT_FILE])),
+        _ => None,
+    }
+}
 pub use review::{ReviewConfig, ReviewOutcome, ReviewRow, apply_review, read_sheet, review_sheet};
 pub use stance::{StanceConfig, majority_stance};
 pub use summary::{LabelFacts, label_facts};
@@ -101,8 +113,49 @@ struct Pair<'a> {
     skip_exam: bool,
 }
 
-fn llm_drop(drops: &mut Drops, item: String, e: &LlmError) {
-    drops.add(item, &format!("llm_{}", e.reason()), e.to_string());
+/// The model calls that failed for each pair (and each claim's zero-context probe), kept apart
+/// until the pair is assembled: a transient failure leaves the pair undone (dropped now, retried
+/// by the next run), a permanent one is recorded against a pair that still gets its row.
+#[derive(Default)]
+struct CallFailures {
+    /// pair id -> (call, reason, detail)
+    pairs: BTreeMap<String, Vec<(String, String, String)>>,
+    /// claim id -> (reason, detail) of the zero-context probe
+    claims: BTreeMap<String, (String, String)>,
+}
+
+impl CallFailures {
+    fn pair(&mut self, pair: &str, call: &str, e: &LlmError) {
+        self.pair_reason(pair, call, &format!("llm_{}", e.reason()), e.to_string());
+    }
+
+    fn pair_reason(&mut self, pair: &str, call: &str, reason: &str, detail: String) {
+        self.pairs.entry(pair.to_string()).or_default().push((
+            call.to_string(),
+            reason.to_string(),
+            detail,
+        ));
+    }
+
+    /// A pair's failures, its claim's probe first.
+    fn of(&self, pair: &str, claim: &str) -> Vec<(String, String, String)> {
+        let mut all: Vec<(String, String, String)> = self
+            .claims
+            .get(claim)
+            .map(|(r, d)| ("zero_context".to_string(), r.clone(), d.clone()))
+            .into_iter()
+            .collect();
+        all.extend(self.pairs.get(pair).cloned().unwrap_or_default());
+        all
+    }
+}
+
+fn describe(failures: &[(String, String, String)]) -> String {
+    failures
+        .iter()
+        .map(|(call, reason, detail)| format!("{call}: {reason} ({detail})"))
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 impl LabelStage {
@@ -159,6 +212,14 @@ impl LabelStage {
         for link in links {
             let id = stable_id("label", &[&link.claim_id, &link.document_id]);
             if !seen.insert(id.clone()) {
+                drops.add(
+                    id,
+                    "duplicate_link",
+                    format!(
+                        "claim `{}` and document `{}` are linked more than once",
+                        link.claim_id, link.document_id
+                    ),
+                );
                 continue;
             }
             let Some(claim) = claims.get(link.claim_id.as_str()).copied() else {
@@ -240,6 +301,7 @@ impl TypedStage for LabelStage {
     type Config = LabelConfig;
     const KIND: &'static str = "labels";
     const VERSION: u32 = 1;
+    const ONE_TO_ONE: bool = true;
 
     fn inputs(&self) -> Vec<InputSpec> {
         vec![
@@ -387,6 +449,7 @@ impl TypedStage for LabelStage {
             documents.iter().map(|d| (d.id.as_str(), d)).collect();
         let pairs = self.pairs(config, &claim_index, &doc_index, &links, &mut drops);
 
+        let mut failures = CallFailures::default();
         // The exam: one call per pair and variant, one zero-context probe per claim.
         let mut exam_votes: Vec<Vec<(ExamVariant, Verdict)>> = vec![Vec::new(); pairs.len()];
         let mut zero: BTreeMap<&str, Verdict> = BTreeMap::new();
@@ -413,16 +476,13 @@ impl TypedStage for LabelStage {
             for ((i, v), a) in keys.into_iter().zip(answers) {
                 match a.map(|a| answer::verdict_in_reply(&a.value)) {
                     Ok(Some(verdict)) => exam_votes[i].push((v, verdict)),
-                    Ok(None) => drops.add(
-                        format!("{}/exam:{}", pairs[i].id, v.as_str()),
+                    Ok(None) => failures.pair_reason(
+                        &pairs[i].id,
+                        &format!("exam:{}", v.as_str()),
                         "llm_unparseable_output",
-                        "no verdict in a checked reply",
+                        "no verdict in a checked reply".into(),
                     ),
-                    Err(e) => llm_drop(
-                        &mut drops,
-                        format!("{}/exam:{}", pairs[i].id, v.as_str()),
-                        &e,
-                    ),
+                    Err(e) => failures.pair(&pairs[i].id, &format!("exam:{}", v.as_str()), &e),
                 }
             }
             if config.exam.zero_context {
@@ -444,7 +504,12 @@ impl TypedStage for LabelStage {
                                 zero.insert(c.id.as_str(), v);
                             }
                         }
-                        Err(e) => llm_drop(&mut drops, format!("{}/zero_context", c.id), &e),
+                        Err(e) => {
+                            failures.claims.insert(
+                                c.id.clone(),
+                                (format!("llm_{}", e.reason()), e.to_string()),
+                            );
+                        }
                     }
                 }
             }
@@ -470,7 +535,7 @@ impl TypedStage for LabelStage {
             for (i, a) in answers.into_iter().enumerate() {
                 match a {
                     Ok(a) => url_votes[i] = stance_of(&a),
-                    Err(e) => llm_drop(&mut drops, format!("{}/stance_url", pairs[i].id), &e),
+                    Err(e) => failures.pair(&pairs[i].id, "stance_url", &e),
                 }
             }
             let with_text: Vec<usize> = (0..pairs.len())
@@ -489,7 +554,7 @@ impl TypedStage for LabelStage {
             for (i, a) in with_text.iter().zip(answers) {
                 match a {
                     Ok(a) => text_votes[*i] = stance_of(&a),
-                    Err(e) => llm_drop(&mut drops, format!("{}/stance_text", pairs[*i].id), &e),
+                    Err(e) => failures.pair(&pairs[*i].id, "stance_text", &e),
                 }
             }
             let answers = self.llm.run_batch_with_progress::<answer::ReasonedVote>(
@@ -500,7 +565,7 @@ impl TypedStage for LabelStage {
             for (i, a) in with_text.iter().zip(answers) {
                 match a {
                     Ok(a) => reasoned_votes[*i] = stance_of(&a),
-                    Err(e) => llm_drop(&mut drops, format!("{}/stance_reasoned", pairs[*i].id), &e),
+                    Err(e) => failures.pair(&pairs[*i].id, "stance_reasoned", &e),
                 }
             }
             bar.finish();
@@ -536,13 +601,26 @@ impl TypedStage for LabelStage {
                 .flatten()
                 .collect();
             let stance_majority = majority_stance(&cast);
-            if exam_verdict.is_none() && stance_majority.is_none() {
-                drops.add(
-                    p.id.clone(),
-                    "no_answer",
-                    "every model call for this pair failed (see the pair's other drops)",
-                );
+            let failed = failures.of(&p.id, &p.claim.id);
+            if let Some((_, reason, _)) = failed.iter().find(|(_, r, _)| is_transient_reason(r)) {
+                // Not done: a row without this vote would be published as final.
+                drops.add(p.id.clone(), reason, describe(&failed));
                 continue;
+            }
+            if exam_verdict.is_none() && stance_majority.is_none() {
+                let detail = if failed.is_empty() {
+                    "no model answer for this pair".to_string()
+                } else {
+                    format!(
+                        "every model call for this pair failed: {}",
+                        describe(&failed)
+                    )
+                };
+                drops.add(p.id.clone(), "no_answer", detail);
+                continue;
+            }
+            for (call, reason, detail) in &failed {
+                drops.add_failure(format!("{}/{call}", p.id), reason, detail.clone());
             }
             let model_label = match (exam_verdict, p.gold) {
                 (Some(v), Some(g)) => Some(exam::label_for(v, g, config.preset).to_string()),
@@ -593,7 +671,7 @@ impl TypedStage for LabelStage {
                     &path.display().to_string(),
                 );
                 for p in &outcome.problems {
-                    drops.add(format!("review:{}", p.pair_id), p.reason, p.detail.clone());
+                    drops.add_failure(format!("review:{}", p.pair_id), p.reason, p.detail.clone());
                 }
                 Some(outcome)
             }
@@ -695,6 +773,7 @@ impl TypedStage for ExportRaguardStage {
     type Config = ExportConfig;
     const KIND: &'static str = "export-raguard";
     const VERSION: u32 = 1;
+    const ONE_TO_ONE: bool = true;
 
     fn inputs(&self) -> Vec<InputSpec> {
         export_inputs(false)
@@ -715,14 +794,23 @@ impl TypedStage for ExportRaguardStage {
         let labels: Vec<ClaimDocumentLabel> = inputs.take("labels")?;
         let s = export_raguard(&claims, &documents, &labels, &ctx.stage_dir)
             .map_err(|e| StageError::Other(e.to_string()))?;
-        Ok(StageOutput {
-            report: StageReport {
-                items_in: labels.len() as u64,
-                items_out: s.documents as u64,
-                drops: Vec::new(),
-            },
-            ..StageOutput::default()
-        })
+        Ok(export_output(ctx, labels.len(), s))
+    }
+}
+
+/// An export's report: each label row is a written pair or a drop with its reason.
+fn export_output(ctx: &StageContext, labels: usize, summary: ExportSummary) -> StageOutput {
+    let mut drops = Drops::new(&ctx.stage_id);
+    for skip in summary.skipped {
+        drops.add(skip.label_id, skip.reason, skip.detail);
+    }
+    StageOutput {
+        report: StageReport {
+            items_in: labels as u64,
+            items_out: summary.documents as u64,
+            drops: drops.into_records(),
+        },
+        ..StageOutput::default()
     }
 }
 
@@ -734,6 +822,7 @@ impl TypedStage for ExportConfactStage {
     type Config = ExportConfig;
     const KIND: &'static str = "export-confact";
     const VERSION: u32 = 1;
+    const ONE_TO_ONE: bool = true;
 
     fn inputs(&self) -> Vec<InputSpec> {
         export_inputs(true)
@@ -758,16 +847,9 @@ impl TypedStage for ExportConfactStage {
             &documents,
             &labels,
             &queries,
-            &ctx.stage_dir.join("confact.json"),
+            &ctx.stage_dir.join(CONFACT_FILE),
         )
         .map_err(|e| StageError::Other(e.to_string()))?;
-        Ok(StageOutput {
-            report: StageReport {
-                items_in: labels.len() as u64,
-                items_out: s.documents as u64,
-                drops: Vec::new(),
-            },
-            ..StageOutput::default()
-        })
+        Ok(export_output(ctx, labels.len(), s))
     }
 }

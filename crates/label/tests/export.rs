@@ -77,10 +77,14 @@ fn raguard_files_are_exact() {
     let s = export_raguard(&d.claims, &d.docs, &d.labels, dir.path()).unwrap();
     assert_eq!((s.claims, s.documents), (3, 4));
     assert_eq!(s.claims_without_binary_verdict, 1);
+    // Every label row left out is named with its reason (the export stage turns them into drops).
+    let mut reasons: Vec<&str> = s.skipped.iter().map(|k| k.reason).collect();
+    reasons.sort();
     assert_eq!(
-        s.pairs_skipped, 3,
-        "no label, non-binary claim, unknown claim"
+        reasons,
+        ["claim_verdict_not_binary", "no_label", "unknown_claim"]
     );
+    assert_eq!(s.documents + s.pairs_skipped(), d.labels.len());
     let claims = std::fs::read_to_string(dir.path().join("claims.csv")).unwrap();
     assert_eq!(
         claims,
@@ -173,6 +177,8 @@ fn confact_json_shape() {
     let path = dir.path().join("confact.json");
     let s = export_confact(&d.claims, &d.docs, &d.labels, &queries, &path).unwrap();
     assert_eq!(s.claims, 3);
+    // The non-binary claim's rows were left out silently before: now each is counted.
+    assert_eq!(s.documents + s.pairs_skipped(), d.labels.len());
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     let first = &v[0];
     assert_eq!(first["id"], 1);

@@ -5,8 +5,8 @@
 //! temporary file in its shard, fsynced, then renamed over its final name (atomic on POSIX), and
 //! the shard directory is fsynced. A reader therefore sees either no entry or a whole one; a
 //! killed writer leaves at most a `*.tmp` file, which readers never look at and [`Cache::open`]
-//! sweeps when it is old. zstd frames carry a checksum, so an entry damaged on disk reads as a
-//! miss (and is rewritten), never as a wrong answer. Failures are never written.
+//! sweeps once no live process can own it. zstd frames carry a checksum, so an entry damaged on
+//! disk reads as a miss (and is rewritten), never as a wrong answer. Failures are never written.
 
 use std::cell::RefCell;
 use std::fs;
@@ -24,8 +24,13 @@ pub struct Cache {
     counter: AtomicU64,
 }
 
-/// Temporary files older than this are leftovers of a killed writer.
+/// Temporary files older than this are leftovers of a killed writer, whoever wrote them.
 const STALE_TMP: Duration = Duration::from_secs(3600);
+
+/// A temporary file whose writer's pid is not running here is swept once it is this old. Not at
+/// once: a cache shared by other machines (or containers) holds their writers' files too, whose
+/// pids mean nothing here, and none of them takes this long to write one entry.
+const ORPHAN_TMP: Duration = Duration::from_secs(60);
 
 impl Cache {
     /// Open (creating) a cache directory and sweep stale temporary files.
@@ -48,26 +53,38 @@ impl Cache {
         self.dir.join(&key[..2]).join(format!("{key}.zst"))
     }
 
+    /// Remove the temporary files of writers that are gone: older than [`STALE_TMP`], or named
+    /// (`<key>.<pid>.<n>.tmp`) by a pid that is neither this process nor running, and older than
+    /// [`ORPHAN_TMP`].
     fn sweep(&self) {
         let Ok(shards) = fs::read_dir(&self.dir) else {
             return;
         };
         let now = SystemTime::now();
+        let me = std::process::id();
         for shard in shards.flatten() {
             let Ok(files) = fs::read_dir(shard.path()) else {
                 continue;
             };
             for f in files.flatten() {
-                let p = f.path();
-                let is_tmp = p.extension().is_some_and(|e| e == "tmp");
-                let old = f
+                let name = f.file_name();
+                let Some(stem) = name.to_str().and_then(|n| n.strip_suffix(".tmp")) else {
+                    continue;
+                };
+                let Some(age) = f
                     .metadata()
                     .and_then(|m| m.modified())
                     .ok()
                     .and_then(|m| now.duration_since(m).ok())
-                    .is_some_and(|age| age > STALE_TMP);
-                if is_tmp && old {
-                    let _ = fs::remove_file(&p);
+                else {
+                    continue;
+                };
+                let orphan = || {
+                    writer_pid(stem)
+                        .is_some_and(|pid| pid != me && process_is_gone(pid) == Some(true))
+                };
+                if age > STALE_TMP || (age > ORPHAN_TMP && orphan()) {
+                    let _ = fs::remove_file(f.path());
                 }
             }
         }
@@ -174,6 +191,33 @@ fn decompress(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
     }
 }
 
+/// The pid in a temporary file's name, `<key>.<pid>.<n>` without `.tmp`.
+fn writer_pid(stem: &str) -> Option<u32> {
+    let mut parts = stem.split('.');
+    let (key, pid, n) = (parts.next()?, parts.next()?, parts.next()?);
+    if parts.next().is_some() || !valid_key(key) || n.parse::<u64>().is_err() {
+        return None;
+    }
+    pid.parse().ok()
+}
+
+/// Whether no process has this pid; `None` when this system cannot tell (then only the age rule
+/// sweeps).
+#[cfg(target_os = "linux")]
+fn process_is_gone(pid: u32) -> Option<bool> {
+    let proc = Path::new("/proc");
+    // Without a mounted /proc every pid would look dead.
+    if !proc.join("self").exists() {
+        return None;
+    }
+    Some(!proc.join(pid.to_string()).exists())
+}
+
+#[cfg(not(target_os = "linux"))]
+fn process_is_gone(_pid: u32) -> Option<bool> {
+    None
+}
+
 fn valid_key(key: &str) -> bool {
     key.len() == 64 && key.bytes().all(|b| b.is_ascii_hexdigit())
 }
@@ -202,5 +246,48 @@ mod tests {
         fs::write(p.with_file_name(format!("{key}.1.1.tmp")), b"partial").unwrap();
         assert_eq!(c.keys(), vec![key]);
         assert!(c.put("../../etc", b"x").is_err());
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn open_sweeps_the_temporary_files_of_writers_that_are_gone() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = crate::sha256_hex_bytes(b"k");
+        let shard = dir.path().join(&key[..2]);
+        fs::create_dir_all(&shard).unwrap();
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let me = std::process::id();
+        let ago = |secs| SystemTime::now() - Duration::from_secs(secs);
+        let tmp = |pid: u32, n: u32, modified: SystemTime| {
+            let p = shard.join(format!("{key}.{pid}.{n}.tmp"));
+            fs::File::create(&p)
+                .unwrap()
+                .set_modified(modified)
+                .unwrap();
+            p
+        };
+        let killed = tmp(dead, 0, ago(120));
+        let mine = tmp(me, 1, ago(120));
+        let just_written = tmp(dead, 2, ago(0));
+        let mine_but_old = tmp(me, 3, ago(2 * 3600));
+        let unnamed = shard.join("stray.tmp");
+        fs::File::create(&unnamed)
+            .unwrap()
+            .set_modified(ago(120))
+            .unwrap();
+        Cache::open(dir.path()).unwrap();
+        assert!(!killed.exists(), "its writer is gone");
+        assert!(mine.exists(), "this process may still be writing it");
+        assert!(
+            just_written.exists(),
+            "too recent to rule out a writer on another machine sharing the cache"
+        );
+        assert!(!mine_but_old.exists(), "older than any write takes");
+        assert!(
+            unnamed.exists(),
+            "no pid to check: only the age rule applies"
+        );
     }
 }

@@ -13,7 +13,7 @@ use std::time::Instant;
 use crate::Llm;
 use crate::config::{CacheMode, EmbeddingBackend, EmbeddingsConfig};
 use crate::error::LlmError;
-use crate::openai::OpenAiModel;
+use crate::openai::{Effort, OpenAiModel};
 
 /// Vectors for a batch of texts, in order, and who made them.
 #[derive(Debug, Clone, PartialEq)]
@@ -219,11 +219,10 @@ fn embed_openai(
                     &key,
                     String::new(),
                     0,
-                    0,
+                    crate::answered_locally(start),
                     true,
                     model.config.price.map(|_| 0.0),
                     None,
-                    start,
                 );
                 out[i] = Some(v);
             }
@@ -241,11 +240,10 @@ fn embed_openai(
                             &key,
                             String::new(),
                             0,
-                            0,
+                            crate::answered_locally(start),
                             false,
                             None,
                             Some(&e),
-                            start,
                         );
                         return Err(e);
                     }
@@ -276,14 +274,14 @@ fn embed_openai(
             let stage = stage2.clone();
             let batch_texts: Vec<String> = g.iter().map(|&i| texts2[i].clone()).collect();
             handles.push(tokio::spawn(async move {
-                let start = Instant::now();
                 let key = crate::sha256_hex_bytes(
                     serde_json::json!(["openai", model.model_id, "embedding-batch", batch_texts])
                         .to_string()
                         .as_bytes(),
                 );
                 let salt = u64::from_str_radix(&key[..16], 16).unwrap_or(0);
-                let r = model.embed(&batch_texts, salt).await;
+                let mut effort = Effort::default();
+                let r = model.embed(&batch_texts, salt, &mut effort).await;
                 match &r {
                     Ok(reply) => {
                         let cost = model.config.price.map(|p| p.cost(reply.tokens_in, 0));
@@ -294,11 +292,10 @@ fn embed_openai(
                             &key,
                             reply.endpoint.clone(),
                             reply.tokens_in,
-                            reply.attempts,
+                            effort,
                             false,
                             cost,
                             None,
-                            start,
                         );
                     }
                     Err(e) => llm.log_embedding(
@@ -308,15 +305,10 @@ fn embed_openai(
                         &key,
                         String::new(),
                         0,
-                        // Attempts made before giving up count, as they do for chat calls.
-                        match e {
-                            LlmError::RetriesExhausted { attempts, .. } => *attempts,
-                            _ => 0,
-                        },
+                        effort,
                         false,
                         None,
                         Some(e),
-                        start,
                     ),
                 }
                 (g, r.map(|reply| reply.value))

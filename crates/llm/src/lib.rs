@@ -36,10 +36,10 @@ pub mod parse;
 pub mod prompt;
 pub mod task;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use noisebench_core::LlmCall;
 use serde::{Deserialize, Serialize};
@@ -51,7 +51,7 @@ pub use error::LlmError;
 pub use task::{Task, TaskName};
 
 use cache::Cache;
-use openai::OpenAiModel;
+use openai::{Effort, OpenAiModel};
 use prompt::{Message, Prompts};
 
 /// One item's answer.
@@ -63,6 +63,8 @@ pub struct Answer<O> {
     /// The cache key, which also joins the call log (`llm_calls.request_hash`).
     pub request_hash: String,
     pub prompt_version: String,
+    /// Answered without a request of its own: from the cache, or by an identical request
+    /// (same `request_hash`) that another item sent in this run.
     pub cache_hit: bool,
 }
 
@@ -109,6 +111,10 @@ struct Inner {
     embedder: embed::Embedder,
     runtime: OnceLock<tokio::runtime::Runtime>,
     log: Mutex<Vec<LlmCall>>,
+    /// Remote answers by request hash when there is no cache to hold them, so that a run with
+    /// the cache off still sends each request once. Only successes: a failure is retried by the
+    /// next item or run that asks, as it would be with the cache on.
+    memo: Mutex<HashMap<String, serde_json::Value>>,
     seq: Mutex<BTreeMap<String, u64>>,
     stats: Mutex<LlmStats>,
     budget: Arc<openai::Budget>,
@@ -143,6 +149,14 @@ impl std::fmt::Debug for Llm {
 /// sha256 of bytes as 64 lowercase hex digits.
 pub fn sha256_hex_bytes(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
+}
+
+/// One distinct request of a batch: the item that sends it and the items that share its outcome
+/// (with the item's start, from which their wait is measured).
+struct Request<T: Task> {
+    sender: usize,
+    prepared: Prepared<T>,
+    sharers: Vec<(usize, Prepared<T>, Instant)>,
 }
 
 /// Everything needed to answer one item, decided before any I/O.
@@ -240,6 +254,7 @@ impl Llm {
                 embedder,
                 runtime: OnceLock::new(),
                 log: Mutex::new(Vec::new()),
+                memo: Mutex::new(HashMap::new()),
                 seq: Mutex::new(BTreeMap::new()),
                 stats: Mutex::new(LlmStats::default()),
                 budget,
@@ -412,8 +427,12 @@ impl Llm {
         self.inner.cache.is_some() && (p.model.is_some() || self.inner.config.cache.offline)
     }
 
-    /// A cache hit, logged; `None` on a miss (or when the cache does not apply).
+    /// A cache hit (or, without a cache, an answer this handle already received), logged;
+    /// `None` on a miss.
     fn lookup<T: Task>(&self, p: &Prepared<T>, start: Instant) -> Option<Answer<T::Output>> {
+        if p.model.is_some() && self.inner.cache.is_none() {
+            return self.recall(p, start);
+        }
         if !self.uses_cache(p) {
             return None;
         }
@@ -427,12 +446,11 @@ impl Llm {
                 endpoint: String::new(),
                 tokens_in: entry.tokens_in,
                 tokens_out: entry.tokens_out,
-                attempts: 0,
                 cache_hit: true,
                 cost: self.price_of(p).map(|_| 0.0),
                 error: None,
+                effort: answered_locally(start),
             },
-            start,
         );
         Some(Answer {
             value,
@@ -441,6 +459,65 @@ impl Llm {
             prompt_version: p.prompt_version.clone(),
             cache_hit: true,
         })
+    }
+
+    fn recall<T: Task>(&self, p: &Prepared<T>, start: Instant) -> Option<Answer<T::Output>> {
+        let answer = self
+            .inner
+            .memo
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&p.key)?
+            .clone();
+        let value: T::Output = serde_json::from_value(answer).ok()?;
+        self.record(p, self.served_record(p, None, start));
+        Some(Answer {
+            value,
+            provenance: Self::provenance_of(p),
+            request_hash: p.key.clone(),
+            prompt_version: p.prompt_version.clone(),
+            cache_hit: true,
+        })
+    }
+
+    /// The call record of an item that another item's identical request answered: the request
+    /// is counted on the sender's record alone, so this one has no attempts, tokens or cost.
+    fn served_record<T: Task>(
+        &self,
+        p: &Prepared<T>,
+        error: Option<&LlmError>,
+        start: Instant,
+    ) -> Record {
+        Record {
+            endpoint: String::new(),
+            tokens_in: 0,
+            tokens_out: 0,
+            cache_hit: error.is_none(),
+            cost: self.price_of(p).map(|_| 0.0),
+            error: error.map(|e| self.describe(e)),
+            effort: Effort {
+                attempts: 0,
+                latency: Duration::ZERO,
+                queue: start.elapsed(),
+            },
+        }
+    }
+
+    /// Give an item the outcome of the identical request another item of its batch sent.
+    fn share<T: Task>(
+        &self,
+        p: &Prepared<T>,
+        outcome: &Result<Answer<T::Output>, LlmError>,
+        start: Instant,
+    ) -> Result<Answer<T::Output>, LlmError> {
+        self.record(p, self.served_record(p, outcome.as_ref().err(), start));
+        match outcome {
+            Ok(a) => Ok(Answer {
+                cache_hit: true,
+                ..a.clone()
+            }),
+            Err(e) => Err(e.clone()),
+        }
     }
 
     fn price_of<T: Task>(&self, p: &Prepared<T>) -> Option<config::Price> {
@@ -464,7 +541,7 @@ impl Llm {
             let e = LlmError::CacheMiss {
                 request_hash: p.key.clone(),
             };
-            self.record_failure(p, &e, 0, String::new(), start);
+            self.record_failure(p, &e, answered_locally(start), String::new());
             return Some(Err(e));
         }
         if p.model.is_none() {
@@ -478,12 +555,11 @@ impl Llm {
                     endpoint: String::new(),
                     tokens_in: 0,
                     tokens_out: 0,
-                    attempts: 0,
                     cache_hit: false,
                     cost: None,
                     error: None,
+                    effort: answered_locally(start),
                 },
-                start,
             );
             return Some(Ok(Answer {
                 value,
@@ -498,6 +574,15 @@ impl Llm {
 
     fn store<T: Task>(&self, p: &Prepared<T>, value: &T::Output, tokens_in: u64, tokens_out: u64) {
         let Some(cache) = &self.inner.cache else {
+            if p.model.is_some()
+                && let Ok(answer) = serde_json::to_value(value)
+            {
+                self.inner
+                    .memo
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(p.key.clone(), answer);
+            }
             return;
         };
         if self.inner.config.cache.mode != CacheMode::ReadWrite {
@@ -528,17 +613,14 @@ impl Llm {
     }
 
     /// Call the remote backend for one prepared item: budget, call, parse, repair, re-ask.
-    async fn remote<T: Task>(
-        self,
-        p: Prepared<T>,
-        start: Instant,
-    ) -> Result<Answer<T::Output>, LlmError> {
+    async fn remote<T: Task>(self, p: Prepared<T>) -> Result<Answer<T::Output>, LlmError> {
         let Some(model) = p.model.clone() else {
             return Err(LlmError::Internal("remote call without a model".into()));
         };
         let salt = u64::from_str_radix(&p.key[..16], 16).unwrap_or(0);
         let mut messages = p.messages.clone();
-        let (mut tokens_in, mut tokens_out, mut attempts) = (0u64, 0u64, 0u32);
+        let (mut tokens_in, mut tokens_out) = (0u64, 0u64);
+        let mut effort = Effort::default();
         let mut endpoint = String::new();
         let max_tries = self.inner.config.max_reasks + 1;
         let mut last_error = String::new();
@@ -552,21 +634,17 @@ impl Llm {
                     estimate,
                     salt.wrapping_add(tr as u64),
                     tr == 1,
+                    &mut effort,
                 )
                 .await;
             let reply = match reply {
                 Ok(r) => r,
                 Err(e) => {
-                    // A call that gave up still made its attempts; the call log counts them.
-                    if let LlmError::RetriesExhausted { attempts: n, .. } = &e {
-                        attempts += n;
-                    }
                     let e = self.redact_error(e);
-                    self.record_failure(&p, &e, attempts, endpoint, start);
+                    self.record_failure(&p, &e, effort, endpoint);
                     return Err(e);
                 }
             };
-            attempts += reply.attempts;
             tokens_in += reply.tokens_in;
             tokens_out += reply.tokens_out;
             endpoint = reply.endpoint.clone();
@@ -583,12 +661,11 @@ impl Llm {
                             endpoint,
                             tokens_in,
                             tokens_out,
-                            attempts: attempts as i64,
                             cache_hit: false,
                             cost,
                             error: None,
+                            effort,
                         },
-                        start,
                     );
                     return Ok(Answer {
                         value,
@@ -618,7 +695,7 @@ impl Llm {
             tries: max_tries,
             detail: self.redact_text(&last_error),
         };
-        self.record_failure_tokens(&p, &e, attempts, endpoint, tokens_in, tokens_out, start);
+        self.record_failure_tokens(&p, &e, effort, endpoint, tokens_in, tokens_out);
         Err(e)
     }
 
@@ -666,27 +743,29 @@ impl Llm {
         f(&mut self.inner.stats.lock().unwrap_or_else(|e| e.into_inner()));
     }
 
+    /// A call record's `error`: the reason code first, so totals can group by it.
+    fn describe(&self, e: &LlmError) -> String {
+        format!("{}: {}", e.reason(), self.redact_text(&e.to_string()))
+    }
+
     fn record_failure<T: Task>(
         &self,
         p: &Prepared<T>,
         e: &LlmError,
-        attempts: u32,
+        effort: Effort,
         endpoint: String,
-        start: Instant,
     ) {
-        self.record_failure_tokens(p, e, attempts, endpoint, 0, 0, start);
+        self.record_failure_tokens(p, e, effort, endpoint, 0, 0);
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn record_failure_tokens<T: Task>(
         &self,
         p: &Prepared<T>,
         e: &LlmError,
-        attempts: u32,
+        effort: Effort,
         endpoint: String,
         tokens_in: u64,
         tokens_out: u64,
-        start: Instant,
     ) {
         let cost = self.price_of(p).map(|pr| pr.cost(tokens_in, tokens_out));
         self.record(
@@ -695,20 +774,15 @@ impl Llm {
                 endpoint,
                 tokens_in,
                 tokens_out,
-                attempts: attempts as i64,
                 cache_hit: false,
                 cost,
-                error: Some(format!(
-                    "{}: {}",
-                    e.reason(),
-                    self.redact_text(&e.to_string())
-                )),
+                error: Some(self.describe(e)),
+                effort,
             },
-            start,
         );
     }
 
-    fn record<T: Task>(&self, p: &Prepared<T>, r: Record, start: Instant) {
+    fn record<T: Task>(&self, p: &Prepared<T>, r: Record) {
         let backend = if p.model.is_some() {
             "openai"
         } else {
@@ -722,7 +796,6 @@ impl Llm {
             model: &p.model_name,
             request_hash: &p.key,
             record: r,
-            start,
         });
     }
 
@@ -762,8 +835,9 @@ impl Llm {
             request_hash: l.request_hash.to_string(),
             tokens_in: r.tokens_in as i64,
             tokens_out: r.tokens_out as i64,
-            latency_ms: l.start.elapsed().as_millis() as i64,
-            attempts: r.attempts,
+            latency_ms: r.effort.latency.as_millis() as i64,
+            queue_ms: r.effort.queue.as_millis() as i64,
+            attempts: r.effort.attempts as i64,
             cache_hit: r.cache_hit,
             cost_usd: r.cost,
             error: r.error,
@@ -790,6 +864,10 @@ impl Llm {
     /// Answer many items concurrently (sync); results in input order, one per item. Cache hits
     /// and offline answers are decided on the calling thread; the rest run on the internal
     /// runtime under the model's limits.
+    ///
+    /// Items with the same request hash make one request: the first of them sends it and is
+    /// logged as the call; each other gets its answer (or its error) and a record with no
+    /// attempts, tokens or cost, `cache_hit` true when the answer was good.
     pub fn run_batch<T: Task>(
         &self,
         stage: &str,
@@ -813,39 +891,60 @@ impl Llm {
     ) -> Vec<Result<Answer<T::Output>, LlmError>> {
         let mut results: Vec<Option<Result<Answer<T::Output>, LlmError>>> =
             Vec::with_capacity(inputs.len());
-        let mut remote: Vec<(usize, Prepared<T>, Instant)> = Vec::new();
+        // Items whose prompts render alike make one request between them: a repeated paid
+        // call would buy the same answer again.
+        let mut requests: Vec<Request<T>> = Vec::new();
+        let mut by_key: HashMap<String, usize> = HashMap::new();
         for input in inputs {
             let start = Instant::now();
-            match self.prepare::<T>(stage, input) {
-                Err(e) => results.push(Some(Err(e))),
-                Ok(p) => match self.answer_locally(&p, start) {
-                    Some(r) => {
-                        bar.inc(1);
-                        results.push(Some(r));
-                    }
-                    None => {
-                        remote.push((results.len(), p, start));
-                        results.push(None);
-                    }
-                },
+            let i = results.len();
+            results.push(None);
+            let p = match self.prepare::<T>(stage, input) {
+                Ok(p) => p,
+                Err(e) => {
+                    bar.inc(1);
+                    results[i] = Some(Err(e));
+                    continue;
+                }
+            };
+            if let Some(&r) = by_key.get(&p.key) {
+                requests[r].sharers.push((i, p, start));
+                continue;
+            }
+            match self.answer_locally(&p, start) {
+                Some(r) => {
+                    bar.inc(1);
+                    results[i] = Some(r);
+                }
+                None => {
+                    by_key.insert(p.key.clone(), requests.len());
+                    requests.push(Request {
+                        sender: i,
+                        prepared: p,
+                        sharers: Vec::new(),
+                    });
+                }
             }
         }
-        if !remote.is_empty() {
+        if !requests.is_empty() {
             let me = self.clone();
             let done = self.block_on(async move {
                 use futures::StreamExt;
-                let mut pending: futures::stream::FuturesUnordered<_> = remote
+                let mut pending: futures::stream::FuturesUnordered<_> = requests
                     .into_iter()
-                    .map(|(i, p, start)| {
-                        let me = me.clone();
-                        let h = tokio::spawn(me.remote::<T>(p, start));
-                        async move { (i, h.await) }
+                    .map(|r| {
+                        let h = tokio::spawn(me.clone().remote::<T>(r.prepared));
+                        async move { (r.sender, r.sharers, h.await) }
                     })
                     .collect();
                 let mut out = Vec::with_capacity(pending.len());
-                while let Some((i, r)) = pending.next().await {
-                    bar.inc(1);
+                while let Some((i, sharers, r)) = pending.next().await {
                     let r = r.unwrap_or_else(|e| Err(LlmError::Internal(format!("task: {e}"))));
+                    bar.inc(1);
+                    for (j, p, start) in sharers {
+                        out.push((j, me.share(&p, &r, start)));
+                        bar.inc(1);
+                    }
                     out.push((i, r));
                 }
                 out
@@ -873,7 +972,7 @@ impl Llm {
         }
         let handle = self.runtime().handle().clone();
         handle
-            .spawn(self.clone().remote::<T>(p, start))
+            .spawn(self.clone().remote::<T>(p))
             .await
             .unwrap_or_else(|e| Err(LlmError::Internal(format!("task: {e}"))))
     }
@@ -974,10 +1073,19 @@ struct Record {
     endpoint: String,
     tokens_in: u64,
     tokens_out: u64,
-    attempts: i64,
     cache_hit: bool,
     cost: Option<f64>,
     error: Option<String>,
+    effort: Effort,
+}
+
+/// How long an item answered without a request took: all of it is the answer's own time.
+pub(crate) fn answered_locally(start: Instant) -> Effort {
+    Effort {
+        attempts: 0,
+        latency: start.elapsed(),
+        queue: Duration::ZERO,
+    }
 }
 
 struct LogLine<'a> {
@@ -988,7 +1096,6 @@ struct LogLine<'a> {
     model: &'a str,
     request_hash: &'a str,
     record: Record,
-    start: Instant,
 }
 
 /// sha256 over a canonical JSON of everything that determines an answer.
@@ -1055,11 +1162,10 @@ impl Llm {
         request_hash: &str,
         endpoint: String,
         tokens_in: u64,
-        attempts: u32,
+        effort: Effort,
         cache_hit: bool,
         cost: Option<f64>,
         error: Option<&LlmError>,
-        start: Instant,
     ) {
         self.log_call(LogLine {
             stage,
@@ -1072,13 +1178,11 @@ impl Llm {
                 endpoint,
                 tokens_in,
                 tokens_out: 0,
-                attempts: attempts as i64,
                 cache_hit,
                 cost,
-                error: error
-                    .map(|e| format!("{}: {}", e.reason(), self.redact_text(&e.to_string()))),
+                error: error.map(|e| self.describe(e)),
+                effort,
             },
-            start,
         });
     }
     pub(crate) fn cache_mode(&self) -> CacheMode {

@@ -74,8 +74,21 @@ pub(crate) struct Reply<T> {
     pub value: T,
     pub tokens_in: u64,
     pub tokens_out: u64,
-    pub attempts: u32,
     pub endpoint: String,
+}
+
+/// What calls cost in attempts and time, added up over every request an item makes (retries and
+/// re-asks) whether it ends in an answer or not, because a failure's attempts and waits are
+/// spent too.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Effort {
+    pub attempts: u32,
+    /// Inside HTTP attempts: sending, the server's work, reading the body.
+    pub latency: Duration,
+    /// Everything else between asking and the outcome: the concurrency permit, RPM/TPM limits,
+    /// endpoint pauses and retry backoff. Kept apart from `latency` so a slow limiter does not
+    /// read as a slow server.
+    pub queue: Duration,
 }
 
 struct Endpoint {
@@ -350,7 +363,8 @@ impl OpenAiModel {
     }
 
     /// POST `body` to `<endpoint>/<path>` with retries; `parse` turns a 200 body into a value and
-    /// optional (tokens_in, tokens_out).
+    /// optional (tokens_in, tokens_out). Adds what it took to `effort`.
+    #[allow(clippy::too_many_arguments)]
     async fn post<T>(
         self: &Arc<Self>,
         path: &str,
@@ -359,6 +373,30 @@ impl OpenAiModel {
         salt: u64,
         new_call: bool,
         parse: impl Fn(&[u8]) -> Result<(T, Option<(u64, u64)>), String>,
+        effort: &mut Effort,
+    ) -> Result<Reply<T>, LlmError> {
+        let began = Instant::now();
+        let in_http_before = effort.latency;
+        let r = self
+            .post_attempts(path, body, estimated_tokens, salt, new_call, parse, effort)
+            .await;
+        let in_http = effort.latency.saturating_sub(in_http_before);
+        // Whatever was not spent inside an attempt was spent waiting to make one.
+        effort.queue += began.elapsed().saturating_sub(in_http);
+        r
+    }
+
+    /// [`OpenAiModel::post`]'s attempts, each counted in `effort` with its time.
+    #[allow(clippy::too_many_arguments)]
+    async fn post_attempts<T>(
+        self: &Arc<Self>,
+        path: &str,
+        body: &serde_json::Value,
+        estimated_tokens: u64,
+        salt: u64,
+        new_call: bool,
+        parse: impl Fn(&[u8]) -> Result<(T, Option<(u64, u64)>), String>,
+        effort: &mut Effort,
     ) -> Result<Reply<T>, LlmError> {
         let _permit = self
             .semaphore
@@ -379,7 +417,10 @@ impl OpenAiModel {
             if new_call && attempt == 1 {
                 self.budget.check()?;
             }
+            effort.attempts += 1;
+            let sent = Instant::now();
             let outcome = self.attempt(endpoint, path, body, &parse).await;
+            effort.latency += sent.elapsed();
             match outcome {
                 Attempt::Done(value, usage) => {
                     self.record_success(endpoint);
@@ -393,7 +434,6 @@ impl OpenAiModel {
                         value,
                         tokens_in,
                         tokens_out,
-                        attempts: attempt,
                         endpoint: endpoint.name.clone(),
                     });
                 }
@@ -497,6 +537,7 @@ impl OpenAiModel {
     }
 
     /// One chat completion; the reply's text content.
+    #[allow(clippy::too_many_arguments)]
     pub async fn chat(
         self: &Arc<Self>,
         messages: &[Message],
@@ -505,6 +546,7 @@ impl OpenAiModel {
         estimated_tokens: u64,
         salt: u64,
         new_call: bool,
+        effort: &mut Effort,
     ) -> Result<Reply<String>, LlmError> {
         let mut body = serde_json::json!({
             "model": self.model_id,
@@ -537,6 +579,7 @@ impl OpenAiModel {
                     r.usage.map(|u| (u.prompt_tokens, u.completion_tokens)),
                 ))
             },
+            effort,
         )
         .await
     }
@@ -546,6 +589,7 @@ impl OpenAiModel {
         self: &Arc<Self>,
         texts: &[String],
         salt: u64,
+        effort: &mut Effort,
     ) -> Result<Reply<Vec<Vec<f32>>>, LlmError> {
         let body = serde_json::json!({"model": self.model_id, "input": texts});
         let n = texts.len();
@@ -567,6 +611,7 @@ impl OpenAiModel {
                     r.usage.map(|u| (u.prompt_tokens, 0)),
                 ))
             },
+            effort,
         )
         .await
     }

@@ -284,8 +284,9 @@ fn a_refused_connection_is_retried_until_the_server_comes_up() {
         "one refused attempt, one answered"
     );
     assert!(
-        log[0].latency_ms >= 1000,
-        "backed off: {} ms",
+        log[0].queue_ms >= 1000 && log[0].latency_ms < 1000,
+        "the backoff is waiting, not the requests' own time: {} ms queued, {} ms latency",
+        log[0].queue_ms,
         log[0].latency_ms
     );
 }
@@ -745,4 +746,190 @@ fn embeddings_go_through_limits_and_cache() {
     let again = llm.embed("graph", &texts).unwrap();
     assert_eq!(again, e);
     assert_eq!(srv.requests(), 2, "served from the cache");
+}
+
+/// Answers a keywords request with the claim's last word, and refuses claims ending in "bad"
+/// with a 400 (a failure that is not retried).
+fn echo_last_word(body: &serde_json::Value) -> Reply {
+    let user = noisebench_testkit::first_message(body, "user");
+    let claim = user
+        .lines()
+        .find_map(|l| l.strip_prefix("Claim: "))
+        .unwrap_or("");
+    let last = claim.trim_end_matches('.').rsplit(' ').next().unwrap_or("");
+    if last == "bad" {
+        return Reply::Status(400, None, "{\"error\": \"refused\"}".into());
+    }
+    Reply::Content(serde_json::json!({ "keywords": [last] }).to_string())
+}
+
+#[test]
+fn identical_requests_in_a_batch_are_sent_once_and_counted_once() {
+    let srv = FakeServer::answering(echo_last_word);
+    // Slow enough that, unmerged, the copies of a request would all be in flight at once.
+    *srv.state.latency.lock().unwrap() = Duration::from_millis(50);
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = model(
+        openai_config(&srv.url(), dir.path()),
+        "price",
+        serde_json::json!({"input_per_million": 1_000_000.0, "output_per_million": 2_000_000.0}),
+    );
+    let llm = llm(cfg);
+    let words = ["one", "two", "one", "three", "two", "one", "bad", "bad"];
+    let inputs: Vec<_> = words
+        .iter()
+        .map(|w| keywords(&format!("claim {w}")))
+        .collect();
+    let results = llm.run_batch::<Keywords>("s", inputs);
+    assert_eq!(srv.requests(), 4, "one request per distinct input");
+    for (w, r) in words.iter().zip(&results) {
+        if *w == "bad" {
+            assert_eq!(r.as_ref().unwrap_err().reason(), "http_error", "{w}");
+        } else {
+            assert_eq!(r.as_ref().unwrap().value.keywords, vec![w.to_string()]);
+        }
+    }
+    let ok: Vec<_> = results.iter().filter_map(|r| r.as_ref().ok()).collect();
+    assert_eq!(ok[0].request_hash, ok[2].request_hash);
+    assert_eq!(ok[0].request_hash, ok[5].request_hash);
+    // The first item of each request sent it; the others were served from it.
+    assert_eq!(
+        ok.iter().map(|a| a.cache_hit).collect::<Vec<_>>(),
+        vec![false, false, true, false, true, true]
+    );
+
+    let log = llm.drain_call_log();
+    assert_eq!(log.len(), words.len(), "one record per item");
+    let sent: Vec<_> = log.iter().filter(|c| c.attempts > 0).collect();
+    assert_eq!(sent.len(), 4);
+    let shared: Vec<_> = log.iter().filter(|c| c.attempts == 0).collect();
+    assert!(shared.iter().all(|c| c.tokens_in == 0
+        && c.tokens_out == 0
+        && c.cost_usd == Some(0.0)
+        && c.latency_ms == 0));
+    assert_eq!(shared.iter().filter(|c| c.cache_hit).count(), 3);
+    assert_eq!(
+        shared.iter().filter(|c| c.error.is_some()).count(),
+        1,
+        "the item that shared the refused request fails with it"
+    );
+    let tokens: (i64, i64) = log
+        .iter()
+        .fold((0, 0), |(i, o), c| (i + c.tokens_in, o + c.tokens_out));
+    assert_eq!(tokens, (3 * 11, 3 * 7), "three answered requests");
+    let cost: f64 = log.iter().filter_map(|c| c.cost_usd).sum();
+    assert!((cost - 3.0 * 25.0).abs() < 1e-9, "{cost}");
+    assert!((llm.spent_usd() - cost).abs() < 1e-9);
+    let s = llm.stats();
+    assert_eq!((s.calls, s.tokens_in, s.tokens_out), (8, 33, 21));
+    assert!((s.cost_usd - cost).abs() < 1e-9);
+
+    // A failure is neither cached nor remembered: the next batch asks again.
+    let again = llm.run_batch::<Keywords>("s", vec![keywords("claim bad"), keywords("claim one")]);
+    assert!(again[0].is_err() && again[1].as_ref().unwrap().cache_hit);
+    assert_eq!(srv.requests(), 5);
+}
+
+#[test]
+fn with_the_cache_off_a_run_still_sends_each_request_once() {
+    let srv = FakeServer::answering(echo_last_word);
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = with(
+        openai_config(&srv.url(), dir.path()),
+        &["cache"],
+        serde_json::json!({"mode": "off"}),
+    );
+    let llm = llm(cfg);
+    let batch = |words: &[&str]| {
+        llm.run_batch::<Keywords>(
+            "s",
+            words
+                .iter()
+                .map(|w| keywords(&format!("claim {w}")))
+                .collect(),
+        )
+    };
+    assert!(batch(&["one", "two", "bad"])[..2].iter().all(Result::is_ok));
+    assert_eq!(srv.requests(), 3);
+    let r = batch(&["two", "three", "one", "bad"]);
+    assert_eq!(
+        srv.requests(),
+        5,
+        "only the new request and the failed one are sent again"
+    );
+    assert_eq!(r[0].as_ref().unwrap().value.keywords, vec!["two"]);
+    assert!(r[0].as_ref().unwrap().cache_hit && r[2].as_ref().unwrap().cache_hit);
+    assert!(!r[1].as_ref().unwrap().cache_hit);
+    assert_eq!(r[3].as_ref().unwrap_err().reason(), "http_error");
+    // The async form remembers too.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let a = rt
+        .block_on(llm.call::<Keywords>("s", keywords("claim three")))
+        .unwrap();
+    assert!(a.cache_hit);
+    assert_eq!(srv.requests(), 5);
+    assert!(
+        dir.path().read_dir().unwrap().next().is_none(),
+        "nothing written to disk"
+    );
+    let log = llm.drain_call_log();
+    let tokens: i64 = log.iter().map(|c| c.tokens_in).sum();
+    assert_eq!(tokens, 3 * 11, "each answered request counted once");
+}
+
+#[test]
+fn latency_is_the_request_s_own_and_waiting_is_queue_time() {
+    let srv = FakeServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    // 120 per minute: a burst of one, then one request every ~0.5 s.
+    let cfg = model(openai_config(&srv.url(), dir.path()), "rpm", 120.into());
+    let cfg = with(
+        cfg,
+        &["embeddings"],
+        serde_json::json!({"backend": "openai", "model": "fake", "batch_size": 1}),
+    );
+    let llm = llm(cfg);
+    let inputs: Vec<_> = (0..4).map(|i| keywords(&format!("claim {i}"))).collect();
+    assert!(
+        llm.run_batch::<Keywords>("s", inputs)
+            .iter()
+            .all(Result::is_ok)
+    );
+    let texts: Vec<String> = ["a", "b"].iter().map(|s| s.to_string()).collect();
+    llm.embed("s", &texts).unwrap();
+    let log = llm.drain_call_log();
+    assert_eq!(log.len(), 6);
+    for task in ["keywords", "embedding"] {
+        let calls: Vec<_> = log.iter().filter(|c| c.task == task).collect();
+        assert!(
+            calls.iter().all(|c| c.latency_ms < 400),
+            "{task}: the server answers at once: {:?}",
+            calls.iter().map(|c| c.latency_ms).collect::<Vec<_>>()
+        );
+        let most = calls.iter().map(|c| c.queue_ms).max().unwrap();
+        assert!(
+            most >= 400,
+            "{task}: the limiter's wait is queue time: {most}"
+        );
+    }
+    let queued: i64 = log
+        .iter()
+        .filter(|c| c.task == "keywords")
+        .map(|c| c.queue_ms)
+        .sum();
+    // The four chat requests waited about 0 + 0.5 + 1.0 + 1.5 s.
+    assert!(queued >= 2500, "{queued}");
+
+    // A Retry-After is waiting too; both attempts' own time is latency.
+    let srv = FakeServer::start();
+    srv.push(Reply::Status(429, Some("1".into()), "{}".into()));
+    let dir = tempfile::tempdir().unwrap();
+    let llm = self::llm(openai_config(&srv.url(), dir.path()));
+    llm.run::<Keywords>("s", keywords("x")).unwrap();
+    let log = llm.drain_call_log();
+    assert_eq!(log[0].attempts, 2);
+    assert!(log[0].latency_ms < 400, "{}", log[0].latency_ms);
+    assert!(log[0].queue_ms >= 900, "{}", log[0].queue_ms);
 }

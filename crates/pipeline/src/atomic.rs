@@ -42,7 +42,75 @@ pub fn write_atomic_with(
     result
 }
 
+/// Remove, in `dir` (not below it), the temporary files [`write_atomic_with`] left when its
+/// process was killed: those named for a process that no longer runs. A live writer's file is
+/// never touched. Returns how many were removed.
+pub fn sweep_orphan_temps(dir: &Path) -> usize {
+    let mut removed = 0;
+    for entry in fs::read_dir(dir).into_iter().flatten().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = temp_owner(&name) else {
+            continue;
+        };
+        if pid != std::process::id() && !process_alive(pid) && fs::remove_file(entry.path()).is_ok()
+        {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+/// The pid in a temporary name `.<file>.<pid>.tmp`.
+fn temp_owner(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix('.')?.strip_suffix(".tmp")?;
+    let (_, pid) = rest.rsplit_once('.')?;
+    pid.parse().ok()
+}
+
+/// Whether a process with this pid runs. On Linux `/proc` tells; elsewhere assume it does, so
+/// nothing is swept that might be in use.
+fn process_alive(pid: u32) -> bool {
+    if cfg!(target_os = "linux") {
+        Path::new("/proc").join(pid.to_string()).exists()
+    } else {
+        true
+    }
+}
+
 /// fsync a directory so that a rename inside it is durable.
 pub fn sync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn temp_names_give_their_writer() {
+        assert_eq!(temp_owner(".claims.parquet.4242.tmp"), Some(4242));
+        assert_eq!(temp_owner(".stage.json.7.tmp"), Some(7));
+        assert_eq!(temp_owner("claims.parquet"), None);
+        assert_eq!(temp_owner(".claims.parquet.x.tmp"), None);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn only_files_of_dead_writers_are_swept() {
+        let dir = tempfile::tempdir().unwrap();
+        // A pid that ran and has exited.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let orphan = dir.path().join(format!(".claims.parquet.{dead}.tmp"));
+        let ours = temp_path(&dir.path().join("labels.parquet"));
+        let init = dir.path().join(".queries.parquet.1.tmp");
+        let table = dir.path().join("claims.parquet");
+        for p in [&orphan, &ours, &init, &table] {
+            fs::write(p, b"x").unwrap();
+        }
+        assert_eq!(sweep_orphan_temps(dir.path()), 1);
+        assert!(!orphan.exists());
+        assert!(ours.exists() && init.exists() && table.exists());
+    }
 }

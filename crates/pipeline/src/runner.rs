@@ -7,11 +7,11 @@ use std::time::Instant;
 
 use noisebench_core::{
     CallLog, DropRecord, Inputs, LlmCall, NoProgress, Progress, Rows, StageContext, StageSummary,
-    TableKind, sha256_hex,
+    TableKind, is_transient_reason, sha256_hex,
 };
 use serde::{Deserialize, Serialize};
 
-use crate::atomic::write_atomic;
+use crate::atomic::{sweep_orphan_temps, write_atomic};
 use crate::plan::{Plan, PlanError, PlannedStage, TableRef};
 use crate::table_io::{self, TableError};
 
@@ -45,6 +45,22 @@ pub struct StageRecord {
     pub items_out: u64,
     pub items_dropped: u64,
     pub drop_reasons: BTreeMap<String, i64>,
+    /// Items that failed for a transient cause (network, 429, 5xx, timeout, budget): not done.
+    /// A record with any is never reused, so the next run reruns the stage and, with finished
+    /// LLM answers cached, pays only for these items again.
+    #[serde(default)]
+    pub retry_items: u64,
+}
+
+impl StageRecord {
+    /// The transient drop reasons and their counts (those behind `retry_items`).
+    pub fn retry_reasons(&self) -> BTreeMap<String, i64> {
+        self.drop_reasons
+            .iter()
+            .filter(|(reason, _)| is_transient_reason(reason))
+            .map(|(r, n)| (r.clone(), *n))
+            .collect()
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -80,6 +96,16 @@ pub enum RunError {
         "stage `{stage}` stopped: {reason}; its finished LLM answers are cached, so running again resumes"
     )]
     Halted { stage: String, reason: String },
+    #[error(
+        "stage `{stage}` read {items_in} items but accounted for {accounted} ({items_out} out, {dropped} dropped): every item must become a row or a counted drop"
+    )]
+    Unaccounted {
+        stage: String,
+        items_in: u64,
+        items_out: u64,
+        dropped: u64,
+        accounted: u64,
+    },
     #[error(
         "stage `{stage}` needs `{input}` from stage `{upstream}`, which has not run: run it first"
     )]
@@ -128,8 +154,48 @@ pub struct RunResult {
 }
 
 impl RunResult {
+    /// Stages that ran this time (fully or partially).
     pub fn ran(&self) -> usize {
-        self.summary.iter().filter(|s| s.status == "ran").count()
+        self.summary
+            .iter()
+            .filter(|s| s.status != "skipped")
+            .count()
+    }
+
+    /// Stages left with items that failed for a transient cause, in plan order: the next run
+    /// retries them.
+    pub fn unfinished(&self) -> Vec<&StageRecord> {
+        self.summary
+            .iter()
+            .filter_map(|s| self.records.get(&s.id))
+            .filter(|r| r.retry_items > 0)
+            .collect()
+    }
+
+    /// How many items the run left to retry, by stage and reason, in one paragraph; `None` when
+    /// every item was done or permanently dropped.
+    pub fn unfinished_message(&self) -> Option<String> {
+        let unfinished = self.unfinished();
+        if unfinished.is_empty() {
+            return None;
+        }
+        let total: u64 = unfinished.iter().map(|r| r.retry_items).sum();
+        let stages = unfinished
+            .iter()
+            .map(|r| {
+                let reasons = r
+                    .retry_reasons()
+                    .iter()
+                    .map(|(reason, n)| format!("{reason}={n}"))
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                format!("`{}`: {} ({reasons})", r.id, r.retry_items)
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+        Some(format!(
+            "{total} items failed for a transient cause and are not done ({stages}); running again retries exactly those (finished LLM answers come from the cache)"
+        ))
     }
 
     /// The summary as an aligned text table.
@@ -177,6 +243,18 @@ impl<'a> Runner<'a> {
             Some(id) => self.plan.upstream_of(id)?,
             None => self.plan.stages.iter().collect(),
         };
+        // Half-written files of killed runs: never read, but they should not pile up.
+        let run_dir = self.run_dir();
+        let swept = sweep_orphan_temps(&run_dir)
+            + self
+                .plan
+                .stages
+                .iter()
+                .map(|s| sweep_orphan_temps(&self.stage_dir(&s.id)))
+                .sum::<usize>();
+        if swept > 0 {
+            tracing::info!(files = swept, dir = %run_dir.display(), "removed temporary files of killed runs");
+        }
         let result = self.run_stages(&stages);
         // The run's call log gathers every stage's, also when a stage failed or was halted, so
         // what was paid for is never lost from view.
@@ -216,7 +294,12 @@ impl<'a> Runner<'a> {
             let previous = read_record(&self.stage_dir(&stage.id));
             let refreshed = self.options.refresh && stage.stage.reads_live_sources(&stage.config);
             let reusable = match &previous {
-                Some(r) if !self.options.force && !refreshed && r.fingerprint == fingerprint => {
+                Some(r)
+                    if !self.options.force
+                        && !refreshed
+                        && r.fingerprint == fingerprint
+                        && r.retry_items == 0 =>
+                {
                     self.outputs_intact(&stage.id, r)
                 }
                 _ => false,
@@ -225,7 +308,13 @@ impl<'a> Runner<'a> {
                 tracing::info!(stage = %stage.id, "unchanged; skipped");
                 (previous.expect("checked above"), "skipped")
             } else {
-                (self.run_stage(stage, fingerprint, &records)?, "ran")
+                let record = self.run_stage(stage, fingerprint, &records)?;
+                let status = if record.retry_items > 0 {
+                    "partial"
+                } else {
+                    "ran"
+                };
+                (record, status)
             };
             summary.push(StageSummary {
                 id: record.id.clone(),
@@ -236,7 +325,7 @@ impl<'a> Runner<'a> {
                 items_out: record.items_out as i64,
                 items_dropped: record.items_dropped as i64,
                 drop_reasons: record.drop_reasons.clone(),
-                seconds: if status == "ran" {
+                seconds: if status != "skipped" {
                     started.elapsed().as_secs_f64()
                 } else {
                     0.0
@@ -410,6 +499,16 @@ impl<'a> Runner<'a> {
             );
         }
         let report = output.report;
+        let dropped = report.items_dropped();
+        if stage.stage.one_to_one() && report.items_in != report.items_out + dropped {
+            return Err(RunError::Unaccounted {
+                stage: stage.id.clone(),
+                items_in: report.items_in,
+                items_out: report.items_out,
+                dropped,
+                accounted: report.items_out + dropped,
+            });
+        }
         let mut drops: Vec<DropRecord> = report.drops.clone();
         drops.sort();
         let w = table_io::write_table(&dir.join("drops.parquet"), &Rows::Drops(drops))?;
@@ -431,8 +530,9 @@ impl<'a> Runner<'a> {
             tables: written,
             items_in: report.items_in,
             items_out: report.items_out,
-            items_dropped: report.drops.len() as u64,
+            items_dropped: dropped,
             drop_reasons: report.drop_reasons(),
+            retry_items: report.transient_drops() as u64,
         };
         let json = serde_json::to_vec_pretty(&record).expect("a stage record always serialises");
         write_atomic(&record_path, &json).map_err(|source| RunError::Io {

@@ -352,10 +352,12 @@ pub fn write_frame(path: &Path, df: &mut DataFrame) -> Result<WrittenTable, Tabl
         source,
     };
     let mut polars_error = None;
+    let arrow_schema = reader_compatible_arrow_schema(df);
     write_atomic_with(path, |file| {
         let mut writer = BufWriter::new(file);
         if let Err(e) = ParquetWriter::new(&mut writer)
             .with_compression(ParquetCompression::Zstd(None))
+            .with_key_value_metadata(Some(KeyValueMetadata::Static(vec![arrow_schema.clone()])))
             .finish(df)
         {
             polars_error = Some(e);
@@ -376,6 +378,18 @@ pub fn write_frame(path: &Path, df: &mut DataFrame) -> Result<WrittenTable, Tabl
         rows: df.height() as u64,
         bytes,
     })
+}
+
+/// The `ARROW:schema` footer entry, at polars' oldest compatibility level.
+///
+/// polars would otherwise declare every string column as Arrow `string_view` and every list as
+/// `large_list<string_view>`, and pyarrow hands those types on: pandas then fails on list columns
+/// ("Not implemented type for Arrow list to pandas: string_view"), and older readers know no
+/// views at all. The data pages are plain Parquet UTF8 either way; only the declared Arrow types
+/// change, to `large_string` and `large_list<large_string>`, which every common reader opens.
+fn reader_compatible_arrow_schema(df: &DataFrame) -> polars_parquet::write::KeyValue {
+    let arrow = df.schema().to_arrow(CompatLevel::oldest());
+    polars_parquet::write::schema_to_metadata_key(&arrow)
 }
 
 /// Read a Parquet file into a frame.

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use noisebench_core::{
-    Claim, ConfigError, Drops, InputSpec, Inputs, OutputSpec, StageContext, StageError,
+    Claim, ConfigError, Drops, InputSpec, Inputs, OutputSpec, Rows, StageContext, StageError,
     StageOutput, TableKind, TypedStage,
 };
 use noisebench_pipeline::{PipelineFile, Plan, PlanError, Registry, RunOptions, Runner, table_io};
@@ -486,4 +486,175 @@ fn call_logs_are_written_per_stage_and_a_halted_stage_resumes() {
     let resumed = Runner::new(&plan, options).run().unwrap();
     assert_eq!(resumed.ran(), 1, "only the halted stage runs again");
     assert_eq!(f.runs(), (3, 1));
+}
+
+/// Copies its input; while `flaky_runs` is above zero, each run counts down and every third
+/// item fails with a transient cause (HTTP 503) and one with a permanent one. With `lose` it
+/// forgets an item without a drop (a bug the runner must catch).
+struct Flaky {
+    flaky_runs: Arc<AtomicUsize>,
+    runs: Arc<AtomicUsize>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FlakyConfig {
+    #[serde(default)]
+    lose: bool,
+}
+
+impl TypedStage for Flaky {
+    type Config = FlakyConfig;
+    const KIND: &'static str = "flaky";
+    const VERSION: u32 = 1;
+    const ONE_TO_ONE: bool = true;
+    fn inputs(&self) -> Vec<InputSpec> {
+        vec![InputSpec {
+            role: "claims",
+            kind: TableKind::Claims,
+            required: true,
+        }]
+    }
+    fn outputs(&self) -> Vec<OutputSpec> {
+        vec![OutputSpec {
+            name: "copied",
+            kind: TableKind::Claims,
+        }]
+    }
+    fn run(
+        &self,
+        config: &FlakyConfig,
+        mut inputs: Inputs,
+        ctx: &StageContext,
+    ) -> Result<StageOutput, StageError> {
+        self.runs.fetch_add(1, Ordering::SeqCst);
+        let failing = self
+            .flaky_runs
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok();
+        let claims: Vec<Claim> = inputs.take("claims")?;
+        let n = claims.len() as u64;
+        let mut drops = Drops::new(&ctx.stage_id);
+        let mut kept = Vec::new();
+        for (i, c) in claims.into_iter().enumerate() {
+            if i == 0 {
+                drops.add(c.id.clone(), "http_404", "gone for good");
+            } else if failing && i % 3 == 0 {
+                drops.add(c.id.clone(), "http_503", "the server was down");
+            } else if !(config.lose && i == 1) {
+                kept.push(c);
+            }
+        }
+        let mut out = StageOutput::default().with_table("copied", kept);
+        out.report.items_in = n;
+        out.report.items_out = out.tables["copied"].len() as u64;
+        out.report.drops = drops.into_records();
+        Ok(out)
+    }
+}
+
+fn flaky_fixture(flaky_runs: usize) -> (Fixture, Arc<AtomicUsize>) {
+    let mut f = Fixture::new();
+    let runs = Arc::new(AtomicUsize::new(0));
+    f.registry.register(Arc::new(Flaky {
+        flaky_runs: Arc::new(AtomicUsize::new(flaky_runs)),
+        runs: runs.clone(),
+    }));
+    (f, runs)
+}
+
+fn flaky_pipeline(lose: bool) -> String {
+    format!(
+        r#"
+[pipeline]
+name = "t"
+
+[stages.seed]
+kind = "seed"
+config = {{ count = 10 }}
+
+[stages.copy]
+kind = "flaky"
+inputs = {{ claims = "seed" }}
+config = {{ lose = {lose} }}
+
+[stages.kept]
+kind = "filter"
+inputs = {{ claims = "copy" }}
+config = {{ verdict = "true" }}
+"#
+    )
+}
+
+#[test]
+fn transient_failures_leave_a_stage_partial_until_a_run_retries_them() {
+    let (f, flaky_runs) = flaky_fixture(1);
+    let first = f.run(&flaky_pipeline(false));
+    let copy = &first.summary[1];
+    assert_eq!(copy.status, "partial");
+    // 8 seeded claims: one permanent drop, items 3 and 6 transient.
+    assert_eq!(
+        (copy.items_in, copy.items_out, copy.items_dropped),
+        (8, 5, 3)
+    );
+    assert_eq!(first.records["copy"].retry_items, 2);
+    let message = first.unfinished_message().expect("items are left to retry");
+    assert!(
+        message.contains("2 items failed for a transient cause")
+            && message.contains("`copy`: 2 (http_503=2)")
+            && message.contains("running again retries"),
+        "{message}"
+    );
+    let Rows::Drops(drops) = table_io::read_table(
+        &f.root().join("work/t/copy/drops.parquet"),
+        TableKind::Drops,
+    )
+    .unwrap() else {
+        unreachable!()
+    };
+    let mut drops: Vec<(&str, bool, bool)> = drops
+        .iter()
+        .map(|d| (d.reason.as_str(), d.dropped, d.retry))
+        .collect();
+    drops.sort();
+    assert_eq!(
+        drops,
+        [
+            ("http_404", true, false),
+            ("http_503", true, true),
+            ("http_503", true, true)
+        ]
+    );
+
+    // A plain rerun: the record does not vouch for the partial stage, so it reruns; the
+    // permanent drop stays a drop; nothing is left to retry.
+    let second = f.run(&flaky_pipeline(false));
+    assert_eq!(flaky_runs.load(Ordering::SeqCst), 2);
+    let copy = &second.summary[1];
+    assert_eq!(
+        (copy.status.as_str(), copy.items_out, copy.items_dropped),
+        ("ran", 7, 1)
+    );
+    assert_eq!(
+        second.summary[2].status, "ran",
+        "its new output reruns downstream"
+    );
+    assert!(second.unfinished_message().is_none());
+    let third = f.run(&flaky_pipeline(false));
+    assert!(third.summary.iter().all(|s| s.status == "skipped"));
+}
+
+#[test]
+fn an_item_neither_output_nor_dropped_fails_a_one_to_one_stage() {
+    let (f, _) = flaky_fixture(0);
+    let plan = f.plan(&flaky_pipeline(true)).unwrap();
+    let err = Runner::new(&plan, RunOptions::new(f.root().join("work")))
+        .run()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("stage `copy` read 8 items but accounted for 7 (6 out, 1 dropped)"),
+        "{err}"
+    );
+    assert!(!f.root().join("work/t/copy/stage.json").exists());
 }

@@ -57,6 +57,7 @@ fn main() {
             kind: TableKind::Claims,
             path: table.clone(),
         }],
+        exports: vec![],
         stages: vec![],
         provenance: Default::default(),
     };

@@ -167,6 +167,17 @@ pub fn render_card(input: &CardInput<'_>) -> Result<String, String> {
         out.push('\n');
     }
 
+    if !manifest.exports.is_empty() {
+        out.push_str(
+            "## Exports\n\nThe same data in the shapes the original releases' loaders read (not Hugging Face \
+             configs; sha256 in `manifest.json`):\n\n| file | format | bytes |\n|---|---|---:|\n",
+        );
+        for (file, e) in &manifest.exports {
+            out.push_str(&format!("| `{file}` | {} | {} |\n", e.format, e.bytes));
+        }
+        out.push('\n');
+    }
+
     out.push_str("## Sources\n\n");
     let mut sources_listed = false;
     for (name, dists) in &all_distributions {
@@ -273,6 +284,26 @@ pub fn render_card(input: &CardInput<'_>) -> Result<String, String> {
          - Dropped items are counted by reason in the construction table; they are not in the data.\n\
          - Labels made by the offline backend are rule-based stand-ins meant for testing pipelines, not gold labels.\n\n",
     );
+
+    if let Some(unfinished) = manifest
+        .provenance
+        .get("unfinished")
+        .and_then(|u| u.as_object())
+    {
+        out.push_str(
+            "## Published with unfinished items\n\nThis version was published with `--allow-partial`: these \
+             stages had items that failed for a transient cause (network, rate limit, server error, budget) and \
+             are missing from the data.\n\n| stage | items | reasons |\n|---|---:|---|\n",
+        );
+        for (stage, u) in unfinished {
+            out.push_str(&format!(
+                "| `{stage}` | {} | {} |\n",
+                u["items"],
+                counts(u.get("reasons"))
+            ));
+        }
+        out.push('\n');
+    }
 
     out.push_str("## Versioning\n\n");
     match &manifest.parent {

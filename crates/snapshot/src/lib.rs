@@ -7,7 +7,9 @@
 //! way Croissant 1.1 defines it: rows only added -> minor; rows changed or removed -> major; the same
 //! rows re-serialised -> patch; nothing changed -> no new version. A version is never overwritten, and
 //! a publish is staged in a hidden folder and renamed into place, so a crash leaves no partial version.
-//! [`verify`] rechecks hashes, sizes, row counts and schemas; [`diff`] compares two versions.
+//! The pipeline's exports (RAGuard CSVs, CONF-FACT JSON) go in as `exports/<format>/...`, hashed
+//! in the manifest, so a downloaded version holds the files the papers' loaders read.
+//! [`verify`] rechecks hashes, sizes, row counts and schemas (and the exports' hashes); [`diff`] compares two versions.
 //!
 //! What this crate is not: it runs no stages; it reads and writes tables only through
 //! `noisebench-pipeline`'s table I/O.
@@ -19,9 +21,9 @@ pub mod publish;
 pub mod verify;
 
 pub use changes::{Changes, TableChanges, diff, diff_tables};
-pub use manifest::{MANIFEST, Manifest, TableEntry};
+pub use manifest::{ExportEntry, MANIFEST, Manifest, TableEntry};
 pub use publish::{
-    PublishError, PublishOptions, PublishOutcome, PublishRequest, SourceTable, latest_version,
-    list_versions, publish,
+    PublishError, PublishOptions, PublishOutcome, PublishRequest, SourceExport, SourceTable,
+    latest_version, list_versions, publish,
 };
 pub use verify::{VerifyReport, verify};

@@ -17,6 +17,10 @@ pub struct Manifest {
     pub config_hash: String,
     pub code_version: String,
     pub tables: BTreeMap<String, TableEntry>,
+    /// Files in the shapes of published datasets' loaders (RAGuard CSVs, CONF-FACT JSON), by
+    /// path inside the snapshot (`exports/raguard/claims.csv`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub exports: BTreeMap<String, ExportEntry>,
     /// Run facts later stages add (LLM models, calls, tokens, cache hits; source fetch window).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub provenance: BTreeMap<String, serde_json::Value>,
@@ -33,6 +37,16 @@ pub struct TableEntry {
     pub bytes: u64,
     pub schema_version: u32,
     pub schema_fingerprint: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExportEntry {
+    /// The export format (`raguard`, `confact`).
+    pub format: String,
+    /// The pipeline stage that wrote it.
+    pub stage: String,
+    pub sha256: String,
+    pub bytes: u64,
 }
 
 impl Manifest {

@@ -11,7 +11,7 @@ use semver::Version;
 
 use crate::card::{CardInput, render_card};
 use crate::changes::{Bump, Changes, TableSide, diff_tables};
-use crate::manifest::{MANIFEST, Manifest, TableEntry};
+use crate::manifest::{ExportEntry, MANIFEST, Manifest, TableEntry};
 
 /// A table to publish: its name in the snapshot, kind, and the Parquet file the run wrote.
 #[derive(Debug, Clone)]
@@ -19,6 +19,19 @@ pub struct SourceTable {
     pub name: String,
     pub kind: TableKind,
     pub path: PathBuf,
+}
+
+/// The files one export stage wrote, published as `exports/<folder>/<file name>`.
+#[derive(Debug, Clone)]
+pub struct SourceExport {
+    /// The export format (`raguard`, `confact`).
+    pub format: String,
+    /// The stage that wrote them.
+    pub stage: String,
+    /// The folder under `exports/`: the format, or `<format>-<stage>` when two stages write one
+    /// format.
+    pub folder: String,
+    pub files: Vec<PathBuf>,
 }
 
 #[derive(Debug, Clone)]
@@ -33,6 +46,8 @@ pub struct PublishRequest {
     pub config_hash: String,
     pub code_version: String,
     pub tables: Vec<SourceTable>,
+    /// Export files to publish under `exports/<folder>/`.
+    pub exports: Vec<SourceExport>,
     /// The run's summary, for the card's construction section.
     pub stages: Vec<StageSummary>,
     pub provenance: BTreeMap<String, serde_json::Value>,
@@ -225,6 +240,36 @@ pub fn publish(
         step(&mut written)?;
     }
     sync_dir(&data_dir).map_err(io(&data_dir))?;
+    let mut exports = BTreeMap::new();
+    for export in &request.exports {
+        let folder = staging.join("exports").join(&export.folder);
+        fs::create_dir_all(&folder).map_err(io(&folder))?;
+        for source in &export.files {
+            let name = source
+                .file_name()
+                .ok_or_else(|| PublishError::Table(format!("{}: not a file", source.display())))?
+                .to_string_lossy()
+                .into_owned();
+            let file = format!("exports/{}/{name}", export.folder);
+            let target = staging.join(&file);
+            fs::copy(source, &target).map_err(io(source))?;
+            fs::File::open(&target)
+                .and_then(|f| f.sync_all())
+                .map_err(io(&target))?;
+            let (sha256, bytes) = table_io::hash_file(&target).map_err(io(&target))?;
+            exports.insert(
+                file,
+                ExportEntry {
+                    format: export.format.clone(),
+                    stage: export.stage.clone(),
+                    sha256,
+                    bytes,
+                },
+            );
+            step(&mut written)?;
+        }
+        sync_dir(&folder).map_err(io(&folder))?;
+    }
     let manifest = Manifest {
         dataset: request.dataset.clone(),
         version: version.to_string(),
@@ -237,6 +282,7 @@ pub fn publish(
         config_hash: request.config_hash.clone(),
         code_version: request.code_version.clone(),
         tables: entries,
+        exports,
         provenance: request.provenance.clone(),
     };
     let manifest_json = serde_json::to_vec_pretty(&manifest).expect("a manifest always serialises");

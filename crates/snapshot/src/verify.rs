@@ -11,6 +11,7 @@ use crate::manifest::Manifest;
 pub struct VerifyReport {
     pub tables_checked: usize,
     pub rows_checked: u64,
+    pub exports_checked: usize,
     pub problems: Vec<String>,
 }
 
@@ -103,6 +104,48 @@ pub fn verify(dir: &Path) -> VerifyReport {
             report
                 .problems
                 .push(format!("{file} is not in the manifest"));
+        }
+    }
+    for (file, entry) in &manifest.exports {
+        match table_io::hash_file(&dir.join(file)) {
+            Err(e) => report.problems.push(format!("export {file}: {e}")),
+            Ok((sha, bytes)) => {
+                if sha != entry.sha256 {
+                    report.problems.push(format!(
+                        "export {file}: sha256 {sha} differs from manifest {}",
+                        entry.sha256
+                    ));
+                }
+                if bytes != entry.bytes {
+                    report.problems.push(format!(
+                        "export {file}: {bytes} bytes, manifest says {}",
+                        entry.bytes
+                    ));
+                }
+            }
+        }
+        report.exports_checked += 1;
+    }
+    for folder in std::fs::read_dir(dir.join("exports"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        for entry in std::fs::read_dir(folder.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let file = format!(
+                "exports/{}/{}",
+                folder.file_name().to_string_lossy(),
+                entry.file_name().to_string_lossy()
+            );
+            if !manifest.exports.contains_key(&file) {
+                report
+                    .problems
+                    .push(format!("{file} is not in the manifest"));
+            }
         }
     }
     for required in ["README.md", "CHANGES.md"] {

@@ -55,6 +55,7 @@ impl Env {
                 kind: TableKind::Claims,
                 path,
             }],
+            exports: vec![],
             stages: vec![],
             provenance: Default::default(),
         }
@@ -297,4 +298,52 @@ fn the_card_declares_one_config_per_table_with_features() {
     }
     let changes = std::fs::read_to_string(dir.join("CHANGES.md")).unwrap();
     assert!(changes.contains("First version"));
+}
+
+#[test]
+fn exports_are_published_hashed_and_verified() {
+    let env = Env::new();
+    let raguard = env.dir.path().join("work/export-raguard");
+    std::fs::create_dir_all(&raguard).unwrap();
+    std::fs::write(raguard.join("claims.csv"), "Claim ID,Claim\n0,x\n").unwrap();
+    std::fs::write(raguard.join("documents.csv"), "Document ID\n0\n").unwrap();
+    let mut request = env.request(claims(3));
+    request.exports = vec![SourceExport {
+        format: "raguard".into(),
+        stage: "export-raguard".into(),
+        folder: "raguard".into(),
+        files: vec![raguard.join("claims.csv"), raguard.join("documents.csv")],
+    }];
+    publish(&request, &PublishOptions::default()).unwrap();
+    let dir = env.snapshots().join("ds/1.0.0");
+    let manifest = Manifest::read(&dir).unwrap();
+    assert_eq!(
+        manifest.exports.keys().collect::<Vec<_>>(),
+        [
+            "exports/raguard/claims.csv",
+            "exports/raguard/documents.csv"
+        ]
+    );
+    let entry = &manifest.exports["exports/raguard/claims.csv"];
+    assert_eq!((entry.format.as_str(), entry.bytes), ("raguard", 19));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("exports/raguard/claims.csv")).unwrap(),
+        "Claim ID,Claim\n0,x\n"
+    );
+    let report = verify(&dir);
+    assert!(report.ok(), "{:?}", report.problems);
+    assert_eq!(report.exports_checked, 2);
+
+    // A changed or stray export file is found.
+    let copy = env.dir.path().join("copy/1.0.0");
+    copy_dir(&dir, &copy);
+    std::fs::write(copy.join("exports/raguard/claims.csv"), "tampered").unwrap();
+    std::fs::write(copy.join("exports/raguard/extra.csv"), "x").unwrap();
+    let report = verify(&copy);
+    let problems = report.problems.join("\n");
+    assert!(
+        problems.contains("export exports/raguard/claims.csv: sha256")
+            && problems.contains("exports/raguard/extra.csv is not in the manifest"),
+        "{problems}"
+    );
 }

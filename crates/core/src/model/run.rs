@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 use crate::rows::Record;
 use crate::schema::{Column, DType::*, TableSchema};
 
-/// One item a stage did not turn into output, and why.
+/// One item a stage did not turn into output, or one failure on the way to an item it kept
+/// (a failed call among several votes, a review-sheet row that could not be applied), and why.
 #[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct DropRecord {
     pub id: String,
@@ -15,14 +16,19 @@ pub struct DropRecord {
     pub item: String,
     pub reason: String,
     pub detail: String,
+    /// The item produced no output row (counted in `items_dropped`); false for a failure that
+    /// did not cost the item.
+    pub dropped: bool,
+    /// The failure is transient (network, 429, 5xx, timeout, budget): the next run retries it.
+    pub retry: bool,
 }
 
 impl Record for DropRecord {
     fn schema() -> TableSchema {
         TableSchema {
             table: "drops".into(),
-            version: 1,
-            description: "Items a stage dropped or merged, with a reason code and detail.".into(),
+            version: 2,
+            description: "Items a stage dropped or merged, and failures that did not cost their item, with a reason code and detail.".into(),
             columns: vec![
                 Column::new("id", Str, "Stable id from stage, item and reason."),
                 Column::new("stage", Str, "The stage id in the pipeline."),
@@ -40,6 +46,16 @@ impl Record for DropRecord {
                     "detail",
                     Str,
                     "Human-readable detail naming the field or value.",
+                ),
+                Column::new(
+                    "dropped",
+                    Bool,
+                    "True: the item produced no output row (counted in items_dropped). False: a failure on the way to an item that was kept (one failed vote, a review-sheet row not applied).",
+                ),
+                Column::new(
+                    "retry",
+                    Bool,
+                    "True: a transient failure (network, 429, 5xx, timeout, budget); the stage is partial and the next run retries it.",
                 ),
             ],
         }
@@ -72,7 +88,11 @@ impl Record for StageSummary {
             columns: vec![
                 Column::new("id", Str, "The stage id in the pipeline."),
                 Column::new("kind", Str, "The stage kind (e.g. claims-import)."),
-                Column::new("status", Str, "`ran` or `skipped` (fingerprint unchanged)."),
+                Column::new(
+                    "status",
+                    Str,
+                    "`ran`; `partial` (ran, but items failed for a transient cause: the next run retries them); or `skipped` (fingerprint unchanged).",
+                ),
                 Column::new(
                     "fingerprint",
                     Str,
@@ -105,6 +125,7 @@ pub struct LlmCall {
     pub tokens_in: i64,
     pub tokens_out: i64,
     pub latency_ms: i64,
+    pub queue_ms: i64,
     pub attempts: i64,
     pub cache_hit: bool,
     pub cost_usd: Option<f64>,
@@ -115,8 +136,8 @@ impl Record for LlmCall {
     fn schema() -> TableSchema {
         TableSchema {
             table: "llm_calls".into(),
-            version: 1,
-            description: "Every LLM call of a run: task, prompt version, model, tokens, latency, cache hit, error.".into(),
+            version: 2,
+            description: "Every LLM call of a run, one record per item: task, prompt version, model, tokens, latency, queue time, cache hit, error.".into(),
             columns: vec![
                 Column::new("id", Str, "Stable id from request hash and call sequence."),
                 Column::new("stage", Str, "The stage that made the call."),
@@ -128,11 +149,12 @@ impl Record for LlmCall {
                 Column::new("request_hash", Str, "The cache key: sha256 of backend, model, task, prompt version, messages, parameters."),
                 Column::new("tokens_in", Int, "Prompt tokens (from usage, else estimated)."),
                 Column::new("tokens_out", Int, "Completion tokens."),
-                Column::new("latency_ms", Int, "Wall time of the call including retries."),
-                Column::new("attempts", Int, "HTTP attempts made (0 on a cache hit)."),
-                Column::new("cache_hit", Bool, "Served from the cache."),
+                Column::new("latency_ms", Int, "Time inside the item's own HTTP attempts, summed over retries and re-asks (a cache hit or offline answer: the time to answer locally; 0 when another item's request served it)."),
+                Column::new("queue_ms", Int, "Time spent waiting around those attempts: concurrency permit, RPM/TPM limits, endpoint pauses, retry backoff (when another item's request served it: the wait for that request; 0 when answered locally)."),
+                Column::new("attempts", Int, "HTTP attempts made (0 on a cache hit or when another item's request served it)."),
+                Column::new("cache_hit", Bool, "No request of its own: served from the cache (tokens: the cached answer's; cost 0), or by an identical request (same request_hash) another item sent in this run, whose row alone counts its tokens and cost (both 0 here)."),
                 Column::nullable("cost_usd", Float, "Estimated cost from the price table."),
-                Column::nullable("error", Str, "Why the call failed, if it did."),
+                Column::nullable("error", Str, "Why the call failed, if it did (an item that shared a failed request gets its error, with 0 attempts, tokens and cost)."),
             ],
         }
     }
