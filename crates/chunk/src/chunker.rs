@@ -22,7 +22,7 @@ use noisebench_core::{Block, Chunk, Report, stable_id};
 use unicode_segmentation::UnicodeSegmentation;
 
 use crate::preset::Domain;
-use crate::tokens::TokenCounter;
+use noisebench_text::TokenCounter;
 
 /// The separator between units in a chunk's text.
 pub const SEP: &str = "\n\n";

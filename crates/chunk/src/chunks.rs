@@ -1,6 +1,5 @@
 //! The `chunks` stage: the `reports` table to the `chunks` table.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use noisebench_core::{
@@ -153,10 +152,7 @@ impl TypedStage for ChunksStage {
             items_out: chunks.len() as u64,
             drops: drops.into_records(),
         };
-        Ok(StageOutput {
-            tables: BTreeMap::new(),
-            report,
-        }
+        Ok(StageOutput::new(report)
         .with_table("chunks", chunks))
     }
 }

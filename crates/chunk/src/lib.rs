@@ -19,10 +19,10 @@ pub mod preset;
 pub mod reports;
 pub mod table;
 pub mod text_layout;
-pub mod tokens;
 
 pub use chunker::{ChunkConfig, Chunker, ReportChunk, block_text, chunk_report};
 pub use chunks::{ChunksConfig, ChunksStage, chunk_reports};
+/// The token counter the chunker measures with (exact cl100k counts), from `noisebench-text`.
+pub use noisebench_text::TokenCounter;
 pub use preset::Domain;
 pub use reports::{Format, ReportsConfig, ReportsStage, Source, ingest};
-pub use tokens::TokenCounter;

@@ -461,10 +461,7 @@ impl TypedStage for ReportsStage {
             items_out: reports.len() as u64,
             drops: drops.into_records(),
         };
-        Ok(StageOutput {
-            tables: BTreeMap::new(),
-            report,
-        }
+        Ok(StageOutput::new(report)
         .with_table("reports", reports))
     }
 }

@@ -11,6 +11,7 @@ use serde::Deserialize;
 
 use crate::dates::parse_date;
 use crate::identity::claim_id;
+use crate::politifact;
 use crate::verdict::{Mapped, PRESETS, VerdictMap, normalise_rating};
 
 /// `claims-import` configuration: one or more source files.
@@ -41,6 +42,10 @@ pub struct SourceConfig {
     /// Fact-checker name for rows that carry none.
     pub fact_checker: Option<String>,
 }
+
+/// The fields a row cannot become a claim without; every other column is optional, whatever the
+/// preset, so a file that lacks one (AVeriTeC-derived files without `speaker`) still imports.
+const REQUIRED: [&str; 2] = ["claim", "rating"];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -76,6 +81,42 @@ pub struct ColumnMap {
     pub fact_checker: Option<String>,
     /// A column of topics separated by `;` or `,`.
     pub topics: Option<String>,
+}
+
+impl ColumnMap {
+    /// The column each field is read from, in the order of [`ColumnMap::fields_mut`].
+    fn fields(&self) -> [&Option<String>; 11] {
+        [
+            &self.claim,
+            &self.rating,
+            &self.speaker,
+            &self.claim_date,
+            &self.review_date,
+            &self.url,
+            &self.original_url,
+            &self.country,
+            &self.venue,
+            &self.fact_checker,
+            &self.topics,
+        ]
+    }
+
+    /// Each field's configuration name and column.
+    fn fields_mut(&mut self) -> [(&'static str, &mut Option<String>); 11] {
+        [
+            ("claim", &mut self.claim),
+            ("rating", &mut self.rating),
+            ("speaker", &mut self.speaker),
+            ("claim_date", &mut self.claim_date),
+            ("review_date", &mut self.review_date),
+            ("url", &mut self.url),
+            ("original_url", &mut self.original_url),
+            ("country", &mut self.country),
+            ("venue", &mut self.venue),
+            ("fact_checker", &mut self.fact_checker),
+            ("topics", &mut self.topics),
+        ]
+    }
 }
 
 impl ColumnPreset {
@@ -130,7 +171,11 @@ impl ColumnPreset {
     }
 
     fn default_fact_checker(self) -> Option<&'static str> {
-        matches!(self, ColumnPreset::Politifact).then_some("PolitiFact")
+        matches!(self, ColumnPreset::Politifact).then_some(politifact::FACT_CHECKER)
+    }
+
+    fn default_country(self) -> Option<&'static str> {
+        matches!(self, ColumnPreset::Politifact).then_some(politifact::COUNTRY)
     }
 }
 
@@ -143,6 +188,7 @@ struct Resolved {
     verdicts: VerdictMap,
     label: String,
     fact_checker: Option<String>,
+    country: Option<String>,
 }
 
 impl SourceConfig {
@@ -173,22 +219,11 @@ impl SourceConfig {
             },
         };
         let mut columns = self.preset.map(ColumnPreset::columns).unwrap_or_default();
-        let o = &self.columns;
-        for (slot, value) in [
-            (&mut columns.claim, &o.claim),
-            (&mut columns.rating, &o.rating),
-            (&mut columns.speaker, &o.speaker),
-            (&mut columns.claim_date, &o.claim_date),
-            (&mut columns.review_date, &o.review_date),
-            (&mut columns.url, &o.url),
-            (&mut columns.original_url, &o.original_url),
-            (&mut columns.country, &o.country),
-            (&mut columns.venue, &o.venue),
-            (&mut columns.fact_checker, &o.fact_checker),
-            (&mut columns.topics, &o.topics),
-        ] {
+        let mut explicit = Vec::new();
+        for ((name, slot), value) in columns.fields_mut().into_iter().zip(self.columns.fields()) {
             if value.is_some() {
                 slot.clone_from(value);
+                explicit.push(name);
             }
         }
         if columns.claim.is_none() {
@@ -229,23 +264,37 @@ impl SourceConfig {
         }
         let display = self.path.display().to_string();
         if format == Format::Csv {
-            // A mapped column missing from the header is a configuration error, found before any work.
             let mut reader = csv::Reader::from_path(&path)
                 .map_err(|e| ConfigError::new(field("path"), format!("{display}: {e}")))?;
             let headers = reader
                 .headers()
                 .map_err(|e| ConfigError::new(field("path"), format!("{display}: {e}")))?
                 .clone();
-            for name in mapped(&columns) {
-                if !headers.iter().any(|h| h == name) {
-                    return Err(ConfigError::new(
-                        field("columns"),
-                        format!(
-                            "{display} has no column `{name}` (it has: {})",
-                            headers.iter().collect::<Vec<_>>().join(", ")
-                        ),
-                    ));
+            for (name, slot) in columns.fields_mut() {
+                let Some(column) = slot.as_deref() else {
+                    continue;
+                };
+                if headers.iter().any(|h| h == column) {
+                    continue;
                 }
+                // A required column, or one the configuration names itself, must be there; a
+                // preset's optional column may be missing, and its field stays empty.
+                let need = if REQUIRED.contains(&name) {
+                    "a required column"
+                } else if explicit.contains(&name) {
+                    "named in the configuration"
+                } else {
+                    tracing::debug!(file = %self.path.display(), column, "optional column absent; `{name}` stays empty");
+                    *slot = None;
+                    continue;
+                };
+                return Err(ConfigError::new(
+                    field(&format!("columns.{name}")),
+                    format!(
+                        "{display} has no column `{column}` ({need}; it has: {})",
+                        headers.iter().collect::<Vec<_>>().join(", ")
+                    ),
+                ));
             }
         }
         let label = self
@@ -258,6 +307,10 @@ impl SourceConfig {
                 .and_then(ColumnPreset::default_fact_checker)
                 .map(String::from)
         });
+        let country = self
+            .preset
+            .and_then(ColumnPreset::default_country)
+            .map(String::from);
         Ok(Resolved {
             path,
             display,
@@ -266,28 +319,9 @@ impl SourceConfig {
             verdicts,
             label,
             fact_checker,
+            country,
         })
     }
-}
-
-fn mapped(columns: &ColumnMap) -> Vec<&str> {
-    [
-        &columns.claim,
-        &columns.rating,
-        &columns.speaker,
-        &columns.claim_date,
-        &columns.review_date,
-        &columns.url,
-        &columns.original_url,
-        &columns.country,
-        &columns.venue,
-        &columns.fact_checker,
-        &columns.topics,
-    ]
-    .into_iter()
-    .flatten()
-    .map(String::as_str)
-    .collect()
 }
 
 /// The `claims-import` stage.
@@ -297,7 +331,8 @@ pub struct ImportStage;
 impl TypedStage for ImportStage {
     type Config = ImportConfig;
     const KIND: &'static str = "claims-import";
-    const VERSION: u32 = 1;
+    const VERSION: u32 = 2;
+    const ONE_TO_ONE: bool = true;
 
     /// Optional `claims`: another stage's claims (e.g. `claims-scrape`), merged after the files
     /// by id, so one table holds imported and scraped claims.
@@ -406,12 +441,12 @@ fn read_rows(source: &Resolved) -> Result<Vec<RawRow>, StageError> {
         path: source.path.clone(),
         source: e,
     };
-    match source.format {
+    let bytes = std::fs::read(&source.path).map_err(io)?;
+    let rows = match source.format {
         Format::Csv => {
             let mut reader = csv::ReaderBuilder::new()
                 .flexible(false)
-                .from_path(&source.path)
-                .map_err(|e| StageError::Other(format!("{}: {e}", source.display)))?;
+                .from_reader(bytes.as_slice());
             let headers = reader
                 .headers()
                 .map_err(|e| StageError::Other(format!("{}: {e}", source.display)))?
@@ -420,7 +455,7 @@ fn read_rows(source: &Resolved) -> Result<Vec<RawRow>, StageError> {
             for record in reader.records() {
                 rows.push(match record {
                     Ok(r) => RawRow {
-                        line: r.position().map_or(0, |p| p.line()),
+                        line: r.position().map_or(0, |p| record_line(&bytes, p)),
                         fields: Ok(headers
                             .iter()
                             .zip(r.iter())
@@ -428,16 +463,20 @@ fn read_rows(source: &Resolved) -> Result<Vec<RawRow>, StageError> {
                             .collect()),
                     },
                     Err(e) => RawRow {
-                        line: e.position().map_or(0, |p| p.line()),
+                        line: e.position().map_or(0, |p| record_line(&bytes, p)),
                         fields: Err(e.to_string()),
                     },
                 });
             }
-            Ok(rows)
+            rows
         }
         Format::Jsonl => {
-            let text = std::fs::read_to_string(&source.path).map_err(io)?;
-            Ok(text
+            let text = String::from_utf8(bytes).map_err(|e| {
+                StageError::Other(format!("{}: not UTF-8 text: {e}", source.display))
+            })?;
+            // `lines` ends lines at `\n` and strips a `\r` before it, so CRLF and LF number alike.
+            text.strip_prefix('\u{feff}')
+                .unwrap_or(&text)
                 .lines()
                 .enumerate()
                 .filter(|(_, line)| !line.trim().is_empty())
@@ -445,9 +484,54 @@ fn read_rows(source: &Resolved) -> Result<Vec<RawRow>, StageError> {
                     line: i as u64 + 1,
                     fields: json_fields(line),
                 })
-                .collect())
+                .collect()
+        }
+    };
+    required_columns_present(source, &rows)?;
+    Ok(rows)
+}
+
+/// The 1-based line a record starts on. The csv reader positions a record where the previous one
+/// ended, before the line breaks it skips (the `\n` of a CRLF, blank lines), and counts a line only
+/// at its `\n`; so step over those bytes, counting each `\n`.
+fn record_line(bytes: &[u8], position: &csv::Position) -> u64 {
+    let start = usize::try_from(position.byte()).unwrap_or(usize::MAX);
+    let skipped = bytes
+        .get(start..)
+        .unwrap_or_default()
+        .iter()
+        .take_while(|b| matches!(b, b'\r' | b'\n'))
+        .filter(|b| **b == b'\n')
+        .count();
+    position.line() + skipped as u64
+}
+
+/// A required column that no record of a JSONL file has is a mapping mistake, not bad rows: fail,
+/// naming the file and the column, rather than drop every row. (For CSV the header is checked
+/// before any work.)
+fn required_columns_present(source: &Resolved, rows: &[RawRow]) -> Result<(), StageError> {
+    if source.format != Format::Jsonl {
+        return Ok(());
+    }
+    let records: Vec<&BTreeMap<String, String>> =
+        rows.iter().filter_map(|r| r.fields.as_ref().ok()).collect();
+    if records.is_empty() {
+        return Ok(());
+    }
+    for (field, column) in [
+        ("claim", &source.columns.claim),
+        ("rating", &source.columns.rating),
+    ] {
+        let Some(column) = column else { continue };
+        if !records.iter().any(|r| r.contains_key(column)) {
+            return Err(StageError::Other(format!(
+                "{}: no record has the field `{column}`, a required column (set `columns.{field}` \
+                 to the name this file uses)",
+                source.display
+            )));
         }
     }
+    Ok(())
 }
 
 fn json_fields(line: &str) -> Result<BTreeMap<String, String>, String> {
@@ -483,14 +567,20 @@ fn to_claim(
             .map(|v| v.trim().to_string())
             .filter(|v| !v.is_empty())
     };
-    let text = get(&source.columns.claim).ok_or((
-        "empty_claim",
-        format!(
-            "column `{}` is empty",
-            source.columns.claim.as_deref().unwrap_or("")
-        ),
-    ))?;
-    let rating_raw = get(&source.columns.rating).unwrap_or_default();
+    // Says whether a required field was empty or absent from this record (JSONL records, unlike
+    // CSV rows, need not all carry the same fields).
+    let missing = |column: &Option<String>| {
+        let column = column.as_deref().unwrap_or("");
+        if fields.contains_key(column) {
+            format!("column `{column}` is empty")
+        } else {
+            format!("no column `{column}` in this record")
+        }
+    };
+    let text = get(&source.columns.claim)
+        .ok_or_else(|| ("empty_claim", missing(&source.columns.claim)))?;
+    let rating_raw = get(&source.columns.rating)
+        .ok_or_else(|| ("missing_rating", missing(&source.columns.rating)))?;
     let verdict = match source.verdicts.map(&rating_raw) {
         Mapped::Verdict(v) => v,
         Mapped::Excluded(why) => {
@@ -541,7 +631,7 @@ fn to_claim(
         review_date,
         url,
         original_url: get(&source.columns.original_url),
-        country: get(&source.columns.country),
+        country: get(&source.columns.country).or_else(|| source.country.clone()),
         topics,
         source: format!("{}:{}", source.label, source.display),
         fetched_at: None,

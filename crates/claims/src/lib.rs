@@ -3,9 +3,10 @@
 //! `claims-import` ([`ImportStage`]) reads claims from CSV or JSONL files with a column mapping
 //! (presets for AVeriTeC, FactCheckQA and PolitiFact-style files) and maps each rating to a binary
 //! verdict through a [`verdict::VerdictMap`] preset (`raguard`, `strict`, `averitec`,
-//! `factcheckqa`). Rows with an empty claim, an unknown rating or a bad date are dropped and recorded
-//! with their file and line; duplicates merge by id, also with another stage's claims given as its
-//! optional `claims` input.
+//! `factcheckqa`). Only the claim and rating columns are required; a preset's other columns may be
+//! missing from a file. Rows with an empty claim, a missing or unknown rating or a bad date are
+//! dropped and recorded with their file and 1-based line (the same for LF and CRLF files);
+//! duplicates merge by id, also with another stage's claims given as its optional `claims` input.
 //!
 //! `claims-scrape` ([`ScrapeStage`]) reads fact-check sites through `noisebench-web`: PolitiFact
 //! listing and article pages (current and pre-2020 layouts, [`politifact`]) and any page carrying

@@ -12,6 +12,17 @@ use regex::Regex;
 use scraper::{ElementRef, Html, Selector};
 use url::Url;
 
+/// The fact-checker every PolitiFact claim names, whatever page, layout or file it came from.
+pub const FACT_CHECKER: &str = "PolitiFact";
+/// PolitiFact's country (ISO 3166-1 alpha-2).
+pub const COUNTRY: &str = "US";
+
+/// `politifact.com` or one of its subdomains.
+pub fn is_politifact_host(host: &str) -> bool {
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    host == "politifact.com" || host.ends_with(".politifact.com")
+}
+
 /// A rating read from a page.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Rating {

@@ -1,12 +1,18 @@
 //! The `claims-scrape` stage: fact-checked claims from the web.
 //!
 //! PolitiFact listing pages are paged (`/factchecks/list/?page=N` with speaker, ruling and category
-//! filters) until "No Results found" or the page limit; each statement's article is then fetched.
+//! filters) until "No Results found" or the page limit; each statement's article is then fetched,
+//! unless the listing entry already settles its drop (a Flip-O-Meter ruling, a filter).
 //! Any article URL can also be given directly (`kind = "articles"`), which makes every publisher
 //! that ships schema.org ClaimReview a source. On each article the ClaimReview JSON-LD is read first,
 //! field by field; PolitiFact's CSS layouts (current and pre-2020) fill what it lacks, and the
 //! listing entry fills what the article lacks. All fetching goes through `noisebench-web`, so the
 //! stage is polite live and runs offline in replay mode.
+//!
+//! The stored `url` is the one the page declares (ClaimReview `url`, canonical link, else the URL
+//! fetched) with its scheme and port kept, so it leads back to the page; the id is made from its
+//! canonical form. Publisher fields are the site's: every PolitiFact page, whatever its layout,
+//! names [`politifact::FACT_CHECKER`] and [`politifact::COUNTRY`].
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -22,7 +28,7 @@ use url::Url;
 
 use crate::claimreview::{self, ClaimReview};
 use crate::dates::parse_date;
-use crate::identity::{canonical_fact_check_url, claim_id};
+use crate::identity::{canonical_fact_check_url, claim_id, fact_check_url};
 use crate::politifact::{self, Article, ListingItem, Rating};
 use crate::verdict::{Mapped, PRESETS, VerdictMap, normalise_rating};
 
@@ -129,6 +135,9 @@ fn merge(base: &mut serde_json::Value, over: &serde_json::Value) {
 
 struct Resolved {
     verdicts: VerdictMap,
+    /// Origins (`scheme://host:port`) of the configured PolitiFact sources: every page there is
+    /// PolitiFact's, whatever its layout.
+    politifact_origins: BTreeSet<String>,
     speakers: BTreeSet<String>,
     date_from: Option<String>,
     date_to: Option<String>,
@@ -191,8 +200,18 @@ fn resolve(config: &ScrapeConfig) -> Result<Resolved, ConfigError> {
             }
         }
     }
+    let politifact_origins = config
+        .sources
+        .iter()
+        .filter_map(|source| match source {
+            ScrapeSource::Politifact { base_url, .. } => Url::parse(base_url).ok(),
+            ScrapeSource::Articles { .. } => None,
+        })
+        .map(|u| u.origin().ascii_serialization())
+        .collect();
     Ok(Resolved {
         verdicts,
+        politifact_origins,
         speakers: config.speakers.iter().map(|s| slug(s)).collect(),
         date_from,
         date_to,
@@ -266,7 +285,8 @@ struct Candidate {
 impl TypedStage for ScrapeStage {
     type Config = ScrapeConfig;
     const KIND: &'static str = "claims-scrape";
-    const VERSION: u32 = 1;
+    const VERSION: u32 = 2;
+    const ONE_TO_ONE: bool = true;
 
     fn inputs(&self) -> Vec<InputSpec> {
         Vec::new()
@@ -431,8 +451,9 @@ fn list_politifact(
         let page = match web.fetch(url.as_str()) {
             Ok(p) => p,
             Err(e) => {
-                // Without this page we cannot know what follows: stop this source.
-                drops.add(url.as_str(), &e.code(), e.to_string());
+                // Without this page we cannot know what follows: stop this source. A listing
+                // page is not an item, so this is recorded, not counted as a dropped item.
+                drops.add_failure(url.as_str(), &e.code(), e.to_string());
                 break;
             }
         };
@@ -450,7 +471,7 @@ fn list_politifact(
             break;
         }
         if listing.items.is_empty() {
-            drops.add(
+            drops.add_failure(
                 url.as_str(),
                 "empty_listing",
                 "no statements and no \"No Results found\"",
@@ -458,8 +479,15 @@ fn list_politifact(
             break;
         }
         for item in listing.items {
-            if max_articles.is_some_and(|m| out.len() >= m) {
-                drops.add(&item.url, "max_articles", "source's max_articles reached");
+            // The article could only confirm what the listing's meter already settles.
+            if let Rating::FlipOMeter(ruling) = &item.rating {
+                drops.add(
+                    &item.url,
+                    "flip_o_meter",
+                    format!(
+                        "the listing shows `{ruling}`, a Flip-O-Meter ruling, not a truth rating (article not fetched)"
+                    ),
+                );
                 continue;
             }
             // Filter early on what the listing shows, to spare the fetch.
@@ -477,6 +505,11 @@ fn list_politifact(
                 true,
             ) {
                 drops.add(&item.url, reason, detail);
+                continue;
+            }
+            // After the filters, as documented: the cap counts articles that will be fetched.
+            if max_articles.is_some_and(|m| out.len() >= m) {
+                drops.add(&item.url, "max_articles", "source's max_articles reached");
                 continue;
             }
             out.push(Candidate {
@@ -571,11 +604,30 @@ fn claim_from_page(
     let doc = Html::parse_document(&page.text);
     let review = claimreview::extract_from(&doc).into_iter().next();
     let article = politifact::parse_article_doc(&doc, &base);
-    build_claim(page, review.as_ref(), &article, listing, resolved)
+    build_claim(page, &base, review.as_ref(), &article, listing, resolved)
+}
+
+/// Whether a page is PolitiFact's. Any one sign is enough, so that every page of the site, in
+/// whatever layout and whichever path it came by, gets the same publisher fields.
+fn is_politifact_page(
+    resolved: &Resolved,
+    page_urls: &[&Url],
+    article: &Article,
+    listing: Option<&ListingItem>,
+) -> bool {
+    listing.is_some()
+        || article.layout != "none"
+        || page_urls.iter().any(|u| {
+            u.host_str().is_some_and(politifact::is_politifact_host)
+                || resolved
+                    .politifact_origins
+                    .contains(&u.origin().ascii_serialization())
+        })
 }
 
 fn build_claim(
     page: &Page,
+    base: &Url,
     cr: Option<&ClaimReview>,
     article: &Article,
     listing: Option<&ListingItem>,
@@ -661,27 +713,46 @@ fn build_claim(
         false,
     )?;
 
-    let raw_url = first([
+    let declared = [
         cr.and_then(|c| c.url.clone()),
         article.canonical_url.clone(),
         Some(page.final_url.clone()),
-    ])
-    .unwrap_or_default();
-    let url = canonical_fact_check_url(&raw_url).unwrap_or(raw_url);
-    let site = Url::parse(&url)
-        .ok()
+    ];
+    // The id comes from the first declared URL exactly as it always has, so ids do not move.
+    let id_url = first(declared.clone()).unwrap_or_default();
+    let id_url = canonical_fact_check_url(&id_url).unwrap_or(id_url);
+    // The stored URL is the same declared URL, resolved against the page and left fetchable (its
+    // scheme and port kept); the page's own URL when nothing declared is usable.
+    let url = declared
+        .iter()
+        .flatten()
+        .find_map(|u| {
+            base.join(u.trim())
+                .ok()
+                .and_then(|u| fact_check_url(u.as_str()))
+        })
+        .unwrap_or_else(|| page.final_url.clone());
+    let stored = Url::parse(&url).ok();
+    let site = stored
+        .as_ref()
         .and_then(|u| u.host_str().map(str::to_string));
-    let is_politifact = article.layout != "none"
-        || site
-            .as_deref()
-            .is_some_and(|h| h.ends_with("politifact.com"));
-    let fact_checker = first([
-        cr.and_then(|c| c.publisher.clone()),
-        is_politifact.then(|| "PolitiFact".to_string()),
-        site.clone(),
-    ]);
+    let page_urls: Vec<&Url> = [Some(base), stored.as_ref()]
+        .into_iter()
+        .flatten()
+        .collect();
+    let (fact_checker, country) = if is_politifact_page(resolved, &page_urls, article, listing) {
+        (
+            Some(politifact::FACT_CHECKER.to_string()),
+            Some(politifact::COUNTRY.to_string()),
+        )
+    } else {
+        (
+            first([cr.and_then(|c| c.publisher.clone()), site.clone()]),
+            None,
+        )
+    };
     Ok(Claim {
-        id: claim_id(Some(&url), &text),
+        id: claim_id(Some(&id_url), &text),
         text,
         verdict: verdict.as_str().into(),
         original_rating: slug,
@@ -692,7 +763,7 @@ fn build_claim(
         review_date,
         url: Some(url),
         original_url: cr.and_then(|c| c.appearance_url.clone()),
-        country: is_politifact.then(|| "US".to_string()),
+        country,
         topics: article.topics.clone(),
         source: format!("scrape:{}", site.unwrap_or_default()),
         fetched_at: Some(page.fetched_at.clone()),

@@ -187,3 +187,196 @@ fn same_claim_from_two_sources_merges_by_id() {
     assert_eq!(once, twice);
     assert_eq!(out.report.drop_reasons().get("merged_duplicate"), Some(&14));
 }
+
+/// Write `files` (name, contents) into a fresh folder; return it with the files' absolute paths.
+fn files(contents: &[(&str, &str)]) -> (tempfile::TempDir, Vec<String>) {
+    let dir = tempfile::tempdir().unwrap();
+    let paths = contents
+        .iter()
+        .map(|(name, text)| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            path.to_str().unwrap().to_string()
+        })
+        .collect();
+    (dir, paths)
+}
+
+fn drops(out: &StageOutput) -> Vec<(String, String, String)> {
+    out.report
+        .drops
+        .iter()
+        .map(|d| (d.item.clone(), d.reason.clone(), d.detail.clone()))
+        .collect()
+}
+
+#[test]
+fn optional_columns_may_be_missing_in_every_preset() {
+    // AVeriTeC-derived files often have no `speaker` (CONF-FACT's AVeriTeC columns have none).
+    let (_dir, paths) = files(&[
+        (
+            "averitec.csv",
+            "claim,label,claim_date,fact_checking_article\n\
+             The bridge opened in 1990.,Supported,3-4-2020,https://checks.example/a\n\
+             The moon is cheese.,Refuted,,https://checks.example/b\n",
+        ),
+        (
+            "averitec.jsonl",
+            "{\"claim\": \"The bridge opened in 1991.\", \"label\": \"Supported\", \"fact_checking_article\": \"https://checks.example/c\"}\n",
+        ),
+        (
+            "factcheckqa.csv",
+            "claim_text,remapped_verdict_class\nRain is wet.,true\n",
+        ),
+        (
+            "politifact.csv",
+            "statement,rating\nSays taxes fell.,false\n",
+        ),
+    ]);
+    let (claims, out) = run(serde_json::json!({"sources": [
+        {"path": paths[0], "preset": "averitec"},
+        {"path": paths[1], "preset": "averitec"},
+        {"path": paths[2], "preset": "factcheckqa"},
+        {"path": paths[3], "preset": "politifact"},
+    ]}));
+    assert!(out.report.drops.is_empty(), "{:?}", drops(&out));
+    let texts: Vec<&str> = claims.iter().map(|c| c.text.as_str()).collect();
+    assert_eq!(
+        texts,
+        [
+            "The bridge opened in 1990.",
+            "The moon is cheese.",
+            "The bridge opened in 1991.",
+            "Rain is wet.",
+            "Says taxes fell."
+        ]
+    );
+    assert!(claims.iter().all(|c| c.speaker.is_none()));
+    assert_eq!(claims[0].claim_date.as_deref(), Some("2020-04-03"));
+    assert_eq!(claims[0].url.as_deref(), Some("https://checks.example/a"));
+    // The politifact preset names PolitiFact, as the scraper does, when the file does not.
+    assert_eq!(claims[4].fact_checker.as_deref(), Some("PolitiFact"));
+    assert_eq!(claims[4].country.as_deref(), Some("US"));
+}
+
+#[test]
+fn missing_required_columns_name_the_file_and_the_column() {
+    let (_dir, paths) = files(&[
+        (
+            "no-label.csv",
+            "claim,speaker\nThe moon is cheese.,A blogger\n",
+        ),
+        (
+            "no-label.jsonl",
+            "{\"claim\": \"The moon is cheese.\"}\n{\"claim\": \"Rain is wet.\"}\n",
+        ),
+        (
+            "some-without-claim.jsonl",
+            "{\"claim\": \"Rain is wet.\", \"label\": \"Supported\"}\n\
+             {\"text\": \"The moon is cheese.\", \"label\": \"Refuted\"}\n\
+             {\"claim\": \"Snow is cold.\"}\n",
+        ),
+    ]);
+    let err = ImportStage
+        .check(
+            &serde_json::json!({"sources": [{"path": paths[0], "preset": "averitec"}]}),
+            &root(),
+        )
+        .unwrap_err();
+    assert_eq!(err.field, "sources[0].columns.rating");
+    assert!(
+        err.message.contains(&paths[0]) && err.message.contains("no column `label`"),
+        "{err}"
+    );
+
+    // JSONL has no header: a required field no record has fails the stage, naming both.
+    let config = serde_json::json!({"sources": [{"path": paths[1], "preset": "averitec"}]});
+    ImportStage.check(&config, &root()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = StageContext {
+        root: root(),
+        stage_dir: dir.path().into(),
+        pipeline: "test".into(),
+        stage_id: "claims".into(),
+        progress: Arc::new(NoProgress),
+    };
+    let err = ImportStage
+        .run(&config, Inputs::default(), &ctx)
+        .expect_err("no record has a label");
+    let message = err.to_string();
+    assert!(
+        message.contains(&paths[1]) && message.contains("`label`"),
+        "{message}"
+    );
+
+    // Records that lack it among records that have it are drops that say so.
+    let (claims, out) =
+        run(serde_json::json!({"sources": [{"path": paths[2], "preset": "averitec"}]}));
+    assert_eq!(claims.len(), 1);
+    let f = &paths[2];
+    assert_eq!(
+        drops(&out),
+        vec![
+            (
+                format!("{f}:2"),
+                "empty_claim".into(),
+                "no column `claim` in this record".into()
+            ),
+            (
+                format!("{f}:3"),
+                "missing_rating".into(),
+                "no column `label` in this record".into()
+            ),
+        ]
+    );
+}
+
+#[test]
+fn crlf_and_lf_files_number_dropped_lines_alike() {
+    // Line 1 header; 2 a good row; 3-4 a quoted field over two lines; 5 an unknown rating;
+    // 6 blank; 7 an unknown rating; 8 a row with too few fields.
+    let csv = "statement,rating,speaker,statement_date,venue,url\n\
+               Claim one.,true,A,\"March 3, 2020\",a rally,https://x.example/1\n\
+               \"Claim two\nover two lines.\",false,B,,,https://x.example/2\n\
+               Claim three.,sort-of-true,C,,,https://x.example/3\n\
+               \n\
+               Claim four.,maybe,D,,,https://x.example/4\n\
+               Claim five.,true\n";
+    // Line 1 good; 2 blank; 3 an unknown label; 4 not JSON.
+    let jsonl = "{\"claim\": \"a\", \"label\": \"Supported\"}\n\
+                 \n\
+                 {\"claim\": \"b\", \"label\": \"Maybe\"}\n\
+                 {not json\n";
+    let crlf = |s: &str| s.replace('\n', "\r\n");
+    let (_dir, paths) = files(&[
+        ("lf.csv", csv),
+        ("crlf.csv", &crlf(csv)),
+        ("lf.jsonl", jsonl),
+        ("crlf.jsonl", &crlf(jsonl)),
+    ]);
+    let lines = |path: &str, preset: &str| -> Vec<(u64, String)> {
+        let (claims, out) = run(serde_json::json!({"sources": [{"path": path, "preset": preset}]}));
+        assert_eq!(claims.len(), if preset == "politifact" { 2 } else { 1 });
+        out.report
+            .drops
+            .iter()
+            .map(|d| {
+                let line = d.item.strip_prefix(&format!("{path}:")).unwrap();
+                (line.parse().unwrap(), d.reason.clone())
+            })
+            .collect()
+    };
+    let want_csv = vec![
+        (5, "unknown_rating".to_string()),
+        (7, "unknown_rating".to_string()),
+        (8, "invalid_row".to_string()),
+    ];
+    assert_eq!(lines(&paths[0], "politifact"), want_csv);
+    assert_eq!(lines(&paths[1], "politifact"), want_csv);
+    let want_jsonl = vec![
+        (3, "unknown_rating".to_string()),
+        (4, "invalid_row".to_string()),
+    ];
+    assert_eq!(lines(&paths[2], "averitec"), want_jsonl);
+    assert_eq!(lines(&paths[3], "averitec"), want_jsonl);
+}

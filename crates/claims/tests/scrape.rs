@@ -70,6 +70,11 @@ async fn handle(State(site): State<Site>, uri: Uri) -> Response {
 /// Serve one fixture site (its index.toml, by path and query) on 127.0.0.1 until the returned
 /// server is dropped.
 fn serve(site_dir: &Path) -> (Served, Site) {
+    serve_pages(fixture_pages(site_dir))
+}
+
+/// A fixture site's pages keyed by path and query, for tests that serve them changed.
+fn fixture_pages(site_dir: &Path) -> Pages {
     let fixture = noisebench_web::FixtureSite::load(site_dir).unwrap();
     let mut pages = Pages::new();
     for page in &fixture.pages {
@@ -83,12 +88,77 @@ fn serve(site_dir: &Path) -> (Served, Site) {
             (page.status, page.headers(), fixture.body(page).unwrap()),
         );
     }
-    let site = Site {
-        pages: Arc::new(pages),
-        log: Arc::default(),
-    };
-    let app = Router::new().fallback(handle).with_state(site.clone());
-    (Served::start(app), site)
+    pages
+}
+
+fn serve_pages(pages: Pages) -> (Served, Site) {
+    serve_pages_with(|_| pages)
+}
+
+/// Serve the pages `make` builds from the server's own URL (`http://127.0.0.1:<port>`), for pages
+/// that link back to the server.
+fn serve_pages_with(make: impl FnOnce(&str) -> Pages) -> (Served, Site) {
+    let mut made = None;
+    let served = Served::start_with(|base| {
+        let site = Site {
+            pages: Arc::new(make(base)),
+            log: Arc::default(),
+        };
+        made = Some(site.clone());
+        Router::new().fallback(handle).with_state(site)
+    });
+    (served, made.expect("start_with calls make"))
+}
+
+/// The page body without its lines matching `drop` (bytes, so windows-1252 pages stay intact).
+fn without_lines(body: &[u8], drop: &[&str]) -> Vec<u8> {
+    body.split_inclusive(|b| *b == b'\n')
+        .filter(|line| {
+            !drop
+                .iter()
+                .any(|d| line.windows(d.len()).any(|w| w == d.as_bytes()))
+        })
+        .flatten()
+        .copied()
+        .collect()
+}
+
+/// The PolitiFact fixture site with no `<link rel=canonical>` or `og:url`: its pages name no URL
+/// of their own, so the URL they were fetched from is the one stored.
+fn politifact_without_canonical() -> Pages {
+    let mut pages = fixture_pages(&sites().join("politifact"));
+    for (_, _, body) in pages.values_mut() {
+        *body = without_lines(body, &["rel=\"canonical\"", "og:url"]);
+    }
+    pages
+}
+
+/// `from` replaced by `to` in a body of any encoding (both ASCII).
+fn replace_ascii(body: &[u8], from: &str, to: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(body.len());
+    let mut rest = body;
+    while !rest.is_empty() {
+        if rest.starts_with(from.as_bytes()) {
+            out.extend_from_slice(to.as_bytes());
+            rest = &rest[from.len()..];
+        } else {
+            out.push(rest[0]);
+            rest = &rest[1..];
+        }
+    }
+    out
+}
+
+fn page(body: impl Into<Vec<u8>>) -> (u16, BTreeMap<String, String>, Vec<u8>) {
+    let headers = BTreeMap::from([(
+        "content-type".to_string(),
+        "text/html; charset=utf-8".to_string(),
+    )]);
+    (200, headers, body.into())
+}
+
+fn loopback_web() -> serde_json::Value {
+    json!({"allow_addresses": ["loopback"], "rate_per_second": 50.0})
 }
 
 fn ctx(dir: &Path) -> StageContext {
@@ -131,8 +201,10 @@ fn sha(path: &str) -> String {
 /// The claims the fixture sites hold, with the given fetch time (`None`: check separately).
 fn expected(fetched_at: Option<&str>) -> Vec<Claim> {
     let pf = "https://www.politifact.com";
+    // The stored URL is as the page declares it; the id is made from its canonical form, which
+    // has no trailing slash (ids have not changed since the first release).
     let claim = |url: &str, text: &str, verdict: &str, rating: &str| Claim {
-        id: noisebench_core::stable_id("claim", &[url]),
+        id: noisebench_core::stable_id("claim", &[url.trim_end_matches('/')]),
         text: text.into(),
         verdict: verdict.into(),
         original_rating: rating.into(),
@@ -153,7 +225,7 @@ fn expected(fetched_at: Option<&str>) -> Vec<Claim> {
             source: "scrape:www.politifact.com".into(),
             archive_ref: Some(sha("politifact/article-a.html")),
             ..claim(
-                &format!("{pf}/factchecks/2024/jan/12/jane-senator/claim-a"),
+                &format!("{pf}/factchecks/2024/jan/12/jane-senator/claim-a/"),
                 "The state cut its school budget in half last year.",
                 "false",
                 "false",
@@ -170,7 +242,7 @@ fn expected(fetched_at: Option<&str>) -> Vec<Claim> {
             source: "scrape:www.politifact.com".into(),
             archive_ref: Some(sha("politifact/article-b.html")),
             ..claim(
-                &format!("{pf}/factchecks/2024/jan/15/facebook-posts/claim-b"),
+                &format!("{pf}/factchecks/2024/jan/15/facebook-posts/claim-b/"),
                 "Drinking seawater cures the flu.",
                 "false",
                 "pants-fire",
@@ -187,7 +259,7 @@ fn expected(fetched_at: Option<&str>) -> Vec<Claim> {
             source: "scrape:www.politifact.com".into(),
             archive_ref: Some(sha("politifact/legacy-h.html")),
             ..claim(
-                &format!("{pf}/truth-o-meter/statements/2012/jan/10/barack-obama/legacy-h"),
+                &format!("{pf}/truth-o-meter/statements/2012/jan/10/barack-obama/legacy-h/"),
                 "Exports grew faster than in any decade \u{2014} caf\u{e9} owners included.",
                 "false",
                 "mostly-false",
@@ -374,7 +446,10 @@ fn max_pages_bounds_the_listing() {
     let (claims, report) = run(web, config);
     assert_eq!(claims.len(), 2, "{claims:?}");
     let reasons = report.drop_reasons();
-    assert_eq!(reasons.get("max_articles"), Some(&2));
+    // Page 1's third entry is a Flip-O-Meter ruling, dropped from the listing before the cap
+    // counts; only the fourth is over the cap.
+    assert_eq!(reasons.get("flip_o_meter"), Some(&1));
+    assert_eq!(reasons.get("max_articles"), Some(&1));
 }
 
 /// Two live PolitiFact listing pages and their first articles. Run by hand:
@@ -408,4 +483,233 @@ fn live_politifact() {
             .unwrap()
             .starts_with("https://www.politifact.com/")
     }));
+}
+
+fn claim_with_text<'a>(claims: &'a [Claim], start: &str) -> &'a Claim {
+    claims
+        .iter()
+        .find(|c| c.text.starts_with(start))
+        .unwrap_or_else(|| panic!("no claim starting {start:?} in {claims:?}"))
+}
+
+#[test]
+fn stored_urls_lead_back_to_the_page_fetched() {
+    let (server, _site) = serve_pages_with(|base| {
+        let mut pages = politifact_without_canonical();
+        // A ClaimReview naming the page on this server, with a port, tracking parameters and a
+        // fragment; and one naming it by a relative URL.
+        let ce = fixture_pages(&sites().join("checks-example"));
+        for (name, declared) in [
+            (
+                "moon-cheese",
+                format!("{base}/fact-checks/moon-cheese?utm_source=feed#verdict"),
+            ),
+            ("rail-jobs", "/fact-checks/rail-jobs".to_string()),
+        ] {
+            let path = format!("/fact-checks/{name}");
+            let body = String::from_utf8(ce[&path].2.clone()).unwrap().replace(
+                &format!("https://checks.example/fact-checks/{name}"),
+                &declared,
+            );
+            pages.insert(path, page(body));
+        }
+        pages
+    });
+    let base = server.url().to_string();
+    let config = json!({"sources": [
+        {"kind": "politifact", "base_url": base, "max_pages": 5},
+        {"kind": "articles", "urls": [
+            format!("{base}/fact-checks/moon-cheese"),
+            format!("{base}/fact-checks/rail-jobs"),
+        ]},
+    ]});
+    let (claims, _) = run(loopback_web(), config);
+    let url_of = |start: &str| claim_with_text(&claims, start).url.clone().unwrap();
+
+    // No ClaimReview, no canonical link: the URL fetched, scheme and port kept.
+    let b = url_of("Drinking seawater");
+    assert_eq!(
+        b,
+        format!("{base}/factchecks/2024/jan/15/facebook-posts/claim-b/")
+    );
+    assert!(b.starts_with(&format!("http://127.0.0.1:{}/", server.addr().port())));
+    assert_eq!(
+        url_of("Exports grew"),
+        format!("{base}/truth-o-meter/statements/2012/jan/10/barack-obama/legacy-h/")
+    );
+    // ClaimReview URLs: tracking parameters and fragment dropped, scheme and port kept; a relative
+    // one resolved against the page.
+    assert_eq!(
+        url_of("The moon"),
+        format!("{base}/fact-checks/moon-cheese")
+    );
+    assert_eq!(
+        url_of("The rail line"),
+        format!("{base}/fact-checks/rail-jobs")
+    );
+    // A ClaimReview naming the real site keeps that URL.
+    assert_eq!(
+        url_of("The state cut"),
+        "https://www.politifact.com/factchecks/2024/jan/12/jane-senator/claim-a/"
+    );
+
+    // Ids are made as before, from the canonical form (https, no port, no trailing slash).
+    let id_of = |start: &str| claim_with_text(&claims, start).id.clone();
+    assert_eq!(
+        id_of("Drinking seawater"),
+        noisebench_core::stable_id(
+            "claim",
+            &["https://127.0.0.1/factchecks/2024/jan/15/facebook-posts/claim-b"]
+        )
+    );
+    assert_eq!(
+        id_of("The moon"),
+        noisebench_core::stable_id("claim", &["https://127.0.0.1/fact-checks/moon-cheese"])
+    );
+
+    // Every stored URL on this server fetches the very page the claim was read from.
+    let web = noisebench_web::Web::from_value(&loopback_web(), &repo_root()).unwrap();
+    let mut checked = 0;
+    for claim in &claims {
+        let url = claim.url.as_deref().unwrap();
+        if !url.starts_with(&base) {
+            continue;
+        }
+        let page = web
+            .fetch(url)
+            .unwrap_or_else(|e| panic!("{url} does not lead back: {e}"));
+        assert_eq!(page.status, 200, "{url}");
+        assert_eq!(Some(&page.sha256), claim.archive_ref.as_ref(), "{url}");
+        checked += 1;
+    }
+    assert_eq!(checked, 4, "{claims:?}");
+}
+
+/// A PolitiFact site on a loopback port (so no host rule can tell it is PolitiFact's) with one
+/// current-layout article, one pre-2020 article, and one pre-2020 article in markup the legacy
+/// selectors do not know (`div.statement__text`), whose statement and rating come from the listing.
+fn politifact_layouts_site() -> Pages {
+    let fixture = politifact_without_canonical();
+    let entry = |href: &str, statement: &str, meter: &str| {
+        format!(
+            r#"<article class="m-statement">
+  <div class="m-statement__meta"><a class="m-statement__name" title="Barack Obama">Barack Obama</a>
+    <div class="m-statement__desc">stated on January 10, 2012 in a speech:</div></div>
+  <div class="m-statement__quote"><a href="{href}">“{statement}”</a></div>
+  <div class="m-statement__meter"><img class="c-image__original" src="https://static.politifact.com/politifact/rulings/meter-{meter}.jpg"></div>
+  <footer class="m-statement__footer">By Old Reporter • January 12, 2012</footer>
+</article>"#
+        )
+    };
+    let listing = format!(
+        "<html><body>{}{}{}</body></html>",
+        entry(
+            "/factchecks/current/",
+            "Drinking seawater cures the flu.",
+            "pants-fire"
+        ),
+        entry(
+            "/truth-o-meter/statements/legacy/",
+            "Exports grew faster.",
+            "barely-true"
+        ),
+        entry(
+            "/truth-o-meter/statements/legacy-variant/",
+            "Imports fell.",
+            "false"
+        ),
+    );
+    let body = |path: &str| fixture[path].2.clone();
+    let legacy = fixture["/truth-o-meter/statements/2012/jan/10/barack-obama/legacy-h/"].clone();
+    let mut variant = legacy.clone();
+    variant.2 = replace_ascii(
+        &variant.2,
+        "<p class=\"statement__text\">",
+        "<div class=\"statement__text\">",
+    );
+    Pages::from([
+        ("/factchecks/list/?page=1".into(), page(listing)),
+        (
+            "/factchecks/list/?page=2".into(),
+            page("<h2>No Results found</h2>"),
+        ),
+        (
+            "/factchecks/current/".into(),
+            page(body("/factchecks/2024/jan/15/facebook-posts/claim-b/")),
+        ),
+        ("/truth-o-meter/statements/legacy/".into(), legacy),
+        ("/truth-o-meter/statements/legacy-variant/".into(), variant),
+    ])
+}
+
+#[test]
+fn publisher_fields_are_the_sites_whatever_the_layout() {
+    let (server, _site) = serve_pages(politifact_layouts_site());
+    let base = server.url().to_string();
+    let publisher = |claims: &[Claim]| -> Vec<(Option<String>, Option<String>)> {
+        claims
+            .iter()
+            .map(|c| (c.fact_checker.clone(), c.country.clone()))
+            .collect()
+    };
+    let politifact = (Some("PolitiFact".to_string()), Some("US".to_string()));
+
+    // From the site's listing.
+    let config = json!({"sources": [{"kind": "politifact", "base_url": base, "max_pages": 2}]});
+    let (claims, report) = run(loopback_web(), config);
+    assert_eq!(claims.len(), 3, "{:?}", report.drop_reasons());
+    assert_eq!(
+        publisher(&claims),
+        vec![politifact.clone(); 3],
+        "{claims:?}"
+    );
+
+    // The same pages listed as articles of a configured PolitiFact site (no listing entry to help).
+    let config = json!({"sources": [
+        {"kind": "politifact", "base_url": base, "start_page": 2},
+        {"kind": "articles", "urls": [
+            format!("{base}/factchecks/current/"),
+            format!("{base}/truth-o-meter/statements/legacy/"),
+        ]},
+    ]});
+    let (claims, report) = run(loopback_web(), config);
+    assert_eq!(claims.len(), 2, "{:?}", report.drop_reasons());
+    assert_eq!(publisher(&claims), vec![politifact; 2], "{claims:?}");
+}
+
+#[test]
+fn flip_o_meter_entries_are_dropped_from_the_listing_unfetched() {
+    let (server, site) = serve(&sites().join("politifact"));
+    let base = server.url().to_string();
+    let config = json!({"sources": [{"kind": "politifact", "base_url": base, "max_pages": 5}]});
+    let (claims, report) = run(loopback_web(), config);
+    let flip_path = "/factchecks/2024/jan/16/jane-senator/flip-c/";
+    let paths = site.paths();
+    assert!(
+        !paths.iter().any(|p| p == flip_path),
+        "the flip entry's article was requested: {paths:?}"
+    );
+    assert!(
+        paths
+            .iter()
+            .any(|p| p.starts_with("/factchecks/2024/jan/15/"))
+    );
+    let flips: Vec<_> = report
+        .drops
+        .iter()
+        .filter(|d| d.reason == "flip_o_meter")
+        .collect();
+    assert_eq!(flips.len(), 1, "{:?}", report.drops);
+    assert_eq!(flips[0].item, format!("{base}{flip_path}"));
+    assert!(
+        flips[0].detail.contains("full-flop") && flips[0].detail.contains("not fetched"),
+        "{}",
+        flips[0].detail
+    );
+    // Still accounted for: every listing item is a claim or a drop.
+    assert_eq!(
+        report.items_in,
+        report.items_out + report.drops.iter().filter(|d| d.dropped).count() as u64
+    );
+    assert_eq!(claims.len(), 3);
 }

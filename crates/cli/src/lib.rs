@@ -14,7 +14,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
-use noisebench_core::{LlmCall, Progress, Rows, TableKind};
+use noisebench_core::{
+    Claim, ClaimDocumentLabel, Document, DropRecord, LlmCall, Progress, Query, TableKind,
+};
 use noisebench_llm::Llm;
 use noisebench_pipeline::{PipelineFile, Plan, Registry, RunOptions, RunResult, Runner, table_io};
 use noisebench_snapshot::{
@@ -233,6 +235,13 @@ impl Workspace {
         let file = PipelineFile::load(&path).with_context(context)?;
         let layers = Layers::of(&file, &self.root, &self.llm_overrides).with_context(context)?;
         let plan = Plan::new(file, &self.root, &registry(&layers)).with_context(context)?;
+        // The stages declared their LLM tasks while the plan checked them; a task model for a
+        // task none of them uses is a typo or a leftover.
+        layers
+            .llm
+            .check_task_models()
+            .map_err(|e| anyhow::anyhow!("[llm]: {e}"))
+            .with_context(context)?;
         Ok(Loaded { plan, layers })
     }
 
@@ -305,10 +314,8 @@ impl LlmTotals {
         if !path.is_file() {
             return Ok(Self::default());
         }
-        match table_io::read_table(&path, TableKind::LlmCalls)? {
-            Rows::LlmCalls(calls) => Ok(Self::of(&calls)),
-            _ => unreachable!("read_table returns the kind asked for"),
-        }
+        let calls: Vec<LlmCall> = table_io::read_rows(&path)?;
+        Ok(Self::of(&calls))
     }
 
     /// One line for the end of a run.
@@ -419,25 +426,30 @@ pub fn build_snapshot(
     })
 }
 
-/// The files of every export stage of the pipeline, published inside the version so that whoever
-/// downloads it gets what the papers' loaders read. A format written by two stages goes under
-/// `<format>-<stage>`.
+/// The side files stages declared as exports (the RAGuard CSVs, CONF-FACT's JSON), published
+/// inside the version so that whoever downloads it gets what the papers' loaders read. A format
+/// written by two stages goes under `<format>-<stage>`.
 fn snapshot_exports(plan: &Plan, run: &RunResult) -> Vec<SourceExport> {
     let mut exports: Vec<SourceExport> = Vec::new();
     for stage in &plan.stages {
-        let Some((format, files)) = noisebench_label::export_files(stage.stage.kind()) else {
+        let Some(record) = run.records.get(&stage.id) else {
             continue;
         };
-        if !run.records.contains_key(&stage.id) {
-            continue;
-        }
         let dir = run.run_dir.join(&stage.id);
-        exports.push(SourceExport {
-            format: format.into(),
-            stage: stage.id.clone(),
-            folder: format.into(),
-            files: files.iter().map(|f| dir.join(f)).collect(),
-        });
+        let mut by_format: BTreeMap<&str, Vec<PathBuf>> = BTreeMap::new();
+        for (name, file) in &record.files {
+            if let Some(format) = &file.export {
+                by_format.entry(format).or_default().push(dir.join(name));
+            }
+        }
+        for (format, files) in by_format {
+            exports.push(SourceExport {
+                format: format.into(),
+                stage: stage.id.clone(),
+                folder: format.into(),
+                files,
+            });
+        }
     }
     for i in 0..exports.len() {
         if exports
@@ -454,8 +466,8 @@ fn snapshot_exports(plan: &Plan, run: &RunResult) -> Vec<SourceExport> {
 
 /// What the manifest and the dataset card say about how the tables were made: the LLM layer
 /// (backend, each task's model and prompt version, embedder; calls, tokens, cache hits, cost), the
-/// web layer's mode, and each labels stage's facts (label distribution, models, share of human
-/// labels, agreement).
+/// web layer's mode, and each stage's facts (`facts:<stage>`: a labels stage's label distribution,
+/// models, share of human labels, agreement).
 fn provenance(
     loaded: &Loaded,
     run: &RunResult,
@@ -475,14 +487,10 @@ fn provenance(
         "web".into(),
         serde_json::json!({ "mode": loaded.layers.web.config().mode }),
     );
+    // Every stage's facts, one generic path: the card renders them from here.
     for stage in &loaded.plan.stages {
-        let facts = run.run_dir.join(&stage.id).join("label_facts.json");
-        if stage.stage.kind() == "labels" && facts.is_file() {
-            let text =
-                std::fs::read_to_string(&facts).with_context(|| facts.display().to_string())?;
-            let value: serde_json::Value =
-                serde_json::from_str(&text).with_context(|| facts.display().to_string())?;
-            p.insert(format!("labels:{}", stage.id), value);
+        if let Some(facts) = run.records.get(&stage.id).and_then(|r| r.facts.as_ref()) {
+            p.insert(format!("facts:{}", stage.id), serde_json::to_value(facts)?);
         }
     }
     Ok(p)
@@ -585,14 +593,14 @@ pub fn inspect_stage(ws: &Workspace, pipeline: &str, stage: &str, rows: usize) -
             let null = if column.nullable { "?" } else { "" };
             out.push_str(&format!("  {:<22} {:?}{null}\n", column.name, column.dtype));
         }
-        let df = table_io::read_frame(&path)?;
-        out.push_str(&format!("{}\n", df.head(Some(rows))));
+        out.push_str(&format!(
+            "{}\n",
+            table_io::Table::open(&path)?.preview(rows)
+        ));
         if name == "drops" && file.rows > 0 {
-            let drops = table_io::read_table(&path, TableKind::Drops)?;
-            if let noisebench_core::Rows::Drops(drops) = drops {
-                for d in drops.iter().take(rows.max(20)) {
-                    out.push_str(&format!("  {}  {}  {}\n", d.item, d.reason, d.detail));
-                }
+            let drops: Vec<DropRecord> = table_io::read_rows(&path)?;
+            for d in drops.iter().take(rows.max(20)) {
+                out.push_str(&format!("  {}  {}  {}\n", d.item, d.reason, d.detail));
             }
         }
     }
@@ -627,52 +635,50 @@ pub fn export_snapshot(
     out: &Path,
 ) -> Result<noisebench_label::ExportSummary> {
     let manifest = noisebench_snapshot::Manifest::read(snapshot).map_err(anyhow::Error::msg)?;
-    let table = |kind: TableKind, required: bool| -> Result<Option<Rows>> {
-        let entry = manifest
+    let path_of = |kind: TableKind| {
+        manifest
             .tables
             .get(kind.name())
-            .or_else(|| manifest.tables.values().find(|e| e.kind == kind.name()));
-        match entry {
-            Some(e) => Ok(Some(table_io::read_table(&snapshot.join(&e.file), kind)?)),
-            None if required => bail!(
-                "{}: the snapshot has no `{}` table (its tables: {})",
-                snapshot.display(),
-                kind.name(),
-                manifest
-                    .tables
-                    .keys()
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-            None => Ok(None),
-        }
+            .or_else(|| manifest.tables.values().find(|e| e.kind == kind.name()))
+            .map(|e| snapshot.join(&e.file))
     };
-    let Some(Rows::Claims(claims)) = table(TableKind::Claims, true)? else {
-        unreachable!("required tables are present and typed")
+    fn read<T: noisebench_core::TableRow>(path: Option<PathBuf>) -> Result<Option<Vec<T>>> {
+        path.map(|p| table_io::read_rows::<T>(&p))
+            .transpose()
+            .map_err(Into::into)
+    }
+    let missing = |kind: TableKind| {
+        anyhow::anyhow!(
+            "{}: the snapshot has no `{}` table (its tables: {})",
+            snapshot.display(),
+            kind.name(),
+            manifest
+                .tables
+                .keys()
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
     };
-    let Some(Rows::Documents(documents)) = table(TableKind::Documents, true)? else {
-        unreachable!("required tables are present and typed")
-    };
-    let Some(Rows::Labels(labels)) = table(TableKind::Labels, true)? else {
-        unreachable!("required tables are present and typed")
-    };
+    let claims: Vec<Claim> =
+        read(path_of(TableKind::Claims))?.ok_or_else(|| missing(TableKind::Claims))?;
+    let documents: Vec<Document> =
+        read(path_of(TableKind::Documents))?.ok_or_else(|| missing(TableKind::Documents))?;
+    let labels: Vec<ClaimDocumentLabel> =
+        read(path_of(TableKind::Labels))?.ok_or_else(|| missing(TableKind::Labels))?;
     let summary = match format {
         ExportFormat::Raguard => {
             noisebench_label::export_raguard(&claims, &documents, &labels, out)?
         }
         ExportFormat::Confact => {
-            let queries = match table(TableKind::Queries, false)? {
-                Some(Rows::Queries(q)) => q,
-                _ => Vec::new(),
-            };
+            let queries: Vec<Query> = read(path_of(TableKind::Queries))?.unwrap_or_default();
             std::fs::create_dir_all(out).with_context(|| out.display().to_string())?;
             noisebench_label::export_confact(
                 &claims,
                 &documents,
                 &labels,
                 &queries,
-                &out.join("confact.json"),
+                &out.join(noisebench_label::CONFACT_FILE),
             )?
         }
     };

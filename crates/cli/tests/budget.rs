@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use noisebench_cli::{LlmOverrides, Workspace, build_snapshot};
-use noisebench_core::{NoProgress, Rows, TableKind};
+use noisebench_core::{LlmCall, NoProgress};
 use noisebench_pipeline::table_io;
 use noisebench_snapshot::PublishOptions;
 use noisebench_testkit::{FakeServer, Reply};
@@ -89,11 +89,7 @@ config = {{ kinds = ["keywords"] }}
     assert_eq!(server.requests(), 3);
     let run_dir = dir.path().join("work/budget");
     assert!(!run_dir.join("queries/stage.json").exists());
-    let Rows::LlmCalls(calls) =
-        table_io::read_table(&run_dir.join("llm_calls.parquet"), TableKind::LlmCalls).unwrap()
-    else {
-        unreachable!()
-    };
+    let calls: Vec<LlmCall> = table_io::read_rows(&run_dir.join("llm_calls.parquet")).unwrap();
     let refused = calls
         .iter()
         .filter(|c| {

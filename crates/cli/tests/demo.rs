@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use noisebench_cli::{Workspace, build_snapshot};
-use noisebench_core::{NoProgress, Rows, TableKind};
+use noisebench_core::{Claim, NoProgress, TableKind};
 use noisebench_pipeline::table_io;
 use noisebench_snapshot::{Manifest, PublishOptions, PublishOutcome};
 use noisebench_testkit::{pandas_available, run_python_json};
@@ -49,15 +49,16 @@ fn assert_work_conforms(work: &Path) -> usize {
         };
         for (name, file) in &record.tables {
             let kind = TableKind::from_name(&file.kind).unwrap();
-            let df = table_io::read_frame(&stage.join(&file.file)).unwrap();
-            table_io::check_frame(&df, &kind.schema())
+            let table = table_io::Table::open(&stage.join(&file.file)).unwrap();
+            table
+                .check(&kind.schema())
                 .unwrap_or_else(|p| panic!("{}/{name}: {p:?}", stage.display()));
-            assert_eq!(df.height() as u64, file.rows);
+            assert_eq!(table.rows() as u64, file.rows);
             checked += 1;
         }
     }
-    let summary = table_io::read_frame(&work.join("run_summary.parquet")).unwrap();
-    table_io::check_frame(&summary, &TableKind::RunSummary.schema()).unwrap();
+    let summary = table_io::Table::open(&work.join("run_summary.parquet")).unwrap();
+    summary.check(&TableKind::RunSummary.schema()).unwrap();
     checked + 1
 }
 
@@ -139,22 +140,16 @@ fn demo_builds_verifies_skips_and_reproduces() {
         ]
     );
     // Scraped claims sit next to imported ones.
-    let claims =
-        match table_io::read_table(&snapshot.join("data/claims.parquet"), TableKind::Claims)
-            .unwrap()
-        {
-            Rows::Claims(c) => c,
-            _ => unreachable!(),
-        };
+    let claims: Vec<Claim> = table_io::read_rows(&snapshot.join("data/claims.parquet")).unwrap();
     let scraped = claims
         .iter()
         .filter(|c| c.source.starts_with("scrape:"))
         .count();
     assert_eq!((scraped, claims.len() - scraped), (5, 48));
     // The LLM call log: one file for the run, one per stage that called.
-    let calls = table_io::read_frame(&dir.path().join("work/demo/llm_calls.parquet")).unwrap();
-    table_io::check_frame(&calls, &TableKind::LlmCalls.schema()).unwrap();
-    assert_eq!(calls.height(), 2243);
+    let calls = table_io::Table::open(&dir.path().join("work/demo/llm_calls.parquet")).unwrap();
+    calls.check(&TableKind::LlmCalls.schema()).unwrap();
+    assert_eq!(calls.rows(), 2243);
     assert_eq!(built.llm.calls, 2243);
     assert_eq!(built.llm.tasks["exam_verdict"], 621);
     for stage in ["queries", "labels"] {
@@ -173,7 +168,7 @@ fn demo_builds_verifies_skips_and_reproduces() {
     );
     // The card and manifest say how the labels were made.
     assert_eq!(manifest.provenance["llm"]["backend"], "offline");
-    assert_eq!(manifest.provenance["labels:labels"]["pairs"], 518);
+    assert_eq!(manifest.provenance["facts:labels"]["data"]["pairs"], 518);
     assert_eq!(manifest.provenance["llm"]["run"]["calls"], 2243);
     assert_eq!(manifest.provenance["fetch_window"]["claims"]["rows"], 5);
     assert_eq!(
@@ -182,7 +177,7 @@ fn demo_builds_verifies_skips_and_reproduces() {
     );
     let card = std::fs::read_to_string(snapshot.join("README.md")).unwrap();
     assert!(
-        card.contains("### How the labels of stage `labels` were made"),
+        card.contains("### How the labels were made (stage `labels`)"),
         "{card}"
     );
     assert!(

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use noisebench_cli::{Workspace, build_snapshot};
-use noisebench_core::{NoProgress, Rows, TableKind};
+use noisebench_core::{DropRecord, NoProgress, StageSummary};
 use noisebench_pipeline::table_io;
 use noisebench_snapshot::{Manifest, PublishOptions, PublishOutcome};
 use noisebench_testkit::{FakeServer, Reply};
@@ -192,13 +192,8 @@ fn transient_failures_block_publishing_until_a_rerun_repairs_them() {
 
     // Every item of a one-to-one stage is a row or a counted drop, also in a faulty run, and
     // every failed LLM item is a drop marked for retry.
-    let Rows::RunSummary(summary) = table_io::read_table(
-        &dir.path().join("work/demo/run_summary.parquet"),
-        TableKind::RunSummary,
-    )
-    .unwrap() else {
-        unreachable!()
-    };
+    let summary: Vec<StageSummary> =
+        table_io::read_rows(&dir.path().join("work/demo/run_summary.parquet")).unwrap();
     for s in summary
         .iter()
         .filter(|s| ONE_TO_ONE.contains(&s.kind.as_str()))
@@ -207,13 +202,8 @@ fn transient_failures_block_publishing_until_a_rerun_repairs_them() {
     }
     let labels = summary.iter().find(|s| s.id == "labels").unwrap();
     assert_eq!(labels.status, "partial");
-    let Rows::Drops(drops) = table_io::read_table(
-        &dir.path().join("work/demo/labels/drops.parquet"),
-        TableKind::Drops,
-    )
-    .unwrap() else {
-        unreachable!()
-    };
+    let drops: Vec<DropRecord> =
+        table_io::read_rows(&dir.path().join("work/demo/labels/drops.parquet")).unwrap();
     assert!(drops.iter().any(|d| d.retry && d.dropped));
     assert!(
         drops

@@ -1,16 +1,19 @@
 //! The data model every noisebench stage shares: the rows of each table (claims, queries, search hits,
 //! documents, labels, reports, chunks, triplets, questions, perturbations), their column schemas,
-//! stable content-derived ids, and the [`Stage`] trait that turns typed input rows into typed output
-//! rows plus counted drops.
+//! stable content-derived ids, the [`Stage`] trait that turns typed input rows into typed output
+//! rows plus counted drops, and the vocabulary of model answers ([`vocab`]: verdicts, stances, the
+//! one reader of a reply, the shared `exam_verdict` contract).
 //!
-//! What this crate is not: it knows nothing of Parquet, polars, HTTP or LLMs. Table files are read and
-//! written by `noisebench-pipeline` alone, through [`Rows`], so stage crates stay light and pure.
+//! What this crate is not: it knows nothing of Parquet, polars, HTTP or LLM clients. Table files
+//! are read and written by `noisebench-pipeline` alone, through [`Rows`], so stage crates stay
+//! light and pure.
 
 pub mod id;
 pub mod model;
 pub mod rows;
 pub mod schema;
 pub mod stage;
+pub mod vocab;
 
 pub use id::{sha256_hex, stable_id};
 pub use model::*;
@@ -18,6 +21,6 @@ pub use rows::{FETCH_COLUMNS, Record, Rows, TableKind, TableRow};
 pub use schema::{Column, DType, TableSchema};
 pub use stage::{
     CallLog, ConfigError, DropRecord, Drops, InputSpec, Inputs, NoProgress, OutputSpec, Progress,
-    ProgressBar, Stage, StageContext, StageError, StageOutput, StageReport, TypedStage,
-    is_transient_reason, parse_config,
+    ProgressBar, SideFile, Stage, StageContext, StageError, StageFacts, StageOutput, StageReport,
+    TypedStage, is_transient_reason, parse_config,
 };

@@ -62,6 +62,11 @@ macro_rules! tables {
                 match kind { $(TableKind::$variant => Rows::$variant(Vec::new())),* }
             }
 
+            /// One row of `kind` with every field at its default (tests build samples from it).
+            pub fn one_default(kind: TableKind) -> Rows {
+                match kind { $(TableKind::$variant => Rows::$variant(vec![<$ty>::default()])),* }
+            }
+
             pub fn kind(&self) -> TableKind {
                 match self { $(Rows::$variant(_) => TableKind::$variant),* }
             }
@@ -98,6 +103,23 @@ macro_rules! tables {
                             .collect::<Result<_, _>>()?,
                     )),*
                 })
+            }
+
+            /// Ids that occur more than once, each once, sorted.
+            pub fn duplicate_ids(&self) -> Vec<String> {
+                fn dups<'a>(ids: impl Iterator<Item = &'a str>) -> Vec<String> {
+                    let mut seen = std::collections::BTreeSet::new();
+                    let mut twice = std::collections::BTreeSet::new();
+                    for id in ids {
+                        if !seen.insert(id) {
+                            twice.insert(id.to_string());
+                        }
+                    }
+                    twice.into_iter().collect()
+                }
+                match self {
+                    $(Rows::$variant(v) => dups(v.iter().map(|r| r.id()))),*
+                }
             }
 
             /// `(id, sha256 of the row's JSON, sha256 of the same without the [`FETCH_COLUMNS`])`
@@ -142,9 +164,18 @@ tables! {
     Reports(Report) = "reports",
     Chunks(Chunk) = "chunks",
     Triplets(Triplet) = "triplets",
+    Entities(Entity) = "entities",
+    Aliases(Alias) = "aliases",
+    GraphEdges(GraphEdge) = "graph_edges",
+    Patterns(Pattern) = "patterns",
     Questions(Question) = "questions",
+    QuestionJudgements(QuestionJudgement) = "question_judgements",
+    QuestionSplits(QuestionSplit) = "question_splits",
     QueryPerturbations(QueryPerturbation) = "query_perturbations",
     DocumentPerturbations(DocumentPerturbation) = "document_perturbations",
+    Retrievals(Retrieval) = "retrievals",
+    EvalPredictions(Prediction) = "eval_predictions",
+    Metrics(Metric) = "metrics",
     Drops(DropRecord) = "drops",
     RunSummary(StageSummary) = "run_summary",
     LlmCalls(LlmCall) = "llm_calls",

@@ -21,11 +21,37 @@ pub struct InputSpec {
     pub required: bool,
 }
 
+impl InputSpec {
+    /// An input the stage cannot run without.
+    pub const fn required(role: &'static str, kind: TableKind) -> Self {
+        Self {
+            role,
+            kind,
+            required: true,
+        }
+    }
+
+    /// An input the stage uses when the pipeline gives it.
+    pub const fn optional(role: &'static str, kind: TableKind) -> Self {
+        Self {
+            role,
+            kind,
+            required: false,
+        }
+    }
+}
+
 /// A table a stage writes. The first output is the stage's main table.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OutputSpec {
     pub name: &'static str,
     pub kind: TableKind,
+}
+
+impl OutputSpec {
+    pub const fn new(name: &'static str, kind: TableKind) -> Self {
+        Self { name, kind }
+    }
 }
 
 /// A configuration error, naming the field path (`sources[1].preset`) or the stage.
@@ -277,14 +303,82 @@ impl Drops {
     }
 }
 
-/// A stage's result: output tables by name, and its report.
+/// What a stage reports about its run beyond counts (a labelling run's label distribution, a
+/// retrieval's recall): kept in its `stage.json`, put in the snapshot manifest's provenance as
+/// `facts:<stage>` and rendered in the dataset card under `title`, one bullet per line. The stage
+/// phrases its own facts; the card renders every stage's the same way.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct StageFacts {
+    /// The card's heading for these facts.
+    pub title: String,
+    /// The facts as sentences, for the card.
+    pub lines: Vec<String>,
+    /// The facts as data, for the manifest and for programs.
+    pub data: serde_json::Value,
+}
+
+impl StageFacts {
+    pub fn new(title: impl Into<String>, lines: Vec<String>, data: &impl serde::Serialize) -> Self {
+        Self {
+            title: title.into(),
+            lines,
+            data: serde_json::to_value(data).unwrap_or(serde_json::Value::Null),
+        }
+    }
+}
+
+/// A file (not a table) a stage writes into its stage directory: an export, a review sheet, a
+/// graph in GraphML. Declared by the stage for a configuration, so the runner removes it before a
+/// rerun, checks it was written, and hashes it into the stage record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SideFile {
+    /// The file name inside the stage directory.
+    pub name: String,
+    /// Publish it inside snapshots as `exports/<format>/<name>` (the papers' release formats).
+    pub export: Option<&'static str>,
+}
+
+impl SideFile {
+    /// A file kept beside the stage's tables.
+    pub fn new(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            export: None,
+        }
+    }
+
+    /// A file published in snapshots under `exports/<format>/`.
+    pub fn export(name: impl Into<String>, format: &'static str) -> Self {
+        Self {
+            name: name.into(),
+            export: Some(format),
+        }
+    }
+}
+
+/// A stage's result: output tables by name, its report and, optionally, its facts.
 #[derive(Debug, Default)]
 pub struct StageOutput {
     pub tables: BTreeMap<String, Rows>,
     pub report: StageReport,
+    pub facts: Option<StageFacts>,
 }
 
 impl StageOutput {
+    /// An output with this report and, so far, no tables.
+    pub fn new(report: StageReport) -> Self {
+        Self {
+            report,
+            ..Self::default()
+        }
+    }
+
+    /// Add the stage's facts (see [`StageFacts`]).
+    pub fn with_facts(mut self, facts: StageFacts) -> Self {
+        self.facts = Some(facts);
+        self
+    }
+
     pub fn with_table<T: TableRow>(mut self, name: &str, rows: Vec<T>) -> Self {
         self.tables.insert(name.into(), T::into_rows(rows));
         self
@@ -310,6 +404,11 @@ pub trait TypedStage: Send + Sync {
     /// Checks beyond the types (files exist, values in range). Runs before any stage works.
     fn validate(&self, _config: &Self::Config, _root: &Path) -> Result<(), ConfigError> {
         Ok(())
+    }
+
+    /// Files (not tables) the stage writes into its stage directory for this configuration.
+    fn files(&self, _config: &Self::Config) -> Vec<SideFile> {
+        Vec::new()
     }
 
     /// Files outside the run directory that the stage reads; their content is fingerprinted.
@@ -354,6 +453,8 @@ pub trait Stage: Send + Sync {
         config: &serde_json::Value,
         root: &Path,
     ) -> Result<Vec<PathBuf>, ConfigError>;
+    /// See [`TypedStage::files`]; empty when the configuration does not parse.
+    fn files(&self, config: &serde_json::Value) -> Vec<SideFile>;
     /// See [`TypedStage::environment`].
     fn environment(&self) -> serde_json::Value;
     /// See [`TypedStage::reads_live_sources`]; `false` when the configuration does not parse.
@@ -418,6 +519,11 @@ impl<T: TypedStage> Stage for T {
     ) -> Result<Vec<PathBuf>, ConfigError> {
         let parsed: T::Config = parse_config(config)?;
         Ok(TypedStage::external_files(self, &parsed, root))
+    }
+    fn files(&self, config: &serde_json::Value) -> Vec<SideFile> {
+        parse_config::<T::Config>(config)
+            .map(|c| TypedStage::files(self, &c))
+            .unwrap_or_default()
     }
     fn environment(&self) -> serde_json::Value {
         TypedStage::environment(self)

@@ -11,11 +11,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use noisebench_core::{Document, Drops};
-use noisebench_llm::Llm;
-use noisebench_llm::task::{
+use crate::tasks::{
     Credibility, CredibilityInput, CredibilityLevel, CredibilityOutput, SourceType,
 };
+use noisebench_core::{Document, Drops};
+use noisebench_llm::Llm;
 use serde::Deserialize;
 
 /// Where credibility comes from when the table has no entry.

@@ -3,8 +3,8 @@
 //! decision *irrelevant*. Several prompt variants may vote; the same question with no document
 //! (the zero-context probe) tells whether the document flipped the model's own answer.
 
+use noisebench_core::vocab::{Verdict, exam::Input as ExamVerdictInput};
 use noisebench_core::{Claim, Document};
-use noisebench_llm::task::{ExamVerdictInput, Verdict};
 use serde::{Deserialize, Serialize};
 
 /// How one exam prompt is put together from a claim and a document.

@@ -15,7 +15,6 @@
 //! [`ExportConfactStage`] (`export-confact`).
 
 pub mod agreement;
-pub mod answer;
 pub mod conflicts;
 pub mod credibility;
 pub mod exam;
@@ -23,37 +22,29 @@ pub mod export;
 pub mod review;
 pub mod stance;
 pub mod summary;
+pub mod tasks;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use noisebench_core::vocab::{Stance, Verdict};
 use noisebench_core::{
     Claim, ClaimDocument, ClaimDocumentLabel, ConfigError, Document, Drops, InputSpec, Inputs,
-    OutputSpec, Query, StageContext, StageError, StageOutput, StageReport, TableKind, TypedStage,
-    is_transient_reason, stable_id,
+    OutputSpec, Query, SideFile, StageContext, StageError, StageFacts, StageOutput, StageReport,
+    TableKind, TypedStage, is_transient_reason, stable_id,
 };
-use noisebench_llm::task::{Stance, StanceTextInput, StanceUrlInput, TaskName, Verdict};
+use noisebench_llm::TaskInfo;
 use noisebench_llm::{Answer, Llm, LlmError};
 use serde::Deserialize;
 
 pub use agreement::{Agreement, cohen_kappa, krippendorff_alpha_nominal};
-pub use answer::{final_answer, stance_in_reply, verdict_in_reply};
 pub use conflicts::conflicts;
 pub use credibility::{CredibilityConfig, DomainTable, Fallback};
 pub use exam::{ExamConfig, ExamVariant, LabelPreset};
 pub use export::{
     CONFACT_FILE, ExportSummary, RAGUARD_FILES, SkippedPair, export_confact, export_raguard,
 };
-
-/// The export stage kinds, with the format name they publish under and the files each writes
-/// into its stage folder (published in a snapshot as `exports/<format>/<file>`).
-pub fn export_files(kind: &str) -> Option<(&'static str, Vec<&'static str>)> {
-    match kind {
-        "export-raguard" => Some(("raguard", RAGUARD_FILES.to_vec())),
-        "export-confact" => Some(("confact", vec![CONFACT_FILE])),
-        _ => None,
-    }
-}
+pub use noisebench_core::vocab::{final_answer, stance_in_reply, verdict_in_reply};
 pub use review::{ReviewConfig, ReviewOutcome, ReviewRow, apply_review, read_sheet, review_sheet};
 pub use stance::{StanceConfig, majority_stance};
 pub use summary::{LabelFacts, label_facts};
@@ -85,8 +76,9 @@ pub struct LabelConfig {
 }
 
 /// The `labels` stage: inputs `claims`, `documents`, `claim_documents`; outputs `labels` (main),
-/// `documents` (with credibility) and `conflicts`. Also writes `review_sheet.csv` and
-/// `label_facts.json` into its stage directory.
+/// `documents` (with credibility) and `conflicts`; its facts (label distribution, models,
+/// conflicts, credibility, review agreement) go to the record and the card. With
+/// `review.export` it also writes `review_sheet.csv` into its stage directory.
 pub struct LabelStage {
     llm: Llm,
 }
@@ -159,20 +151,20 @@ fn describe(failures: &[(String, String, String)]) -> String {
 }
 
 impl LabelStage {
-    fn tasks_used(&self, config: &LabelConfig) -> Vec<TaskName> {
+    fn tasks_used(&self, config: &LabelConfig) -> Vec<TaskInfo> {
         let mut t = Vec::new();
         if config.exam.enabled {
-            t.push(TaskName::ExamVerdict);
+            t.push(TaskInfo::of::<tasks::ExamVerdict>());
         }
         if config.stance.enabled {
             t.extend([
-                TaskName::StanceUrl,
-                TaskName::StanceText,
-                TaskName::StanceReasoned,
+                TaskInfo::of::<tasks::StanceUrl>(),
+                TaskInfo::of::<tasks::StanceText>(),
+                TaskInfo::of::<tasks::StanceReasoned>(),
             ]);
         }
         if config.credibility.fallback == Fallback::Llm {
-            t.push(TaskName::Credibility);
+            t.push(TaskInfo::of::<tasks::Credibility>());
         }
         t
     }
@@ -183,8 +175,8 @@ impl LabelStage {
             .into_iter()
             .map(|t| {
                 (
-                    t.as_str().to_string(),
-                    self.llm.provenance(t),
+                    t.name.to_string(),
+                    self.llm.provenance(t.name),
                     self.llm.prompt_version(t).unwrap_or_default(),
                 )
             })
@@ -294,7 +286,7 @@ impl LabelStage {
 }
 
 fn stance_of(a: &Answer<serde_json::Value>) -> Option<Stance> {
-    answer::stance_in_reply(&a.value)
+    Stance::in_reply(&a.value)
 }
 
 impl TypedStage for LabelStage {
@@ -338,6 +330,14 @@ impl TypedStage for LabelStage {
                 kind: TableKind::Conflicts,
             },
         ]
+    }
+
+    fn files(&self, config: &LabelConfig) -> Vec<SideFile> {
+        if config.review.export {
+            vec![SideFile::new(REVIEW_SHEET)]
+        } else {
+            Vec::new()
+        }
     }
 
     fn validate(&self, config: &LabelConfig, root: &Path) -> Result<(), ConfigError> {
@@ -387,7 +387,10 @@ impl TypedStage for LabelStage {
             read_sheet(&resolve(s))
                 .map_err(|e| ConfigError::new("review.import", e.to_string()))?;
         }
-        Ok(())
+        // The prompts of the tasks this configuration calls must be there before any work.
+        self.llm
+            .require(&self.tasks_used(config))
+            .map_err(|e| ConfigError::new("llm", e.to_string()))
     }
 
     fn external_files(&self, config: &LabelConfig, root: &Path) -> Vec<PathBuf> {
@@ -405,7 +408,7 @@ impl TypedStage for LabelStage {
     }
 
     fn environment(&self) -> serde_json::Value {
-        self.llm.fingerprint()
+        self.llm.fingerprint_of(tasks::TASKS)
     }
 
     fn run(
@@ -471,10 +474,10 @@ impl TypedStage for LabelStage {
             let bar = ctx.progress.bar("exam", Some(calls.len() as u64));
             let answers =
                 self.llm
-                    .run_batch_with_progress::<answer::ExamVote>(stage, calls, bar.as_ref());
+                    .run_batch_with_progress::<tasks::ExamVerdict>(stage, calls, bar.as_ref());
             bar.finish();
             for ((i, v), a) in keys.into_iter().zip(answers) {
-                match a.map(|a| answer::verdict_in_reply(&a.value)) {
+                match a.map(|a| Verdict::in_reply(&a.value)) {
                     Ok(Some(verdict)) => exam_votes[i].push((v, verdict)),
                     Ok(None) => failures.pair_reason(
                         &pairs[i].id,
@@ -496,11 +499,11 @@ impl TypedStage for LabelStage {
                     .iter()
                     .map(|c| exam::zero_context_input(c))
                     .collect();
-                let answers = self.llm.run_batch::<answer::ExamVote>(stage, calls);
+                let answers = self.llm.run_batch::<tasks::ExamVerdict>(stage, calls);
                 for (c, a) in probe_claims.into_iter().zip(answers) {
                     match a {
                         Ok(a) => {
-                            if let Some(v) = answer::verdict_in_reply(&a.value) {
+                            if let Some(v) = Verdict::in_reply(&a.value) {
                                 zero.insert(c.id.as_str(), v);
                             }
                         }
@@ -522,16 +525,18 @@ impl TypedStage for LabelStage {
         if config.stance.enabled {
             let url_calls = pairs
                 .iter()
-                .map(|p| StanceUrlInput {
+                .map(|p| tasks::StanceUrlInput {
                     claim: p.claim.text.clone(),
                     claim_date: p.claim.claim_date.clone(),
                     url: p.doc.url.clone(),
                 })
                 .collect();
             let bar = ctx.progress.bar("stance", Some(pairs.len() as u64 * 3));
-            let answers =
-                self.llm
-                    .run_batch_with_progress::<answer::UrlVote>(stage, url_calls, bar.as_ref());
+            let answers = self.llm.run_batch_with_progress::<tasks::StanceUrl>(
+                stage,
+                url_calls,
+                bar.as_ref(),
+            );
             for (i, a) in answers.into_iter().enumerate() {
                 match a {
                     Ok(a) => url_votes[i] = stance_of(&a),
@@ -541,12 +546,12 @@ impl TypedStage for LabelStage {
             let with_text: Vec<usize> = (0..pairs.len())
                 .filter(|i| !pairs[*i].text.trim().is_empty())
                 .collect();
-            let text_input = |i: &usize| StanceTextInput {
+            let text_input = |i: &usize| tasks::StanceTextInput {
                 claim: pairs[*i].claim.text.clone(),
                 claim_date: pairs[*i].claim.claim_date.clone(),
                 text: exam::truncate_chars(&pairs[*i].text, config.stance.max_document_chars),
             };
-            let answers = self.llm.run_batch_with_progress::<answer::TextVote>(
+            let answers = self.llm.run_batch_with_progress::<tasks::StanceText>(
                 stage,
                 with_text.iter().map(text_input).collect(),
                 bar.as_ref(),
@@ -557,7 +562,7 @@ impl TypedStage for LabelStage {
                     Err(e) => failures.pair(&pairs[*i].id, "stance_text", &e),
                 }
             }
-            let answers = self.llm.run_batch_with_progress::<answer::ReasonedVote>(
+            let answers = self.llm.run_batch_with_progress::<tasks::StanceReasoned>(
                 stage,
                 with_text.iter().map(text_input).collect(),
                 bar.as_ref(),
@@ -681,7 +686,7 @@ impl TypedStage for LabelStage {
         let conflict_rows = conflicts(&claims, &labels);
         write_side_files(config, ctx, &claims, &documents, &labels)?;
         let facts = label_facts(&labels, &conflict_rows, &documents, &facts, review);
-        write_json(&ctx.stage_dir.join("label_facts.json"), &facts)?;
+        let facts = StageFacts::new("How the labels were made", facts.card_lines(), &facts);
 
         let report = StageReport {
             items_in: links.len() as u64,
@@ -690,6 +695,7 @@ impl TypedStage for LabelStage {
         };
         let mut out = StageOutput {
             report,
+            facts: Some(facts),
             ..StageOutput::default()
         }
         .with_table("labels", labels)
@@ -707,14 +713,8 @@ fn io_err(path: &Path, source: std::io::Error) -> StageError {
     }
 }
 
-fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<(), StageError> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
-    }
-    let json = serde_json::to_vec_pretty(value)
-        .map_err(|e| StageError::Other(format!("{}: {e}", path.display())))?;
-    std::fs::write(path, json).map_err(|e| io_err(path, e))
-}
+/// The review sheet's file name in the stage directory.
+pub const REVIEW_SHEET: &str = "review_sheet.csv";
 
 fn write_side_files(
     config: &LabelConfig,
@@ -728,7 +728,7 @@ fn write_side_files(
     }
     std::fs::create_dir_all(&ctx.stage_dir).map_err(|e| io_err(&ctx.stage_dir, e))?;
     let rows = review_sheet(claims, documents, labels, config.review.excerpt_chars);
-    let path = ctx.stage_dir.join("review_sheet.csv");
+    let path = ctx.stage_dir.join(REVIEW_SHEET);
     review::write_sheet(&path, &rows).map_err(|e| StageError::Other(e.to_string()))
 }
 
@@ -783,6 +783,13 @@ impl TypedStage for ExportRaguardStage {
         Vec::new()
     }
 
+    fn files(&self, _config: &ExportConfig) -> Vec<SideFile> {
+        RAGUARD_FILES
+            .iter()
+            .map(|f| SideFile::export(*f, "raguard"))
+            .collect()
+    }
+
     fn run(
         &self,
         _config: &ExportConfig,
@@ -830,6 +837,10 @@ impl TypedStage for ExportConfactStage {
 
     fn outputs(&self) -> Vec<OutputSpec> {
         Vec::new()
+    }
+
+    fn files(&self, _config: &ExportConfig) -> Vec<SideFile> {
+        vec![SideFile::export(CONFACT_FILE, "confact")]
     }
 
     fn run(

@@ -2,7 +2,7 @@
 //! page text, the text with reasoning first) each answer support, reject or not enough evidence;
 //! the majority wins and a tie is not enough evidence. An empty page leaves only the URL vote.
 
-use noisebench_llm::task::Stance;
+use noisebench_core::vocab::Stance;
 use serde::Deserialize;
 
 /// `[stages.<id>.config.stance]`.
@@ -57,7 +57,7 @@ pub fn stance_str(s: Stance) -> &'static str {
 
 /// A stance from any accepted spelling (trimmed, any case), or `None`.
 pub fn parse_stance(s: &str) -> Option<Stance> {
-    crate::answer::final_answer(s.trim(), crate::answer::STANCE_ALIASES)
+    noisebench_core::vocab::final_answer(s.trim(), noisebench_core::vocab::STANCE_ALIASES)
         .filter(|_| s.split_whitespace().count() <= 3)
 }
 

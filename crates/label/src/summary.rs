@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::review::ReviewOutcome;
 
-/// What the dataset card reports about labels (written as `label_facts.json`).
+/// What the dataset card reports about labels (the labels stage's facts).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct LabelFacts {
     pub pairs: usize,
@@ -80,5 +80,80 @@ pub fn label_facts(
             .map(|(t, _, v)| (t.clone(), v.clone()))
             .collect(),
         review,
+    }
+}
+
+/// `{"a": 1, "b": 2}` as `a: 1, b: 2`; `none` when empty.
+fn listed<V: std::fmt::Display>(m: &BTreeMap<String, V>) -> String {
+    if m.is_empty() {
+        return "none".into();
+    }
+    m.iter()
+        .map(|(k, v)| format!("{k}: {v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl LabelFacts {
+    /// The facts as the dataset card states them: how the labels were made.
+    pub fn card_lines(&self) -> Vec<String> {
+        let mut lines = vec![
+            format!(
+                "{} claim-document pairs over {} claims. Labels: {}. Stances (majority of three prompt variants): {}.",
+                self.pairs,
+                self.claims,
+                listed(&self.labels),
+                listed(&self.stances)
+            ),
+            format!(
+                "Each pair's label is the model's exam verdict compared with the claim's gold verdict: agreeing is \
+                 supporting, contradicting is misleading, undecided is irrelevant. Models per task: {}. Prompt versions: {}.",
+                listed(&self.models),
+                listed(&self.prompt_versions)
+            ),
+            format!(
+                "Label sources: {}; share of labels set by human reviewers: {:.1}%.",
+                listed(&self.label_sources),
+                self.human_share * 100.0
+            ),
+            format!(
+                "Conflicts: {} claims with both a supporting and a refuting stance from the model, {} from reviewers, \
+                 {} with both a supporting and a misleading document. Documents that flipped the model's zero-context \
+                 answer: {}.",
+                self.model_conflicts, self.human_conflicts, self.exam_conflicts, self.flipped
+            ),
+            format!(
+                "Source credibility: {} (from: {}).",
+                listed(&self.credibility),
+                listed(&self.credibility_sources)
+            ),
+        ];
+        if let Some(r) = &self.review {
+            let num = |v: Option<f64>| v.map_or("n/a".to_string(), |x| format!("{x:.3}"));
+            let agreement = [
+                ("model_vs_human_label", &r.model_vs_human_label),
+                ("model_vs_human_stance", &r.model_vs_human_stance),
+                ("reviewers_label", &r.reviewers_label),
+                ("reviewers_stance", &r.reviewers_stance),
+            ]
+            .iter()
+            .map(|(k, a)| {
+                format!(
+                    "{k} ({}, {}, {}, {})",
+                    a.items,
+                    num(a.observed),
+                    num(a.cohen_kappa),
+                    num(a.krippendorff_alpha)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+            lines.push(format!(
+                "Human review: {} pairs reviewed, {} labels applied, {} left unresolved (reviewers disagree, no \
+                 adjudication). Agreement (items, observed, Cohen's kappa, Krippendorff's alpha): {agreement}.",
+                r.reviewed, r.applied, r.unresolved
+            ));
+        }
+        lines
     }
 }

@@ -233,9 +233,12 @@ fn exam_stance_conflicts_and_credibility() {
     // Side files: the review sheet (one row per pair) and the card facts.
     let sheet = noisebench_label::read_sheet(&dir.path().join("review_sheet.csv")).unwrap();
     assert_eq!(sheet.len(), 5);
-    let facts: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.path().join("label_facts.json")).unwrap())
-            .unwrap();
+    // The card facts travel with the output (the runner records them in `stage.json`).
+    let facts = out
+        .facts
+        .clone()
+        .expect("the labels stage reports facts")
+        .data;
     assert_eq!(facts["labels"]["supporting"], 2);
     assert_eq!(facts["model_conflicts"], 1);
     assert_eq!(facts["models"]["exam_verdict"], "openai:fake-gpt");

@@ -212,9 +212,12 @@ fn review_round_trip_and_agreement() {
     //   p_e = (1*2 + 2*1)/9 = 4/9 -> kappa = (2/9)/(5/9) = 0.4. o_ss 2, o_mm 2, o_ms = o_sm 1;
     //   n_s = n_m = 3, n 6; D_o 2; D_e = 2*9/5 = 18/5 -> alpha = 1 - 10/18 = 4/9.
     // Stances have the same structure.
-    let facts: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir2.path().join("label_facts.json")).unwrap())
-            .unwrap();
+    // The card facts travel with the output (the runner records them in `stage.json`).
+    let facts = out
+        .facts
+        .clone()
+        .expect("the labels stage reports facts")
+        .data;
     let review = &facts["review"];
     assert_eq!(review["reviewed"], 4);
     assert_eq!(review["applied"], 3);

@@ -16,9 +16,9 @@ mod common;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use common::Keywords;
 use common::keywords;
 use noisebench_llm::Llm;
-use noisebench_llm::task::Keywords;
 use noisebench_testkit::{FakeServer, KEYWORDS_OK, Reply, openai_config};
 
 fn main() {

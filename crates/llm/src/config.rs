@@ -265,10 +265,12 @@ impl LlmConfig {
             }
         }
         for (task, model) in &self.task_models {
-            if crate::task::TaskName::parse(task).is_none() {
+            // Which tasks exist is known once the stages declared theirs
+            // (`Llm::check_task_models`); here only the name's form.
+            if !crate::task::valid_name(task) {
                 return Err(ConfigError::new(
                     format!("llm.task_models.{task}"),
-                    "unknown task",
+                    "not a task name (lowercase snake case)",
                 ));
             }
             if !self.models.contains_key(model) {

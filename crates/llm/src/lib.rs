@@ -1,11 +1,14 @@
 //! noisebench's LLM layer: every labelling, extraction, generation and rewriting step of a
 //! pipeline goes through [`Llm`].
 //!
-//! A stage names a [`task`] (`keywords`, `exam_verdict`, `triplets`, ...) and hands over typed
-//! inputs; it gets back typed answers, one `Result` per item, so a failed item is a counted drop
-//! and never a failed stage. Behind that: prompt templates loaded from `pipelines/prompts/`
-//! ([`prompt`]), two backends (the deterministic [`offline`] rules and any OpenAI-compatible
-//! endpoint, [`openai`]), a crash-safe response [`cache`] keyed by sha256 of everything that
+//! The engine: it knows no task. A [`Task`] (its input, typed answer, checks, offline rule and
+//! that rule's version) lives in the crate of the stage that uses it; a stage declares the tasks
+//! it uses ([`TaskInfo`]), asks the engine to confirm their prompts when its configuration is
+//! checked ([`Llm::require`]) and fingerprints only them ([`Llm::fingerprint_of`]). It hands over
+//! typed inputs and gets back typed answers, one `Result` per item, so a failed item is a counted
+//! drop and never a failed stage. Behind that: prompt templates loaded from `pipelines/prompts/`
+//! ([`prompt`]), two backends (the offline backend, which answers with each task's deterministic
+//! rule, and any OpenAI-compatible endpoint, [`openai`]), a crash-safe response [`cache`] keyed by sha256 of everything that
 //! determines an answer, rate, token, concurrency and cost limits, strict JSON parsing with a
 //! bounded repair and re-asks ([`parse`]), a call log of [`noisebench_core::LlmCall`] records,
 //! and sentence embeddings ([`embed`]).
@@ -15,12 +18,21 @@
 //! the environment variable its configuration names.
 //!
 //! ```no_run
-//! use noisebench_llm::{Llm, LlmConfig, task::{Keywords, KeywordsInput}};
+//! use noisebench_llm::{Llm, LlmConfig, Task, TaskInfo};
+//! /// `shout`: the text in capitals (a stage crate's task; `pipelines/prompts/shout.md`).
+//! struct Shout;
+//! impl Task for Shout {
+//!     const NAME: &'static str = "shout";
+//!     const OFFLINE_VERSION: &'static str = "offline-1";
+//!     type Input = String;
+//!     type Output = String;
+//!     fn offline(input: &String) -> String { input.to_uppercase() }
+//! }
 //! let llm = Llm::new(LlmConfig::default(), std::path::Path::new(".")).unwrap();
-//! let inputs = vec![KeywordsInput { claim: "The moon is made of cheese.".into(), max_keywords: 5 }];
-//! for result in llm.run_batch::<Keywords>("queries", inputs) {
+//! llm.require(&[TaskInfo::of::<Shout>()]).unwrap();
+//! for result in llm.run_batch::<Shout>("stage", vec!["quiet".to_string()]) {
 //!     match result {
-//!         Ok(answer) => println!("{:?} ({})", answer.value.keywords, answer.provenance),
+//!         Ok(answer) => println!("{} ({})", answer.value, answer.provenance),
 //!         Err(e) => println!("dropped: {} ({e})", e.reason()),
 //!     }
 //! }
@@ -30,7 +42,6 @@ pub mod cache;
 pub mod config;
 pub mod embed;
 pub mod error;
-pub mod offline;
 pub mod openai;
 pub mod parse;
 pub mod prompt;
@@ -48,11 +59,11 @@ use sha2::{Digest, Sha256};
 pub use config::{BackendKind, CacheMode, EmbeddingBackend, LlmConfig, ModelConfig};
 pub use embed::Embeddings;
 pub use error::LlmError;
-pub use task::{Task, TaskName};
+pub use task::{Task, TaskInfo};
 
 use cache::Cache;
 use openai::{Effort, OpenAiModel};
-use prompt::{Message, Prompts};
+use prompt::{Message, Prompt, Prompts};
 
 /// One item's answer.
 #[derive(Debug, Clone, PartialEq)]
@@ -105,6 +116,9 @@ enum Backend {
 struct Inner {
     config: LlmConfig,
     prompts: Prompts,
+    /// The tasks the stages declared through [`Llm::require`]: what [`Llm::fingerprint`] covers
+    /// and `llm.task_models` may name.
+    declared: Mutex<BTreeMap<&'static str, TaskInfo>>,
     reask: Option<minijinja::Environment<'static>>,
     cache: Option<Cache>,
     backend: Backend,
@@ -188,26 +202,15 @@ impl Llm {
         };
         let prompts_dir = resolve(&config.prompts_dir);
         let (prompts, reask) = match config.backend {
-            BackendKind::Openai => {
-                let prompts = Prompts::load(&prompts_dir)?;
-                // A missing template is a configuration error before any work, not a drop per
-                // item.
-                let missing: Vec<&str> = TaskName::ALL
-                    .iter()
-                    .filter(|t| prompts.get(**t).is_none())
-                    .map(|t| t.as_str())
-                    .collect();
-                if !missing.is_empty() {
-                    return Err(LlmError::Config(format!(
-                        "llm.prompts_dir: {} has no template for {}",
-                        prompts_dir.display(),
-                        missing.join(", ")
-                    )));
-                }
-                (prompts, load_reask(&prompts_dir.join("reask.md"))?)
-            }
-            // The offline rules need no prompt; load what is there so errors still show early.
-            BackendKind::Offline if prompts_dir.is_dir() => (Prompts::load(&prompts_dir)?, None),
+            // Templates are read when a stage declares its tasks (`require`), so a pipeline
+            // needs the prompts of its own stages' tasks only.
+            BackendKind::Openai => (
+                Prompts::in_dir(&prompts_dir),
+                load_reask(&prompts_dir.join("reask.md"))?,
+            ),
+            // The offline rules need no prompt; the declared tasks' files are still read when
+            // present, so a malformed one shows before a switch to `openai`.
+            BackendKind::Offline if prompts_dir.is_dir() => (Prompts::in_dir(&prompts_dir), None),
             BackendKind::Offline => (Prompts::empty(), None),
         };
         let budget = Arc::new(openai::Budget::new(config.max_cost));
@@ -248,6 +251,7 @@ impl Llm {
             inner: Arc::new(Inner {
                 config,
                 prompts,
+                declared: Mutex::new(BTreeMap::new()),
                 reask,
                 cache,
                 backend,
@@ -288,30 +292,111 @@ impl Llm {
     }
 
     /// `offline` or `openai:<model id>` for a task: what rows made from its answers should say.
-    pub fn provenance(&self, task: TaskName) -> String {
+    pub fn provenance(&self, task: &str) -> String {
         match self.model_for(task) {
             Some(m) => format!("openai:{}", m.model_id),
             None => "offline".into(),
         }
     }
 
-    /// The prompt version used for a task (the offline rules' version for `offline`).
-    pub fn prompt_version(&self, task: TaskName) -> Option<String> {
+    /// The prompt version used for a task (its offline rule's version for `offline`); `None`
+    /// when the task has no readable template.
+    pub fn prompt_version(&self, task: TaskInfo) -> Option<String> {
         match &self.inner.backend {
-            Backend::Offline => Some(offline::RULES_VERSION.to_string()),
-            Backend::Openai { .. } => self.inner.prompts.get(task).map(|p| p.version.clone()),
+            Backend::Offline => Some(task.offline_version.to_string()),
+            Backend::Openai { .. } => self.prompt(task.name).map(|p| p.version.clone()),
         }
     }
 
-    fn model_for(&self, task: TaskName) -> Option<Arc<OpenAiModel>> {
+    fn prompt(&self, task: &str) -> Option<Arc<Prompt>> {
+        self.inner.prompts.get(task).ok().flatten()
+    }
+
+    /// Declare tasks a stage uses, before any work (a stage's configuration check calls it):
+    /// with the `openai` backend each needs a well-formed template, so a missing or malformed
+    /// one is a configuration error naming the file, not a drop per item; the offline backend
+    /// reads a template when there is one. The engine then counts the tasks as the pipeline's
+    /// ([`Llm::fingerprint`], [`Llm::check_task_models`]).
+    pub fn require(&self, tasks: &[TaskInfo]) -> Result<(), LlmError> {
+        let mut missing = Vec::new();
+        for t in tasks {
+            if !task::valid_name(t.name) {
+                return Err(LlmError::Internal(format!(
+                    "task name `{}` is not lowercase snake case",
+                    t.name
+                )));
+            }
+            let prompt = self.inner.prompts.get(t.name)?;
+            if prompt.is_none() && matches!(self.inner.backend, Backend::Openai { .. }) {
+                missing.push(t.name);
+            }
+            let mut declared = self
+                .inner
+                .declared
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            match declared.get(t.name) {
+                // Two definitions under one name would share cache keys with different rules.
+                Some(d) if d != t => {
+                    return Err(LlmError::Internal(format!(
+                        "task `{}` is declared with offline rules `{}` and `{}`",
+                        t.name, d.offline_version, t.offline_version
+                    )));
+                }
+                _ => {
+                    declared.insert(t.name, *t);
+                }
+            }
+        }
+        if !missing.is_empty() {
+            let dir = self
+                .inner
+                .prompts
+                .dir()
+                .map(|d| d.display().to_string())
+                .unwrap_or_default();
+            return Err(LlmError::Config(format!(
+                "llm.prompts_dir: {dir} has no template for {}",
+                missing.join(", ")
+            )));
+        }
+        Ok(())
+    }
+
+    /// After every stage of a pipeline declared its tasks: `llm.task_models` may name only
+    /// those (a key for a task no stage uses is a typo or a stale setting).
+    pub fn check_task_models(&self) -> Result<(), LlmError> {
+        let declared = self
+            .inner
+            .declared
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        for task in self.inner.config.task_models.keys() {
+            if !declared.contains_key(task.as_str()) {
+                let known: Vec<&str> = declared.keys().copied().collect();
+                return Err(LlmError::Config(format!(
+                    "llm.task_models.{task}: no stage of this pipeline uses task `{task}` (its tasks: {})",
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn model_for(&self, task: &str) -> Option<Arc<OpenAiModel>> {
         let Backend::Openai { models } = &self.inner.backend else {
             return None;
         };
-        let name = self.inner.config.task_models.get(task.as_str()).or(self
+        let name = self
             .inner
             .config
-            .model
-            .as_ref())?;
+            .task_models
+            .get(task)
+            .or(self.inner.config.model.as_ref())?;
         models.get(name).cloned()
     }
 
@@ -358,7 +443,7 @@ impl Llm {
                     "offline",
                     "rules",
                     T::NAME,
-                    offline::RULES_VERSION,
+                    T::OFFLINE_VERSION,
                     &input_json,
                     &serde_json::Value::Null,
                 );
@@ -368,7 +453,7 @@ impl Llm {
                     key,
                     model: None,
                     model_name: "rules".into(),
-                    prompt_version: offline::RULES_VERSION.into(),
+                    prompt_version: T::OFFLINE_VERSION.into(),
                     messages: Vec::new(),
                     params: serde_json::Value::Null,
                     response_format: None,
@@ -386,7 +471,7 @@ impl Llm {
                 let response_format = model.config.json_schema.then(|| {
                     serde_json::json!({
                         "type": "json_schema",
-                        "json_schema": {"name": T::NAME.as_str(), "schema": prompt.schema, "strict": true}
+                        "json_schema": {"name": T::NAME, "schema": prompt.schema, "strict": true}
                     })
                 });
                 let key_params = serde_json::json!({
@@ -589,7 +674,7 @@ impl Llm {
             return;
         }
         let entry = Entry {
-            task: T::NAME.as_str().into(),
+            task: T::NAME.into(),
             backend: if p.model.is_some() {
                 "openai"
             } else {
@@ -790,7 +875,7 @@ impl Llm {
         };
         self.log_call(LogLine {
             stage: &p.stage,
-            task: T::NAME.as_str(),
+            task: T::NAME,
             prompt_version: &p.prompt_version,
             backend,
             model: &p.model_name,
@@ -1016,28 +1101,29 @@ impl Llm {
         self.inner.budget.spent()
     }
 
-    /// What decides this layer's answers, for the fingerprints of the stages that use it: the
-    /// backend, each task's model, prompt version and (openai) template hash, the sampling
-    /// parameters and the embedder.
+    /// What decides the answers of `tasks`, for the fingerprint of a stage that declares them:
+    /// the backend, each task's model, prompt version and (openai) template hash (offline: its
+    /// rule's version), the sampling parameters and the embedder. Only these tasks: a new task or
+    /// another task's model does not rerun the stage.
     /// Not the cache mode, endpoints, limits or keys: they change how answers are obtained, not
     /// what they are.
-    pub fn fingerprint(&self) -> serde_json::Value {
+    pub fn fingerprint_of(&self, tasks: &[TaskInfo]) -> serde_json::Value {
         let c = &self.inner.config;
-        let tasks: BTreeMap<&str, serde_json::Value> = TaskName::ALL
+        let tasks: BTreeMap<&str, serde_json::Value> = tasks
             .iter()
             .map(|t| {
                 let mut v = serde_json::json!({
-                    "model": self.provenance(*t),
+                    "model": self.provenance(t.name),
                     "prompt_version": self.prompt_version(*t),
                 });
                 // The template's bytes, where a template is used: an edited prompt reruns the
                 // stages that use it even when its version was not bumped.
                 if let (Backend::Openai { .. }, Some(p)) =
-                    (&self.inner.backend, self.inner.prompts.get(*t))
+                    (&self.inner.backend, self.prompt(t.name))
                 {
                     v["prompt_sha256"] = serde_json::json!(p.sha256);
                 }
-                (t.as_str(), v)
+                (t.name, v)
             })
             .collect();
         serde_json::json!({
@@ -1049,6 +1135,20 @@ impl Llm {
             "max_reasks": c.max_reasks,
             "embedder": self.embedder_name(),
         })
+    }
+
+    /// [`Llm::fingerprint_of`] every task declared so far ([`Llm::require`]): once a pipeline is
+    /// checked, the LLM layer of the whole pipeline (what `check` prints and the manifest keeps).
+    pub fn fingerprint(&self) -> serde_json::Value {
+        let declared: Vec<TaskInfo> = self
+            .inner
+            .declared
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .copied()
+            .collect();
+        self.fingerprint_of(&declared)
     }
 }
 
@@ -1102,21 +1202,14 @@ struct LogLine<'a> {
 fn request_key<M: Serialize>(
     backend: &str,
     model: &str,
-    task: TaskName,
+    task: &str,
     prompt_version: &str,
     messages: &M,
     params: &serde_json::Value,
 ) -> String {
     // A tuple serialises as the JSON array [backend, model, task, version, messages, params].
-    let bytes = serde_json::to_vec(&(
-        backend,
-        model,
-        task.as_str(),
-        prompt_version,
-        messages,
-        params,
-    ))
-    .unwrap_or_default();
+    let bytes = serde_json::to_vec(&(backend, model, task, prompt_version, messages, params))
+        .unwrap_or_default();
     sha256_hex_bytes(&bytes)
 }
 
@@ -1203,6 +1296,29 @@ mod tests {
         send_sync::<Llm>();
     }
 
+    struct Keywords;
+    impl Task for Keywords {
+        const NAME: &'static str = "keywords";
+        const OFFLINE_VERSION: &'static str = "offline-1";
+        type Input = serde_json::Value;
+        type Output = serde_json::Value;
+        fn offline(_: &serde_json::Value) -> serde_json::Value {
+            serde_json::json!({"keywords": ["k"]})
+        }
+    }
+    struct ExamVerdict;
+    impl Task for ExamVerdict {
+        const NAME: &'static str = "exam_verdict";
+        const OFFLINE_VERSION: &'static str = "offline-2";
+        type Input = serde_json::Value;
+        type Output = serde_json::Value;
+        fn offline(_: &serde_json::Value) -> serde_json::Value {
+            serde_json::json!({"verdict": "undecided"})
+        }
+    }
+    const KEYWORDS: TaskInfo = TaskInfo::of::<Keywords>();
+    const EXAM: TaskInfo = TaskInfo::of::<ExamVerdict>();
+
     #[test]
     fn the_fingerprint_follows_models_prompts_and_parameters_but_not_limits() {
         let prompts = tempfile::tempdir().unwrap();
@@ -1212,14 +1328,23 @@ mod tests {
             std::fs::copy(entry.path(), prompts.path().join(entry.file_name())).unwrap();
         }
         let cache = tempfile::tempdir().unwrap();
-        let config = |model: &str, rpm: u32| {
-            serde_json::json!({"backend": "openai", "model": "m", "prompts_dir": prompts.path(),
+        let config = |model: &str, rpm: u32, exam_model: Option<&str>| {
+            let mut c = serde_json::json!({"backend": "openai", "model": "m", "prompts_dir": prompts.path(),
                 "cache": {"dir": cache.path()}, "embeddings": {"backend": "hashed"},
                 "models": {"m": {"name": model, "rpm": rpm,
-                    "endpoints": [{"name": "a", "url": "http://127.0.0.1:9/v1"}]}}})
+                    "endpoints": [{"name": "a", "url": "http://127.0.0.1:9/v1"}]},
+                    "x": {"name": "gpt-x", "endpoints": [{"name": "a", "url": "http://127.0.0.1:9/v1"}]}}});
+            if let Some(m) = exam_model {
+                c["task_models"] = serde_json::json!({"exam_verdict": m});
+            }
+            c
         };
-        let fp = |v: serde_json::Value| Llm::from_value(&v, Path::new("/")).unwrap().fingerprint();
-        let base = fp(config("gpt-a", 60));
+        let fp = |v: serde_json::Value, tasks: &[TaskInfo]| {
+            Llm::from_value(&v, Path::new("/"))
+                .unwrap()
+                .fingerprint_of(tasks)
+        };
+        let base = fp(config("gpt-a", 60, None), &[KEYWORDS, EXAM]);
         assert_eq!(base["tasks"]["keywords"]["model"], "openai:gpt-a");
         assert_eq!(base["tasks"]["keywords"]["prompt_version"], "1");
         assert_eq!(
@@ -1228,13 +1353,22 @@ mod tests {
                 .map(str::len),
             Some(64)
         );
+        // Only the declared tasks.
+        assert_eq!(base["tasks"].as_object().unwrap().len(), 2);
         // Limits and endpoints decide how answers come, not what they are.
-        assert_eq!(fp(config("gpt-a", 600)), base);
+        assert_eq!(fp(config("gpt-a", 600, None), &[KEYWORDS, EXAM]), base);
         // Another model changes every task.
         assert_ne!(
-            fp(config("gpt-b", 60))["tasks"]["exam_verdict"],
+            fp(config("gpt-b", 60, None), &[KEYWORDS, EXAM])["tasks"]["exam_verdict"],
             base["tasks"]["exam_verdict"]
         );
+        // Another model for one task changes the fingerprint of the stages using it only.
+        let only_keywords = fp(config("gpt-a", 60, None), &[KEYWORDS]);
+        assert_eq!(
+            fp(config("gpt-a", 60, Some("x")), &[KEYWORDS]),
+            only_keywords
+        );
+        assert_ne!(fp(config("gpt-a", 60, Some("x")), &[KEYWORDS, EXAM]), base);
         // An edited template without a version bump changes its task only.
         let path = prompts.path().join("keywords.md");
         let text = std::fs::read_to_string(&path).unwrap();
@@ -1243,24 +1377,72 @@ mod tests {
             text.replace("Do not judge the claim.", "Never judge the claim."),
         )
         .unwrap();
-        let edited = fp(config("gpt-a", 60));
+        let edited = fp(config("gpt-a", 60, None), &[KEYWORDS, EXAM]);
         assert_ne!(edited["tasks"]["keywords"], base["tasks"]["keywords"]);
         assert_eq!(
             edited["tasks"]["exam_verdict"],
             base["tasks"]["exam_verdict"]
         );
-        // The offline rules use no template.
-        let offline = Llm::offline().fingerprint();
+        // The offline rules use no template; each task has its own rule version.
+        let offline = Llm::offline().fingerprint_of(&[KEYWORDS, EXAM]);
         assert_eq!(offline["backend"], "offline");
         assert!(offline["tasks"]["keywords"].get("prompt_sha256").is_none());
+        assert_eq!(
+            offline["tasks"]["exam_verdict"]["prompt_version"],
+            "offline-2"
+        );
     }
 
     #[test]
-    fn openai_needs_every_prompt() {
+    fn openai_needs_the_prompts_of_the_declared_tasks_only() {
         let dir = tempfile::tempdir().unwrap();
         let cfg = serde_json::json!({"backend": "openai", "model": "m", "prompts_dir": dir.path(),
             "models": {"m": {"endpoints": [{"name": "a", "url": "http://127.0.0.1:9/v1"}]}}});
-        let e = Llm::from_value(&cfg, Path::new("/")).unwrap_err();
+        let llm = Llm::from_value(&cfg, Path::new("/")).unwrap();
+        llm.require(&[]).unwrap();
+        let e = llm.require(&[KEYWORDS]).unwrap_err();
         assert!(e.to_string().contains("no template for keywords"), "{e}");
+        std::fs::copy(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../pipelines/prompts/exam_verdict.md"),
+            dir.path().join("exam_verdict.md"),
+        )
+        .unwrap();
+        llm.require(&[EXAM]).unwrap();
+    }
+
+    #[test]
+    fn declared_tasks_are_the_pipelines_and_task_models_name_only_them() {
+        let cfg = serde_json::json!({"backend": "offline", "task_models": {"keywords": "m"},
+            "models": {"m": {"endpoints": [{"name": "a", "url": "http://127.0.0.1:9/v1"}]}},
+            "cache": {"mode": "off"}, "embeddings": {"backend": "hashed"}});
+        let llm = Llm::from_value(&cfg, Path::new("/nonexistent")).unwrap();
+        assert_eq!(llm.fingerprint()["tasks"], serde_json::json!({}));
+        let e = llm.check_task_models().unwrap_err();
+        assert!(
+            e.to_string().contains("llm.task_models.keywords: no stage"),
+            "{e}"
+        );
+        llm.require(&[KEYWORDS, EXAM]).unwrap();
+        llm.check_task_models().unwrap();
+        assert_eq!(
+            llm.fingerprint()["tasks"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .collect::<Vec<_>>(),
+            ["exam_verdict", "keywords"]
+        );
+        // One name, two rules: refused (they would share cache keys).
+        struct Impostor;
+        impl Task for Impostor {
+            const NAME: &'static str = "keywords";
+            const OFFLINE_VERSION: &'static str = "other";
+            type Input = serde_json::Value;
+            type Output = serde_json::Value;
+            fn offline(_: &serde_json::Value) -> serde_json::Value {
+                serde_json::Value::Null
+            }
+        }
+        assert!(llm.require(&[TaskInfo::of::<Impostor>()]).is_err());
     }
 }

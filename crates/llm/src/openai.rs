@@ -2,12 +2,15 @@
 //!
 //! Per model: a concurrency bound (semaphore), a requests-per-minute limiter and a
 //! tokens-per-minute limiter (governor), endpoints chosen by fewest requests in flight, a failing
-//! endpoint rested, and retries with exponential backoff and jitter on 429, 5xx, timeouts and
-//! connection errors, honouring Retry-After. Other 4xx fail at once.
+//! endpoint rested, and retries on 408, 429, 5xx, timeouts, connection errors and broken
+//! envelopes. Other 4xx fail at once.
 //!
-//! The retry loop is written here rather than with `backon` because each response can dictate
-//! its own delay (Retry-After) and pause its endpoint for every other request too, which is what
-//! keeps a 429 from turning into a storm.
+//! Each attempt goes out through `noisebench-web`'s [`HttpClient`] (timeouts, body cap, the key
+//! as a named secret, proxies ignored) and waits as its [`RetryPolicy`] says (exponential backoff
+//! with equal jitter, Retry-After as a floor). The loop over attempts stays here because every
+//! attempt passes the RPM/TPM limiters again and may go to another endpoint, and a Retry-After
+//! pauses its endpoint for every other request too, which is what keeps a 429 from turning into
+//! a storm.
 
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
@@ -15,6 +18,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
+use noisebench_web::{
+    AddressClass, FetchError, HttpClient, HttpConfig, HttpRequest, LongRetryAfter, RetryPolicy,
+};
 use serde::Deserialize;
 use tokio::sync::Semaphore;
 
@@ -113,7 +119,7 @@ pub(crate) struct OpenAiModel {
     pub model_id: String,
     pub config: ModelConfig,
     endpoints: Vec<Endpoint>,
-    client: reqwest::Client,
+    http: HttpClient,
     api_key: Option<String>,
     semaphore: Semaphore,
     rpm: Option<DefaultDirectRateLimiter>,
@@ -143,6 +149,10 @@ pub(crate) fn redact(text: &str, secret: Option<&str>) -> String {
     }
 }
 
+/// Largest response body accepted. Generous: an embeddings answer for a large batch of long
+/// vectors runs to tens of megabytes; the cap only stops a runaway server filling memory.
+const MAX_BODY_BYTES: u64 = 512 * 1024 * 1024;
+
 /// Count tokens with cl100k_base (a real BPE; close enough for limits on other tokenizers).
 pub fn estimate_tokens(messages: &[Message]) -> u64 {
     let bpe = tiktoken_rs::cl100k_base_singleton();
@@ -164,7 +174,7 @@ pub fn estimate_text_tokens(texts: &[String]) -> u64 {
 
 enum Attempt<T> {
     Done(T, Option<(u64, u64)>),
-    /// Retry after this delay (None: exponential backoff).
+    /// Worth another attempt: why, and the server's Retry-After (the schedule's floor).
     Retry(String, Option<Duration>),
     Fail(LlmError),
 }
@@ -216,12 +226,26 @@ impl OpenAiModel {
                 }
             },
         };
-        let client = reqwest::Client::builder()
-            .timeout(Duration::from_secs_f64(config.timeout_secs))
-            .connect_timeout(Duration::from_secs_f64(config.timeout_secs.min(30.0)))
-            .pool_max_idle_per_host(config.max_concurrency)
-            .build()
-            .map_err(|e| LlmError::Config(format!("http client: {}", e.without_url())))?;
+        let http = HttpClient::new(HttpConfig {
+            // The RPM/TPM limiters below pace this model; a per-host pace would only add to them.
+            rate_per_second: None,
+            timeout: Duration::from_secs_f64(config.timeout_secs),
+            connect_timeout: Duration::from_secs_f64(config.timeout_secs.min(30.0)),
+            max_body_bytes: MAX_BODY_BYTES,
+            retry: RetryPolicy {
+                max_retries: config.max_retries,
+                first_delay: Duration::from_millis(config.retry_base_ms),
+                max_delay: Duration::from_millis(config.retry_max_ms),
+                long_retry_after: LongRetryAfter::WaitMax,
+                retry_connect_errors: true,
+            },
+            // Endpoints come from the operator's `[llm]` table, never from data: a model served
+            // on 127.0.0.1, the private network or a CGNAT VPN address (Tailscale) is normal.
+            allow_addresses: AddressClass::ALL.to_vec(),
+            max_idle_per_host: Some(config.max_concurrency),
+            ..HttpConfig::default()
+        })
+        .map_err(|e| LlmError::Config(format!("http client: {e}")))?;
         let rpm = config.rpm.map(|n| {
             let (rate, burst) = rpm_quota(n);
             RateLimiter::direct(Quota::per_minute(rate).allow_burst(burst))
@@ -249,7 +273,7 @@ impl OpenAiModel {
             model_id: config.name.clone().unwrap_or_else(|| key.to_string()),
             config: config.clone(),
             endpoints,
-            client,
+            http,
             api_key,
             semaphore: Semaphore::new(config.max_concurrency),
             rpm,
@@ -322,15 +346,6 @@ impl OpenAiModel {
             .and_then(|p| p.checked_duration_since(Instant::now()))
     }
 
-    fn backoff(&self, attempt: u32, salt: u64) -> Duration {
-        let base = self.config.retry_base_ms as f64;
-        let max = self.config.retry_max_ms as f64;
-        let d = (base * 2f64.powi(attempt.saturating_sub(1) as i32)).min(max);
-        // Equal jitter: between half and all of the exponential delay.
-        let r = jitter_unit(salt ^ attempt as u64);
-        Duration::from_secs_f64((d * (0.5 + 0.5 * r)) / 1000.0)
-    }
-
     async fn wait_limits(&self, tokens: u64) {
         if let Some(rpm) = &self.rpm {
             rpm.until_ready().await;
@@ -370,7 +385,6 @@ impl OpenAiModel {
         path: &str,
         body: &serde_json::Value,
         estimated_tokens: u64,
-        salt: u64,
         new_call: bool,
         parse: impl Fn(&[u8]) -> Result<(T, Option<(u64, u64)>), String>,
         effort: &mut Effort,
@@ -378,7 +392,7 @@ impl OpenAiModel {
         let began = Instant::now();
         let in_http_before = effort.latency;
         let r = self
-            .post_attempts(path, body, estimated_tokens, salt, new_call, parse, effort)
+            .post_attempts(path, body, estimated_tokens, new_call, parse, effort)
             .await;
         let in_http = effort.latency.saturating_sub(in_http_before);
         // Whatever was not spent inside an attempt was spent waiting to make one.
@@ -393,7 +407,6 @@ impl OpenAiModel {
         path: &str,
         body: &serde_json::Value,
         estimated_tokens: u64,
-        salt: u64,
         new_call: bool,
         parse: impl Fn(&[u8]) -> Result<(T, Option<(u64, u64)>), String>,
         effort: &mut Effort,
@@ -404,6 +417,7 @@ impl OpenAiModel {
             .await
             .map_err(|_| LlmError::Internal("semaphore closed".into()))?;
         let max_attempts = self.config.max_retries + 1;
+        let mut schedule = self.http.config().retry.schedule();
         let mut last = String::new();
         for attempt in 1..=max_attempts {
             self.wait_limits(estimated_tokens).await;
@@ -444,15 +458,12 @@ impl OpenAiModel {
                     if attempt == max_attempts {
                         break;
                     }
-                    let cap = Duration::from_millis(self.config.retry_max_ms);
-                    let delay = match retry_after {
-                        Some(d) => {
-                            let d = d.min(cap);
-                            self.pause(endpoint, d);
-                            d
-                        }
-                        None => self.backoff(attempt, salt),
+                    let Some(delay) = schedule.next_delay(retry_after) else {
+                        break;
                     };
+                    if retry_after.is_some() {
+                        self.pause(endpoint, delay);
+                    }
                     tracing::debug!(endpoint = %endpoint.name, attempt, delay_ms = delay.as_millis() as u64, reason = %last, "retrying");
                     tokio::time::sleep(delay).await;
                 }
@@ -471,72 +482,71 @@ impl OpenAiModel {
         body: &serde_json::Value,
         parse: &impl Fn(&[u8]) -> Result<(T, Option<(u64, u64)>), String>,
     ) -> Attempt<T> {
-        let url = format!("{}/{path}", endpoint.base);
-        let mut req = self.client.post(&url).json(body);
-        if let Some(k) = &self.api_key {
-            req = req.bearer_auth(k);
-        }
-        endpoint.in_flight.fetch_add(1, Ordering::SeqCst);
-        let sent = req.send().await;
-        let result = match sent {
-            Err(e) => Err(e),
-            Ok(resp) => {
-                let status = resp.status();
-                let retry_after = retry_after(resp.headers());
-                match resp.bytes().await {
-                    Ok(b) => Ok((status, retry_after, b)),
-                    Err(e) => Err(e),
-                }
+        let url = match noisebench_web::Url::parse(&format!("{}/{path}", endpoint.base)) {
+            Ok(u) => u,
+            // The config checked every endpoint URL, so this is a bug, not a server's fault.
+            Err(e) => {
+                return Attempt::Fail(LlmError::Internal(format!(
+                    "endpoint `{}`: not a URL with `{path}`: {e}",
+                    endpoint.name
+                )));
             }
         };
+        let mut request = HttpRequest::post(url).json(body);
+        if let Some(k) = &self.api_key {
+            request = request.bearer_auth(k);
+        }
+        endpoint.in_flight.fetch_add(1, Ordering::SeqCst);
+        let result = self.http.send_once(&request).await;
         endpoint.in_flight.fetch_sub(1, Ordering::SeqCst);
         let key = self.api_key.as_deref();
-        match result {
+        let response = match result {
+            Ok(r) => r,
             Err(e) => {
-                let kind = if e.is_timeout() {
-                    "timeout"
-                } else if e.is_connect() {
-                    "connection error"
-                } else {
-                    "transport error"
+                let kind = match e {
+                    FetchError::Timeout(_) => "timeout",
+                    FetchError::Connect(_) | FetchError::Dns(_) => "connection error",
+                    _ => "transport error",
                 };
-                // `without_url`: the URL stays out of messages even though it holds no key.
-                let e = e.without_url();
-                Attempt::Retry(
+                // `HttpClient` errors never name the URL and have the key removed already;
+                // `redact` is belt and braces.
+                return Attempt::Retry(
                     redact(&format!("{kind} at `{}`: {e}", endpoint.name), key),
                     None,
-                )
+                );
             }
-            Ok((status, retry_after, bytes)) => {
-                let code = status.as_u16();
-                if status.is_success() {
-                    match parse(&bytes) {
-                        Ok((v, usage)) => Attempt::Done(v, usage),
-                        // A broken envelope (truncated body) is the server's fault: retry.
-                        Err(m) => Attempt::Retry(
-                            redact(
-                                &format!("malformed response from `{}`: {m}", endpoint.name),
-                                key,
-                            ),
-                            None,
-                        ),
-                    }
-                } else if code == 429 || code == 408 || status.is_server_error() {
-                    Attempt::Retry(format!("HTTP {code} from `{}`", endpoint.name), retry_after)
-                } else {
-                    let detail = String::from_utf8_lossy(&bytes);
-                    let detail: String = detail.chars().take(300).collect();
-                    Attempt::Fail(LlmError::Http {
-                        endpoint: endpoint.name.clone(),
-                        status: code,
-                        detail: redact(&detail, key),
-                    })
-                }
+        };
+        let code = response.status;
+        if response.is_success() {
+            match parse(&response.body) {
+                Ok((v, usage)) => Attempt::Done(v, usage),
+                // A broken envelope (truncated body) is the server's fault: retry.
+                Err(m) => Attempt::Retry(
+                    redact(
+                        &format!("malformed response from `{}`: {m}", endpoint.name),
+                        key,
+                    ),
+                    None,
+                ),
             }
+        } else if RetryPolicy::retries_status(code) {
+            Attempt::Retry(
+                format!("HTTP {code} from `{}`", endpoint.name),
+                response.retry_after(),
+            )
+        } else {
+            Attempt::Fail(LlmError::Http {
+                endpoint: endpoint.name.clone(),
+                status: code,
+                detail: redact(&response.excerpt(300), key),
+            })
         }
     }
 
     /// One chat completion; the reply's text content.
+    ///
+    /// `_salt` once seeded the retry jitter, which now comes from `noisebench-web`'s schedule;
+    /// it stays until the callers in `lib.rs` and `embed.rs` stop passing it.
     #[allow(clippy::too_many_arguments)]
     pub async fn chat(
         self: &Arc<Self>,
@@ -544,7 +554,7 @@ impl OpenAiModel {
         params: &serde_json::Value,
         response_format: Option<serde_json::Value>,
         estimated_tokens: u64,
-        salt: u64,
+        _salt: u64,
         new_call: bool,
         effort: &mut Effort,
     ) -> Result<Reply<String>, LlmError> {
@@ -564,7 +574,6 @@ impl OpenAiModel {
             "chat/completions",
             &body,
             estimated_tokens,
-            salt,
             new_call,
             |bytes| {
                 let r: ChatResponse = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
@@ -584,11 +593,11 @@ impl OpenAiModel {
         .await
     }
 
-    /// One embeddings request; vectors in input order.
+    /// One embeddings request; vectors in input order (`_salt`: see [`OpenAiModel::chat`]).
     pub async fn embed(
         self: &Arc<Self>,
         texts: &[String],
-        salt: u64,
+        _salt: u64,
         effort: &mut Effort,
     ) -> Result<Reply<Vec<Vec<f32>>>, LlmError> {
         let body = serde_json::json!({"model": self.model_id, "input": texts});
@@ -597,7 +606,6 @@ impl OpenAiModel {
             "embeddings",
             &body,
             estimate_text_tokens(texts),
-            salt,
             true,
             move |bytes| {
                 let mut r: EmbeddingResponse =
@@ -632,53 +640,9 @@ fn rpm_quota(rpm: u32) -> (NonZeroU32, NonZeroU32) {
     )
 }
 
-/// Retry-After as seconds or an HTTP date.
-fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
-    let v = headers
-        .get(reqwest::header::RETRY_AFTER)?
-        .to_str()
-        .ok()?
-        .trim();
-    if let Ok(secs) = v.parse::<f64>() {
-        return (secs >= 0.0 && secs.is_finite()).then(|| Duration::from_secs_f64(secs));
-    }
-    let when = chrono::DateTime::parse_from_rfc2822(v).ok()?;
-    let now = chrono::Utc::now();
-    let delta = when.with_timezone(&chrono::Utc) - now;
-    Some(delta.to_std().unwrap_or(Duration::ZERO))
-}
-
-/// A number in [0, 1) from a salt and the clock: jitter only, never reaches output.
-fn jitter_unit(salt: u64) -> f64 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos() as u64)
-        .unwrap_or(0);
-    // splitmix64
-    let mut z = salt.wrapping_add(nanos).wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^= z >> 31;
-    (z >> 11) as f64 / (1u64 << 53) as f64
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn retry_after_forms() {
-        let mut h = reqwest::header::HeaderMap::new();
-        h.insert("retry-after", "2".parse().unwrap());
-        assert_eq!(retry_after(&h), Some(Duration::from_secs(2)));
-        h.insert(
-            "retry-after",
-            "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap(),
-        );
-        assert_eq!(retry_after(&h), Some(Duration::ZERO));
-        h.insert("retry-after", "soon".parse().unwrap());
-        assert_eq!(retry_after(&h), None);
-    }
 
     #[test]
     fn rpm_quota_never_exceeds_the_minute() {

@@ -105,14 +105,32 @@ pub fn remove_trailing_commas(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::task::{Keywords, KeywordsInput, QaJudge, QaJudgeInput};
+    use serde::{Deserialize, Serialize};
+
+    /// A task whose answer is a keyword list and whose check wants one keyword at least.
+    struct Words;
+    #[derive(Debug, Clone, Serialize, Deserialize)]
+    struct WordsOutput {
+        keywords: Vec<String>,
+    }
+    impl Task for Words {
+        const NAME: &'static str = "words";
+        const OFFLINE_VERSION: &'static str = "test";
+        type Input = ();
+        type Output = WordsOutput;
+        fn check(_: &(), o: &WordsOutput) -> Result<(), String> {
+            if o.keywords.is_empty() {
+                return Err("`keywords` is empty".into());
+            }
+            Ok(())
+        }
+        fn offline(_: &()) -> WordsOutput {
+            WordsOutput { keywords: vec![] }
+        }
+    }
 
     fn kw(s: &str) -> Result<(Vec<String>, Parsed), String> {
-        let input = KeywordsInput {
-            claim: String::new(),
-            max_keywords: 5,
-        };
-        parse_answer::<Keywords>(&input, s).map(|(o, p)| (o.keywords, p))
+        parse_answer::<Words>(&(), s).map(|(o, p)| (o.keywords, p))
     }
 
     #[test]
@@ -135,20 +153,8 @@ mod tests {
         assert!(e.contains("missing field `keywords`"), "{e}");
         let e = kw(r#"{"keywords": []}"#).unwrap_err();
         assert!(e.contains("fails a check"), "{e}");
-    }
-
-    #[test]
-    fn checks_apply_after_parsing() {
-        let input = QaJudgeInput {
-            question: String::new(),
-            answer: String::new(),
-            chunks: vec![],
-            source_sentences: vec![],
-            multi_hop: true,
-        };
-        let e = parse_answer::<QaJudge>(&input, r#"{"clarity": 5, "correctness": 9}"#).unwrap_err();
-        assert!(e.contains("correctness"), "{e}");
-        let e = parse_answer::<QaJudge>(&input, r#"{"clarity": 5, "correctness": 4}"#).unwrap_err();
-        assert!(e.contains("reasonableness"), "{e}");
+        // Checks apply after a repair too.
+        let e = kw(r#"Here: {"keywords": [],}"#).unwrap_err();
+        assert!(e.contains("fails a check"), "{e}");
     }
 }

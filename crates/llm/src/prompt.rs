@@ -19,11 +19,11 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::LlmError;
-use crate::task::TaskName;
 
 /// One chat message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -44,9 +44,9 @@ struct FrontMatter {
 }
 
 /// A loaded prompt.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Prompt {
-    pub task: TaskName,
+    pub task: String,
     pub version: String,
     /// The answer's JSON Schema.
     pub schema: serde_json::Value,
@@ -55,18 +55,25 @@ pub struct Prompt {
     pub path: PathBuf,
     /// sha256 of the file's text: an edit that forgets to bump `version` still changes it.
     pub sha256: String,
+    template: minijinja::Environment<'static>,
 }
 
-/// All prompts found in a directory, compiled.
+/// The prompts of a directory, each loaded and compiled the first time its task asks for it.
+///
+/// Lazily, because the engine knows no task: the tasks are those the pipeline's stages declare
+/// ([`crate::Llm::require`]), and a prompt file no stage uses is never read. A file's outcome
+/// (loaded or absent) is kept for the life of the handle, so one run sees one version of it.
 pub struct Prompts {
-    prompts: BTreeMap<TaskName, Prompt>,
-    env: minijinja::Environment<'static>,
+    dir: Option<PathBuf>,
+    loaded: Mutex<BTreeMap<String, Option<Arc<Prompt>>>>,
 }
 
 impl std::fmt::Debug for Prompts {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let loaded = self.loaded.lock().unwrap_or_else(|e| e.into_inner());
         f.debug_struct("Prompts")
-            .field("prompts", &self.prompts.keys().collect::<Vec<_>>())
+            .field("dir", &self.dir)
+            .field("loaded", &loaded.keys().collect::<Vec<_>>())
             .finish()
     }
 }
@@ -75,93 +82,76 @@ const SYSTEM_MARK: &str = "<!-- system -->";
 const USER_MARK: &str = "<!-- user -->";
 
 impl Prompts {
-    /// An empty set (the offline backend needs none).
+    /// An empty set with no directory (the offline backend of tests needs none).
     pub fn empty() -> Self {
         Self {
-            prompts: BTreeMap::new(),
-            env: Self::new_env(),
+            dir: None,
+            loaded: Mutex::new(BTreeMap::new()),
         }
     }
 
-    fn new_env() -> minijinja::Environment<'static> {
-        let mut env = minijinja::Environment::new();
-        env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
-        env
+    /// The prompts of `dir`, `<task>.md` each; nothing is read until a task asks.
+    pub fn in_dir(dir: &Path) -> Self {
+        Self {
+            dir: Some(dir.to_path_buf()),
+            loaded: Mutex::new(BTreeMap::new()),
+        }
     }
 
-    /// Load every `<task>.md` in `dir` whose name is a known task. Files of unknown tasks are
-    /// ignored; a malformed file is an error naming it.
-    pub fn load(dir: &Path) -> Result<Self, LlmError> {
-        let mut me = Self::empty();
-        for task in TaskName::ALL {
-            let path = dir.join(format!("{}.md", task.as_str()));
-            if !path.exists() {
-                continue;
-            }
-            let text = std::fs::read_to_string(&path)
-                .map_err(|e| LlmError::Prompt(format!("{}: cannot read: {e}", path.display())))?;
-            me.add(*task, &path, &text)?;
-        }
-        Ok(me)
+    /// The directory prompts are read from.
+    pub fn dir(&self) -> Option<&Path> {
+        self.dir.as_deref()
     }
 
-    /// Parse and compile one prompt file's text.
-    pub fn add(&mut self, task: TaskName, path: &Path, text: &str) -> Result<(), LlmError> {
-        let err = |m: String| LlmError::Prompt(format!("{}: {m}", path.display()));
-        let rest = text
-            .strip_prefix("+++\n")
-            .ok_or_else(|| err("must open with `+++` front matter".into()))?;
-        let end = rest
-            .find("\n+++\n")
-            .ok_or_else(|| err("front matter is not closed by `+++`".into()))?;
-        let front: FrontMatter =
-            toml::from_str(&rest[..end]).map_err(|e| err(format!("front matter: {e}")))?;
-        if front.task != task.as_str() {
-            return Err(err(format!(
-                "front matter says task `{}`, file is for `{task}`",
-                front.task
-            )));
-        }
-        let schema: serde_json::Value = serde_json::from_str(&front.schema)
-            .map_err(|e| err(format!("schema is not JSON: {e}")))?;
-        let body = &rest[end + 5..];
-        if !body.contains(USER_MARK) {
-            return Err(err(format!("body has no `{USER_MARK}` section")));
-        }
-        self.env
-            .add_template_owned(task.as_str().to_string(), body.to_string())
-            .map_err(|e| err(format!("template: {e}")))?;
-        self.prompts.insert(
-            task,
-            Prompt {
-                task,
-                version: front.version,
-                schema_text: schema.to_string(),
-                schema,
-                path: path.to_path_buf(),
-                sha256: crate::sha256_hex_bytes(text.as_bytes()),
-            },
-        );
-        Ok(())
+    /// Parse and compile one prompt file's text for `task`, replacing any loaded one.
+    pub fn add(&self, task: &str, path: &Path, text: &str) -> Result<Arc<Prompt>, LlmError> {
+        let prompt = Arc::new(parse(task, path, text)?);
+        self.loaded
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(task.to_string(), Some(Arc::clone(&prompt)));
+        Ok(prompt)
     }
 
-    pub fn get(&self, task: TaskName) -> Option<&Prompt> {
-        self.prompts.get(&task)
+    /// `task`'s prompt: `None` when its file does not exist; an error naming the file when it
+    /// cannot be read or is malformed.
+    pub fn get(&self, task: &str) -> Result<Option<Arc<Prompt>>, LlmError> {
+        if let Some(p) = self
+            .loaded
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(task)
+        {
+            return Ok(p.clone());
+        }
+        let Some(dir) = &self.dir else {
+            return Ok(None);
+        };
+        let path = dir.join(format!("{task}.md"));
+        if !path.exists() {
+            self.loaded
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(task.to_string(), None);
+            return Ok(None);
+        }
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| LlmError::Prompt(format!("{}: cannot read: {e}", path.display())))?;
+        self.add(task, &path, &text).map(Some)
     }
 
     /// Render a task's messages from its input.
     pub fn render<I: Serialize>(
         &self,
-        task: TaskName,
+        task: &str,
         input: &I,
-    ) -> Result<(Vec<Message>, &Prompt), LlmError> {
+    ) -> Result<(Vec<Message>, Arc<Prompt>), LlmError> {
         let prompt = self
-            .prompts
-            .get(&task)
+            .get(task)?
             .ok_or_else(|| LlmError::Prompt(format!("no prompt template for task `{task}`")))?;
-        let tmpl = self
-            .env
-            .get_template(task.as_str())
+        let tmpl = prompt
+            .template
+            .get_template(task)
             .map_err(|e| LlmError::Prompt(format!("{task}: {e}")))?;
         let ctx = minijinja::context! {
             schema => prompt.schema_text.as_str(),
@@ -172,6 +162,45 @@ impl Prompts {
             .map_err(|e| LlmError::Prompt(format!("{task}: render: {e:#}")))?;
         Ok((split_messages(&text), prompt))
     }
+}
+
+/// Parse and compile one prompt file.
+fn parse(task: &str, path: &Path, text: &str) -> Result<Prompt, LlmError> {
+    let err = |m: String| LlmError::Prompt(format!("{}: {m}", path.display()));
+    let rest = text
+        .strip_prefix("+++\n")
+        .ok_or_else(|| err("must open with `+++` front matter".into()))?;
+    let end = rest
+        .find("\n+++\n")
+        .ok_or_else(|| err("front matter is not closed by `+++`".into()))?;
+    let front: FrontMatter =
+        toml::from_str(&rest[..end]).map_err(|e| err(format!("front matter: {e}")))?;
+    if front.task != task {
+        return Err(err(format!(
+            "front matter says task `{}`, file is for `{task}`",
+            front.task
+        )));
+    }
+    let schema: serde_json::Value =
+        serde_json::from_str(&front.schema).map_err(|e| err(format!("schema is not JSON: {e}")))?;
+    let body = &rest[end + 5..];
+    if !body.contains(USER_MARK) {
+        return Err(err(format!("body has no `{USER_MARK}` section")));
+    }
+    let mut template = minijinja::Environment::new();
+    template.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+    template
+        .add_template_owned(task.to_string(), body.to_string())
+        .map_err(|e| err(format!("template: {e}")))?;
+    Ok(Prompt {
+        task: task.to_string(),
+        version: front.version,
+        schema_text: schema.to_string(),
+        schema,
+        path: path.to_path_buf(),
+        sha256: crate::sha256_hex_bytes(text.as_bytes()),
+        template,
+    })
 }
 
 fn split_messages(text: &str) -> Vec<Message> {
@@ -197,36 +226,45 @@ fn split_messages(text: &str) -> Vec<Message> {
 mod tests {
     use super::*;
 
+    #[derive(Serialize)]
+    struct ClaimInput {
+        claim: String,
+        max_keywords: usize,
+    }
+
     #[test]
     fn parses_front_matter_and_renders() {
-        let mut p = Prompts::empty();
+        let p = Prompts::empty();
         let text = "+++\ntask = \"keywords\"\nversion = \"3\"\nschema = '''{\"type\":\"object\"}'''\n+++\n<!-- system -->\nBe brief.\n<!-- user -->\nClaim: {{ claim }} ({{ max_keywords }}) {{ schema }}\n";
-        p.add(TaskName::Keywords, Path::new("k.md"), text).unwrap();
-        let (m, prompt) = p
-            .render(
-                TaskName::Keywords,
-                &crate::task::KeywordsInput {
-                    claim: "x".into(),
-                    max_keywords: 4,
-                },
-            )
-            .unwrap();
+        p.add("keywords", Path::new("k.md"), text).unwrap();
+        let input = ClaimInput {
+            claim: "x".into(),
+            max_keywords: 4,
+        };
+        let (m, prompt) = p.render("keywords", &input).unwrap();
         assert_eq!(prompt.version, "3");
         assert_eq!(m[0].content, "Be brief.");
         assert_eq!(m[1].content, "Claim: x (4) {\"type\":\"object\"}");
         let bad = "+++\ntask = \"triplets\"\nversion = \"1\"\nschema = '{}'\n+++\n<!-- user -->\n";
-        let e = p
-            .add(TaskName::Keywords, Path::new("k.md"), bad)
-            .unwrap_err();
+        let e = p.add("keywords", Path::new("k.md"), bad).unwrap_err();
         assert!(e.to_string().contains("front matter says task"), "{e}");
     }
 
     #[test]
-    fn the_repository_prompts_all_load_and_render() {
+    fn prompts_load_when_asked_and_absent_ones_are_none() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../pipelines/prompts");
-        let p = Prompts::load(&dir).unwrap();
-        for t in TaskName::ALL {
-            assert!(p.get(*t).is_some(), "missing prompt for {t}");
+        let p = Prompts::in_dir(&dir);
+        assert!(format!("{p:?}").contains("loaded: []"), "{p:?}");
+        assert_eq!(p.get("keywords").unwrap().unwrap().task, "keywords");
+        assert!(p.get("no_such_task").unwrap().is_none());
+        let e = p.render("no_such_task", &()).unwrap_err();
+        assert!(e.to_string().contains("no prompt template"), "{e}");
+        // Every file of the directory (but the re-ask text) is a well-formed prompt.
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let name = entry.unwrap().file_name().into_string().unwrap();
+            if let Some(task) = name.strip_suffix(".md").filter(|t| *t != "reask") {
+                assert!(p.get(task).unwrap().is_some(), "{name}");
+            }
         }
     }
 }

@@ -11,10 +11,10 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::Keywords;
 use common::keywords;
 use noisebench_llm::Llm;
 use noisebench_llm::cache::Cache;
-use noisebench_llm::task::Keywords;
 use noisebench_testkit::{FakeServer, KEYWORDS_OK, Reply, openai_config};
 
 const URL_VAR: &str = "NOISEBENCH_LLM_CHILD_URL";

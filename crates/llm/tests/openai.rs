@@ -6,8 +6,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use common::keywords;
+use common::{Keywords, KeywordsOutput};
 use noisebench_llm::cache::Cache;
-use noisebench_llm::task::{Keywords, KeywordsOutput};
 use noisebench_llm::{Llm, LlmError};
 use noisebench_testkit::{FakeServer, KEYWORDS_OK, Reply, openai_config, refused_addr};
 

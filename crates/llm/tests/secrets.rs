@@ -8,9 +8,9 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
+use common::Keywords;
 use common::keywords;
 use noisebench_llm::Llm;
-use noisebench_llm::task::Keywords;
 use noisebench_testkit::{FakeServer, KEYWORDS_OK, Reply, openai_config};
 
 #[derive(Clone, Default)]

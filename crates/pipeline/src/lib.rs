@@ -20,4 +20,6 @@ pub mod table_io;
 pub use file::{PipelineFile, SnapshotSection, StageEntry};
 pub use plan::{Plan, PlanError, PlannedStage, Registry, TableRef};
 pub use progress::BarProgress;
-pub use runner::{LLM_CALLS, RunError, RunOptions, RunResult, Runner, StageRecord, TableFile};
+pub use runner::{
+    LLM_CALLS, RunError, RunOptions, RunResult, Runner, SideFileRecord, StageRecord, TableFile,
+};

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use noisebench_core::{
-    CallLog, DropRecord, Inputs, LlmCall, NoProgress, Progress, Rows, StageContext, StageSummary,
-    TableKind, is_transient_reason, sha256_hex,
+    CallLog, DropRecord, Inputs, LlmCall, NoProgress, Progress, Rows, StageContext, StageFacts,
+    StageSummary, TableKind, is_transient_reason, sha256_hex,
 };
 use serde::{Deserialize, Serialize};
 
@@ -50,6 +50,22 @@ pub struct StageRecord {
     /// LLM answers cached, pays only for these items again.
     #[serde(default)]
     pub retry_items: u64,
+    /// Files the stage declared and wrote (not tables), by name in the stage directory.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub files: BTreeMap<String, SideFileRecord>,
+    /// What the stage reported about its run (see core's `StageFacts`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub facts: Option<StageFacts>,
+}
+
+/// A side file of a stage: its hash and size, and whether snapshots publish it as an export.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SideFileRecord {
+    pub sha256: String,
+    pub bytes: u64,
+    /// `exports/<format>/` in a snapshot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub export: Option<String>,
 }
 
 impl StageRecord {
@@ -105,6 +121,19 @@ pub enum RunError {
         items_out: u64,
         dropped: u64,
         accounted: u64,
+    },
+    #[error("stage `{stage}` declared the file `{file}` but did not write it")]
+    MissingFile { stage: String, file: String },
+    #[error(
+        "stage `{stage}` wrote {count} ids more than once in table `{table}` (every id must be unique): {}",
+        ids.join(", ")
+    )]
+    DuplicateIds {
+        stage: String,
+        table: String,
+        count: usize,
+        /// The first few.
+        ids: Vec<String>,
     },
     #[error(
         "stage `{stage}` needs `{input}` from stage `{upstream}`, which has not run: run it first"
@@ -411,10 +440,12 @@ impl<'a> Runner<'a> {
     }
 
     fn outputs_intact(&self, stage: &str, record: &StageRecord) -> bool {
-        record.tables.values().all(|t| {
-            let path = self.stage_dir(stage).join(&t.file);
-            matches!(table_io::hash_file(&path), Ok((hash, _)) if hash == t.sha256)
-        })
+        let intact = |file: &str, sha256: &str| {
+            let path = self.stage_dir(stage).join(file);
+            matches!(table_io::hash_file(&path), Ok((hash, _)) if hash == sha256)
+        };
+        record.tables.values().all(|t| intact(&t.file, &t.sha256))
+            && record.files.iter().all(|(name, f)| intact(name, &f.sha256))
     }
 
     fn run_stage(
@@ -428,6 +459,9 @@ impl<'a> Runner<'a> {
             path: dir.clone(),
             source,
         })?;
+        let stale = read_record(&dir)
+            .map(|r| r.files.into_keys().collect::<Vec<_>>())
+            .unwrap_or_default();
         // A stale record must not vouch for outputs this run is about to replace.
         let record_path = dir.join(STAGE_RECORD);
         if record_path.exists() {
@@ -435,6 +469,17 @@ impl<'a> Runner<'a> {
                 path: record_path.clone(),
                 source,
             })?;
+        }
+        // Side files of the last run, or that this run will write, must not outlive it.
+        let declared = stage.stage.files(&stage.config);
+        for name in declared.iter().map(|f| f.name.clone()).chain(stale) {
+            let path = dir.join(&name);
+            match std::fs::remove_file(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(RunError::Io { path, source: e });
+                }
+                _ => {}
+            }
         }
         let mut tables = BTreeMap::new();
         for (role, table) in &stage.inputs {
@@ -485,6 +530,7 @@ impl<'a> Runner<'a> {
                     declared: spec.kind,
                 });
             }
+            unique_ids(&stage.id, spec.name, &rows)?;
             let file = format!("{}.parquet", spec.name);
             let w = table_io::write_table(&dir.join(&file), &rows)?;
             written.insert(
@@ -495,6 +541,26 @@ impl<'a> Runner<'a> {
                     sha256: w.sha256,
                     rows: w.rows,
                     bytes: w.bytes,
+                },
+            );
+        }
+        let mut files = BTreeMap::new();
+        for file in &declared {
+            let path = dir.join(&file.name);
+            if !path.is_file() {
+                return Err(RunError::MissingFile {
+                    stage: stage.id.clone(),
+                    file: file.name.clone(),
+                });
+            }
+            let (sha256, bytes) =
+                table_io::hash_file(&path).map_err(|source| RunError::Io { path, source })?;
+            files.insert(
+                file.name.clone(),
+                SideFileRecord {
+                    sha256,
+                    bytes,
+                    export: file.export.map(String::from),
                 },
             );
         }
@@ -511,7 +577,9 @@ impl<'a> Runner<'a> {
         }
         let mut drops: Vec<DropRecord> = report.drops.clone();
         drops.sort();
-        let w = table_io::write_table(&dir.join("drops.parquet"), &Rows::Drops(drops))?;
+        let drops = Rows::Drops(drops);
+        unique_ids(&stage.id, "drops", &drops)?;
+        let w = table_io::write_table(&dir.join("drops.parquet"), &drops)?;
         written.insert(
             "drops".into(),
             TableFile {
@@ -533,6 +601,8 @@ impl<'a> Runner<'a> {
             items_dropped: dropped,
             drop_reasons: report.drop_reasons(),
             retry_items: report.transient_drops() as u64,
+            files,
+            facts: output.facts,
         };
         let json = serde_json::to_vec_pretty(&record).expect("a stage record always serialises");
         write_atomic(&record_path, &json).map_err(|source| RunError::Io {
@@ -556,6 +626,20 @@ impl<'a> Runner<'a> {
         table_io::write_table(&path, &Rows::LlmCalls(calls))?;
         Ok(())
     }
+}
+
+/// Every table a stage writes has unique ids: later stages, diffs and reviewers join on them.
+fn unique_ids(stage: &str, table: &str, rows: &Rows) -> Result<(), RunError> {
+    let dups = rows.duplicate_ids();
+    if dups.is_empty() {
+        return Ok(());
+    }
+    Err(RunError::DuplicateIds {
+        stage: stage.into(),
+        table: table.into(),
+        count: dups.len(),
+        ids: dups.into_iter().take(5).collect(),
+    })
 }
 
 /// The record of a finished stage, if there is a readable one.

@@ -65,7 +65,7 @@ enum Builder {
 }
 
 /// The polars dtype a schema column is stored as.
-pub fn polars_dtype(dtype: DType) -> DataType {
+fn polars_dtype(dtype: DType) -> DataType {
     match dtype {
         DType::Str | DType::Json => DataType::String,
         DType::Int => DataType::Int64,
@@ -76,7 +76,7 @@ pub fn polars_dtype(dtype: DType) -> DataType {
 }
 
 /// Build a DataFrame from typed rows, one column per schema column, in schema order.
-pub fn rows_to_frame(rows: &Rows) -> Result<DataFrame, TableError> {
+fn rows_to_frame(rows: &Rows) -> Result<DataFrame, TableError> {
     let schema = rows.kind().schema();
     let height = rows.len();
     let mut builders: Vec<Builder> = schema
@@ -195,7 +195,7 @@ fn push_cell(builder: &mut Builder, dtype: DType, cell: Value) -> Result<(), Str
 }
 
 /// Decode a DataFrame into typed rows of `kind`, checking it against the table's schema first.
-pub fn frame_to_rows(kind: TableKind, df: &DataFrame, path: &Path) -> Result<Rows, TableError> {
+fn frame_to_rows(kind: TableKind, df: &DataFrame, path: &Path) -> Result<Rows, TableError> {
     let schema = kind.schema();
     check_frame(df, &schema).map_err(|problems| TableError::Schema {
         path: path.into(),
@@ -300,7 +300,7 @@ pub fn frame_to_rows(kind: TableKind, df: &DataFrame, path: &Path) -> Result<Row
 }
 
 /// Check a frame against a schema: column names and order, dtypes, nulls in non-nullable columns.
-pub fn check_frame(df: &DataFrame, schema: &TableSchema) -> Result<(), Vec<String>> {
+fn check_frame(df: &DataFrame, schema: &TableSchema) -> Result<(), Vec<String>> {
     let mut problems = Vec::new();
     let names: Vec<String> = df
         .get_column_names()
@@ -346,7 +346,7 @@ pub fn write_table(path: &Path, rows: &Rows) -> Result<WrittenTable, TableError>
 }
 
 /// Write a frame to `path` as zstd Parquet, atomically.
-pub fn write_frame(path: &Path, df: &mut DataFrame) -> Result<WrittenTable, TableError> {
+fn write_frame(path: &Path, df: &mut DataFrame) -> Result<WrittenTable, TableError> {
     let io_err = |source| TableError::Io {
         path: path.into(),
         source,
@@ -393,7 +393,7 @@ fn reader_compatible_arrow_schema(df: &DataFrame) -> polars_parquet::write::KeyV
 }
 
 /// Read a Parquet file into a frame.
-pub fn read_frame(path: &Path) -> Result<DataFrame, TableError> {
+fn read_frame(path: &Path) -> Result<DataFrame, TableError> {
     let file = File::open(path).map_err(|source| TableError::Io {
         path: path.into(),
         source,
@@ -404,6 +404,46 @@ pub fn read_frame(path: &Path) -> Result<DataFrame, TableError> {
             path: path.into(),
             source,
         })
+}
+
+/// A Parquet table opened for checks and previews, without decoding it into rows. Polars stays
+/// inside this crate: callers see row counts, schema checks and a printable preview.
+pub struct Table {
+    df: DataFrame,
+}
+
+impl Table {
+    /// Open the Parquet file at `path`.
+    pub fn open(path: &Path) -> Result<Table, TableError> {
+        Ok(Table {
+            df: read_frame(path)?,
+        })
+    }
+
+    pub fn rows(&self) -> usize {
+        self.df.height()
+    }
+
+    /// Whether the columns, their types and nullability match `schema`; the problems if not.
+    pub fn check(&self, schema: &TableSchema) -> Result<(), Vec<String>> {
+        check_frame(&self.df, schema)
+    }
+
+    /// The first `rows` rows as an aligned text table with the shape and column types.
+    pub fn preview(&self, rows: usize) -> String {
+        self.df.head(Some(rows)).to_string()
+    }
+}
+
+/// Read a Parquet file as rows of `T`'s table.
+pub fn read_rows<T: noisebench_core::TableRow>(path: &Path) -> Result<Vec<T>, TableError> {
+    let rows = read_table(path, T::KIND)?;
+    // `read_table` decodes into the kind asked for, so this cannot fail; say so if it ever does.
+    T::from_rows(rows).map_err(|other| TableError::Schema {
+        path: path.into(),
+        table: T::KIND.name().into(),
+        problems: vec![format!("decoded as `{}`", other.kind())],
+    })
 }
 
 /// Read a Parquet file as typed rows of `kind`.

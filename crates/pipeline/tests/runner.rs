@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use noisebench_core::{
-    Claim, ConfigError, Drops, InputSpec, Inputs, OutputSpec, Rows, StageContext, StageError,
+    Claim, ConfigError, DropRecord, Drops, InputSpec, Inputs, OutputSpec, StageContext, StageError,
     StageOutput, TableKind, TypedStage,
 };
 use noisebench_pipeline::{PipelineFile, Plan, PlanError, Registry, RunOptions, Runner, table_io};
@@ -467,8 +467,8 @@ fn call_logs_are_written_per_stage_and_a_halted_stage_resumes() {
     assert_eq!(result.ran(), 2);
     // No stage made calls: no stage files, an empty run log.
     assert!(!work.join("t/seed/llm_calls.parquet").exists());
-    let log = table_io::read_frame(&work.join("t/llm_calls.parquet")).unwrap();
-    assert_eq!(log.height(), 0);
+    let log = table_io::Table::open(&work.join("t/llm_calls.parquet")).unwrap();
+    assert_eq!(log.rows(), 0);
 
     // The budget runs out during `seed` (forced to rerun): it is not recorded as done, the run
     // stops before `kept`, and the next run does it again.
@@ -501,6 +501,9 @@ struct Flaky {
 struct FlakyConfig {
     #[serde(default)]
     lose: bool,
+    /// Write the last claim twice (a bug the runner must catch).
+    #[serde(default)]
+    duplicate: bool,
 }
 
 impl TypedStage for Flaky {
@@ -545,6 +548,12 @@ impl TypedStage for Flaky {
                 kept.push(c);
             }
         }
+        if config.duplicate
+            && let Some(last) = kept.last().cloned()
+        {
+            kept.push(last);
+            drops.add("extra", "not_really", "keeps the counts balanced");
+        }
         let mut out = StageOutput::default().with_table("copied", kept);
         out.report.items_in = n;
         out.report.items_out = out.tables["copied"].len() as u64;
@@ -564,6 +573,10 @@ fn flaky_fixture(flaky_runs: usize) -> (Fixture, Arc<AtomicUsize>) {
 }
 
 fn flaky_pipeline(lose: bool) -> String {
+    flaky_pipeline_with(&format!("lose = {lose}"))
+}
+
+fn flaky_pipeline_with(config: &str) -> String {
     format!(
         r#"
 [pipeline]
@@ -576,7 +589,7 @@ config = {{ count = 10 }}
 [stages.copy]
 kind = "flaky"
 inputs = {{ claims = "seed" }}
-config = {{ lose = {lose} }}
+config = {{ {config} }}
 
 [stages.kept]
 kind = "filter"
@@ -605,13 +618,8 @@ fn transient_failures_leave_a_stage_partial_until_a_run_retries_them() {
             && message.contains("running again retries"),
         "{message}"
     );
-    let Rows::Drops(drops) = table_io::read_table(
-        &f.root().join("work/t/copy/drops.parquet"),
-        TableKind::Drops,
-    )
-    .unwrap() else {
-        unreachable!()
-    };
+    let drops: Vec<DropRecord> =
+        table_io::read_rows(&f.root().join("work/t/copy/drops.parquet")).unwrap();
     let mut drops: Vec<(&str, bool, bool)> = drops
         .iter()
         .map(|d| (d.reason.as_str(), d.dropped, d.retry))
@@ -657,4 +665,109 @@ fn an_item_neither_output_nor_dropped_fails_a_one_to_one_stage() {
         "{err}"
     );
     assert!(!f.root().join("work/t/copy/stage.json").exists());
+}
+
+#[test]
+fn a_table_with_a_repeated_id_fails_its_stage_naming_the_id() {
+    let (f, _) = flaky_fixture(0);
+    let plan = f.plan(&flaky_pipeline_with("duplicate = true")).unwrap();
+    let err = Runner::new(&plan, RunOptions::new(f.root().join("work")))
+        .run()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("stage `copy` wrote 1 ids more than once in table `copied`")
+            && err.contains("c0008"),
+        "{err}"
+    );
+    assert!(!f.root().join("work/t/copy/stage.json").exists());
+}
+
+/// Writes `notes.txt` (declared) when `write`, and reports a fact.
+struct Writer;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WriterConfig {
+    write: bool,
+    text: String,
+}
+
+impl TypedStage for Writer {
+    type Config = WriterConfig;
+    const KIND: &'static str = "writer";
+    const VERSION: u32 = 1;
+    fn inputs(&self) -> Vec<InputSpec> {
+        vec![]
+    }
+    fn outputs(&self) -> Vec<OutputSpec> {
+        vec![]
+    }
+    fn files(&self, _config: &WriterConfig) -> Vec<noisebench_core::SideFile> {
+        vec![noisebench_core::SideFile::export("notes.txt", "notes")]
+    }
+    fn run(
+        &self,
+        config: &WriterConfig,
+        _inputs: Inputs,
+        ctx: &StageContext,
+    ) -> Result<StageOutput, StageError> {
+        std::fs::create_dir_all(&ctx.stage_dir).unwrap();
+        if config.write {
+            std::fs::write(ctx.stage_dir.join("notes.txt"), &config.text).unwrap();
+        }
+        let facts = noisebench_core::StageFacts::new(
+            "What the writer did",
+            vec![format!("wrote {} bytes", config.text.len())],
+            &serde_json::json!({"bytes": config.text.len()}),
+        );
+        Ok(StageOutput::default().with_facts(facts))
+    }
+}
+
+fn writer_pipeline(write: bool, text: &str) -> String {
+    format!(
+        r#"
+[pipeline]
+name = "t"
+
+[stages.notes]
+kind = "writer"
+config = {{ write = {write}, text = "{text}" }}
+"#
+    )
+}
+
+#[test]
+fn declared_files_are_hashed_checked_and_never_outlive_their_run() {
+    let mut f = Fixture::new();
+    f.registry.register(Arc::new(Writer));
+    let first = f.run(&writer_pipeline(true, "hello"));
+    let record = &first.records["notes"];
+    let file = &record.files["notes.txt"];
+    assert_eq!((file.bytes, file.export.as_deref()), (5, Some("notes")));
+    let facts = record.facts.as_ref().unwrap();
+    assert_eq!(facts.lines, ["wrote 5 bytes"]);
+    assert_eq!(facts.data["bytes"], 5);
+    let on_disk = noisebench_pipeline::runner::read_record(&f.root().join("work/t/notes")).unwrap();
+    assert_eq!(on_disk.facts, record.facts);
+
+    // A tampered side file is an output like any other: the stage reruns.
+    let path = f.root().join("work/t/notes/notes.txt");
+    std::fs::write(&path, "edited").unwrap();
+    let again = f.run(&writer_pipeline(true, "hello"));
+    assert_eq!(again.summary[0].status, "ran");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "hello");
+
+    // A rerun that fails to write it: the old file is gone and the stage fails, naming it.
+    let plan = f.plan(&writer_pipeline(false, "bye")).unwrap();
+    let err = Runner::new(&plan, RunOptions::new(f.root().join("work")))
+        .run()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("stage `notes` declared the file `notes.txt` but did not write it"),
+        "{err}"
+    );
+    assert!(!path.exists(), "a stale side file outlived its run");
 }

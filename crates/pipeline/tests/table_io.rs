@@ -30,29 +30,7 @@ fn sample(kind: TableKind) -> Rows {
         }
         value
     };
-    let defaults: Vec<serde_json::Value> = match kind {
-        TableKind::Claims => vec![serde_json::to_value(Claim::default()).unwrap()],
-        TableKind::Queries => vec![serde_json::to_value(Query::default()).unwrap()],
-        TableKind::SearchHits => vec![serde_json::to_value(SearchHit::default()).unwrap()],
-        TableKind::Documents => vec![serde_json::to_value(Document::default()).unwrap()],
-        TableKind::ClaimDocuments => vec![serde_json::to_value(ClaimDocument::default()).unwrap()],
-        TableKind::Passages => vec![serde_json::to_value(Passage::default()).unwrap()],
-        TableKind::Labels => vec![serde_json::to_value(ClaimDocumentLabel::default()).unwrap()],
-        TableKind::Conflicts => vec![serde_json::to_value(Conflict::default()).unwrap()],
-        TableKind::Reports => vec![serde_json::to_value(Report::default()).unwrap()],
-        TableKind::Chunks => vec![serde_json::to_value(Chunk::default()).unwrap()],
-        TableKind::Triplets => vec![serde_json::to_value(Triplet::default()).unwrap()],
-        TableKind::Questions => vec![serde_json::to_value(Question::default()).unwrap()],
-        TableKind::QueryPerturbations => {
-            vec![serde_json::to_value(QueryPerturbation::default()).unwrap()]
-        }
-        TableKind::DocumentPerturbations => {
-            vec![serde_json::to_value(DocumentPerturbation::default()).unwrap()]
-        }
-        TableKind::Drops => vec![serde_json::to_value(DropRecord::default()).unwrap()],
-        TableKind::RunSummary => vec![serde_json::to_value(StageSummary::default()).unwrap()],
-        TableKind::LlmCalls => vec![serde_json::to_value(LlmCall::default()).unwrap()],
-    };
+    let defaults: Vec<serde_json::Value> = Rows::one_default(kind).json_rows().collect();
     let mut values = defaults.clone();
     values.push(full(defaults[0].clone()));
     Rows::from_json_rows(kind, values).unwrap_or_else(|(row, e)| panic!("{kind} row {row}: {e}"))
@@ -67,8 +45,10 @@ fn every_table_round_trips_and_conforms_to_its_schema() {
         let path = dir.path().join(format!("{kind}.parquet"));
         let written = table_io::write_table(&path, &rows).unwrap();
         assert_eq!(written.rows, 2);
-        let df = table_io::read_frame(&path).unwrap();
-        table_io::check_frame(&df, &kind.schema()).unwrap_or_else(|p| panic!("{kind}: {p:?}"));
+        let table = table_io::Table::open(&path).unwrap();
+        table
+            .check(&kind.schema())
+            .unwrap_or_else(|p| panic!("{kind}: {p:?}"));
         let back = table_io::read_table(&path, *kind).unwrap();
         assert_eq!(back, rows, "{kind}");
     }
@@ -79,9 +59,9 @@ fn empty_tables_keep_their_schema() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("claims.parquet");
     table_io::write_table(&path, &Rows::Claims(vec![])).unwrap();
-    let df = table_io::read_frame(&path).unwrap();
-    assert_eq!(df.height(), 0);
-    table_io::check_frame(&df, &Claim::schema()).unwrap();
+    let table = table_io::Table::open(&path).unwrap();
+    assert_eq!(table.rows(), 0);
+    table.check(&Claim::schema()).unwrap();
 }
 
 #[test]

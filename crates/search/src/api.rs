@@ -1,15 +1,15 @@
-//! A small HTTP client for search APIs that need credentials (Google, Brave, Reddit OAuth).
-//!
-//! Why not `noisebench-web`: its client sends GET requests without custom headers or bodies
-//! (Brave's `X-Subscription-Token`, Reddit's OAuth token POST and bearer header are impossible),
-//! and it archives every URL it fetches, which for Google would write the API key (a query
-//! parameter) into `work/archive/index.jsonl`. This client never archives, keeps secrets out of
-//! every error detail, paces requests per backend, retries 429/5xx with exponential backoff that
-//! honours Retry-After, and caps body size. Endpoints are configured by the user, so there is no
-//! address guard here; page URLs from search results always go through `noisebench-web`.
+//! The credentialed search APIs' transport (Google, Brave, Reddit OAuth): `noisebench-web`'s
+//! [`HttpClient`], which sends the custom headers, form bodies and keys these APIs need, never
+//! archives, and keeps the secrets each request names out of every error detail and log line.
+//! This module only turns a backend's [`ApiLimits`] into the client's settings and its answers
+//! into [`SearchFailure`]s. Page URLs from search results always go through `noisebench-web`'s
+//! archiving [`noisebench_web::Web`].
 
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use noisebench_web::{
+    AddressClass, HttpClient, HttpConfig, HttpRequest, LongRetryAfter, RetryPolicy, Secret,
+};
 
 use crate::backends::SearchFailure;
 
@@ -17,11 +17,14 @@ use crate::backends::SearchFailure;
 #[derive(Debug, Clone, PartialEq, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ApiLimits {
-    /// Minimum time between two requests of this backend.
+    /// Minimum time between two requests of this backend to one host (0: unpaced).
     #[serde(default = "default_interval")]
     pub min_interval_ms: u64,
+    /// Retries after the first attempt on 408, 429, 5xx and timeouts.
     #[serde(default = "default_retries")]
     pub max_retries: u32,
+    /// First backoff delay; doubles each retry, equal jitter, at most a minute (which also caps
+    /// a Retry-After).
     #[serde(default = "default_backoff")]
     pub backoff_ms: u64,
     #[serde(default = "default_timeout")]
@@ -58,216 +61,84 @@ impl Default for ApiLimits {
     }
 }
 
-/// A request to send.
-pub enum ApiRequest<'a> {
-    Get {
-        url: &'a url::Url,
-        headers: Vec<(&'static str, String)>,
-    },
-    PostForm {
-        url: &'a url::Url,
-        basic_auth: Option<(String, String)>,
-        form: Vec<(&'static str, String)>,
-    },
-}
+/// Longest wait between two attempts, and the longest Retry-After honoured as asked.
+const MAX_WAIT: Duration = Duration::from_secs(60);
 
+/// One backend's client: its limits, and the secrets removed from every error it reports.
 pub struct ApiClient {
     backend: &'static str,
-    client: reqwest::Client,
-    runtime: tokio::runtime::Runtime,
-    limits: ApiLimits,
+    http: HttpClient,
     secrets: Vec<String>,
-    last: Mutex<Option<Instant>>,
 }
 
 impl std::fmt::Debug for ApiClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ApiClient")
             .field("backend", &self.backend)
-            .field("limits", &self.limits)
+            .field("http", &self.http)
             .finish_non_exhaustive()
     }
 }
 
 impl ApiClient {
-    /// `secrets` are removed from every error detail.
+    /// `secrets` are named on every request this client sends, on top of the request's own.
     pub fn new(
         backend: &'static str,
         user_agent: &str,
         limits: ApiLimits,
         secrets: Vec<String>,
     ) -> Result<Self, String> {
-        let client = reqwest::Client::builder()
-            .user_agent(user_agent)
-            .timeout(Duration::from_secs_f64(limits.timeout_seconds.max(0.1)))
-            .no_proxy()
-            .build()
-            .map_err(|e| format!("http client: {e}"))?;
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| format!("runtime: {e}"))?;
+        let timeout = Duration::from_secs_f64(limits.timeout_seconds.max(0.1));
+        let http = HttpClient::new(HttpConfig {
+            user_agent: user_agent.to_string(),
+            rate_per_second: (limits.min_interval_ms > 0)
+                .then(|| 1000.0 / limits.min_interval_ms as f64),
+            timeout,
+            connect_timeout: timeout,
+            max_body_bytes: limits.max_body_bytes as u64,
+            retry: RetryPolicy {
+                max_retries: limits.max_retries,
+                first_delay: Duration::from_millis(limits.backoff_ms),
+                max_delay: MAX_WAIT,
+                long_retry_after: LongRetryAfter::WaitMax,
+                retry_connect_errors: false,
+            },
+            // Endpoints come from the pipeline file, never from data (a self-hosted or fake API
+            // on 127.0.0.1 is normal), so no address class is refused.
+            allow_addresses: AddressClass::ALL.to_vec(),
+            ..HttpConfig::default()
+        })
+        .map_err(|e| format!("{backend}: http client: {e}"))?;
         Ok(Self {
             backend,
-            client,
-            runtime,
-            limits,
+            http,
             secrets: secrets.into_iter().filter(|s| !s.is_empty()).collect(),
-            last: Mutex::new(None),
         })
     }
 
-    fn redact(&self, text: &str) -> String {
-        let mut t = text.to_string();
-        for s in &self.secrets {
-            t = t.replace(s.as_str(), "***");
-        }
-        t
-    }
-
-    fn pace(&self) {
-        let wait = {
-            let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
-            let now = Instant::now();
-            let gap = Duration::from_millis(self.limits.min_interval_ms);
-            let wait = match *last {
-                Some(t) if now < t + gap => t + gap - now,
-                _ => Duration::ZERO,
-            };
-            *last = Some(now + wait);
-            wait
-        };
-        if !wait.is_zero() {
-            std::thread::sleep(wait);
-        }
-    }
-
-    /// Send, retrying 429/5xx and timeouts; the body of a 2xx answer.
-    pub fn send(&self, request: &ApiRequest<'_>) -> Result<String, SearchFailure> {
-        let mut attempt = 0u32;
-        loop {
-            self.pace();
-            match self.once(request) {
-                Ok(body) => return Ok(body),
-                Err((failure, retry_after)) => {
-                    let retryable = failure.code == "http_429"
-                        || failure.code.starts_with("http_5")
-                        || failure.code == "timeout";
-                    if !retryable || attempt >= self.limits.max_retries {
-                        return Err(failure);
-                    }
-                    let backoff = Duration::from_millis(
-                        self.limits.backoff_ms.saturating_mul(1 << attempt.min(10)),
-                    );
-                    let wait = retry_after.unwrap_or(backoff).min(Duration::from_secs(60));
-                    tracing::debug!(backend = self.backend, code = %failure.code, ?wait, "retrying");
-                    std::thread::sleep(wait);
-                    attempt += 1;
-                }
-            }
-        }
-    }
-
-    fn once(&self, request: &ApiRequest<'_>) -> Result<String, (SearchFailure, Option<Duration>)> {
-        let builder = match request {
-            ApiRequest::Get { url, headers } => {
-                let mut b = self.client.get((*url).clone());
-                for (k, v) in headers {
-                    b = b.header(*k, v);
-                }
-                b
-            }
-            ApiRequest::PostForm {
-                url,
-                basic_auth,
-                form,
-            } => {
-                let mut b = self.client.post((*url).clone()).form(form);
-                if let Some((user, pass)) = basic_auth {
-                    b = b.basic_auth(user, Some(pass));
-                }
-                b
-            }
-        };
+    /// Send (blocking), retrying 408/429/5xx and timeouts; the body of a 2xx answer.
+    pub fn send(&self, request: HttpRequest) -> Result<String, SearchFailure> {
         let backend = self.backend;
-        let max = self.limits.max_body_bytes;
-        let fut = async move {
-            let resp = builder.send().await.map_err(|e| {
-                let code = if e.is_timeout() {
-                    "timeout"
-                } else if e.is_connect() {
-                    "connect_failed"
-                } else {
-                    "request_failed"
-                };
-                // reqwest errors name the URL, which may carry a key: keep only the kind.
-                (SearchFailure::new(code, format!("{backend}: {code}")), None)
-            })?;
-            let status = resp.status().as_u16();
-            let retry_after = resp
-                .headers()
-                .get("retry-after")
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.trim().parse::<u64>().ok())
-                .map(Duration::from_secs);
-            if resp.content_length().is_some_and(|n| n as usize > max) {
-                return Err((
-                    SearchFailure::new(
-                        "too_large",
-                        format!("{backend}: body larger than {max} bytes"),
-                    ),
-                    None,
-                ));
-            }
-            let mut body = Vec::new();
-            let mut resp = resp;
-            loop {
-                match resp.chunk().await {
-                    Ok(Some(c)) => {
-                        body.extend_from_slice(&c);
-                        if body.len() > max {
-                            return Err((
-                                SearchFailure::new(
-                                    "too_large",
-                                    format!("{backend}: body larger than {max} bytes"),
-                                ),
-                                None,
-                            ));
-                        }
-                    }
-                    Ok(None) => break,
-                    Err(e) => {
-                        let code = if e.is_timeout() {
-                            "timeout"
-                        } else {
-                            "request_failed"
-                        };
-                        return Err((SearchFailure::new(code, format!("{backend}: {code}")), None));
-                    }
-                }
-            }
-            let text = String::from_utf8_lossy(&body).into_owned();
-            if !(200..300).contains(&status) {
-                let excerpt: String = text.chars().take(200).collect();
-                return Err((
-                    SearchFailure::new(
-                        format!("http_{status}"),
-                        format!("{backend} answered HTTP {status}: {excerpt}"),
-                    ),
-                    retry_after,
-                ));
-            }
-            Ok(text)
-        };
-        let result = if tokio::runtime::Handle::try_current().is_ok() {
-            std::thread::scope(|s| match s.spawn(|| self.runtime.block_on(fut)).join() {
-                Ok(v) => v,
-                Err(p) => std::panic::resume_unwind(p),
-            })
-        } else {
-            self.runtime.block_on(fut)
-        };
-        result.map_err(|(f, ra)| (SearchFailure::new(f.code, self.redact(&f.detail)), ra))
+        let request = self
+            .secrets
+            .iter()
+            .fold(request, |r, s| r.secret(Secret::Value(s.clone())));
+        // Error texts from `HttpClient` hold no URL and no named secret.
+        let response = self
+            .http
+            .send_blocking(&request)
+            .map_err(|e| SearchFailure::new(e.code(), format!("{backend}: {e}")))?;
+        if !response.is_success() {
+            let status = response.status;
+            return Err(SearchFailure::new(
+                format!("http_{status}"),
+                format!(
+                    "{backend} answered HTTP {status}: {}",
+                    response.excerpt(200)
+                ),
+            ));
+        }
+        Ok(String::from_utf8_lossy(&response.body).into_owned())
     }
 }
 

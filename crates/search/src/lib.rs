@@ -3,17 +3,18 @@
 //!
 //! - [`QueriesStage`] (`queries`): per claim, LLM keywords (RAGuard 3.2), an LLM yes/no question
 //!   (CONF-FACT 3.2), the claim itself, and optional counter-evidence queries conditioned on a
-//!   draft verdict (CounterRefine 3.3).
+//!   draft verdict (CounterRefine 3.3); its LLM tasks are in [`query_tasks`].
 //! - [`SearchStage`] (`search`): every query through the configured [`backends`]: Google
 //!   Programmable Search, Brave, SearxNG, Reddit's API, a local Reddit dump indexed for BM25 with
-//!   tantivy, and recorded fixtures. Site restriction, top k, date window.
+//!   `noisebench-index`, and recorded fixtures. Site restriction, top k, date window.
 //! - [`DocumentsStage`] (`documents`): each distinct hit fetched once through `noisebench-web`,
 //!   Reddit posts from their JSON, other pages through a readability extractor, canonical URLs,
 //!   duplicates merged, claim-document links, source types, and passages of at most 256 words.
 //!
 //! What this crate is not: it labels nothing (the labels stage does), keeps no tables itself
-//! (the runner writes them), and fetches pages only through `noisebench-web` (credentialed search
-//! APIs use [`api::ApiClient`], which never archives, so keys never reach the archive).
+//! (the runner writes them), and reaches the network only through `noisebench-web`: pages through
+//! its archiving `Web`, credentialed search APIs through its non-archiving `HttpClient`
+//! ([`api::ApiClient`]), so keys never reach the archive.
 
 pub mod api;
 pub mod backends;
@@ -22,6 +23,7 @@ pub mod documents;
 pub mod extract;
 pub mod passages;
 pub mod queries;
+pub mod query_tasks;
 pub mod reddit;
 pub mod search;
 

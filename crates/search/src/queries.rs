@@ -9,14 +9,15 @@
 
 use std::collections::BTreeSet;
 
+use noisebench_core::vocab::{Verdict, exam};
 use noisebench_core::{
     Claim, ConfigError, Drops, InputSpec, Inputs, OutputSpec, Query, StageContext, StageError,
     StageOutput, StageReport, TableKind, TypedStage, stable_id,
 };
-use noisebench_llm::Llm;
-use noisebench_llm::task::{
-    ClaimToQuestion, ClaimToQuestionInput, ExamVerdict, ExamVerdictInput, Keywords, KeywordsInput,
-    Verdict,
+use noisebench_llm::{Llm, TaskInfo};
+
+use crate::query_tasks::{
+    ClaimToQuestion, ClaimToQuestionInput, ExamVerdict, Keywords, KeywordsInput, TASKS,
 };
 use serde::Deserialize;
 
@@ -139,11 +140,25 @@ impl TypedStage for QueriesStage {
         if !matches!(c.undecided.as_str(), "both" | "none") {
             return Err(ConfigError::new("undecided", "`both` or `none`"));
         }
-        Ok(())
+        // The prompts of the tasks this configuration calls must be there before any work.
+        let kinds: BTreeSet<&str> = c.kinds.iter().map(String::as_str).collect();
+        let mut used = Vec::new();
+        if kinds.contains("keywords") || c.counter {
+            used.push(TaskInfo::of::<Keywords>());
+        }
+        if kinds.contains("question") {
+            used.push(TaskInfo::of::<ClaimToQuestion>());
+        }
+        if c.counter {
+            used.push(TaskInfo::of::<ExamVerdict>());
+        }
+        self.llm
+            .require(&used)
+            .map_err(|e| ConfigError::new("llm", e.to_string()))
     }
 
     fn environment(&self) -> serde_json::Value {
-        self.llm.fingerprint()
+        self.llm.fingerprint_of(TASKS)
     }
 
     fn run(
@@ -217,12 +232,7 @@ impl TypedStage for QueriesStage {
                 stage,
                 usable
                     .iter()
-                    .map(|cl| ExamVerdictInput {
-                        claim: cl.text.clone(),
-                        claim_date: cl.claim_date.clone(),
-                        document_title: None,
-                        document: None,
-                    })
+                    .map(|cl| exam::Input::zero_context(&cl.text, cl.claim_date.as_deref()))
                     .collect(),
                 bar.as_ref(),
             );
@@ -290,8 +300,10 @@ impl TypedStage for QueriesStage {
                     _ => cl.text.trim().to_string(),
                 };
                 match drafts.get(i) {
+                    // The engine checked that the reply holds a verdict.
                     Some(Ok(draft)) => {
-                        let terms: Vec<&str> = match draft.value.verdict {
+                        let verdict = Verdict::in_reply(&draft.value).unwrap_or(Verdict::Undecided);
+                        let terms: Vec<&str> = match verdict {
                             Verdict::True => vec![&c.refute_terms],
                             Verdict::False => vec![&c.support_terms],
                             Verdict::Undecided if c.undecided == "both" => {
@@ -312,7 +324,7 @@ impl TypedStage for QueriesStage {
                                 &cl.id,
                                 "counter",
                                 text.trim(),
-                                format!("{} (draft {})", draft.provenance, draft.value.verdict),
+                                format!("{} (draft {verdict})", draft.provenance),
                                 Some(draft.request_hash.clone()),
                             ));
                         }

@@ -9,10 +9,11 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
 use common::*;
+use noisebench_core::vocab::exam;
 use noisebench_core::{Query, Rows};
 use noisebench_llm::Llm;
-use noisebench_llm::task::{ExamVerdict, ExamVerdictInput, Keywords, KeywordsInput};
 use noisebench_search::QueriesStage;
+use noisebench_search::query_tasks::{ExamVerdict, Keywords, KeywordsInput};
 use noisebench_testkit::{FakeServer, Reply, first_message};
 use serde_json::{Value, json};
 
@@ -125,13 +126,8 @@ fn llm(url: &str, cache_dir: &std::path::Path) -> Llm {
     .unwrap()
 }
 
-fn draft_input(claim: &str) -> ExamVerdictInput {
-    ExamVerdictInput {
-        claim: claim.into(),
-        claim_date: None,
-        document_title: None,
-        document: None,
-    }
+fn draft_input(claim: &str) -> exam::Input {
+    exam::Input::zero_context(claim, None)
 }
 
 fn keywords_input(claim: &str) -> KeywordsInput {

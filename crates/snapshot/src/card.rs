@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use noisebench_core::{DType, TableKind};
+use noisebench_core::{DType, StageFacts, TableKind};
 use noisebench_pipeline::table_io;
 
 use crate::changes::Changes;
@@ -264,9 +264,17 @@ pub fn render_card(input: &CardInput<'_>) -> Result<String, String> {
     if !labels_listed {
         out.push_str("- No label columns in this snapshot.\n");
     }
-    for (key, facts) in &manifest.provenance {
-        if let Some(stage) = key.strip_prefix("labels:") {
-            out.push_str(&labels_paragraph(stage, facts));
+    // Every stage's facts through one path: the stage phrased them, the card lists them.
+    for (key, value) in &manifest.provenance {
+        let Some(stage) = key.strip_prefix("facts:") else {
+            continue;
+        };
+        let Ok(facts) = serde_json::from_value::<StageFacts>(value.clone()) else {
+            continue;
+        };
+        out.push_str(&format!("\n### {} (stage `{stage}`)\n\n", facts.title));
+        for line in &facts.lines {
+            out.push_str(&format!("- {line}\n"));
         }
     }
     out.push_str(
@@ -379,67 +387,5 @@ fn llm_paragraph(llm: &serde_json::Value) -> String {
         ));
     }
     out.push('\n');
-    out
-}
-
-/// How one labels stage made its labels: models, prompts, label sources, share of human
-/// labels, conflicts, credibility and agreement.
-fn labels_paragraph(stage: &str, f: &serde_json::Value) -> String {
-    let mut out = format!(
-        "\n### How the labels of stage `{stage}` were made\n\n\
-         - {} claim-document pairs over {} claims. Labels: {}. Stances (majority of three prompt variants): {}.\n\
-         - Each pair's label is the model's exam verdict compared with the claim's gold verdict: agreeing is \
-         supporting, contradicting is misleading, undecided is irrelevant. Models per task: {}. Prompt versions: {}.\n\
-         - Label sources: {}; share of labels set by human reviewers: {:.1}%.\n\
-         - Conflicts: {} claims with both a supporting and a refuting stance from the model, {} from reviewers, \
-         {} with both a supporting and a misleading document. Documents that flipped the model's zero-context \
-         answer: {}.\n\
-         - Source credibility: {} (from: {}).\n",
-        f["pairs"],
-        f["claims"],
-        counts(f.get("labels")),
-        counts(f.get("stances")),
-        counts(f.get("models")),
-        counts(f.get("prompt_versions")),
-        counts(f.get("label_sources")),
-        f["human_share"].as_f64().unwrap_or(0.0) * 100.0,
-        f["model_conflicts"],
-        f["human_conflicts"],
-        f["exam_conflicts"],
-        f["flipped"],
-        counts(f.get("credibility")),
-        counts(f.get("credibility_sources")),
-    );
-    if let Some(r) = f.get("review").filter(|r| !r.is_null()) {
-        out.push_str(&format!(
-            "- Human review: {} pairs reviewed, {} labels applied, {} left unresolved (reviewers disagree, no \
-             adjudication). Agreement (items, observed, Cohen's kappa, Krippendorff's alpha): {}.\n",
-            r["reviewed"],
-            r["applied"],
-            r["unresolved"],
-            [
-                "model_vs_human_label",
-                "model_vs_human_stance",
-                "reviewers_label",
-                "reviewers_stance"
-            ]
-            .iter()
-            .map(|k| {
-                let a = &r[*k];
-                let num = |v: &serde_json::Value| {
-                    v.as_f64().map_or("n/a".to_string(), |x| format!("{x:.3}"))
-                };
-                format!(
-                    "{k} ({}, {}, {}, {})",
-                    a["items"],
-                    num(&a["observed"]),
-                    num(&a["cohen_kappa"]),
-                    num(&a["krippendorff_alpha"])
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("; ")
-        ));
-    }
     out
 }

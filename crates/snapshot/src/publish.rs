@@ -222,9 +222,9 @@ pub fn publish(
             .map_err(io(&target))?;
         let (sha256, bytes) = hashes[&t.name].clone();
         let schema = t.kind.schema();
-        let rows = table_io::read_frame(&target)
+        let rows = table_io::Table::open(&target)
             .map_err(|e| PublishError::Table(e.to_string()))?
-            .height() as u64;
+            .rows() as u64;
         entries.insert(
             t.name.clone(),
             TableEntry {

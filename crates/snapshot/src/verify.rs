@@ -78,20 +78,20 @@ pub fn verify(dir: &Path) -> VerifyReport {
                 schema.table, entry.schema_version, schema.version
             )));
         }
-        match table_io::read_frame(&path) {
+        match table_io::Table::open(&path) {
             Err(e) => report.problems.push(problem(e.to_string())),
-            Ok(df) => {
-                if df.height() as u64 != entry.rows {
+            Ok(table) => {
+                if table.rows() as u64 != entry.rows {
                     report.problems.push(problem(format!(
                         "{} rows, manifest says {}",
-                        df.height(),
+                        table.rows(),
                         entry.rows
                     )));
                 }
-                if let Err(problems) = table_io::check_frame(&df, &schema) {
+                if let Err(problems) = table.check(&schema) {
                     report.problems.extend(problems.into_iter().map(&problem));
                 }
-                report.rows_checked += df.height() as u64;
+                report.rows_checked += table.rows() as u64;
             }
         }
         report.tables_checked += 1;

@@ -1,22 +1,20 @@
 //! [`Web`]: the one client every stage fetches through.
 
 use std::collections::{BTreeMap, HashMap};
-use std::num::NonZeroU32;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use backon::{ExponentialBuilder, Retryable};
 use futures::StreamExt;
-use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use texting_robots::Robot;
-use url::{Host, Url};
+use url::Url;
 
 use crate::archive::{Archive, ArchiveRecord};
 use crate::config::{Mode, WebConfig};
 use crate::error::{FetchError, WebError};
-use crate::guard::{BlockedAddress, GuardedResolver, check_ip};
+use crate::http::{HttpClient, HttpConfig, HttpRequest, HttpResponse};
 use crate::replay::ReplayStore;
+use crate::retry::{LongRetryAfter, RetryPolicy};
 
 /// Response headers kept in [`Page::headers`] and in the archive.
 const KEPT_HEADERS: &[&str] = &[
@@ -73,10 +71,10 @@ struct Inner {
     config: WebConfig,
     /// The product token matched against robots.txt groups (`noisebench` of `noisebench/0.1 (...)`).
     robots_agent: String,
-    client: Option<reqwest::Client>,
+    /// Live mode's transport: guard, per-host pacing, retries, body cap.
+    http: Option<HttpClient>,
     replay: Option<ReplayStore>,
     archive: Option<Archive>,
-    limiters: Mutex<HashMap<String, Arc<DefaultDirectRateLimiter>>>,
     robots: Mutex<HashMap<String, RobotsCell>>,
 }
 
@@ -129,19 +127,9 @@ impl Web {
             .next()
             .unwrap_or("noisebench")
             .to_string();
-        let (client, replay, archive) = match config.mode {
+        let (http, replay, archive) = match config.mode {
             Mode::Live => {
-                let client = reqwest::Client::builder()
-                    .user_agent(config.user_agent.clone())
-                    .redirect(reqwest::redirect::Policy::none())
-                    .no_proxy()
-                    .timeout(Duration::from_secs_f64(config.timeout_seconds))
-                    .connect_timeout(Duration::from_secs_f64(config.connect_timeout_seconds))
-                    .dns_resolver(Arc::new(GuardedResolver {
-                        allow: config.allow_addresses.clone(),
-                    }))
-                    .build()
-                    .map_err(|e| WebError::Client(e.to_string()))?;
+                let http = HttpClient::new(page_http_config(&config))?;
                 let archive = match &config.archive_dir {
                     Some(dir) => Some(Archive::open(dir).map_err(|source| WebError::Archive {
                         path: dir.clone(),
@@ -149,7 +137,7 @@ impl Web {
                     })?),
                     None => None,
                 };
-                (Some(client), None, archive)
+                (Some(http), None, archive)
             }
             Mode::Replay => {
                 let store = ReplayStore::load(
@@ -170,10 +158,9 @@ impl Web {
             inner: Arc::new(Inner {
                 config,
                 robots_agent,
-                client,
+                http,
                 replay,
                 archive,
-                limiters: Mutex::new(HashMap::new()),
                 robots: Mutex::new(HashMap::new()),
             }),
             runtime: Some(runtime),
@@ -220,6 +207,21 @@ impl Web {
         self.inner.fetch(url).await
     }
 
+    /// Send a request that is not a page fetch (custom headers, a body, secrets), blocking: the
+    /// same guard, per-host pacing, retries, timeouts and body cap as a page, but never archived
+    /// and no robots.txt or redirects (see [`HttpClient`]). In replay mode nothing is sent
+    /// (`not_in_replay`).
+    pub fn request(&self, request: &HttpRequest) -> Result<HttpResponse, FetchError> {
+        let inner = self.inner.clone();
+        let request = request.clone();
+        self.block_on(async move { inner.request(&request).await })
+    }
+
+    /// [`Web::request`] on the caller's tokio runtime.
+    pub async fn request_async(&self, request: &HttpRequest) -> Result<HttpResponse, FetchError> {
+        self.inner.request(request).await
+    }
+
     fn block_on<F>(&self, fut: F) -> F::Output
     where
         F: std::future::Future + Send,
@@ -246,58 +248,39 @@ fn parse_http_url(url: &str) -> Result<Url, FetchError> {
     }
 }
 
-/// The rate-limit key: host, plus `:port` when the URL names one.
-pub fn host_key(url: &Url) -> String {
-    let host = url.host_str().unwrap_or("");
-    match url.port() {
-        Some(p) => format!("{host}:{p}"),
-        None => host.to_string(),
+/// The transport settings of page fetches, from the `[web]` table.
+fn page_http_config(config: &WebConfig) -> HttpConfig {
+    HttpConfig {
+        user_agent: config.user_agent.clone(),
+        rate_per_second: Some(config.rate_per_second),
+        host_rates: config
+            .hosts
+            .iter()
+            .map(|(host, h)| (host.clone(), h.rate_per_second))
+            .collect(),
+        timeout: Duration::from_secs_f64(config.timeout_seconds),
+        connect_timeout: Duration::from_secs_f64(config.connect_timeout_seconds),
+        max_body_bytes: config.max_body_bytes,
+        retry: RetryPolicy {
+            max_retries: config.max_retries,
+            first_delay: Duration::from_millis(config.backoff_ms),
+            max_delay: Duration::from_secs_f64(config.max_wait_seconds),
+            long_retry_after: LongRetryAfter::GiveUp,
+            retry_connect_errors: false,
+        },
+        allow_addresses: config.allow_addresses.clone(),
+        max_idle_per_host: None,
     }
-}
-
-/// What a retried attempt failed with.
-enum Attempt {
-    Fatal(FetchError),
-    /// A 429/5xx response; with its Retry-After.
-    Status(Raw, Option<Duration>),
-    Timeout(FetchError),
-}
-
-fn retry_after(headers: &BTreeMap<String, String>) -> Option<Duration> {
-    let value = headers.get("retry-after")?.trim();
-    if let Ok(secs) = value.parse::<u64>() {
-        return Some(Duration::from_secs(secs));
-    }
-    let when = chrono::DateTime::parse_from_rfc2822(value).ok()?;
-    let delta = when.with_timezone(&chrono::Utc) - chrono::Utc::now();
-    Some(delta.to_std().unwrap_or(Duration::ZERO))
-}
-
-fn map_reqwest_error(url: &Url, err: reqwest::Error) -> FetchError {
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&err);
-    while let Some(e) = source {
-        if let Some(blocked) = e.downcast_ref::<BlockedAddress>() {
-            return FetchError::BlockedAddress(blocked.to_string());
-        }
-        source = e.source();
-    }
-    let detail = format!("{url}: {err}");
-    if err.is_timeout() {
-        FetchError::Timeout(detail)
-    } else if err.is_connect() {
-        FetchError::Connect(detail)
-    } else if err.is_builder() {
-        FetchError::BadUrl(detail)
-    } else {
-        FetchError::Request(detail)
-    }
-}
-
-fn now_rfc3339() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
 impl Inner {
+    async fn request(&self, request: &HttpRequest) -> Result<HttpResponse, FetchError> {
+        match &self.http {
+            Some(http) => http.send(request).await,
+            None => Err(FetchError::NotInReplay(request.redacted_url())),
+        }
+    }
+
     async fn fetch(&self, url: &str) -> Result<Page, FetchError> {
         let start = parse_http_url(url)?;
         let mut hops: Vec<Raw> = Vec::new();
@@ -403,162 +386,66 @@ impl Inner {
         Ok(())
     }
 
-    /// One hop, retried on 429/5xx/timeouts with exponential backoff (backon) that honours
-    /// Retry-After. Errors carry the last response received, for the archive.
+    /// One hop: from the replay store, or over the network through [`HttpClient::send`]
+    /// (paced, guarded, retried on 408/429/5xx and timeouts honouring Retry-After, body capped).
+    /// Errors carry the last response received, for the archive.
     async fn hop_with_retries(&self, url: &Url) -> Result<Raw, (FetchError, Option<Raw>)> {
-        if self.replay.is_some() {
-            return self.hop(url).await.map_err(|e| (e, None));
-        }
-        let max_wait = Duration::from_secs_f64(self.config.max_wait_seconds);
-        let backoff = ExponentialBuilder::default()
-            .with_min_delay(Duration::from_millis(self.config.backoff_ms))
-            .with_max_delay(max_wait)
-            .with_max_times(self.config.max_retries as usize)
-            .with_jitter();
-        let attempt = || async {
-            match self.hop(url).await {
-                Ok(raw) if raw.status == 429 || raw.status >= 500 => {
-                    let wait = retry_after(&raw.headers);
-                    Err(Attempt::Status(raw, wait))
-                }
-                Ok(raw) => Ok(raw),
-                Err(e @ FetchError::Timeout(_)) => Err(Attempt::Timeout(e)),
-                Err(e) => Err(Attempt::Fatal(e)),
-            }
+        let Some(http) = &self.http else {
+            return self.replay_hop(url).map_err(|e| (e, None));
         };
-        let result = attempt
-            .retry(backoff)
-            .sleep(tokio::time::sleep)
-            .when(|a| !matches!(a, Attempt::Fatal(_)))
-            .adjust(move |a, delay| match (a, delay) {
-                (_, None) => None,
-                (Attempt::Status(_, Some(wait)), Some(d)) => {
-                    // A server asking for more than we are willing to wait: give up now.
-                    (*wait <= max_wait).then(|| (*wait).max(d))
-                }
-                (_, Some(d)) => Some(d),
-            })
-            .notify(|a, delay| {
-                if let Attempt::Status(raw, _) = a {
-                    tracing::debug!(url = %raw.url, status = raw.status, ?delay, "retrying");
-                }
-            })
-            .await;
-        match result {
-            Ok(raw) => Ok(raw),
-            Err(Attempt::Status(raw, _)) => Err((
+        let response = http
+            .send(&HttpRequest::get(url.clone()))
+            .await
+            .map_err(|e| (e.at(url), None))?;
+        let mut headers = response.headers;
+        headers.retain(|name, _| KEPT_HEADERS.contains(&name.as_str()));
+        let raw = Raw {
+            url: url.clone(),
+            status: response.status,
+            headers,
+            fetched_at: response.fetched_at,
+            body: response.body,
+        };
+        if RetryPolicy::retries_status(raw.status) {
+            return Err((
                 FetchError::Http {
                     status: raw.status,
                     url: url.to_string(),
                 },
                 Some(raw),
-            )),
-            Err(Attempt::Timeout(e) | Attempt::Fatal(e)) => Err((e, None)),
+            ));
         }
+        Ok(raw)
     }
 
-    /// One request, no redirects followed: from the replay store, or paced and guarded over the
-    /// network with the body capped while streaming.
-    async fn hop(&self, url: &Url) -> Result<Raw, FetchError> {
-        if let Some(store) = &self.replay {
-            let entry = store
-                .get(url.as_str())
-                .ok_or_else(|| FetchError::NotInReplay(url.to_string()))?;
-            let body = entry.body().map_err(|e| FetchError::Archive {
-                path: url.to_string().into(),
-                message: e.to_string(),
-            })?;
-            if body.len() as u64 > self.config.max_body_bytes {
-                return Err(FetchError::TooLarge {
-                    limit: self.config.max_body_bytes,
-                });
-            }
-            return Ok(Raw {
-                url: url.clone(),
-                status: entry.status,
-                headers: entry.headers.clone(),
-                fetched_at: entry
-                    .fetched_at
-                    .clone()
-                    .unwrap_or_else(|| "1970-01-01T00:00:00Z".into()),
-                body,
-            });
-        }
-        let client = self
-            .client
+    /// One hop served from the replay store.
+    fn replay_hop(&self, url: &Url) -> Result<Raw, FetchError> {
+        let store = self
+            .replay
             .as_ref()
-            .ok_or_else(|| FetchError::Request("no client in live mode".into()))?;
-        // IP-literal hosts never reach the resolver: check them here.
-        let literal = match url.host() {
-            Some(Host::Ipv4(ip)) => Some(ip.into()),
-            Some(Host::Ipv6(ip)) => Some(ip.into()),
-            _ => None,
-        };
-        if let Some(ip) = literal {
-            check_ip(
-                url.host_str().unwrap_or(""),
-                ip,
-                &self.config.allow_addresses,
-            )
-            .map_err(|b| FetchError::BlockedAddress(b.to_string()))?;
-        }
-        self.limiter(url).until_ready().await;
-        let mut response = client
-            .get(url.clone())
-            .send()
-            .await
-            .map_err(|e| map_reqwest_error(url, e))?;
-        let fetched_at = now_rfc3339();
-        let status = response.status().as_u16();
-        let mut headers = BTreeMap::new();
-        for name in KEPT_HEADERS {
-            if let Some(v) = response.headers().get(*name)
-                && let Ok(v) = v.to_str()
-            {
-                headers.insert((*name).to_string(), v.to_string());
-            }
-        }
-        let limit = self.config.max_body_bytes;
-        if response.content_length().is_some_and(|len| len > limit) {
-            return Err(FetchError::TooLarge { limit });
-        }
-        let mut body = Vec::new();
-        while let Some(chunk) = response
-            .chunk()
-            .await
-            .map_err(|e| map_reqwest_error(url, e))?
-        {
-            if body.len() as u64 + chunk.len() as u64 > limit {
-                return Err(FetchError::TooLarge { limit });
-            }
-            body.extend_from_slice(&chunk);
+            .ok_or_else(|| FetchError::Request("neither a client nor a replay store".into()))?;
+        let entry = store
+            .get(url.as_str())
+            .ok_or_else(|| FetchError::NotInReplay(url.to_string()))?;
+        let body = entry.body().map_err(|e| FetchError::Archive {
+            path: url.to_string().into(),
+            message: e.to_string(),
+        })?;
+        if body.len() as u64 > self.config.max_body_bytes {
+            return Err(FetchError::TooLarge {
+                limit: self.config.max_body_bytes,
+            });
         }
         Ok(Raw {
             url: url.clone(),
-            status,
-            headers,
-            fetched_at,
+            status: entry.status,
+            headers: entry.headers.clone(),
+            fetched_at: entry
+                .fetched_at
+                .clone()
+                .unwrap_or_else(|| "1970-01-01T00:00:00Z".into()),
             body,
         })
-    }
-
-    fn limiter(&self, url: &Url) -> Arc<DefaultDirectRateLimiter> {
-        let key = host_key(url);
-        let mut map = self
-            .limiters
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        map.entry(key.clone())
-            .or_insert_with(|| {
-                let rate = self.config.rate_for(&key);
-                let period = Duration::from_secs_f64(1.0 / rate);
-                // Burst 1: requests to one host are spaced by `period`, never bunched.
-                let quota = Quota::with_period(period)
-                    .unwrap_or_else(|| Quota::per_second(NonZeroU32::MIN))
-                    .allow_burst(NonZeroU32::MIN);
-                Arc::new(RateLimiter::direct(quota))
-            })
-            .clone()
     }
 
     async fn check_robots(&self, url: &Url) -> Result<(), FetchError> {

@@ -42,9 +42,11 @@ pub struct WebConfig {
     pub connect_timeout_seconds: f64,
     /// Bodies larger than this are refused (`too_large`), checked while streaming (default 10 MB).
     pub max_body_bytes: u64,
-    /// Retries after the first attempt on 429, 5xx and timeouts (default 3).
+    /// Retries after the first attempt on 408, 429, 5xx and timeouts (default 3).
     pub max_retries: u32,
-    /// First backoff delay, milliseconds; doubles each retry, with jitter (default 500).
+    /// First backoff delay, milliseconds; doubles each retry, equal jitter (retry n waits half to
+    /// all of `backoff_ms * 2^(n-1)`, at most `max_wait_seconds`), never less than a Retry-After
+    /// (default 500).
     pub backoff_ms: u64,
     /// Longest backoff or Retry-After wait, seconds; a longer Retry-After gives up (default 60).
     pub max_wait_seconds: f64,
@@ -69,12 +71,7 @@ impl Default for WebConfig {
     fn default() -> Self {
         Self {
             mode: Mode::Live,
-            user_agent: concat!(
-                "noisebench/",
-                env!("CARGO_PKG_VERSION"),
-                " (+https://github.com/noisebench/noisebench)"
-            )
-            .into(),
+            user_agent: crate::http::DEFAULT_USER_AGENT.into(),
             rate_per_second: 1.0,
             hosts: BTreeMap::new(),
             timeout_seconds: 30.0,

@@ -59,12 +59,25 @@ impl FetchError {
         }
     }
 
-    /// Worth another attempt (429, 5xx, timeouts).
+    /// Worth another attempt (408, 429, 5xx, timeouts).
     pub fn is_retryable(&self) -> bool {
         match self {
-            FetchError::Http { status, .. } => *status == 429 || *status >= 500,
+            FetchError::Http { status, .. } => crate::RetryPolicy::retries_status(*status),
             FetchError::Timeout(_) => true,
             _ => false,
+        }
+    }
+
+    /// The same failure with `url` in front of its detail. Page fetches name their URL this
+    /// way; [`crate::HttpClient`] errors never hold one, since a request URL may carry a key.
+    pub(crate) fn at(self, url: &url::Url) -> Self {
+        match self {
+            FetchError::Timeout(d) => FetchError::Timeout(format!("{url}: {d}")),
+            FetchError::Connect(d) => FetchError::Connect(format!("{url}: {d}")),
+            FetchError::Dns(d) => FetchError::Dns(format!("{url}: {d}")),
+            FetchError::Request(d) => FetchError::Request(format!("{url}: {d}")),
+            FetchError::BadUrl(d) => FetchError::BadUrl(format!("{url}: {d}")),
+            other => other,
         }
     }
 }

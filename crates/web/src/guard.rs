@@ -30,6 +30,18 @@ pub enum AddressClass {
 }
 
 impl AddressClass {
+    /// Every class: for a client whose every URL the operator configured (an LLM endpoint, a
+    /// search API), where an internal address is a deliberate choice, never a page's link.
+    pub const ALL: [AddressClass; 7] = [
+        AddressClass::Loopback,
+        AddressClass::Private,
+        AddressClass::LinkLocal,
+        AddressClass::Cgnat,
+        AddressClass::Multicast,
+        AddressClass::Unspecified,
+        AddressClass::Reserved,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             AddressClass::Loopback => "loopback",

@@ -5,9 +5,13 @@
 //! `provenance` says who made a row (`import`, `offline`, `openai:<model>`, `human`).
 
 mod claims;
+mod eval;
+mod graph;
 mod reports;
 mod run;
 
 pub use claims::*;
+pub use eval::*;
+pub use graph::*;
 pub use reports::*;
 pub use run::*;

@@ -1,4 +1,5 @@
-//! The report track: reports, chunks, triplets, questions and their perturbations.
+//! The report track: reports, chunks, triplets, questions (with judgements and splits) and their
+//! perturbations. The graph between triplets and questions is in `graph.rs`.
 
 use std::collections::BTreeMap;
 
@@ -170,10 +171,12 @@ impl Record for Triplet {
     }
 }
 
-/// A question-answer pair generated from a graph pattern.
+/// A question-answer pair generated from a graph pattern, as generated: what later stages
+/// decide about it (judge scores, split) lives in their own tables.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Question {
     pub id: String,
+    pub pattern_id: String,
     pub kind: String,
     pub question: String,
     pub answer: String,
@@ -183,10 +186,6 @@ pub struct Question {
     pub entity_1: Vec<String>,
     pub relation: Vec<String>,
     pub entity_2: Vec<String>,
-    pub clarity: Option<i64>,
-    pub correctness: Option<i64>,
-    pub reasonableness: Option<i64>,
-    pub split: String,
     pub provenance: String,
 }
 
@@ -194,15 +193,20 @@ impl Record for Question {
     fn schema() -> TableSchema {
         TableSchema {
             table: "questions".into(),
-            version: 1,
+            version: 2,
             description:
-                "Single- and multi-hop questions with answers, source chunks and judge scores."
+                "Single- and multi-hop questions with answers and source chunks, as generated."
                     .into(),
             columns: vec![
                 Column::new(
                     "id",
                     Str,
                     "Stable id from pattern kind, triplet ids and question text.",
+                ),
+                Column::new(
+                    "pattern_id",
+                    Str,
+                    "The `patterns` group it was generated from.",
                 ),
                 Column::new(
                     "kind",
@@ -221,11 +225,77 @@ impl Record for Question {
                 Column::new("entity_1", StrList, "Head entities, one per triplet."),
                 Column::new("relation", StrList, "Relations, one per triplet."),
                 Column::new("entity_2", StrList, "Tail entities, one per triplet."),
-                Column::nullable("clarity", Int, "Judge score 1-5."),
-                Column::nullable("correctness", Int, "Judge score 1-5."),
-                Column::nullable("reasonableness", Int, "Judge score 1-5 (multi-hop only)."),
-                Column::new("split", Str, "train or test."),
                 Column::new("provenance", Str, "Backend, model and prompt versions."),
+            ],
+        }
+    }
+    fn id(&self) -> &str {
+        &self.id
+    }
+}
+
+/// A judge's scores for one question.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct QuestionJudgement {
+    pub id: String,
+    pub question_id: String,
+    pub clarity: i64,
+    pub correctness: i64,
+    pub reasonableness: Option<i64>,
+    pub kept: bool,
+    pub provenance: String,
+}
+
+impl Record for QuestionJudgement {
+    fn schema() -> TableSchema {
+        TableSchema {
+            table: "question_judgements".into(),
+            version: 1,
+            description: "Judge scores per question and whether it passed the threshold.".into(),
+            columns: vec![
+                Column::new("id", Str, "Stable id from the question id and the judge."),
+                Column::new("question_id", Str, "The question judged."),
+                Column::new("clarity", Int, "Score 1-5."),
+                Column::new("correctness", Int, "Score 1-5."),
+                Column::nullable("reasonableness", Int, "Score 1-5 (multi-hop only)."),
+                Column::new("kept", Bool, "Every score is above the threshold."),
+                Column::new(
+                    "provenance",
+                    Str,
+                    "The judge's backend, model and prompt version.",
+                ),
+            ],
+        }
+    }
+    fn id(&self) -> &str {
+        &self.id
+    }
+}
+
+/// The split a question was assigned to.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct QuestionSplit {
+    pub id: String,
+    pub question_id: String,
+    pub kind: String,
+    pub split: String,
+}
+
+impl Record for QuestionSplit {
+    fn schema() -> TableSchema {
+        TableSchema {
+            table: "question_splits".into(),
+            version: 1,
+            description: "Train/test assignment per question, by a seeded hash of its id.".into(),
+            columns: vec![
+                Column::new("id", Str, "Stable id from the question id."),
+                Column::new("question_id", Str, "The question."),
+                Column::new(
+                    "kind",
+                    Str,
+                    "The question's pattern kind (splits are per kind).",
+                ),
+                Column::new("split", Str, "`train` or `test`."),
             ],
         }
     }
@@ -266,7 +336,7 @@ impl Record for QueryPerturbation {
     }
 }
 
-/// A perturbed or retrieved document for a question.
+/// An altered version of a question's evidence chunk (retrieval results are `retrievals` rows).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct DocumentPerturbation {
     pub id: String,
@@ -275,7 +345,6 @@ pub struct DocumentPerturbation {
     pub kind: String,
     pub text: String,
     pub similarity: Option<f64>,
-    pub rank: Option<i64>,
     pub provenance: String,
 }
 
@@ -283,16 +352,16 @@ impl Record for DocumentPerturbation {
     fn schema() -> TableSchema {
         TableSchema {
             table: "document_perturbations".into(),
-            version: 1,
-            description: "Document perturbations (answer deleted, back-translated) and real retrieval results.".into(),
+            version: 2,
+            description: "Document perturbations: the answer's sentences deleted, back-translated."
+                .into(),
             columns: vec![
                 Column::new("id", Str, "Stable id from question id, chunk id and kind."),
                 Column::new("question_id", Str, "The question."),
-                Column::new("chunk_id", Str, "The chunk perturbed or retrieved."),
-                Column::new("kind", Str, "regex_delete, back_translation, retrieval_bm25 or retrieval_embedding."),
-                Column::new("text", Str, "The perturbed or retrieved text."),
-                Column::nullable("similarity", Float, "Similarity to the original chunk or query."),
-                Column::nullable("rank", Int, "Retrieval rank (retrieval kinds)."),
+                Column::new("chunk_id", Str, "The chunk perturbed."),
+                Column::new("kind", Str, "regex_delete or back_translation."),
+                Column::new("text", Str, "The perturbed text."),
+                Column::nullable("similarity", Float, "Similarity to the original chunk."),
                 Column::new("provenance", Str, "Rule or model that made it."),
             ],
         }

@@ -9,7 +9,8 @@ use serde_json::Value;
 use super::{
     Backend, Parsed, RawHit, SearchFailure, SearchRequest, json_object, text_of, with_site,
 };
-use crate::api::{ApiClient, ApiLimits, ApiRequest, env_secret};
+use crate::api::{ApiClient, ApiLimits, env_secret};
+use noisebench_web::HttpRequest;
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -81,13 +82,11 @@ impl Backend for Brave {
                     q.append_pair("freshness", &format!("{from}to{to}"));
                 }
             }
-            let body = self.client.send(&ApiRequest::Get {
-                url: &url,
-                headers: vec![
-                    ("accept", "application/json".into()),
-                    ("x-subscription-token", self.key.clone()),
-                ],
-            })?;
+            let body = self.client.send(
+                HttpRequest::get(url)
+                    .header("accept", "application/json")
+                    .secret_header("x-subscription-token", self.key.clone()),
+            )?;
             let parsed = parse(&body)?;
             let got = parsed.hits.len();
             for (k, v) in parsed.missing {

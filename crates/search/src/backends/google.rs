@@ -2,14 +2,15 @@
 //!
 //! At most 10 results per request; more are paged with `start` (1-based, up to 100 in all).
 //! Site restriction uses `siteSearch` with `siteSearchFilter=i`; a date window uses
-//! `sort=date:r:YYYYMMDD:YYYYMMDD`. The key travels as a query parameter, so requests go
-//! through [`crate::api::ApiClient`], which never archives and redacts the key from errors.
+//! `sort=date:r:YYYYMMDD:YYYYMMDD`. The key travels as a query parameter, named as a secret to
+//! [`crate::api::ApiClient`], which never archives and keeps it out of errors and logs.
 
 use serde::Deserialize;
 use serde_json::Value;
 
 use super::{Backend, Parsed, RawHit, SearchFailure, SearchRequest, json_object, text_of};
-use crate::api::{ApiClient, ApiLimits, ApiRequest, env_secret};
+use crate::api::{ApiClient, ApiLimits, env_secret};
+use noisebench_web::{HttpRequest, Secret};
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -100,10 +101,11 @@ impl Backend for Google {
                     q.append_pair("sort", &format!("date:r:{from}:{to}"));
                 }
             }
-            let body = self.client.send(&ApiRequest::Get {
-                url: &url,
-                headers: vec![("accept", "application/json".into())],
-            })?;
+            let body = self.client.send(
+                HttpRequest::get(url)
+                    .header("accept", "application/json")
+                    .secret(Secret::QueryParam("key".into())),
+            )?;
             let page = parse(&body)?;
             let got = page.hits.len();
             for (k, v) in page.missing {

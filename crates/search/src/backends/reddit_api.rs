@@ -12,8 +12,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{Backend, Parsed, RawHit, SearchFailure, SearchRequest, json_object};
-use crate::api::{ApiClient, ApiLimits, ApiRequest, env_secret};
+use crate::api::{ApiClient, ApiLimits, env_secret};
 use crate::reddit::RedditPost;
+use noisebench_web::{HttpRequest, Secret};
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -107,11 +108,11 @@ impl RedditApi {
         }
         let body = self
             .client
-            .send(&ApiRequest::PostForm {
-                url: &self.token_url,
-                basic_auth: Some((self.client_id.clone(), self.client_secret.clone())),
-                form: vec![("grant_type", "client_credentials".into())],
-            })
+            .send(
+                HttpRequest::post(self.token_url.clone())
+                    .basic_auth(&self.client_id, &self.client_secret)
+                    .form(&[("grant_type", "client_credentials")]),
+            )
             .map_err(|f| SearchFailure::new(format!("token_{}", f.code), f.detail))?;
         let obj = json_object(&body, "reddit token")?;
         let token = obj
@@ -148,13 +149,13 @@ impl Backend for RedditApi {
             .append_pair("t", &self.config.time)
             .append_pair("type", "link")
             .append_pair("raw_json", "1");
-        let body = self.client.send(&ApiRequest::Get {
-            url: &url,
-            headers: vec![
-                ("authorization", format!("bearer {token}")),
-                ("accept", "application/json".into()),
-            ],
-        })?;
+        let body = self.client.send(
+            // Reddit's documented spelling is lower-case `bearer`.
+            HttpRequest::get(url)
+                .secret(Secret::Value(token.clone()))
+                .secret_header("authorization", format!("bearer {token}"))
+                .header("accept", "application/json"),
+        )?;
         let mut parsed = parse(&body)?;
         parsed.hits.truncate(req.top_k);
         Ok(parsed)

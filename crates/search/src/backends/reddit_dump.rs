@@ -1,5 +1,5 @@
 //! A local Reddit dump (Pushshift / Arctic Shift submissions: one JSON object a line, zstd
-//! compressed) indexed for BM25 with tantivy.
+//! compressed) indexed for BM25 with `noisebench-index` (tantivy).
 //!
 //! The index is built once per dump content: it lives in `<index_dir>/<first 16 hex of the
 //! dump's sha256>/` with a `dump.sha256` marker written last, and is reused while the dump's
@@ -7,30 +7,17 @@
 //! interrupted build is never mistaken for a finished one. One indexing thread keeps document
 //! order (and so every ranking tie) the same on every run; ties are further broken by post id.
 
-use std::collections::BTreeSet;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
-use std::ops::Bound;
 use std::path::{Path, PathBuf};
 
+use noisebench_index::{Bm25, Doc, IndexError, Location, Query, Spec, TextField};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
-use tantivy::collector::TopDocs;
-use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, RangeQuery, TermQuery};
-use tantivy::schema::{
-    FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing,
-    TextOptions, Value,
-};
-use tantivy::tokenizer::{
-    AsciiFoldingFilter, Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer,
-    StopWordFilter, TextAnalyzer,
-};
-use tantivy::{Index, IndexReader, ReloadPolicy, TantivyDocument, Term, doc};
 
 use super::{Backend, Parsed, RawHit, SearchFailure, SearchRequest};
 use crate::reddit::RedditPost;
 
-const TOKENIZER: &str = "noisebench_en";
 const MARKER: &str = "dump.sha256";
 /// Bumped when the schema or tokenizer changes, so old indexes are rebuilt.
 const INDEX_FORMAT: &str = "v1";
@@ -138,50 +125,29 @@ pub fn file_sha256(path: &Path) -> Result<String, DumpError> {
     Ok(hex::encode(hasher.finalize()))
 }
 
-struct Fields {
-    id: Field,
-    title: Field,
-    body: Field,
-    snippet: Field,
-    url: Field,
-    created: Field,
-}
-
-fn schema() -> (Schema, Fields) {
-    let mut b = Schema::builder();
-    let indexing = TextFieldIndexing::default()
-        .set_tokenizer(TOKENIZER)
-        .set_index_option(IndexRecordOption::WithFreqs);
-    let text = TextOptions::default().set_indexing_options(indexing);
-    let fields = Fields {
-        id: b.add_text_field("id", STRING | STORED),
-        title: b.add_text_field("title", text.clone().set_stored()),
-        body: b.add_text_field("body", text),
-        snippet: b.add_text_field("snippet", STORED),
-        url: b.add_text_field("url", STORED),
-        created: b.add_i64_field("created", INDEXED | STORED | FAST),
-    };
-    (b.build(), fields)
-}
-
-fn analyzer() -> TextAnalyzer {
-    TextAnalyzer::builder(SimpleTokenizer::default())
-        .filter(RemoveLongFilter::limit(40))
-        .filter(LowerCaser)
-        .filter(AsciiFoldingFilter)
-        .filter(
-            StopWordFilter::new(Language::English)
-                .unwrap_or_else(|| StopWordFilter::remove(Vec::<String>::new())),
-        )
-        .filter(Stemmer::new(Language::English))
-        .build()
+/// The dump's collection: post titles (boosted) and bodies searched; snippet and URL stored;
+/// `created_utc` for date windows. The field names are those of indexes built before the index
+/// crate existed, so those still open.
+fn spec() -> Spec {
+    Spec {
+        text: vec![
+            TextField {
+                name: "title",
+                stored: true,
+            },
+            TextField {
+                name: "body",
+                stored: false,
+            },
+        ],
+        stored: vec!["snippet", "url"],
+        time: Some("created"),
+    }
 }
 
 /// A searchable index over one dump.
 pub struct DumpIndex {
-    index: Index,
-    reader: IndexReader,
-    fields: Fields,
+    index: Bm25,
     /// The dump's sha256.
     pub sha256: String,
     /// Where the index lives.
@@ -203,7 +169,7 @@ pub struct DumpHit {
     pub created_utc: Option<i64>,
 }
 
-fn index_err(path: &Path) -> impl FnOnce(tantivy::TantivyError) -> DumpError + '_ {
+fn index_err(path: &Path) -> impl FnOnce(IndexError) -> DumpError + '_ {
     move |e| DumpError::Index {
         path: path.to_path_buf(),
         message: e.to_string(),
@@ -217,7 +183,6 @@ impl DumpIndex {
         let sha = file_sha256(dump)?;
         let dir = index_root.join(format!("{}-{INDEX_FORMAT}", &sha[..16]));
         let marker = dir.join(MARKER);
-        let (_, fields) = schema();
         let reuse = std::fs::read_to_string(&marker)
             .map(|m| m.trim() == sha)
             .unwrap_or(false);
@@ -225,19 +190,11 @@ impl DumpIndex {
         if built {
             Self::build(dump, &dir, &sha)?;
         }
-        let index = Index::open_in_dir(&dir).map_err(index_err(&dir))?;
-        index.tokenizers().register(TOKENIZER, analyzer());
-        let reader = index
-            .reader_builder()
-            .reload_policy(ReloadPolicy::Manual)
-            .try_into()
-            .map_err(index_err(&dir))?;
-        let posts = reader.searcher().num_docs();
+        let index = Bm25::open(&dir, &spec()).map_err(index_err(&dir))?;
+        let posts = index.len();
         tracing::info!(dump = %dump.display(), index = %dir.display(), built, posts, "reddit dump index ready");
         Ok(DumpIndex {
             index,
-            reader,
-            fields,
             sha256: sha,
             dir,
             built,
@@ -253,39 +210,30 @@ impl DumpIndex {
         if dir.exists() {
             std::fs::remove_dir_all(dir).map_err(io_err(dir))?;
         }
-        std::fs::create_dir_all(&tmp).map_err(io_err(&tmp))?;
-        let (schema, f) = schema();
-        let index = Index::create_in_dir(&tmp, schema).map_err(index_err(&tmp))?;
-        index.tokenizers().register(TOKENIZER, analyzer());
-        let mut writer = index
-            .writer_with_num_threads::<TantivyDocument>(1, 200_000_000)
-            .map_err(index_err(&tmp))?;
-        let mut failure: Option<tantivy::TantivyError> = None;
+        let mut builder = Bm25::create(&spec(), Location::Dir(&tmp)).map_err(index_err(&tmp))?;
+        let mut failure: Option<IndexError> = None;
         let stats = read_posts(dump, |p| {
             if failure.is_some() {
                 return;
             }
             let body = p.body_text();
             let snippet: String = body.chars().take(300).collect();
-            let mut d = doc!(
-                f.id => p.id.clone(),
-                f.title => p.title.clone(),
-                f.body => body,
-                f.snippet => snippet,
-                f.url => p.post_url(),
-            );
-            if let Some(c) = p.created_utc {
-                d.add_i64(f.created, c);
-            }
-            if let Err(e) = writer.add_document(d) {
+            let url = p.post_url();
+            let doc = Doc {
+                id: p.id,
+                text: vec![p.title, body],
+                stored: vec![snippet, url],
+                time: p.created_utc,
+            };
+            if let Err(e) = builder.add(doc) {
                 failure = Some(e);
             }
         })?;
         if let Some(e) = failure {
             return Err(index_err(&tmp)(e));
         }
-        writer.commit().map_err(index_err(&tmp))?;
-        writer.wait_merging_threads().map_err(index_err(&tmp))?;
+        // Committed and merged before the marker: a marker always vouches for a whole index.
+        drop(builder.finish().map_err(index_err(&tmp))?);
         std::fs::write(tmp.join(MARKER), sha).map_err(io_err(&tmp))?;
         std::fs::rename(&tmp, dir).map_err(io_err(dir))?;
         tracing::info!(
@@ -306,74 +254,30 @@ impl DumpIndex {
         from: Option<i64>,
         to: Option<i64>,
     ) -> Result<Vec<DumpHit>, DumpError> {
-        let mut tokens = BTreeSet::new();
-        let mut analyzer = analyzer();
-        let mut stream = analyzer.token_stream(text);
-        while stream.advance() {
-            tokens.insert(stream.token().text.clone());
-        }
-        if tokens.is_empty() || top_k == 0 {
-            return Ok(Vec::new());
-        }
-        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-        for t in &tokens {
-            let title: Box<dyn Query> = Box::new(TermQuery::new(
-                Term::from_field_text(self.fields.title, t),
-                IndexRecordOption::WithFreqs,
-            ));
-            clauses.push((Occur::Should, Box::new(BoostQuery::new(title, title_boost))));
-            clauses.push((
-                Occur::Should,
-                Box::new(TermQuery::new(
-                    Term::from_field_text(self.fields.body, t),
-                    IndexRecordOption::WithFreqs,
-                )),
-            ));
-        }
-        let terms: Box<dyn Query> = Box::new(BooleanQuery::new(clauses));
-        let query: Box<dyn Query> = if from.is_some() || to.is_some() {
-            let bound = |v: Option<i64>| match v {
-                Some(v) => Bound::Included(Term::from_field_i64(self.fields.created, v)),
-                None => Bound::Unbounded,
-            };
-            Box::new(BooleanQuery::new(vec![
-                (Occur::Must, terms),
-                (
-                    Occur::Must,
-                    Box::new(RangeQuery::new(bound(from), bound(to))),
-                ),
-            ]))
-        } else {
-            terms
+        let boosts = [title_boost, 1.0];
+        let query = Query {
+            text,
+            top_k,
+            boosts: &boosts,
+            from,
+            to,
         };
-        let searcher = self.reader.searcher();
-        let top = searcher
-            .search(&query, &TopDocs::with_limit(top_k + 16).order_by_score())
-            .map_err(index_err(&self.dir))?;
-        let mut hits = Vec::with_capacity(top.len());
-        for (score, addr) in top {
-            let d: TantivyDocument = searcher.doc(addr).map_err(index_err(&self.dir))?;
-            let s = |f: Field| {
-                d.get_first(f)
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_default()
-            };
-            hits.push(DumpHit {
-                id: s(self.fields.id),
-                score,
-                title: s(self.fields.title),
-                snippet: s(self.fields.snippet),
-                url: s(self.fields.url),
-                created_utc: d.get_first(self.fields.created).and_then(|v| v.as_i64()),
-            });
-        }
-        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
-        hits.truncate(top_k);
-        Ok(hits)
+        let hits = self.index.search(&query).map_err(index_err(&self.dir))?;
+        Ok(hits
+            .into_iter()
+            .map(|h| DumpHit {
+                title: h.field("title").to_string(),
+                snippet: h.field("snippet").to_string(),
+                url: h.field("url").to_string(),
+                created_utc: h.time,
+                score: h.score,
+                id: h.id,
+            })
+            .collect())
     }
 
-    /// The tantivy index (for benchmarks and inspection).
-    pub fn index(&self) -> &Index {
+    /// The BM25 index (for benchmarks and inspection).
+    pub fn bm25(&self) -> &Bm25 {
         &self.index
     }
 }

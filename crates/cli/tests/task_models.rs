@@ -1,0 +1,177 @@
+//! A stage's fingerprint covers the LLM tasks it declares and no others: giving one task its own
+//! model reruns only the stages that use that task. Driven through the command line's library
+//! with an OpenAI-compatible fake on 127.0.0.1 that answers every task with one JSON object
+//! holding every task's fields (each task reads its own and ignores the rest).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use noisebench_cli::{Built, Workspace, build_snapshot};
+use noisebench_core::NoProgress;
+use noisebench_snapshot::PublishOptions;
+use noisebench_testkit::{FakeServer, Reply};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+/// claims -> queries (keywords, counter drafts: `keywords`, `exam_verdict`) -> search (the
+/// Reddit dump) -> documents (posts from the dump) -> labels (`exam_verdict`, the stance votes),
+/// with `task_models` appended to the `[llm]` table.
+fn pipeline(dir: &Path, url: &str, task_models: &str) -> String {
+    let root = repo();
+    let fixtures = |p: &str| root.join(p).display().to_string();
+    format!(
+        r#"
+[pipeline]
+name = "tasks"
+
+[llm]
+backend = "openai"
+model = "a"
+prompts_dir = "{prompts}"
+cache = {{ dir = "{cache}" }}
+embeddings = {{ backend = "hashed" }}
+task_models = {{ {task_models} }}
+[llm.models.a]
+name = "model-a"
+endpoints = [{{ name = "local", url = "{url}" }}]
+max_retries = 0
+[llm.models.b]
+name = "model-b"
+endpoints = [{{ name = "local", url = "{url}" }}]
+max_retries = 0
+
+[web]
+mode = "replay"
+replay_fixtures = "{web}"
+
+[stages.claims]
+kind = "claims-import"
+[[stages.claims.config.sources]]
+path = "{claims}"
+preset = "politifact"
+
+[stages.queries]
+kind = "queries"
+inputs = {{ claims = "claims" }}
+config = {{ kinds = ["keywords"], counter = true }}
+
+[stages.search]
+kind = "search"
+inputs = {{ queries = "queries" }}
+[stages.search.config]
+top_k = 3
+backends = [{{ type = "reddit-dump", path = "{dump}" }}]
+
+[stages.documents]
+kind = "documents"
+inputs = {{ search_hits = "search", queries = "queries" }}
+config = {{ reddit_dumps = ["{dump}"] }}
+
+[stages.labels]
+kind = "labels"
+inputs = {{ claims = "claims", documents = "documents", claim_documents = "documents.claim_documents" }}
+"#,
+        prompts = fixtures("pipelines/prompts"),
+        cache = dir.join("cache").display(),
+        web = fixtures("fixtures/web"),
+        claims = fixtures("fixtures/claims/politifact.csv"),
+        dump = fixtures("fixtures/reddit/posts.ndjson.zst"),
+    )
+}
+
+fn ran(built: &Built) -> Vec<String> {
+    built
+        .run
+        .summary
+        .iter()
+        .filter(|s| s.status == "ran")
+        .map(|s| s.id.clone())
+        .collect()
+}
+
+#[test]
+fn a_tasks_model_reruns_only_the_stages_that_use_it() {
+    let server = FakeServer::start_with(
+        Reply::Content(
+            r#"{"keywords": ["plastic bags", "ban"], "verdict": "true", "stance": "support",
+                "reasoning": "The page agrees. Final answer: Support"}"#
+                .into(),
+        ),
+        Duration::ZERO,
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tasks.toml");
+    let ws = Workspace::at(dir.path(), Arc::new(NoProgress));
+    let build = |task_models: &str| {
+        std::fs::write(&path, pipeline(dir.path(), &server.url(), task_models)).unwrap();
+        build_snapshot(
+            &ws,
+            path.to_str().unwrap(),
+            false,
+            &PublishOptions::default(),
+        )
+        .unwrap()
+    };
+    let first = build("");
+    assert_eq!(
+        ran(&first),
+        ["claims", "queries", "search", "documents", "labels"]
+    );
+    assert!(first.llm.calls > 0);
+
+    // A stance vote's model: only `labels` asks it.
+    assert_eq!(ran(&build(r#"stance_url = "b""#)), ["labels"]);
+    // The keywords' model: only `queries` asks it. The same keywords come back, so the queries
+    // table changes only in its provenance, and what reads it reruns only if its own output
+    // changes; `labels`, whose tasks did not change, reads none of it.
+    let keywords = build(r#"stance_url = "b", keywords = "b""#);
+    let keywords = ran(&keywords);
+    assert_eq!(
+        keywords.first().map(String::as_str),
+        Some("queries"),
+        "{keywords:?}"
+    );
+    assert!(!keywords.contains(&"labels".to_string()), "{keywords:?}");
+    // The exam's model: both stages ask `exam_verdict`.
+    let exam = ran(&build(
+        r#"stance_url = "b", keywords = "b", exam_verdict = "b""#,
+    ));
+    assert!(
+        exam.contains(&"queries".to_string()) && exam.contains(&"labels".to_string()),
+        "{exam:?}"
+    );
+    // Unchanged settings: nothing reruns.
+    assert!(
+        ran(&build(
+            r#"stance_url = "b", keywords = "b", exam_verdict = "b""#
+        ))
+        .is_empty()
+    );
+
+    // A task model for a task no stage of the pipeline uses is refused before any work.
+    std::fs::write(
+        &path,
+        pipeline(dir.path(), &server.url(), r#"triplets = "b""#),
+    )
+    .unwrap();
+    let err = build_snapshot(
+        &ws,
+        path.to_str().unwrap(),
+        false,
+        &PublishOptions::default(),
+    )
+    .err()
+    .expect("an unused task model is a configuration error");
+    let message = format!("{err:#}");
+    assert!(
+        message
+            .contains("llm.task_models.triplets: no stage of this pipeline uses task `triplets`"),
+        "{message}"
+    );
+}

@@ -1,0 +1,25 @@
+//! noisebench's shared text functions, below every stage crate: exact cl100k token counts
+//! ([`TokenCounter`]), words and normalisation for containment and overlap checks ([`words`]),
+//! an English stopword list ([`stopwords`]), a rule sentence splitter ([`sentences`]) and the
+//! refutation/confirmation cue lexicon of the offline exam and stance rules ([`cues`]).
+//!
+//! Stage crates never depend on each other, so what two of them (or a stage and an offline LLM
+//! rule) need to agree on, such as what counts as a word, a stopword or a sentence, lives here.
+//! Every function is deterministic: same input, same output, no I/O, no randomness.
+//!
+//! What this crate is not: a tokenizer for models other than cl100k, a language detector, a
+//! stemmer or a full sentence segmenter (it splits at `.`/`!`/`?` followed by a capital, which is
+//! what the offline rules and their tests assume). Retrieval (BM25, vectors) is `noisebench-index`.
+
+pub mod cues;
+pub mod sentences;
+pub mod stopwords;
+pub mod tokens;
+pub mod words;
+
+pub use sentences::sentences;
+pub use stopwords::{STOPWORDS, is_stopword};
+pub use tokens::TokenCounter;
+pub use words::{
+    contains_phrase, content_words, count_phrases, normalize, share_found, upper_first, words,
+};

@@ -1,0 +1,124 @@
+//! Words and normalisation: what "the same words" means for containment and overlap checks.
+//!
+//! A word is a maximal run of alphanumeric characters, lowercased: punctuation, apostrophes and
+//! the inner `.`/`,` of numbers separate words (`"U.S."` is `u`, `s`; `"3.5"` is `3`, `5`), so two
+//! texts compare equal whatever their spacing, case and punctuation.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::stopwords::is_stopword;
+
+/// Lowercase alphanumeric words, in order.
+pub fn words(s: &str) -> Vec<String> {
+    s.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// The distinct words of at least three characters that are not stopwords.
+pub fn content_words(s: &str) -> BTreeSet<String> {
+    words(s)
+        .into_iter()
+        .filter(|w| w.len() >= 3 && !is_stopword(w))
+        .collect()
+}
+
+/// Words joined by single spaces: case, punctuation and spacing differences removed.
+pub fn normalize(s: &str) -> String {
+    words(s).join(" ")
+}
+
+/// Whether `needle`'s words appear in `haystack` as a run of whole words (after
+/// [`normalize`]). An empty needle is never contained.
+pub fn contains_phrase(haystack: &str, needle: &str) -> bool {
+    let (h, n) = (normalize(haystack), normalize(needle));
+    !n.is_empty() && format!(" {h} ").contains(&format!(" {n} "))
+}
+
+/// How often each phrase (lowercase words separated by single spaces) occurs as a run of whole
+/// words in `text_words`; phrases that do not occur are left out.
+pub fn count_phrases(text_words: &[String], phrases: &[&str]) -> BTreeMap<String, usize> {
+    let mut found = BTreeMap::new();
+    for phrase in phrases {
+        let pw: Vec<&str> = phrase.split(' ').collect();
+        let n = text_words
+            .windows(pw.len())
+            .filter(|w| w.iter().zip(&pw).all(|(a, b)| a == b))
+            .count();
+        if n > 0 {
+            found.insert((*phrase).to_string(), n);
+        }
+    }
+    found
+}
+
+/// The share of `needles`' [`content_words`] found among `haystack_words` (0 when it has none).
+pub fn share_found(needles: &str, haystack_words: &[String]) -> f64 {
+    let wanted = content_words(needles);
+    if wanted.is_empty() {
+        return 0.0;
+    }
+    let have: BTreeSet<&str> = haystack_words.iter().map(String::as_str).collect();
+    wanted.iter().filter(|w| have.contains(w.as_str())).count() as f64 / wanted.len() as f64
+}
+
+/// `s` with its first character uppercased.
+pub fn upper_first(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
+        None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn words_ignore_case_and_punctuation() {
+        assert_eq!(
+            words("The U.S. grew 3.5%!"),
+            ["the", "u", "s", "grew", "3", "5"]
+        );
+        assert_eq!(normalize("  Net-sales,  ROSE. "), "net sales rose");
+        assert_eq!(
+            content_words("Says the moon is made of cheese"),
+            ["cheese", "made", "moon"].map(String::from).into()
+        );
+    }
+
+    #[test]
+    fn phrases_match_whole_words_only() {
+        assert!(contains_phrase(
+            "Free public transport, in Luxembourg.",
+            "public TRANSPORT"
+        ));
+        assert!(!contains_phrase("transportation", "transport"));
+        assert!(!contains_phrase("anything", " ,. "));
+        let w = words("No evidence: it is false, false and a hoax. Not true.");
+        let found = count_phrases(&w, &["false", "no evidence", "not true", "debunked"]);
+        assert_eq!(
+            found.into_iter().collect::<Vec<_>>(),
+            [
+                ("false".to_string(), 2),
+                ("no evidence".into(), 1),
+                ("not true".into(), 1)
+            ]
+        );
+        let text = words("The city banned plastic bags");
+        assert_eq!(share_found("City bans plastic bags", &text), 0.75);
+        assert_eq!(share_found("the of", &text), 0.0);
+    }
+
+    proptest! {
+        #[test]
+        fn normalizing_is_idempotent(s in "\\PC{0,80}") {
+            let once = normalize(&s);
+            prop_assert_eq!(normalize(&once), once.clone());
+            prop_assert!(once.is_empty() || contains_phrase(&s, &once));
+        }
+    }
+}
