@@ -8,9 +8,11 @@
 //! dropped and recorded with their file and 1-based line (the same for LF and CRLF files);
 //! duplicates merge by id, also with another stage's claims given as its optional `claims` input.
 //!
-//! `claims-scrape` ([`ScrapeStage`]) reads fact-check sites through `noisebench-web`: PolitiFact
-//! listing and article pages (current and pre-2020 layouts, [`politifact`]) and any page carrying
-//! schema.org ClaimReview JSON-LD ([`claimreview`]), with the same rows and ids as the import.
+//! `claims-scrape` ([`ScrapeStage`]) reads fact-check sites through the run's shared
+//! `noisebench-web` client (so its per-host rate limits hold across every fetching stage):
+//! PolitiFact listing and article pages (current and pre-2020 layouts, [`politifact`]) and any page
+//! carrying schema.org ClaimReview JSON-LD ([`claimreview`]), with the same rows and ids as the
+//! import.
 //!
 //! What this crate is not: it does not search for or fetch evidence documents (that is `search`),
 //! and it never reads or writes Parquet (the runner does).

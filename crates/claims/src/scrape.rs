@@ -6,8 +6,9 @@
 //! Any article URL can also be given directly (`kind = "articles"`), which makes every publisher
 //! that ships schema.org ClaimReview a source. On each article the ClaimReview JSON-LD is read first,
 //! field by field; PolitiFact's CSS layouts (current and pre-2020) fill what it lacks, and the
-//! listing entry fills what the article lacks. All fetching goes through `noisebench-web`, so the
-//! stage is polite live and runs offline in replay mode.
+//! listing entry fills what the article lacks. All fetching goes through the run's shared [`Web`],
+//! so the stage is polite live (one rate limit per host for the whole run, whichever stage asks)
+//! and runs offline when that layer replays.
 //!
 //! The stored `url` is the one the page declares (ClaimReview `url`, canonical link, else the URL
 //! fetched) with its scheme and port kept, so it leads back to the page; the id is made from its
@@ -16,12 +17,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
+use std::sync::Arc;
 
 use noisebench_core::{
     Claim, ConfigError, Drops, InputSpec, Inputs, OutputSpec, StageContext, StageError,
     StageOutput, StageReport, TableKind, TypedStage,
 };
-use noisebench_web::{Page, Web, WebConfig};
+use noisebench_web::{Mode, Page, Web};
 use scraper::Html;
 use serde::Deserialize;
 use url::Url;
@@ -54,8 +56,25 @@ pub struct ScrapeConfig {
     /// Keep only these ratings (slugs or names: "pants-fire", "Mostly False").
     #[serde(default)]
     pub ratings: Vec<String>,
-    /// Fields merged over the pipeline's `[web]` table for this stage (e.g. replay mode).
-    pub web: Option<serde_json::Value>,
+    /// Not a setting: here only so that a `web` table in this configuration is refused with a
+    /// message saying where its fields go (the pipeline's `[web]`), not as an unknown field.
+    #[serde(default, rename = "web")]
+    _web: NoStageWeb,
+}
+
+/// What a `web` table in the stage's configuration parses to: nothing, ever. The stage shares the
+/// run's [`Web`] (one rate limit per host per run), so it has no web settings of its own.
+#[derive(Debug, Clone, Copy, Default)]
+struct NoStageWeb;
+
+impl<'de> Deserialize<'de> for NoStageWeb {
+    fn deserialize<D: serde::Deserializer<'de>>(_: D) -> Result<Self, D::Error> {
+        Err(serde::de::Error::custom(
+            "claims-scrape has no `web` settings of its own: set them in the pipeline's `[web]` \
+             table, which every stage shares (one rate limit per host per run; list several \
+             fixture folders there as `replay_fixtures = [\"fixtures/web\", \"fixtures/sites\"]`)",
+        ))
+    }
 }
 
 fn default_verdicts() -> String {
@@ -97,39 +116,17 @@ fn one() -> u32 {
     1
 }
 
-/// The `claims-scrape` stage. Construct with the pipeline's `[web]` table.
-#[derive(Debug, Clone, Default)]
+/// The `claims-scrape` stage, fetching through the run's shared [`Web`].
+#[derive(Debug, Clone)]
 pub struct ScrapeStage {
-    web: serde_json::Value,
+    web: Arc<Web>,
 }
 
 impl ScrapeStage {
-    /// `web` is the pipeline file's top-level `[web]` table (`Value::Null` when absent).
-    pub fn new(web: serde_json::Value) -> Self {
+    /// `web` is the run's web layer, built once from the pipeline's `[web]` table and shared by
+    /// every stage that fetches, so they share its per-host rate limits and robots.txt cache.
+    pub fn new(web: Arc<Web>) -> Self {
         Self { web }
-    }
-
-    /// The web configuration in force for `config`: the `[web]` table with the stage's `web`
-    /// fields merged over it.
-    pub fn web_config(&self, config: &ScrapeConfig) -> Result<WebConfig, ConfigError> {
-        let mut merged = self.web.clone();
-        if let Some(over) = &config.web {
-            merge(&mut merged, over);
-        }
-        WebConfig::from_value(&merged)
-            .map_err(|e| ConfigError::new(format!("web.{}", e.field), e.message))
-    }
-}
-
-/// Merge `over` into `base`: objects key by key (recursively), anything else replaced.
-fn merge(base: &mut serde_json::Value, over: &serde_json::Value) {
-    match (base, over) {
-        (serde_json::Value::Object(b), serde_json::Value::Object(o)) => {
-            for (k, v) in o {
-                merge(b.entry(k.clone()).or_insert(serde_json::Value::Null), v);
-            }
-        }
-        (b, o) => *b = o.clone(),
     }
 }
 
@@ -299,37 +296,22 @@ impl TypedStage for ScrapeStage {
         }]
     }
 
-    fn validate(&self, config: &ScrapeConfig, root: &Path) -> Result<(), ConfigError> {
-        resolve(config)?;
-        let web = self.web_config(config)?;
-        if web.mode == noisebench_web::Mode::Replay {
-            for (field, dir) in [
-                ("web.replay_fixtures", &web.replay_fixtures),
-                ("web.replay_archive", &web.replay_archive),
-            ] {
-                if let Some(dir) = dir
-                    && !root.join(dir).is_dir()
-                {
-                    return Err(ConfigError::new(
-                        field,
-                        format!("{} is not a directory", root.join(dir).display()),
-                    ));
-                }
-            }
-        }
-        Ok(())
+    fn validate(&self, config: &ScrapeConfig, _root: &Path) -> Result<(), ConfigError> {
+        // The web layer checked its own table (and its replay folders) when it was built.
+        resolve(config).map(drop)
     }
 
-    fn reads_live_sources(&self, config: &ScrapeConfig) -> bool {
-        self.web_config(config)
-            .is_ok_and(|web| web.mode == noisebench_web::Mode::Live)
+    fn environment(&self) -> serde_json::Value {
+        serde_json::json!({ "web_mode": self.web.config().mode })
     }
 
-    fn external_files(&self, config: &ScrapeConfig, root: &Path) -> Vec<std::path::PathBuf> {
+    fn reads_live_sources(&self, _config: &ScrapeConfig) -> bool {
+        self.web.config().mode == Mode::Live
+    }
+
+    fn external_files(&self, _config: &ScrapeConfig, root: &Path) -> Vec<std::path::PathBuf> {
         // Replay inputs are what the stage reads: fingerprint them.
-        self.web_config(config)
-            .map(|web| web.replay_inputs(root))
-            .unwrap_or_default()
+        self.web.config().replay_inputs(root)
     }
 
     fn run(
@@ -339,8 +321,7 @@ impl TypedStage for ScrapeStage {
         ctx: &StageContext,
     ) -> Result<StageOutput, StageError> {
         let resolved = resolve(config)?;
-        let web = Web::new(self.web_config(config)?, &ctx.root)
-            .map_err(|e| StageError::Other(format!("web client: {e}")))?;
+        let web = self.web.as_ref();
         let mut drops = Drops::new(&ctx.stage_id);
         let mut items_in = 0u64;
         let mut candidates: Vec<Candidate> = Vec::new();
@@ -348,7 +329,7 @@ impl TypedStage for ScrapeStage {
         for source in &config.sources {
             let found = match source {
                 ScrapeSource::Politifact { .. } => {
-                    list_politifact(&web, source, &resolved, &mut drops, &mut items_in)
+                    list_politifact(web, source, &resolved, &mut drops, &mut items_in)
                 }
                 ScrapeSource::Articles { urls } => {
                     items_in += urls.len() as u64;
@@ -807,27 +788,61 @@ mod tests {
             parse(serde_json::json!({"sources": [{"kind": "politifact"}], "verdicts": "nope"}))
                 .unwrap();
         assert_eq!(resolve(&cfg).err().unwrap().field, "verdicts");
-        let cfg =
-            parse(serde_json::json!({"sources": [{"kind": "politifact"}], "web": {"rate": 1}}))
-                .unwrap();
-        let err = ScrapeStage::default().web_config(&cfg).unwrap_err();
-        assert_eq!(err.field, "web.rate");
     }
 
     #[test]
-    fn stage_web_fields_merge_over_the_pipeline_table() {
-        let stage = ScrapeStage::new(
-            serde_json::json!({"user_agent": "ua/1", "hosts": {"a": {"rate_per_second": 2.0}}}),
-        );
-        let cfg: ScrapeConfig = noisebench_core::stage::parse_config(&serde_json::json!({
+    fn a_stage_web_table_is_refused_pointing_to_the_pipelines() {
+        let err = noisebench_core::stage::parse_config::<ScrapeConfig>(&serde_json::json!({
             "sources": [{"kind": "politifact"}],
-            "web": {"mode": "replay", "replay_fixtures": "fixtures/sites", "hosts": {"b": {"rate_per_second": 3.0}}}
+            "web": {"mode": "replay", "replay_fixtures": "fixtures/sites"},
         }))
+        .unwrap_err();
+        assert_eq!(err.field, "web");
+        assert!(
+            err.message.contains("pipeline's `[web]` table") && err.message.contains("shares"),
+            "{err}"
+        );
+    }
+
+    fn repo_root() -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+    }
+
+    #[test]
+    fn the_stage_reads_the_shared_webs_configuration() {
+        use noisebench_core::Stage;
+        let config = serde_json::json!({"sources": [{"kind": "politifact"}]});
+        let replay = Web::new(
+            noisebench_web::WebConfig {
+                mode: Mode::Replay,
+                replay_fixtures: vec!["fixtures/web".into(), "fixtures/sites".into()],
+                ..Default::default()
+            },
+            &repo_root(),
+        )
         .unwrap();
-        let web = stage.web_config(&cfg).unwrap();
-        assert_eq!(web.user_agent, "ua/1");
-        assert_eq!(web.mode, noisebench_web::Mode::Replay);
-        assert_eq!(web.rate_for("a"), 2.0);
-        assert_eq!(web.rate_for("b"), 3.0);
+        let stage = ScrapeStage::new(Arc::new(replay));
+        assert!(!Stage::reads_live_sources(&stage, &config));
+        assert_eq!(Stage::environment(&stage)["web_mode"], "replay");
+        let files = Stage::external_files(&stage, &config, &repo_root()).unwrap();
+        for site in ["web/who", "sites/politifact", "sites/checks-example"] {
+            let index = repo_root().join("fixtures").join(site).join("index.toml");
+            assert!(files.contains(&index), "{index:?} not in {files:?}");
+        }
+        assert!(
+            files
+                .iter()
+                .any(|f| f.ends_with("politifact/article-a.html"))
+        );
+
+        let live = Web::new(noisebench_web::WebConfig::default(), &repo_root()).unwrap();
+        let stage = ScrapeStage::new(Arc::new(live));
+        assert!(Stage::reads_live_sources(&stage, &config));
+        assert_eq!(Stage::environment(&stage)["web_mode"], "live");
+        assert!(
+            Stage::external_files(&stage, &config, &repo_root())
+                .unwrap()
+                .is_empty()
+        );
     }
 }

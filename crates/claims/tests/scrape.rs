@@ -14,6 +14,7 @@ use noisebench_claims::scrape::{ScrapeConfig, ScrapeStage};
 use noisebench_core::rows::TableRow;
 use noisebench_core::{Claim, Inputs, NoProgress, StageContext, StageReport, TypedStage};
 use noisebench_testkit::Served;
+use noisebench_web::Web;
 use serde_json::json;
 
 fn repo_root() -> PathBuf {
@@ -157,8 +158,13 @@ fn page(body: impl Into<Vec<u8>>) -> (u16, BTreeMap<String, String>, Vec<u8>) {
     (200, headers, body.into())
 }
 
-fn loopback_web() -> serde_json::Value {
-    json!({"allow_addresses": ["loopback"], "rate_per_second": 50.0})
+/// A run's web layer, built from a `[web]` table as the cli builds it from the pipeline file's.
+fn web(table: serde_json::Value) -> Arc<Web> {
+    Arc::new(Web::from_value(&table, &repo_root()).unwrap())
+}
+
+fn loopback_web() -> Arc<Web> {
+    web(json!({"allow_addresses": ["loopback"], "rate_per_second": 50.0}))
 }
 
 fn ctx(dir: &Path) -> StageContext {
@@ -171,8 +177,8 @@ fn ctx(dir: &Path) -> StageContext {
     }
 }
 
-fn run(web: serde_json::Value, config: serde_json::Value) -> (Vec<Claim>, StageReport) {
-    let stage = ScrapeStage::new(web);
+fn run(web: &Arc<Web>, config: serde_json::Value) -> (Vec<Claim>, StageReport) {
+    let stage = ScrapeStage::new(web.clone());
     let config: ScrapeConfig = noisebench_core::stage::parse_config(&config).unwrap();
     stage.validate(&config, &repo_root()).unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -328,16 +334,16 @@ fn scrape_live_then_replay_the_archive() {
     let (ce_server, ce) = serve(&sites().join("checks-example"));
     let ce_addr = ce_server.addr();
     let archive = tempfile::tempdir().unwrap();
-    let web = json!({
+    let live = web(json!({
         "allow_addresses": ["loopback"],
         "rate_per_second": 10.0,
         "archive_dir": archive.path(),
         "user_agent": "noisebench-test/1",
-    });
+    }));
     let config =
         json!({"sources": sources(&format!("http://{pf_addr}"), &format!("http://{ce_addr}"))});
     let started = Instant::now();
-    let (claims, report) = run(web, config.clone());
+    let (claims, report) = run(&live, config.clone());
     let elapsed = started.elapsed();
     eprintln!(
         "live scrape of the fixture sites: {elapsed:?}, {} requests",
@@ -370,9 +376,9 @@ fn scrape_live_then_replay_the_archive() {
 
     // Replay the archive: same claims (fetch times included), same drops, no request.
     let before = pf.paths().len() + ce.paths().len();
-    let replay_web = json!({"mode": "replay", "replay_archive": archive.path()});
+    let replay_web = web(json!({"mode": "replay", "replay_archive": archive.path()}));
     let started = Instant::now();
-    let (replayed, replay_report) = run(replay_web, config);
+    let (replayed, replay_report) = run(&replay_web, config);
     eprintln!("archive replay: {:?}", started.elapsed());
     assert_eq!(replayed, claims);
     assert_eq!(replay_report.drop_reasons(), report.drop_reasons());
@@ -383,29 +389,89 @@ fn scrape_live_then_replay_the_archive() {
     );
 }
 
+/// Two `claims-scrape` stages run at once on the same host: the listing, and three articles given
+/// directly. Returns the request times the server saw and how many times it was asked robots.txt.
+fn two_stages_at_once(first: Arc<Web>, second: Arc<Web>) -> (Vec<Instant>, usize) {
+    let (server, site) = serve(&sites().join("politifact"));
+    let base = server.url().to_string();
+    let listing = json!({"sources": [{"kind": "politifact", "base_url": base, "max_pages": 5}]});
+    let articles = json!({"sources": [{"kind": "articles", "urls": [
+        format!("{base}/factchecks/2024/jan/12/jane-senator/claim-a/"),
+        format!("{base}/factchecks/2024/jan/15/facebook-posts/claim-b/"),
+        format!("{base}/truth-o-meter/statements/2012/jan/10/barack-obama/legacy-h/"),
+    ]}]});
+    let start = std::sync::Barrier::new(2);
+    let (listed, given) = std::thread::scope(|s| {
+        let listed = s.spawn(|| {
+            start.wait();
+            run(&first, listing)
+        });
+        let given = s.spawn(|| {
+            start.wait();
+            run(&second, articles)
+        });
+        (listed.join().unwrap(), given.join().unwrap())
+    });
+    assert_eq!(listed.0.len(), 3, "{:?}", listed.1.drop_reasons());
+    assert_eq!(given.0.len(), 3, "{:?}", given.1.drop_reasons());
+    let robots = site.paths().iter().filter(|p| *p == "/robots.txt").count();
+    (site.times(), robots)
+}
+
+/// The smallest gap between two requests the server saw.
+fn closest(times: &[Instant]) -> Duration {
+    let mut times = times.to_vec();
+    times.sort();
+    times
+        .windows(2)
+        .map(|pair| pair[1] - pair[0])
+        .min()
+        .unwrap()
+}
+
+#[test]
+fn stages_sharing_the_runs_web_share_its_rate_limit_per_host() {
+    let table = json!({"allow_addresses": ["loopback"], "rate_per_second": 10.0});
+    // One `Web` for the run, as the cli builds it: 10/s for the host whichever stage asks, and
+    // robots.txt read once.
+    let shared = web(table.clone());
+    let (times, robots) = two_stages_at_once(shared.clone(), shared);
+    let gap = closest(&times);
+    assert!(gap >= Duration::from_millis(90), "gap {gap:?} in {times:?}");
+    assert_eq!(robots, 1);
+    assert!(times.len() >= 12, "{} requests", times.len());
+
+    // A `Web` per stage (as `claims-scrape` once built for itself) holds 10/s per stage only: the
+    // server sees two streams, so some requests closer than 100 ms. This shows the check above
+    // would catch a second limiter.
+    let (times, robots) = two_stages_at_once(web(table.clone()), web(table));
+    assert!(closest(&times) < Duration::from_millis(90), "{times:?}");
+    assert_eq!(robots, 2);
+}
+
 fn chrono_like(s: &str) -> bool {
     s.len() >= 20 && s.as_bytes()[4] == b'-' && s.contains('T') && s.ends_with('Z')
 }
 
 #[test]
 fn replay_from_the_fixture_folder_gives_the_same_ids() {
-    let web = json!({"mode": "replay", "replay_fixtures": "fixtures/sites"});
+    let replay = web(json!({"mode": "replay", "replay_fixtures": "fixtures/sites"}));
     let config =
         json!({"sources": sources("https://www.politifact.com", "https://checks.example")});
-    let (claims, report) = run(web, config);
+    let (claims, report) = run(&replay, config);
     assert_eq!(claims, expected(Some("2025-01-15T00:00:00Z")));
     assert_eq!(report.drop_reasons(), expected_drops());
 }
 
 #[test]
 fn filters_speakers_dates_and_ratings() {
-    let web = json!({"mode": "replay", "replay_fixtures": "fixtures/sites"});
+    let replay = web(json!({"mode": "replay", "replay_fixtures": "fixtures/sites"}));
     let mut config = json!({
         "sources": sources("https://www.politifact.com", "https://checks.example"),
         "speakers": ["jane-senator", "Moon Blogger", "Barack Obama"],
         "date_from": "2020-01-01",
     });
-    let (claims, report) = run(web.clone(), config.clone());
+    let (claims, report) = run(&replay, config.clone());
     let texts: Vec<&str> = claims
         .iter()
         .map(|c| c.speaker.as_deref().unwrap())
@@ -419,7 +485,7 @@ fn filters_speakers_dates_and_ratings() {
     assert_eq!(reasons.get("filtered_date"), Some(&1), "{reasons:?}");
     config["ratings"] = json!(["Mostly True", "pants-fire"]);
     config["speakers"] = json!([]);
-    let (claims, _) = run(web, config);
+    let (claims, _) = run(&replay, config);
     let ratings: Vec<&str> = claims.iter().map(|c| c.original_rating.as_str()).collect();
     assert_eq!(ratings, ["pants-fire", "mostly-true"]);
 }
@@ -428,9 +494,9 @@ fn filters_speakers_dates_and_ratings() {
 fn internal_addresses_are_refused_when_not_allowed() {
     let (pf_server, pf) = serve(&sites().join("politifact"));
     let pf_addr = pf_server.addr();
-    let web = json!({"rate_per_second": 50.0});
+    let guarded = web(json!({"rate_per_second": 50.0}));
     let config = json!({"sources": [{"kind": "politifact", "base_url": format!("http://{pf_addr}"), "max_pages": 2}]});
-    let (claims, report) = run(web, config);
+    let (claims, report) = run(&guarded, config);
     assert!(claims.is_empty());
     assert_eq!(
         report.drop_reasons(),
@@ -441,9 +507,9 @@ fn internal_addresses_are_refused_when_not_allowed() {
 
 #[test]
 fn max_pages_bounds_the_listing() {
-    let web = json!({"mode": "replay", "replay_fixtures": "fixtures/sites"});
+    let replay = web(json!({"mode": "replay", "replay_fixtures": "fixtures/sites"}));
     let config = json!({"sources": [{"kind": "politifact", "max_pages": 1, "max_articles": 2}]});
-    let (claims, report) = run(web, config);
+    let (claims, report) = run(&replay, config);
     assert_eq!(claims.len(), 2, "{claims:?}");
     let reasons = report.drop_reasons();
     // Page 1's third entry is a Flip-O-Meter ruling, dropped from the listing before the cap
@@ -462,9 +528,9 @@ fn live_politifact() {
         eprintln!("set NOISEBENCH_LIVE=1 to run");
         return;
     }
-    let web = json!({"rate_per_second": 0.5});
+    let live = web(json!({"rate_per_second": 0.5}));
     let config = json!({"sources": [{"kind": "politifact", "max_pages": 2, "max_articles": 6}]});
-    let (claims, report) = run(web, config);
+    let (claims, report) = run(&live, config);
     eprintln!("{} claims, drops {:?}", claims.len(), report.drop_reasons());
     for c in &claims {
         eprintln!(
@@ -523,7 +589,7 @@ fn stored_urls_lead_back_to_the_page_fetched() {
             format!("{base}/fact-checks/rail-jobs"),
         ]},
     ]});
-    let (claims, _) = run(loopback_web(), config);
+    let (claims, _) = run(&loopback_web(), config);
     let url_of = |start: &str| claim_with_text(&claims, start).url.clone().unwrap();
 
     // No ClaimReview, no canonical link: the URL fetched, scheme and port kept.
@@ -568,7 +634,7 @@ fn stored_urls_lead_back_to_the_page_fetched() {
     );
 
     // Every stored URL on this server fetches the very page the claim was read from.
-    let web = noisebench_web::Web::from_value(&loopback_web(), &repo_root()).unwrap();
+    let web = loopback_web();
     let mut checked = 0;
     for claim in &claims {
         let url = claim.url.as_deref().unwrap();
@@ -656,7 +722,7 @@ fn publisher_fields_are_the_sites_whatever_the_layout() {
 
     // From the site's listing.
     let config = json!({"sources": [{"kind": "politifact", "base_url": base, "max_pages": 2}]});
-    let (claims, report) = run(loopback_web(), config);
+    let (claims, report) = run(&loopback_web(), config);
     assert_eq!(claims.len(), 3, "{:?}", report.drop_reasons());
     assert_eq!(
         publisher(&claims),
@@ -672,7 +738,7 @@ fn publisher_fields_are_the_sites_whatever_the_layout() {
             format!("{base}/truth-o-meter/statements/legacy/"),
         ]},
     ]});
-    let (claims, report) = run(loopback_web(), config);
+    let (claims, report) = run(&loopback_web(), config);
     assert_eq!(claims.len(), 2, "{:?}", report.drop_reasons());
     assert_eq!(publisher(&claims), vec![politifact; 2], "{claims:?}");
 }
@@ -682,7 +748,7 @@ fn flip_o_meter_entries_are_dropped_from_the_listing_unfetched() {
     let (server, site) = serve(&sites().join("politifact"));
     let base = server.url().to_string();
     let config = json!({"sources": [{"kind": "politifact", "base_url": base, "max_pages": 5}]});
-    let (claims, report) = run(loopback_web(), config);
+    let (claims, report) = run(&loopback_web(), config);
     let flip_path = "/factchecks/2024/jan/16/jane-senator/flip-c/";
     let paths = site.paths();
     assert!(

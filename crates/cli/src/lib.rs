@@ -32,8 +32,6 @@ pub const DEFAULT_ARCHIVE_DIR: &str = "work/archive";
 pub struct Layers {
     pub llm: Llm,
     pub web: Arc<Web>,
-    /// The `[web]` table as given (`claims-scrape` merges its own `web` overrides over it).
-    pub web_table: serde_json::Value,
 }
 
 /// Command-line overrides of the `[llm]` table.
@@ -80,7 +78,6 @@ impl Layers {
         Ok(Layers {
             llm,
             web: Arc::new(web),
-            web_table,
         })
     }
 }
@@ -91,7 +88,7 @@ pub fn registry(layers: &Layers) -> Registry {
     registry
         .register(Arc::new(noisebench_claims::ImportStage))
         .register(Arc::new(noisebench_claims::ScrapeStage::new(
-            layers.web_table.clone(),
+            layers.web.clone(),
         )))
         .register(Arc::new(noisebench_search::QueriesStage::new(
             layers.llm.clone(),

@@ -419,8 +419,8 @@ fn the_binary_verifies_inspects_and_reports_config_errors() {
             "llm.temprature",
         ),
         (
-            "replay_fixtures = \"fixtures/web\"",
-            "replay_fixtures = \"fixtures/web\"\nrate = 3",
+            "mode = \"replay\"",
+            "mode = \"replay\"\nrate = 3",
             "[web]: configuration: rate",
         ),
     ] {
@@ -489,14 +489,24 @@ fn llm_settings_and_replayed_pages_rerun_only_their_stages() {
         Some(PublishOutcome::Unchanged { .. })
     ));
 
-    // A replayed page edited: documents reruns (and what depends on its changed output).
+    // A replayed page edited: the stages that fetch through the run's web layer rerun (documents,
+    // and claims-scrape, which replays from the same folders: its output is the same, so the
+    // claims after it are skipped), then what depends on documents' changed output.
     let page = dir.path().join("fixtures/web/who/5g-myth.html");
     let html = std::fs::read_to_string(&page).unwrap();
     std::fs::write(&page, html.replacen("<p>", "<p>Updated guidance. ", 1)).unwrap();
     let built = build_snapshot(&ws, "demo", false, &PublishOptions::default()).unwrap();
     let ran = ran(&built);
-    assert!(ran.starts_with(&["documents".to_string()]), "{ran:?}");
-    assert!(!ran.contains(&"search".to_string()) && !ran.contains(&"chunks".to_string()));
+    assert!(
+        ran.starts_with(&["scraped".to_string(), "documents".to_string()]),
+        "{ran:?}"
+    );
+    assert!(
+        ["claims", "queries", "search", "chunks"]
+            .iter()
+            .all(|s| !ran.contains(&s.to_string())),
+        "{ran:?}"
+    );
 }
 
 /// The demo's RAGuard export, read back by pandas with the release's loader conventions, when

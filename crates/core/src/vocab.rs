@@ -19,9 +19,11 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// Parse a label case-insensitively, ignoring surrounding space, punctuation, `-`/`_`/space
-/// differences (a reasoned answer "Final answer: Support." parses; "Supported " does not leak).
-fn norm_label(s: &str) -> String {
+/// A label's comparable form: case, surrounding space and punctuation and `-`/`_`/space
+/// differences removed ("- Reject." is "reject"; "Final answer: Support." stays unparseable as a
+/// label, the answer finders below handle such replies). Public for [`label_enum!`] only.
+#[doc(hidden)]
+pub fn norm(s: &str) -> String {
     s.trim()
         .trim_matches(|c: char| !c.is_alphanumeric())
         .to_lowercase()
@@ -32,7 +34,7 @@ fn norm_label(s: &str) -> String {
 }
 
 /// A closed set of labels, written as their text in tables and JSON, read back leniently
-/// (case, surrounding punctuation, `-`/`_`) but never guessed.
+/// (case, surrounding punctuation, `-`/`_`) but never guessed. The using crate needs `serde`.
 #[macro_export]
 macro_rules! label_enum {
     ($(#[$m:meta])* $name:ident { $($variant:ident = $text:literal $(| $alias:literal)*),+ $(,)? }) => {
@@ -62,12 +64,6 @@ macro_rules! label_enum {
             fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result { f.write_str(self.as_str()) }
         }
     };
-}
-
-/// [`label_enum!`]'s normalisation (public for the macro only).
-#[doc(hidden)]
-pub fn norm(s: &str) -> String {
-    norm_label(s)
 }
 
 label_enum!(

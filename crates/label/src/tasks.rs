@@ -420,4 +420,55 @@ mod tests {
         );
         assert_eq!(cred, r#"{"credibility":"high","source_type":"government"}"#);
     }
+
+    #[test]
+    fn the_stage_needs_the_prompts_of_the_tasks_its_configuration_uses_only() {
+        use noisebench_core::TypedStage;
+        use std::path::Path;
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../pipelines/prompts");
+        for task in ["stance_url", "stance_text", "stance_reasoned"] {
+            let file = format!("{task}.md");
+            std::fs::copy(repo.join(&file), dir.path().join(&file)).unwrap();
+        }
+        let llm = noisebench_llm::Llm::from_value(
+            &serde_json::json!({"backend": "openai", "model": "m", "prompts_dir": dir.path(),
+                "cache": {"mode": "off"}, "embeddings": {"backend": "hashed"},
+                "models": {"m": {"endpoints": [{"name": "a", "url": "http://127.0.0.1:9/v1"}]}}}),
+            Path::new("/"),
+        )
+        .unwrap();
+        let stage = crate::LabelStage::new(llm);
+        let config =
+            |v: serde_json::Value| -> crate::LabelConfig { serde_json::from_value(v).unwrap() };
+        let stance_only = config(serde_json::json!({"exam": {"enabled": false},
+            "credibility": {"fallback": "none"}}));
+        stage.validate(&stance_only, dir.path()).unwrap();
+        let e = stage
+            .validate(
+                &config(serde_json::json!({"exam": {"enabled": false}})),
+                dir.path(),
+            )
+            .unwrap_err();
+        assert!(
+            e.message.contains("no template for credibility"),
+            "{}",
+            e.message
+        );
+        let e = stage
+            .validate(
+                &config(serde_json::json!({"credibility": {"fallback": "none"}})),
+                dir.path(),
+            )
+            .unwrap_err();
+        assert!(
+            e.message.contains("no template for exam_verdict"),
+            "{}",
+            e.message
+        );
+        assert_eq!(
+            stage.environment()["tasks"].as_object().unwrap().len(),
+            TASKS.len()
+        );
+    }
 }

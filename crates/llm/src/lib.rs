@@ -1,17 +1,17 @@
-//! noisebench's LLM layer: every labelling, extraction, generation and rewriting step of a
+//! noisebench's LLM engine: every labelling, extraction, generation and rewriting step of a
 //! pipeline goes through [`Llm`].
 //!
-//! The engine: it knows no task. A [`Task`] (its input, typed answer, checks, offline rule and
-//! that rule's version) lives in the crate of the stage that uses it; a stage declares the tasks
-//! it uses ([`TaskInfo`]), asks the engine to confirm their prompts when its configuration is
-//! checked ([`Llm::require`]) and fingerprints only them ([`Llm::fingerprint_of`]). It hands over
-//! typed inputs and gets back typed answers, one `Result` per item, so a failed item is a counted
-//! drop and never a failed stage. Behind that: prompt templates loaded from `pipelines/prompts/`
+//! It knows no task. A [`Task`] (its input, typed answer, checks, offline rule and that rule's
+//! version) lives in the crate of the stage that uses it; a stage declares the tasks it uses
+//! ([`TaskInfo`]), asks the engine to confirm their prompts when its configuration is checked
+//! ([`Llm::require`]) and fingerprints only them ([`Llm::fingerprint_of`]). It hands over typed
+//! inputs and gets back typed answers, one `Result` per item, so a failed item is a counted drop
+//! and never a failed stage. Behind that: prompt templates loaded from `pipelines/prompts/`
 //! ([`prompt`]), two backends (the offline backend, which answers with each task's deterministic
-//! rule, and any OpenAI-compatible endpoint, [`openai`]), a crash-safe response [`cache`] keyed by sha256 of everything that
-//! determines an answer, rate, token, concurrency and cost limits, strict JSON parsing with a
-//! bounded repair and re-asks ([`parse`]), a call log of [`noisebench_core::LlmCall`] records,
-//! and sentence embeddings ([`embed`]).
+//! rule, and any OpenAI-compatible endpoint, [`openai`]), a crash-safe response [`cache`] keyed by
+//! sha256 of everything that determines an answer, rate, token, concurrency and cost limits,
+//! strict JSON parsing with a bounded repair and re-asks ([`parse`]), a call log of
+//! [`noisebench_core::LlmCall`] records, and sentence embeddings ([`embed`]).
 //!
 //! What this crate is not: it writes no tables (the runner writes the call log it drains from
 //! [`Llm::drain_call_log`]), knows nothing of pipelines, and never reads a key from anywhere but

@@ -22,8 +22,10 @@ pub enum TableError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("{path}: {source}")]
-    Polars { path: PathBuf, source: PolarsError },
+    /// Reading or writing the Parquet file failed (the message is polars', whose error type stays
+    /// inside this crate).
+    #[error("{path}: {message}")]
+    Parquet { path: PathBuf, message: String },
     #[error("table {table}, row {row}, column `{column}`: {message}")]
     Value {
         table: String,
@@ -31,8 +33,8 @@ pub enum TableError {
         column: String,
         message: String,
     },
-    #[error("table {table}: {source}")]
-    Build { table: String, source: PolarsError },
+    #[error("table {table}: {message}")]
+    Build { table: String, message: String },
     #[error("{path}: does not match schema `{table}`: {problems:?}")]
     Schema {
         path: PathBuf,
@@ -127,9 +129,9 @@ fn rows_to_frame(rows: &Rows) -> Result<DataFrame, TableError> {
             }
         })
         .collect();
-    DataFrame::new(height, columns).map_err(|source| TableError::Build {
+    DataFrame::new(height, columns).map_err(|e| TableError::Build {
         table: schema.table.clone(),
-        source,
+        message: e.to_string(),
     })
 }
 
@@ -209,9 +211,9 @@ fn frame_to_rows(kind: TableKind, df: &DataFrame, path: &Path) -> Result<Rows, T
     let mut objects: Vec<Vec<Value>> = (0..height)
         .map(|_| Vec::with_capacity(schema.columns.len()))
         .collect();
-    let polars_err = |source| TableError::Polars {
+    let polars_err = |e: PolarsError| TableError::Parquet {
         path: path.into(),
-        source,
+        message: e.to_string(),
     };
     for column in &schema.columns {
         let col = df.column(&column.name).map_err(polars_err)?;
@@ -366,9 +368,9 @@ fn write_frame(path: &Path, df: &mut DataFrame) -> Result<WrittenTable, TableErr
         writer.flush()
     })
     .map_err(|e| match polars_error.take() {
-        Some(source) => TableError::Polars {
+        Some(source) => TableError::Parquet {
             path: path.into(),
-            source,
+            message: source.to_string(),
         },
         None => io_err(e),
     })?;
@@ -400,9 +402,9 @@ fn read_frame(path: &Path) -> Result<DataFrame, TableError> {
     })?;
     ParquetReader::new(BufReader::new(file))
         .finish()
-        .map_err(|source| TableError::Polars {
+        .map_err(|source| TableError::Parquet {
             path: path.into(),
-            source,
+            message: source.to_string(),
         })
 }
 

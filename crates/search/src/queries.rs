@@ -349,3 +349,51 @@ impl TypedStage for QueriesStage {
         .with_table("queries", rows))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    /// An `openai` layer over a prompts directory holding only `keywords.md`.
+    fn llm_with_keywords_prompt_only(dir: &Path) -> Llm {
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../pipelines/prompts");
+        std::fs::copy(repo.join("keywords.md"), dir.join("keywords.md")).unwrap();
+        Llm::from_value(
+            &serde_json::json!({"backend": "openai", "model": "m", "prompts_dir": dir,
+                "cache": {"mode": "off"}, "embeddings": {"backend": "hashed"},
+                "models": {"m": {"endpoints": [{"name": "a", "url": "http://127.0.0.1:9/v1"}]}}}),
+            Path::new("/"),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn the_configuration_check_needs_the_prompts_of_the_tasks_it_uses_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let stage = QueriesStage::new(llm_with_keywords_prompt_only(dir.path()));
+        let config = |v: serde_json::Value| -> QueriesConfig { serde_json::from_value(v).unwrap() };
+        stage
+            .validate(
+                &config(serde_json::json!({"kinds": ["keywords", "claim"]})),
+                dir.path(),
+            )
+            .unwrap();
+        let e = stage
+            .validate(
+                &config(serde_json::json!({"kinds": ["keywords"], "counter": true})),
+                dir.path(),
+            )
+            .unwrap_err();
+        assert_eq!(e.field, "llm");
+        assert!(
+            e.message.contains("no template for exam_verdict"),
+            "{}",
+            e.message
+        );
+        // The fingerprint covers every task the stage may call, whatever the configuration.
+        let fp = stage.environment();
+        let tasks: Vec<&String> = fp["tasks"].as_object().unwrap().keys().collect();
+        assert_eq!(tasks, ["claim_to_question", "exam_verdict", "keywords"]);
+    }
+}

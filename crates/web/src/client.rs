@@ -109,13 +109,10 @@ impl Web {
     /// Build from a parsed config. Relative archive and replay paths resolve against `root`.
     pub fn new(mut config: WebConfig, root: &Path) -> Result<Self, WebError> {
         config.validate()?;
-        for p in [
-            &mut config.archive_dir,
-            &mut config.replay_archive,
-            &mut config.replay_fixtures,
-        ]
-        .into_iter()
-        .flatten()
+        for p in [&mut config.archive_dir, &mut config.replay_archive]
+            .into_iter()
+            .flatten()
+            .chain(config.replay_fixtures.iter_mut())
         {
             if p.is_relative() {
                 *p = root.join(&*p);
@@ -140,10 +137,8 @@ impl Web {
                 (Some(http), None, archive)
             }
             Mode::Replay => {
-                let store = ReplayStore::load(
-                    config.replay_fixtures.as_deref(),
-                    config.replay_archive.as_deref(),
-                )?;
+                let store =
+                    ReplayStore::load(&config.replay_fixtures, config.replay_archive.as_deref())?;
                 tracing::debug!(urls = store.len(), "replay store loaded");
                 (None, Some(store), None)
             }

@@ -63,8 +63,36 @@ pub struct WebConfig {
     pub archive_dir: Option<PathBuf>,
     /// Replay mode: an archive directory to serve from.
     pub replay_archive: Option<PathBuf>,
-    /// Replay mode: a fixture folder (`<site>/index.toml` files) to serve from; searched first.
-    pub replay_fixtures: Option<PathBuf>,
+    /// Replay mode: fixture folders (`<site>/index.toml` files) to serve from, searched before
+    /// the archive: one path or a list (`["fixtures/web", "fixtures/sites"]`). Every folder's sites
+    /// are served; a URL found in two folders is a configuration error.
+    #[serde(deserialize_with = "one_or_many_paths")]
+    pub replay_fixtures: Vec<PathBuf>,
+}
+
+/// `"a"` or `["a", "b"]`, so a pipeline with one fixture folder keeps its one string.
+fn one_or_many_paths<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<PathBuf>, D::Error> {
+    struct Paths;
+    impl<'de> serde::de::Visitor<'de> for Paths {
+        type Value = Vec<PathBuf>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a folder path or a list of folder paths")
+        }
+        fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+            Ok(vec![PathBuf::from(v)])
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<Self::Value, A::Error> {
+            let mut paths = Vec::new();
+            while let Some(p) = seq.next_element::<PathBuf>()? {
+                paths.push(p);
+            }
+            Ok(paths)
+        }
+    }
+    d.deserialize_any(Paths)
 }
 
 impl Default for WebConfig {
@@ -86,7 +114,7 @@ impl Default for WebConfig {
             concurrency: 8,
             archive_dir: None,
             replay_archive: None,
-            replay_fixtures: None,
+            replay_fixtures: Vec::new(),
         }
     }
 }
@@ -132,7 +160,7 @@ impl WebConfig {
         }
         if self.mode == Mode::Replay
             && self.replay_archive.is_none()
-            && self.replay_fixtures.is_none()
+            && self.replay_fixtures.is_empty()
         {
             return Err(ConfigError::new(
                 "mode",
@@ -150,9 +178,10 @@ impl WebConfig {
         if self.mode != Mode::Replay {
             return files;
         }
-        if let Some(dir) = &self.replay_fixtures
-            && let Ok(sites) = crate::replay::FixtureSite::load_all(&root.join(dir))
-        {
+        for dir in &self.replay_fixtures {
+            let Ok(sites) = crate::replay::FixtureSite::load_all(&root.join(dir)) else {
+                continue;
+            };
             for site in sites {
                 files.push(site.dir.join("index.toml"));
                 files.extend(

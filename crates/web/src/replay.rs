@@ -1,6 +1,7 @@
 //! Replay: answer requests from fixture folders and archives, never from the network.
 //!
-//! A fixture folder holds one directory per site with an `index.toml`:
+//! `replay_fixtures` names one fixture folder or several; a URL may be in only one of them. A
+//! fixture folder holds one directory per site with an `index.toml`:
 //!
 //! ```toml
 //! fetched_at = "2025-01-15T00:00:00Z"   # reported as the fetch time of every page
@@ -146,6 +147,21 @@ impl ReplayEntry {
     }
 }
 
+/// The configuration error for a URL served by two fixture folders, naming both (and the site
+/// index of each).
+fn in_two_folders(url: &str, first: &(&Path, PathBuf), second: (&Path, &Path)) -> WebError {
+    WebError::Config(noisebench_core::ConfigError::new(
+        "replay_fixtures",
+        format!(
+            "{url} is in two fixture folders: {} ({}) and {} ({}); keep it in one",
+            first.0.display(),
+            first.1.display(),
+            second.0.display(),
+            second.1.display(),
+        ),
+    ))
+}
+
 /// URL -> response, from fixtures (first) and an archive (latest record per URL).
 #[derive(Debug, Default)]
 pub(crate) struct ReplayStore {
@@ -153,7 +169,10 @@ pub(crate) struct ReplayStore {
 }
 
 impl ReplayStore {
-    pub fn load(fixtures: Option<&Path>, archive_dir: Option<&Path>) -> Result<Self, WebError> {
+    /// Load `archive_dir` (if any), then every fixture folder over it. A URL served by two of the
+    /// fixture folders is refused (which page answers would depend on their order); within one
+    /// folder, a later site's page replaces an earlier one's.
+    pub fn load(fixtures: &[PathBuf], archive_dir: Option<&Path>) -> Result<Self, WebError> {
         let mut entries = HashMap::new();
         if let Some(dir) = archive_dir {
             let records = archive::read_index(dir).map_err(|e| WebError::Replay {
@@ -175,15 +194,25 @@ impl ReplayStore {
                 );
             }
         }
-        if let Some(root) = fixtures {
+        // URL -> (folder, site index) of the fixture page serving it.
+        let mut served_by: HashMap<String, (&Path, PathBuf)> = HashMap::new();
+        for root in fixtures {
             for site in FixtureSite::load_all(root)? {
+                let index = site.dir.join("index.toml");
                 for page in &site.pages {
+                    let key = url_key(&page.url);
+                    if let Some(first) = served_by.get(&key)
+                        && first.0 != root.as_path()
+                    {
+                        return Err(in_two_folders(&key, first, (root, &index)));
+                    }
+                    served_by.insert(key.clone(), (root.as_path(), index.clone()));
                     let body = match &page.file {
                         Some(f) => BodySource::File(site.dir.join(f)),
                         None => BodySource::Empty,
                     };
                     entries.insert(
-                        url_key(&page.url),
+                        key,
                         ReplayEntry {
                             status: page.status,
                             headers: page.headers(),

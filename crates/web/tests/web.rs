@@ -361,7 +361,7 @@ file = "robots.txt"
     .unwrap();
     let web = web(WebConfig {
         mode: Mode::Replay,
-        replay_fixtures: Some(dir.path().to_path_buf()),
+        replay_fixtures: vec![dir.path().to_path_buf()],
         ..WebConfig::default()
     });
     let page = web.fetch("https://example.org/old").unwrap();
@@ -377,6 +377,73 @@ file = "robots.txt"
         "robots_disallowed"
     );
     assert_eq!(code(web.fetch("https://example.org/b")), "not_in_replay");
+}
+
+/// A fixture folder holding one site whose `index.toml` serves `urls` (each an empty 200 page).
+fn fixture_folder(site: &str, urls: &[&str]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let site_dir = dir.path().join(site);
+    std::fs::create_dir_all(&site_dir).unwrap();
+    let mut index = String::from("fetched_at = \"2025-01-15T00:00:00Z\"\n");
+    for url in urls {
+        index.push_str(&format!("[[pages]]\nurl = \"{url}\"\n"));
+    }
+    std::fs::write(site_dir.join("index.toml"), index).unwrap();
+    dir
+}
+
+#[test]
+fn replay_serves_every_fixture_folder_of_a_list() {
+    let a = fixture_folder("a", &["https://a.example/one"]);
+    let b = fixture_folder("b", &["https://b.example/two"]);
+    // One string, as before, or a list.
+    let one = WebConfig::from_value(&serde_json::json!({
+        "mode": "replay", "replay_fixtures": a.path(),
+    }))
+    .unwrap();
+    assert_eq!(one.replay_fixtures, [a.path()]);
+    let both = WebConfig::from_value(&serde_json::json!({
+        "mode": "replay", "replay_fixtures": [a.path(), b.path()],
+    }))
+    .unwrap();
+    assert_eq!(both.replay_fixtures, [a.path(), b.path()]);
+    let mut indexes = vec![a.path().join("a/index.toml"), b.path().join("b/index.toml")];
+    indexes.sort();
+    assert_eq!(both.replay_inputs(std::path::Path::new("/")), indexes);
+    let web = web(both);
+    assert_eq!(code(web.fetch("https://a.example/one")), "ok:200");
+    assert_eq!(code(web.fetch("https://b.example/two")), "ok:200");
+    assert_eq!(code(web.fetch("https://b.example/one")), "not_in_replay");
+
+    let err = WebConfig::from_value(&serde_json::json!({
+        "mode": "replay", "replay_fixtures": 3,
+    }))
+    .unwrap_err();
+    assert_eq!(err.field, "replay_fixtures");
+    assert!(err.message.contains("a folder path or a list"), "{err}");
+}
+
+#[test]
+fn a_url_in_two_fixture_folders_is_a_configuration_error() {
+    let a = fixture_folder("site", &["https://same.example/page"]);
+    let b = fixture_folder("mirror", &["https://same.example/page#top"]);
+    let config = WebConfig::from_value(&serde_json::json!({
+        "mode": "replay", "replay_fixtures": [a.path(), b.path()],
+    }))
+    .unwrap();
+    let err = Web::new(config, std::path::Path::new("/")).unwrap_err();
+    let message = err.to_string();
+    assert!(
+        matches!(err, noisebench_web::WebError::Config(ref e) if e.field == "replay_fixtures"),
+        "{message}"
+    );
+    assert!(message.contains("https://same.example/page"), "{message}");
+    for folder in [&a, &b] {
+        assert!(
+            message.contains(&folder.path().display().to_string()),
+            "{message}"
+        );
+    }
 }
 
 #[test]
