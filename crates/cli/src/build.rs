@@ -1,0 +1,299 @@
+//! `build-snapshot` and `refresh`: run a pipeline, then publish its snapshot with the run's
+//! provenance, facts and exports, unless items are left to retry.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use noisebench_core::LlmCall;
+use noisebench_pipeline::{Plan, RunResult, table_io};
+use noisebench_snapshot::{
+    PublishOptions, PublishOutcome, PublishRequest, SourceExport, SourceTable,
+};
+
+use crate::{Loaded, Workspace};
+
+/// The result of `build-snapshot`.
+pub struct Built {
+    pub run: RunResult,
+    /// Totals over the run's call log (every stage's last run).
+    pub llm: LlmTotals,
+    pub outcome: Option<PublishOutcome>,
+    /// Why nothing was published although the pipeline has a `[snapshot]` section: items failed
+    /// for a transient cause and `allow_partial` is off. The caller exits non-zero with it.
+    pub withheld: Option<String>,
+}
+
+/// Totals over a call log.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct LlmTotals {
+    pub calls: u64,
+    pub cache_hits: u64,
+    pub failures: u64,
+    /// Tokens of calls sent (cache hits excluded).
+    pub tokens_in: u64,
+    pub tokens_out: u64,
+    pub cost_usd: f64,
+    /// Calls per `backend:model`.
+    pub models: BTreeMap<String, u64>,
+    /// Calls per task.
+    pub tasks: BTreeMap<String, u64>,
+}
+
+impl LlmTotals {
+    pub fn of(calls: &[LlmCall]) -> Self {
+        let mut t = LlmTotals::default();
+        for c in calls {
+            t.calls += 1;
+            t.cache_hits += c.cache_hit as u64;
+            t.failures += c.error.is_some() as u64;
+            // A cache hit's row carries the cached answer's token counts; they were paid for
+            // once, by the call that filled the cache, so they are not counted again.
+            if !c.cache_hit {
+                t.tokens_in += c.tokens_in.max(0) as u64;
+                t.tokens_out += c.tokens_out.max(0) as u64;
+            }
+            t.cost_usd += c.cost_usd.unwrap_or(0.0);
+            let model = if c.model.is_empty() {
+                c.backend.clone()
+            } else {
+                format!("{}:{}", c.backend, c.model)
+            };
+            *t.models.entry(model).or_default() += 1;
+            *t.tasks.entry(c.task.clone()).or_default() += 1;
+        }
+        t
+    }
+
+    /// Read `work/<pipeline>/llm_calls.parquet` (none: all zero).
+    pub fn of_run(run_dir: &Path) -> Result<Self> {
+        let path = run_dir.join(noisebench_pipeline::LLM_CALLS);
+        if !path.is_file() {
+            return Ok(Self::default());
+        }
+        let calls: Vec<LlmCall> = table_io::read_rows(&path)?;
+        Ok(Self::of(&calls))
+    }
+
+    /// One line for the end of a run.
+    pub fn render(&self) -> String {
+        format!(
+            "LLM calls of the stages' last runs: {} ({} cache hits, {} failed), {} tokens in, {} out sent (cache hits not counted), estimated {:.4} USD",
+            self.calls,
+            self.cache_hits,
+            self.failures,
+            self.tokens_in,
+            self.tokens_out,
+            self.cost_usd
+        )
+    }
+}
+
+/// Run the whole pipeline, then publish its `[snapshot]` tables.
+pub fn build_snapshot(
+    ws: &Workspace,
+    pipeline: &str,
+    force: bool,
+    options: &PublishOptions,
+) -> Result<Built> {
+    let loaded = ws.load(pipeline)?;
+    let plan = &loaded.plan;
+    let run = ws.run(&loaded, None, force)?;
+    let llm = LlmTotals::of_run(&run.run_dir)?;
+    let unfinished = run.unfinished_message();
+    let Some(section) = &plan.file.snapshot else {
+        return Ok(Built {
+            withheld: unfinished,
+            run,
+            llm,
+            outcome: None,
+        });
+    };
+    if let Some(message) = &unfinished
+        && !ws.allow_partial
+    {
+        return Ok(Built {
+            withheld: Some(format!(
+                "not published: {message}, or pass --allow-partial to publish without them"
+            )),
+            run,
+            llm,
+            outcome: None,
+        });
+    }
+    let mut tables = Vec::new();
+    for reference in &section.tables {
+        let table = plan
+            .table(reference)
+            .with_context(|| format!("snapshot table `{reference}`"))?;
+        let record = run
+            .records
+            .get(&table.stage)
+            .with_context(|| format!("stage `{}` did not run", table.stage))?;
+        let file = record
+            .tables
+            .get(&table.table)
+            .with_context(|| format!("no table `{reference}`"))?;
+        tables.push(SourceTable {
+            name: table.table.clone(),
+            kind: table.kind,
+            path: run.run_dir.join(&table.stage).join(&file.file),
+        });
+    }
+    let mut provenance = provenance(&loaded, &run, &llm)?;
+    let unfinished: BTreeMap<&str, serde_json::Value> = run
+        .unfinished()
+        .into_iter()
+        .map(|r| {
+            let reasons = serde_json::to_value(r.retry_reasons()).unwrap_or_default();
+            (
+                r.id.as_str(),
+                serde_json::json!({ "items": r.retry_items, "reasons": reasons }),
+            )
+        })
+        .collect();
+    if !unfinished.is_empty() {
+        // Published with --allow-partial: the version says what it is missing.
+        provenance.insert("unfinished".into(), serde_json::to_value(unfinished)?);
+    }
+    if let Some(window) = fetch_window(&tables)? {
+        provenance.insert("fetch_window".into(), window);
+    }
+    let exports = snapshot_exports(plan, &run);
+    let request = PublishRequest {
+        snapshots_dir: ws.snapshots_dir.clone(),
+        dataset: section.dataset.clone(),
+        title: section.title.clone(),
+        description: section.description.clone(),
+        license: section.license.clone(),
+        pipeline: plan.name().to_string(),
+        config_hash: plan.file.config_hash(),
+        code_version: code_version(&ws.root),
+        tables,
+        exports,
+        stages: run.summary.clone(),
+        provenance,
+    };
+    let outcome = noisebench_snapshot::publish(&request, options)?;
+    Ok(Built {
+        run,
+        llm,
+        outcome: Some(outcome),
+        withheld: None,
+    })
+}
+
+/// The side files stages declared as exports (the RAGuard CSVs, CONF-FACT's JSON), published
+/// inside the version so that whoever downloads it gets what the papers' loaders read. A format
+/// written by two stages goes under `<format>-<stage>`.
+fn snapshot_exports(plan: &Plan, run: &RunResult) -> Vec<SourceExport> {
+    let mut exports: Vec<SourceExport> = Vec::new();
+    for stage in &plan.stages {
+        let Some(record) = run.records.get(&stage.id) else {
+            continue;
+        };
+        let dir = run.run_dir.join(&stage.id);
+        let mut by_format: BTreeMap<&str, Vec<PathBuf>> = BTreeMap::new();
+        for (name, file) in &record.files {
+            if let Some(format) = &file.export {
+                by_format.entry(format).or_default().push(dir.join(name));
+            }
+        }
+        for (format, files) in by_format {
+            exports.push(SourceExport {
+                format: format.into(),
+                stage: stage.id.clone(),
+                folder: format.into(),
+                files,
+            });
+        }
+    }
+    for i in 0..exports.len() {
+        if exports
+            .iter()
+            .filter(|e| e.format == exports[i].format)
+            .count()
+            > 1
+        {
+            exports[i].folder = format!("{}-{}", exports[i].format, exports[i].stage);
+        }
+    }
+    exports
+}
+
+/// What the manifest and the dataset card say about how the tables were made: the LLM layer
+/// (backend, each task's model and prompt version, embedder; calls, tokens, cache hits, cost), the
+/// web layer's mode, and each stage's facts (`facts:<stage>`: a labels stage's label distribution,
+/// models, share of human labels, agreement).
+fn provenance(
+    loaded: &Loaded,
+    run: &RunResult,
+    llm: &LlmTotals,
+) -> Result<BTreeMap<String, serde_json::Value>> {
+    let mut p = BTreeMap::new();
+    let mut layer = loaded.layers.llm.fingerprint();
+    if let Some(obj) = layer.as_object_mut() {
+        // Only the tasks the run used.
+        if let Some(tasks) = obj.get_mut("tasks").and_then(|t| t.as_object_mut()) {
+            tasks.retain(|task, _| llm.tasks.contains_key(task));
+        }
+        obj.insert("run".into(), serde_json::to_value(llm)?);
+    }
+    p.insert("llm".into(), layer);
+    p.insert(
+        "web".into(),
+        serde_json::json!({ "mode": loaded.layers.web.config().mode }),
+    );
+    // Every stage's facts, one generic path: the card renders them from here.
+    for stage in &loaded.plan.stages {
+        if let Some(facts) = run.records.get(&stage.id).and_then(|r| r.facts.as_ref()) {
+            p.insert(format!("facts:{}", stage.id), serde_json::to_value(facts)?);
+        }
+    }
+    Ok(p)
+}
+
+/// When the published rows were fetched: the earliest and latest `fetched_at` of every published
+/// table that has the column (claims and documents; time-sensitive corpora are only as fresh as
+/// this window). `None` when no published row was fetched (imported files only).
+fn fetch_window(tables: &[SourceTable]) -> Result<Option<serde_json::Value>> {
+    let mut window = serde_json::Map::new();
+    for t in tables {
+        if !t
+            .kind
+            .schema()
+            .columns
+            .iter()
+            .any(|c| c.name == "fetched_at")
+        {
+            continue;
+        }
+        let rows = table_io::read_table(&t.path, t.kind)?;
+        let times: Vec<String> = rows
+            .json_rows()
+            .filter_map(|r| r["fetched_at"].as_str().map(String::from))
+            .collect();
+        if let (Some(first), Some(last)) = (times.iter().min(), times.iter().max()) {
+            window.insert(
+                t.name.clone(),
+                serde_json::json!({ "first": first, "last": last, "rows": times.len() }),
+            );
+        }
+    }
+    Ok((!window.is_empty()).then_some(serde_json::Value::Object(window)))
+}
+
+/// The crate version and, when the root is a git checkout, its commit.
+pub fn code_version(root: &Path) -> String {
+    let commit = std::process::Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(root)
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    match commit {
+        Some(c) if !c.is_empty() => format!("{} ({c})", env!("CARGO_PKG_VERSION")),
+        _ => env!("CARGO_PKG_VERSION").to_string(),
+    }
+}
