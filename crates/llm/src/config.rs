@@ -50,7 +50,8 @@ pub struct LlmConfig {
     /// The model (a key of `models`) used for every task unless `task_models` says otherwise.
     /// Required for `openai`.
     pub model: Option<String>,
-    /// Per-task model override: task name -> key of `models`.
+    /// Per-task model override: task name -> key of `models`. Only tasks a stage of the
+    /// pipeline declares (checked once the stages are: `Llm::check_task_models`).
     pub task_models: BTreeMap<String, String>,
     /// Models by name.
     pub models: BTreeMap<String, ModelConfig>,
