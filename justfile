@@ -36,6 +36,6 @@ lint:
 verify dataset="demo":
     cargo run --quiet -p noisebench-cli -- verify snapshots/{{dataset}}
 
-# Rewrite schemas/<table>.json from the code.
+# Rewrite schemas/<table>.json, schemas/config/*.json and docs/configuration.md from the code.
 schemas:
     cargo run --quiet -p noisebench-cli -- schemas

@@ -16,7 +16,7 @@ fn default_min_words() -> usize {
 }
 
 /// Configuration of the `chunks` stage. Sizes left out come from the preset.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ChunksConfig {
     /// The preset for every report (finance: 800 tokens, 100 overlap; others: 600, 0).
@@ -112,18 +112,11 @@ impl TypedStage for ChunksStage {
     const VERSION: u32 = 1;
 
     fn inputs(&self) -> Vec<InputSpec> {
-        vec![InputSpec {
-            role: "reports",
-            kind: TableKind::Reports,
-            required: true,
-        }]
+        vec![InputSpec::required("reports", TableKind::Reports)]
     }
 
     fn outputs(&self) -> Vec<OutputSpec> {
-        vec![OutputSpec {
-            name: "chunks",
-            kind: TableKind::Chunks,
-        }]
+        vec![OutputSpec::new("chunks", TableKind::Chunks)]
     }
 
     fn validate(&self, config: &ChunksConfig, _root: &Path) -> Result<(), ConfigError> {
@@ -152,7 +145,6 @@ impl TypedStage for ChunksStage {
             items_out: chunks.len() as u64,
             drops: drops.into_records(),
         };
-        Ok(StageOutput::new(report)
-        .with_table("chunks", chunks))
+        Ok(StageOutput::new(report).with_table("chunks", chunks))
     }
 }

@@ -1,9 +1,12 @@
 //! Domain presets: which metadata a report carries and how large its chunks are.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// A report's domain. It picks the metadata keys a report carries and the default chunk sizes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, Default, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Domain {
     /// 10-K filings: cik, company, filing_type, filing_date, period_of_report.

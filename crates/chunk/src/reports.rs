@@ -22,15 +22,18 @@ use crate::table::TableError;
 use crate::text_layout::{Layout, text_blocks};
 
 /// An input file format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Format {
     /// edgar-crawler 10-K JSON.
     Edgar,
     /// MinerU `content_list.json`.
     Mineru,
+    /// An HTML page (tables become Markdown tables).
     Html,
+    /// A Markdown file.
     Markdown,
+    /// Plain text: paragraphs separated by blank lines; pipe and aligned tables recognised.
     Text,
 }
 
@@ -66,7 +69,7 @@ fn default_items() -> Vec<String> {
 }
 
 /// One group of input files.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Source {
     /// A file, or a pattern with `*` / `?` in its file name (`fixtures/reports/edgar/*.json`),
@@ -88,9 +91,10 @@ pub struct Source {
 }
 
 /// Configuration of the `reports` stage.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReportsConfig {
+    /// Groups of input files, read in order; each file becomes one report.
     pub sources: Vec<Source>,
 }
 
@@ -400,10 +404,7 @@ impl TypedStage for ReportsStage {
     }
 
     fn outputs(&self) -> Vec<OutputSpec> {
-        vec![OutputSpec {
-            name: "reports",
-            kind: TableKind::Reports,
-        }]
+        vec![OutputSpec::new("reports", TableKind::Reports)]
     }
 
     fn validate(&self, config: &ReportsConfig, root: &Path) -> Result<(), ConfigError> {
@@ -461,8 +462,7 @@ impl TypedStage for ReportsStage {
             items_out: reports.len() as u64,
             drops: drops.into_records(),
         };
-        Ok(StageOutput::new(report)
-        .with_table("reports", reports))
+        Ok(StageOutput::new(report).with_table("reports", reports))
     }
 }
 

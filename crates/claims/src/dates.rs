@@ -33,9 +33,57 @@ pub fn parse_date(raw: &str) -> Result<Option<String>, String> {
     Err(format!("`{value}` is not a date in a known form"))
 }
 
+/// Dates as scraped ("Tuesday, January 10th, 2012", "Jan. 5, 2024", RFC 3339) to ISO.
+pub fn scraped_date(raw: &str) -> Option<String> {
+    let mut s = raw.trim().to_string();
+    // A leading weekday ("Tuesday, ").
+    if let Some((head, rest)) = s.split_once(", ")
+        && head.ends_with("day")
+        && !head.contains(' ')
+    {
+        s = rest.to_string();
+    }
+    // Ordinals: "10th," -> "10,".
+    let s: String = s
+        .split(' ')
+        .map(|w| {
+            let core = w.trim_end_matches(',');
+            let digits = core.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+            if !digits.is_empty()
+                && digits.chars().all(|c| c.is_ascii_digit())
+                && matches!(&core[digits.len()..], "st" | "nd" | "rd" | "th")
+            {
+                w.replacen(core, digits, 1)
+            } else {
+                w.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
+    parse_date(&s).ok().flatten()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scraped_dates() {
+        assert_eq!(
+            scraped_date("Tuesday, January 10th, 2012").as_deref(),
+            Some("2012-01-10")
+        );
+        assert_eq!(scraped_date("Jan. 5, 2024").as_deref(), Some("2024-01-05"));
+        assert_eq!(
+            scraped_date("Sept. 21, 2019").as_deref(),
+            Some("2019-09-21")
+        );
+        assert_eq!(
+            scraped_date("2024-02-01T10:00:00-05:00").as_deref(),
+            Some("2024-02-01")
+        );
+        assert_eq!(scraped_date("someday"), None);
+    }
 
     #[test]
     fn known_forms() {

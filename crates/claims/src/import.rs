@@ -7,6 +7,7 @@ use noisebench_core::{
     Claim, ConfigError, Drops, InputSpec, Inputs, OutputSpec, StageContext, StageError,
     StageOutput, TableKind, TypedStage,
 };
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::dates::parse_date;
@@ -15,14 +16,16 @@ use crate::politifact;
 use crate::verdict::{Mapped, PRESETS, VerdictMap, normalise_rating};
 
 /// `claims-import` configuration: one or more source files.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ImportConfig {
+    /// The files to read, in order (at least one). A claim found twice is merged into the first
+    /// seen, which takes the fields it lacks from the later one.
     pub sources: Vec<SourceConfig>,
 }
 
 /// One input file.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SourceConfig {
     /// CSV or JSONL file, relative to the repository root.
@@ -31,6 +34,7 @@ pub struct SourceConfig {
     pub format: Option<Format>,
     /// Column set: `averitec`, `factcheckqa` or `politifact`. Individual `columns` override it.
     pub preset: Option<ColumnPreset>,
+    /// Which column holds each claim field, overriding the preset's column for that field.
     #[serde(default)]
     pub columns: ColumnMap,
     /// Verdict preset: `raguard`, `strict`, `averitec`, `factcheckqa`. Defaults from the column
@@ -47,14 +51,16 @@ pub struct SourceConfig {
 /// preset, so a file that lacks one (AVeriTeC-derived files without `speaker`) still imports.
 const REQUIRED: [&str; 2] = ["claim", "rating"];
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+/// A source file's format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Format {
     Csv,
     Jsonl,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+/// A known file layout: the column each claim field is read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ColumnPreset {
     /// AVeriTeC: claim, label, claim_date, speaker, original_claim_url, fact_checking_article, location_ISO_code.
@@ -66,18 +72,28 @@ pub enum ColumnPreset {
 }
 
 /// Which input column holds each claim field. Unset fields are absent.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ColumnMap {
+    /// Column of the claim's text (required: here or from the preset).
     pub claim: Option<String>,
+    /// Column of the fact-checker's rating (required: here or from the preset).
     pub rating: Option<String>,
+    /// Column of who made the claim.
     pub speaker: Option<String>,
+    /// Column of the date the claim was made.
     pub claim_date: Option<String>,
+    /// Column of the date the fact-check was published.
     pub review_date: Option<String>,
+    /// Column of the fact-check article's URL.
     pub url: Option<String>,
+    /// Column of the URL where the claim itself appeared.
     pub original_url: Option<String>,
+    /// Column of the ISO country code of the claim or publisher.
     pub country: Option<String>,
+    /// Column of where the claim was made (a speech, a post, an ad).
     pub venue: Option<String>,
+    /// Column of the fact-checker's name (else the source's `fact_checker`).
     pub fact_checker: Option<String>,
     /// A column of topics separated by `;` or `,`.
     pub topics: Option<String>,
@@ -337,18 +353,11 @@ impl TypedStage for ImportStage {
     /// Optional `claims`: another stage's claims (e.g. `claims-scrape`), merged after the files
     /// by id, so one table holds imported and scraped claims.
     fn inputs(&self) -> Vec<InputSpec> {
-        vec![InputSpec {
-            role: "claims",
-            kind: TableKind::Claims,
-            required: false,
-        }]
+        vec![InputSpec::optional("claims", TableKind::Claims)]
     }
 
     fn outputs(&self) -> Vec<OutputSpec> {
-        vec![OutputSpec {
-            name: "claims",
-            kind: TableKind::Claims,
-        }]
+        vec![OutputSpec::new("claims", TableKind::Claims)]
     }
 
     fn validate(&self, config: &ImportConfig, root: &Path) -> Result<(), ConfigError> {

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use noisebench_core::{Claim, ClaimDocumentLabel, Document, Query, TableKind};
+use noisebench_core::{Claim, ClaimDocumentLabel, Document, DocumentCredibility, Query, TableKind};
 use noisebench_pipeline::table_io;
 
 /// A snapshot folder: a version folder as is, or a dataset folder's latest version.
@@ -30,7 +30,8 @@ pub enum ExportFormat {
 }
 
 /// Export a published snapshot (a version folder) into `out`. Reads its `claims`, `documents`
-/// and `labels` tables (and `queries` for CONF-FACT's questions), by name or else by kind.
+/// and `labels` tables (and for CONF-FACT `document_credibility`, and `queries` for its
+/// questions), by name or else by kind.
 pub fn export_snapshot(
     snapshot: &Path,
     format: ExportFormat,
@@ -73,11 +74,15 @@ pub fn export_snapshot(
             noisebench_label::export_raguard(&claims, &documents, &labels, out)?
         }
         ExportFormat::Confact => {
+            let credibility: Vec<DocumentCredibility> =
+                read(path_of(TableKind::DocumentCredibility))?
+                    .ok_or_else(|| missing(TableKind::DocumentCredibility))?;
             let queries: Vec<Query> = read(path_of(TableKind::Queries))?.unwrap_or_default();
             std::fs::create_dir_all(out).with_context(|| out.display().to_string())?;
             noisebench_label::export_confact(
                 &claims,
                 &documents,
+                &credibility,
                 &labels,
                 &queries,
                 &out.join(noisebench_label::CONFACT_FILE),

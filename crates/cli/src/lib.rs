@@ -9,7 +9,7 @@
 //! Modules by concept: `layers` (the shared layers and the registry of stage kinds), `workspace`
 //! (where a run reads and writes; loading, checking and running a pipeline), `build`
 //! (`build-snapshot`/`refresh`: run, then publish with provenance, facts and exports), `inspect`,
-//! `export`.
+//! `export`, `reference` (the configuration reference `schemas` writes).
 //!
 //! What this crate is not: it holds no stage logic. Its library half exists so the end-to-end tests
 //! can drive the same code paths as the binary.
@@ -18,6 +18,7 @@ mod build;
 mod export;
 mod inspect;
 mod layers;
+mod reference;
 mod workspace;
 
 use std::path::Path;
@@ -29,6 +30,7 @@ pub use build::{Built, LlmTotals, build_snapshot, code_version};
 pub use export::{ExportFormat, export_snapshot, resolve_snapshot};
 pub use inspect::{inspect_id, inspect_stage};
 pub use layers::{DEFAULT_ARCHIVE_DIR, Layers, LlmOverrides, registry};
+pub use reference::{config_schemas, render_markdown, write_config_reference};
 pub use workspace::{Loaded, Workspace, check};
 
 /// Write `schemas/<table>.json` for every table.

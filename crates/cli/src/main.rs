@@ -7,7 +7,7 @@ use anyhow::{Result, bail};
 use clap::{Parser, Subcommand};
 use noisebench_cli::{
     ExportFormat, LlmOverrides, LlmTotals, Workspace, build_snapshot, check, export_snapshot,
-    inspect_id, inspect_stage, resolve_snapshot, write_schemas,
+    inspect_id, inspect_stage, resolve_snapshot, write_config_reference, write_schemas,
 };
 use noisebench_core::TableKind;
 use noisebench_pipeline::BarProgress;
@@ -97,10 +97,15 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
-    /// Write schemas/<table>.json for every table.
+    /// Write the generated references: schemas/<table>.json for every table, and the
+    /// configuration reference (schemas/config/<stage-kind>.json, llm.json, web.json and
+    /// docs/configuration.md rendered from them).
     Schemas {
         #[arg(default_value = "schemas")]
         dir: PathBuf,
+        /// Where the Markdown configuration reference goes.
+        #[arg(long, default_value = "docs/configuration.md")]
+        doc: PathBuf,
     },
 }
 
@@ -264,9 +269,16 @@ fn run(cli: Cli) -> Result<()> {
                 s.pairs_skipped()
             );
         }
-        Command::Schemas { dir } => {
-            let n = write_schemas(&cli.root.join(dir))?;
-            println!("wrote {n} schemas");
+        Command::Schemas { dir, doc } => {
+            let dir = cli.root.join(dir);
+            let n = write_schemas(&dir)?;
+            let doc = cli.root.join(doc);
+            let c = write_config_reference(&dir.join("config"), &doc)?;
+            println!(
+                "wrote {n} table schemas, {c} configuration schemas in {} and {}",
+                dir.join("config").display(),
+                doc.display()
+            );
         }
     }
     Ok(())

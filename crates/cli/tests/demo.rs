@@ -100,6 +100,7 @@ fn demo_builds_verifies_skips_and_reproduces() {
             ("claim_documents", 518),
             ("claims", 53),
             ("conflicts", 50),
+            ("document_credibility", 182),
             ("documents", 182),
             ("labels", 518),
             ("passages", 168),
@@ -288,13 +289,13 @@ fn the_binary_verifies_inspects_and_reports_config_errors() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success());
     for expected in [
-        "stage `labels` (kind labels, version 1)",
+        "stage `labels` (kind labels, version 2)",
         "items in 518, out 518, dropped 0",
         "table `labels`: 518 rows",
         "table `conflicts`: 50 rows",
-        "table `documents`: 182 rows",
+        "table `document_credibility`: 182 rows",
         "source_type_source     Str",
-        "shape: (3, 20)",
+        "shape: (3, 7)",
     ] {
         assert!(text.contains(expected), "{expected:?} not in\n{text}");
     }
@@ -311,7 +312,7 @@ fn the_binary_verifies_inspects_and_reports_config_errors() {
         "== stage `documents`, table `documents`: 1 row(s)",
         "== stage `documents`, table `claim_documents`",
         "== stage `labels`, table `labels`",
-        "== stage `labels`, table `documents`: 1 row(s)",
+        "== stage `labels`, table `document_credibility`: 1 row(s)",
         "\"source_type\": \"government\"",
         "... (",
     ] {
@@ -451,6 +452,84 @@ fn committed_schema_files_match_the_code() {
             "schemas/{name} is stale: run `noisebench schemas`"
         );
     }
+}
+
+/// The configuration reference (`schemas/config/*.json`, `docs/configuration.md`) is generated
+/// from the configuration types; the committed files must be what the code generates now.
+#[test]
+fn committed_configuration_reference_matches_the_code() {
+    let fix = "run `noisebench schemas` (`just schemas`)";
+    let dir = tempfile::tempdir().unwrap();
+    let doc = dir.path().join("configuration.md");
+    noisebench_cli::write_config_reference(&dir.path().join("config"), &doc).unwrap();
+    let list = |d: &Path| -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(d)
+            .unwrap_or_else(|_| panic!("{} is missing: {fix}", d.display()))
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    let generated = list(&dir.path().join("config"));
+    assert!(
+        generated.contains(&"labels.json".to_string())
+            && generated.contains(&"llm.json".to_string())
+    );
+    assert_eq!(
+        list(&repo().join("schemas/config")),
+        generated,
+        "schemas/config/ does not hold one schema per stage kind plus llm.json and web.json: {fix}"
+    );
+    for name in &generated {
+        let committed = std::fs::read_to_string(repo().join("schemas/config").join(name)).unwrap();
+        let now = std::fs::read_to_string(dir.path().join("config").join(name)).unwrap();
+        assert_eq!(committed, now, "schemas/config/{name} is stale: {fix}");
+    }
+    let committed = std::fs::read_to_string(repo().join("docs/configuration.md"))
+        .unwrap_or_else(|_| panic!("docs/configuration.md is missing: {fix}"));
+    assert_eq!(
+        committed,
+        std::fs::read_to_string(&doc).unwrap(),
+        "docs/configuration.md is stale: {fix}"
+    );
+}
+
+/// Every field a user can write has a description (its doc comment) in the reference.
+#[test]
+fn every_configuration_field_is_documented() {
+    fn undocumented(path: &str, schema: &serde_json::Value, out: &mut Vec<String>) {
+        match schema {
+            serde_json::Value::Object(map) => {
+                if let Some(serde_json::Value::Object(props)) = map.get("properties") {
+                    for (name, prop) in props {
+                        // A tag (`type = "google"`) is described by its variant.
+                        let documented = prop.get("description").is_some_and(|d| d != "")
+                            || prop.get("const").is_some();
+                        if !documented {
+                            out.push(format!("{path}.{name}"));
+                        }
+                    }
+                }
+                for (key, value) in map {
+                    undocumented(&format!("{path}/{key}"), value, out);
+                }
+            }
+            serde_json::Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    undocumented(&format!("{path}/{i}"), item, out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut missing = Vec::new();
+    for (name, schema) in noisebench_cli::config_schemas().unwrap() {
+        undocumented(&name, &schema, &mut missing);
+    }
+    assert!(
+        missing.is_empty(),
+        "fields without a doc comment: {missing:#?}"
+    );
 }
 
 /// The LLM layer's settings are part of the fingerprint of the stages that use it; a replayed
@@ -704,7 +783,7 @@ fn every_reader_opens_every_published_table() {
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/readers.py");
     let read = run_python_json(&script, [&snapshot]);
     assert_eq!(read["errors"], serde_json::json!([]), "{read:#}");
-    assert_eq!(manifest.tables.len(), 10);
+    assert_eq!(manifest.tables.len(), 11);
     for (table, entry) in &manifest.tables {
         for reader in ["pandas", "pyarrow", "polars", "duckdb", "datasets"] {
             assert_eq!(

@@ -161,6 +161,7 @@ tables! {
     Passages(Passage) = "passages",
     Labels(ClaimDocumentLabel) = "labels",
     Conflicts(Conflict) = "conflicts",
+    DocumentCredibility(DocumentCredibility) = "document_credibility",
     Reports(Report) = "reports",
     Chunks(Chunk) = "chunks",
     Triplets(Triplet) = "triplets",

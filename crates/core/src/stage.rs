@@ -204,7 +204,7 @@ impl StageReport {
 
 /// Failure codes a later run may well not meet: the network, a rate limit, a server error, a
 /// timeout, a spent budget, a cache-only run's miss. A stage may prefix them with its layer
-/// (`llm_retries_exhausted`, `credibility_budget_exhausted`, `search_http_503`).
+/// (`llm_retries_exhausted`, `llm_budget_exhausted`, `search_http_503`).
 const TRANSIENT_CODES: &[&str] = &[
     "retries_exhausted",
     "budget_exhausted",
@@ -387,8 +387,9 @@ impl StageOutput {
 
 /// A stage with a typed configuration. Implement this; the runner sees it as a [`Stage`].
 pub trait TypedStage: Send + Sync {
-    /// The stage's configuration, `#[serde(deny_unknown_fields)]`.
-    type Config: DeserializeOwned;
+    /// The stage's configuration, `#[serde(deny_unknown_fields)]`. Its JSON Schema (doc comments
+    /// as descriptions) is the stage's entry in the generated configuration reference.
+    type Config: DeserializeOwned + schemars::JsonSchema;
     /// The stage kind as written in pipeline files (`claims-import`).
     const KIND: &'static str;
     /// Bump when the stage's output for the same input changes; it is part of the fingerprint.
@@ -448,6 +449,9 @@ pub trait Stage: Send + Sync {
     fn outputs(&self) -> Vec<OutputSpec>;
     /// Parse and validate the configuration; errors name the field path.
     fn check(&self, config: &serde_json::Value, root: &Path) -> Result<(), ConfigError>;
+    /// The JSON Schema of the configuration, generated from [`TypedStage::Config`] (field doc
+    /// comments become descriptions): what `noisebench schemas` writes to `schemas/config/`.
+    fn config_schema(&self) -> serde_json::Value;
     fn external_files(
         &self,
         config: &serde_json::Value,
@@ -511,6 +515,9 @@ impl<T: TypedStage> Stage for T {
     fn check(&self, config: &serde_json::Value, root: &Path) -> Result<(), ConfigError> {
         let parsed: T::Config = parse_config(config)?;
         self.validate(&parsed, root)
+    }
+    fn config_schema(&self) -> serde_json::Value {
+        schemars::schema_for!(T::Config).to_value()
     }
     fn external_files(
         &self,
@@ -633,6 +640,7 @@ mod tests {
             Passage,
             ClaimDocumentLabel,
             Conflict,
+            DocumentCredibility,
             Report,
             Chunk,
             Triplet,

@@ -3,10 +3,11 @@
 //!
 //! The table is a CSV with a header: `domain, name, credibility, source_type, notes` (`name`,
 //! `source_type` and `notes` may be blank or absent). A domain also covers its subdomains
-//! (`bbc.co.uk` covers `news.bbc.co.uk`); the longest listed match wins. Documents get
-//! `credibility` and `credibility_source = "table"` from the table, or `"generated"` from the
-//! `credibility` task; a table's source type replaces the document's, a generated one fills it
-//! only when the document has none (or `other`).
+//! (`bbc.co.uk` covers `news.bbc.co.uk`); the longest listed match wins. Each document gets a
+//! `document_credibility` row: `credibility` and `credibility_source = "table"` from the table,
+//! or `"generated"` from the `credibility` task; a table's source type replaces the document's,
+//! a generated one only when the document has none (or `other`), else the row keeps the
+//! document's own. The `documents` table itself is the `documents` stage's and is not rewritten.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -14,12 +15,16 @@ use std::path::{Path, PathBuf};
 use crate::tasks::{
     Credibility, CredibilityInput, CredibilityLevel, CredibilityOutput, SourceType,
 };
-use noisebench_core::{Document, Drops};
+use noisebench_core::{
+    ConfigError, Document, DocumentCredibility, Drops, StageContext, StageError, stable_id,
+};
 use noisebench_llm::Llm;
 use serde::Deserialize;
 
 /// Where credibility comes from when the table has no entry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Fallback {
     /// Ask the `credibility` task; rows are marked `generated`.
@@ -30,11 +35,12 @@ pub enum Fallback {
 }
 
 /// `[stages.<id>.config.credibility]`.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct CredibilityConfig {
     /// The domain table (CSV), relative to the repository root. None: every domain falls back.
     pub table: Option<PathBuf>,
+    /// Where credibility comes from for a domain the table does not list.
     pub fallback: Fallback,
 }
 
@@ -204,88 +210,139 @@ impl DomainTable {
     }
 }
 
-/// Counts of an annotation pass.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Annotated {
-    pub from_table: usize,
-    pub generated: usize,
-    pub unknown: usize,
+/// The labels stage's credibility step: load the configured domain table and [`rate`] every
+/// document.
+pub(crate) fn rate_documents(
+    llm: &Llm,
+    config: &CredibilityConfig,
+    documents: &[Document],
+    ctx: &StageContext,
+    drops: &mut Drops,
+) -> Result<Vec<DocumentCredibility>, StageError> {
+    let table = config
+        .table
+        .as_ref()
+        .map(|p| DomainTable::load(&ctx.resolve(p)))
+        .transpose()
+        .map_err(|e| ConfigError::new("credibility.table", e.to_string()))?;
+    let rows = rate(
+        llm,
+        &ctx.stage_id,
+        documents,
+        table.as_ref(),
+        config.fallback,
+        drops,
+    );
+    let from = |source: Option<&str>| {
+        rows.iter()
+            .filter(|r| r.credibility_source.as_deref() == source)
+            .count()
+    };
+    tracing::info!(
+        table = from(Some("table")),
+        generated = from(Some("generated")),
+        unknown = from(None),
+        "credibility"
+    );
+    Ok(rows)
 }
 
-/// Fill `credibility`, `credibility_source` and (see the module doc) `source_type` of every
-/// document: from `table`, else from the `credibility` task for each distinct unknown domain
-/// (one call per domain). A failed call leaves the documents of that domain unannotated and is
-/// recorded in `drops` (item `domain:<domain>`).
-pub fn annotate(
+/// One `document_credibility` row per document, in input order: from `table`, else from the
+/// `credibility` task for each distinct unknown domain (one call per domain). A failed call
+/// leaves the documents of that domain unrated and is recorded in `drops` (item
+/// `domain:<domain>`).
+pub fn rate(
     llm: &Llm,
     stage: &str,
-    documents: &mut [Document],
+    documents: &[Document],
     table: Option<&DomainTable>,
     fallback: Fallback,
     drops: &mut Drops,
-) -> Annotated {
-    let mut counts = Annotated::default();
-    let mut unknown: BTreeSet<String> = BTreeSet::new();
-    for d in documents.iter() {
-        let domain = document_domain(d);
-        if !domain.is_empty() && table.and_then(|t| t.lookup(&domain)).is_none() {
-            unknown.insert(domain);
-        }
-    }
-    let generated: BTreeMap<String, CredibilityOutput> = if fallback == Fallback::Llm {
-        let domains: Vec<String> = unknown.into_iter().collect();
-        let inputs = domains
-            .iter()
-            .map(|d| CredibilityInput {
-                domain: d.clone(),
-                description: None,
-            })
-            .collect();
-        let answers = llm.run_batch::<Credibility>(stage, inputs);
-        domains
-            .into_iter()
-            .zip(answers)
-            .filter_map(|(d, a)| match a {
-                Ok(a) => Some((d, a.value)),
-                Err(e) => {
-                    // The domain's documents are still output, without a credibility.
-                    drops.add_failure(
-                        format!("domain:{d}"),
-                        &format!("credibility_{}", e.reason()),
-                        e.to_string(),
-                    );
-                    None
-                }
-            })
-            .collect()
+) -> Vec<DocumentCredibility> {
+    let unknown: BTreeSet<String> = documents
+        .iter()
+        .map(document_domain)
+        .filter(|d| !d.is_empty() && table.and_then(|t| t.lookup(d)).is_none())
+        .collect();
+    let generated = if fallback == Fallback::Llm {
+        generate(llm, stage, unknown, drops)
     } else {
         BTreeMap::new()
     };
-    for d in documents.iter_mut() {
-        let domain = document_domain(d);
-        if let Some(e) = table.and_then(|t| t.lookup(&domain)) {
-            d.credibility = Some(e.credibility.as_str().to_string());
-            d.credibility_source = Some("table".into());
-            if let Some(t) = e.source_type {
-                d.source_type = t.as_str().to_string();
-                d.source_type_source = "table".into();
+    documents
+        .iter()
+        .map(|d| {
+            let domain = document_domain(d);
+            let entry = table.and_then(|t| t.lookup(&domain));
+            let answer = generated.get(&domain);
+            rating(d, domain, entry, answer)
+        })
+        .collect()
+}
+
+/// The `credibility` task's answer for each domain; a failed call is recorded in `drops`.
+fn generate(
+    llm: &Llm,
+    stage: &str,
+    domains: BTreeSet<String>,
+    drops: &mut Drops,
+) -> BTreeMap<String, CredibilityOutput> {
+    let domains: Vec<String> = domains.into_iter().collect();
+    let inputs = domains
+        .iter()
+        .map(|d| CredibilityInput {
+            domain: d.clone(),
+            description: None,
+        })
+        .collect();
+    let answers = llm.run_batch::<Credibility>(stage, inputs);
+    domains
+        .into_iter()
+        .zip(answers)
+        .filter_map(|(d, a)| match a {
+            Ok(a) => Some((d, a.value)),
+            Err(e) => {
+                // The domain's documents are still output, without a credibility.
+                drops.add_failure(format!("domain:{d}"), &e.drop_reason(), e.to_string());
+                None
             }
-            counts.from_table += 1;
-        } else if let Some(g) = generated.get(&domain) {
-            d.credibility = Some(g.credibility.as_str().to_string());
-            d.credibility_source = Some("generated".into());
-            if d.source_type.trim().is_empty() || d.source_type == "other" {
-                d.source_type = g.source_type.as_str().to_string();
-                d.source_type_source = "generated".into();
-            }
-            counts.generated += 1;
-        } else {
-            d.credibility = None;
-            d.credibility_source = None;
-            counts.unknown += 1;
+        })
+        .collect()
+}
+
+/// One document's row: the table's `entry` first, else the `generated` answer, else unrated
+/// with the document's own source type.
+pub fn rating(
+    document: &Document,
+    domain: String,
+    entry: Option<&DomainEntry>,
+    generated: Option<&CredibilityOutput>,
+) -> DocumentCredibility {
+    let mut row = DocumentCredibility {
+        id: stable_id("cred", &[&document.id]),
+        document_id: document.id.clone(),
+        domain,
+        credibility: None,
+        credibility_source: None,
+        source_type: document.source_type.clone(),
+        source_type_source: document.source_type_source.clone(),
+    };
+    if let Some(e) = entry {
+        row.credibility = Some(e.credibility.as_str().to_string());
+        row.credibility_source = Some("table".into());
+        if let Some(t) = e.source_type {
+            row.source_type = t.as_str().to_string();
+            row.source_type_source = "table".into();
+        }
+    } else if let Some(g) = generated {
+        row.credibility = Some(g.credibility.as_str().to_string());
+        row.credibility_source = Some("generated".into());
+        if row.source_type.trim().is_empty() || row.source_type == "other" {
+            row.source_type = g.source_type.as_str().to_string();
+            row.source_type_source = "generated".into();
         }
     }
-    counts
+    row
 }
 
 /// A document's domain: its `domain` column, else the host of its URL.
@@ -332,6 +389,64 @@ mod tests {
         );
         assert!(t.lookup("co.uk").is_none());
         assert!(t.lookup("unknown.net").is_none());
+    }
+
+    #[test]
+    fn a_rating_keeps_the_documents_own_source_type_unless_overridden() {
+        let table = DomainTable::parse(CSV.as_bytes(), Path::new("t.csv")).unwrap();
+        let doc = |id: &str, source_type: &str| Document {
+            id: id.into(),
+            source_type: source_type.into(),
+            source_type_source: "rules".into(),
+            ..Document::default()
+        };
+        let generated = CredibilityOutput {
+            credibility: CredibilityLevel::Medium,
+            source_type: SourceType::Academic,
+        };
+        // The table's source type replaces the document's.
+        let bbc = table.lookup("news.bbc.co.uk");
+        let r = rating(&doc("a", "other"), "news.bbc.co.uk".into(), bbc, None);
+        assert_eq!(r.id, stable_id("cred", &["a"]));
+        assert_eq!(
+            (r.credibility.as_deref(), r.credibility_source.as_deref()),
+            (Some("high"), Some("table"))
+        );
+        assert_eq!(
+            (r.source_type.as_str(), r.source_type_source.as_str()),
+            ("mainstream news", "table")
+        );
+        // A table entry without a source type keeps the document's.
+        let org = table.lookup("example.org");
+        let r = rating(&doc("b", "non-profit"), "example.org".into(), org, None);
+        assert_eq!(
+            (r.source_type.as_str(), r.source_type_source.as_str()),
+            ("non-profit", "rules")
+        );
+        // A generated source type fills only `other` (or nothing).
+        let r = rating(&doc("c", "other"), "x.net".into(), None, Some(&generated));
+        assert_eq!(r.credibility_source.as_deref(), Some("generated"));
+        assert_eq!(
+            (r.source_type.as_str(), r.source_type_source.as_str()),
+            ("academic", "generated")
+        );
+        let r = rating(
+            &doc("d", "government"),
+            "x.gov".into(),
+            None,
+            Some(&generated),
+        );
+        assert_eq!(
+            (r.source_type.as_str(), r.source_type_source.as_str()),
+            ("government", "rules")
+        );
+        // Unrated: no credibility, the document's own source type.
+        let r = rating(&doc("e", "other"), "y.net".into(), None, None);
+        assert_eq!((r.credibility, r.credibility_source), (None, None));
+        assert_eq!(
+            (r.source_type.as_str(), r.domain.as_str()),
+            ("other", "y.net")
+        );
     }
 
     #[test]

@@ -1,14 +1,24 @@
 //! RAGuard's exam (section 3.3): the model judges the claim from one document alone; agreeing
 //! with the gold verdict makes the document *supporting*, contradicting it *misleading*, no
 //! decision *irrelevant*. Several prompt variants may vote; the same question with no document
-//! (the zero-context probe) tells whether the document flipped the model's own answer.
+//! (the zero-context probe) tells whether the document flipped the model's own answer. The
+//! labels stage asks it through `ask`, the one place its calls are made.
+
+use std::collections::BTreeMap;
 
 use noisebench_core::vocab::{Verdict, exam::Input as ExamVerdictInput};
-use noisebench_core::{Claim, Document};
+use noisebench_core::{Claim, Document, StageContext};
+use noisebench_llm::Llm;
 use serde::{Deserialize, Serialize};
 
+use crate::assemble::CallFailures;
+use crate::pairs::Pair;
+use crate::tasks::ExamVerdict;
+
 /// How one exam prompt is put together from a claim and a document.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum ExamVariant {
     /// Claim, claim date, document title and text.
@@ -33,7 +43,7 @@ impl ExamVariant {
 }
 
 /// `[stages.<id>.config.exam]`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ExamConfig {
     /// Run the exam at all.
@@ -61,7 +71,9 @@ impl Default for ExamConfig {
 }
 
 /// The label words a preset writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum LabelPreset {
     /// supporting, misleading, irrelevant (RAGuard paper, first version).
@@ -186,6 +198,101 @@ pub fn zero_context_input(claim: &Claim) -> ExamVerdictInput {
         document_title: None,
         document: None,
     }
+}
+
+/// What the exam answered: each pair's votes (by its index among the pairs) and each claim's
+/// zero-context verdict.
+pub(crate) struct ExamAnswers {
+    pub votes: Vec<Vec<(ExamVariant, Verdict)>>,
+    pub zero_context: BTreeMap<String, Verdict>,
+}
+
+/// Ask the exam, when enabled: one call per pair (but those it skips) and variant, then one
+/// zero-context probe per claim. Failed calls go to `failures`.
+pub(crate) fn ask(
+    llm: &Llm,
+    config: &ExamConfig,
+    pairs: &[Pair],
+    ctx: &StageContext,
+    failures: &mut CallFailures,
+) -> ExamAnswers {
+    let mut answers = ExamAnswers {
+        votes: vec![Vec::new(); pairs.len()],
+        zero_context: BTreeMap::new(),
+    };
+    if !config.enabled {
+        return answers;
+    }
+    answers.votes = vote(llm, config, pairs, ctx, failures);
+    if config.zero_context {
+        answers.zero_context = probe(llm, pairs, &ctx.stage_id, failures);
+    }
+    answers
+}
+
+/// Each pair's votes, one per variant that answered.
+fn vote(
+    llm: &Llm,
+    config: &ExamConfig,
+    pairs: &[Pair],
+    ctx: &StageContext,
+    failures: &mut CallFailures,
+) -> Vec<Vec<(ExamVariant, Verdict)>> {
+    let mut votes = vec![Vec::new(); pairs.len()];
+    let mut keys = Vec::new();
+    let mut calls = Vec::new();
+    for (i, p) in pairs.iter().enumerate().filter(|(_, p)| !p.skip_exam) {
+        for v in &config.variants {
+            keys.push((i, *v));
+            calls.push(exam_input(*v, p.claim, p.doc, &p.exam_text, config));
+        }
+    }
+    let bar = ctx.progress.bar("exam", Some(calls.len() as u64));
+    let answers = llm.run_batch_with_progress::<ExamVerdict>(&ctx.stage_id, calls, bar.as_ref());
+    bar.finish();
+    for ((i, v), a) in keys.into_iter().zip(answers) {
+        let call = format!("exam:{}", v.as_str());
+        match a.map(|a| Verdict::in_reply(&a.value)) {
+            Ok(Some(verdict)) => votes[i].push((v, verdict)),
+            Ok(None) => failures.pair_reason(
+                &pairs[i].id,
+                &call,
+                "llm_unparseable_output",
+                "no verdict in a checked reply".into(),
+            ),
+            Err(e) => failures.pair(&pairs[i].id, &call, &e),
+        }
+    }
+    votes
+}
+
+/// The zero-context verdict of each claim of `pairs` whose probe answered.
+fn probe(
+    llm: &Llm,
+    pairs: &[Pair],
+    stage: &str,
+    failures: &mut CallFailures,
+) -> BTreeMap<String, Verdict> {
+    let claims: Vec<&Claim> = pairs
+        .iter()
+        .map(|p| (p.claim.id.as_str(), p.claim))
+        .collect::<BTreeMap<&str, &Claim>>()
+        .into_values()
+        .collect();
+    let calls = claims.iter().map(|c| zero_context_input(c)).collect();
+    let answers = llm.run_batch::<ExamVerdict>(stage, calls);
+    let mut zero = BTreeMap::new();
+    for (c, a) in claims.into_iter().zip(answers) {
+        match a {
+            Ok(a) => {
+                if let Some(v) = Verdict::in_reply(&a.value) {
+                    zero.insert(c.id.clone(), v);
+                }
+            }
+            Err(e) => failures.claim(&c.id, &e),
+        }
+    }
+    zero
 }
 
 #[cfg(test)]

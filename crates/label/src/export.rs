@@ -8,12 +8,13 @@
 //! twice, under two ids, as in the release.
 //!
 //! CONFACT (`confact.json`): one object per claim with its evidence list, each evidence with the
-//! three stance votes and the majority, labels written exactly (`Supported`, never `Supported `).
+//! three stance votes and the majority, its source's credibility and type (from the labels
+//! stage's `document_credibility`), labels written exactly (`Supported`, never `Supported `).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use noisebench_core::{Claim, ClaimDocumentLabel, Document, Query};
+use noisebench_core::{Claim, ClaimDocumentLabel, Document, DocumentCredibility, Query};
 use serde::Serialize;
 
 use crate::exam::LabelPreset;
@@ -358,15 +359,22 @@ struct Instance {
 }
 
 /// Write CONFACT-style `confact.json` (an array, one object per claim with a true/false verdict)
-/// to `path`. `queries` gives each claim's yes/no question (the first `question` query).
+/// to `path`. `credibility` (the labels stage's `document_credibility`) gives each evidence's
+/// credibility and source type (a document without a row: no credibility, its own source type);
+/// `queries` gives each claim's yes/no question (the first `question` query).
 pub fn export_confact(
     claims: &[Claim],
     documents: &[Document],
+    credibility: &[DocumentCredibility],
     labels: &[ClaimDocumentLabel],
     queries: &[Query],
     path: &Path,
 ) -> Result<ExportSummary, ExportError> {
     let docs: BTreeMap<&str, &Document> = documents.iter().map(|d| (d.id.as_str(), d)).collect();
+    let rated: BTreeMap<&str, &DocumentCredibility> = credibility
+        .iter()
+        .map(|c| (c.document_id.as_str(), c))
+        .collect();
     let claim_index: BTreeMap<&str, &Claim> = claims.iter().map(|c| (c.id.as_str(), c)).collect();
     let mut summary = ExportSummary::default();
     let by_claim = pairs_by_claim(
@@ -405,8 +413,11 @@ pub fn export_confact(
                 majority_vote: confact_stance(l.stance.as_deref()),
                 label: l.label.clone(),
                 label_source: l.label_source.clone(),
-                credibility: d.credibility.clone(),
-                source_type: d.source_type.clone(),
+                credibility: rated.get(d.id.as_str()).and_then(|c| c.credibility.clone()),
+                source_type: rated
+                    .get(d.id.as_str())
+                    .map_or(&d.source_type, |c| &c.source_type)
+                    .clone(),
                 document_id: d.id.clone(),
             })
             .collect();

@@ -14,7 +14,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use noisebench_core::{Claim, ClaimDocumentLabel, Document};
+use noisebench_core::{
+    Claim, ClaimDocumentLabel, ConfigError, Document, Drops, StageContext, StageError,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::agreement::Agreement;
@@ -22,7 +24,7 @@ use crate::exam::{LabelPreset, truncate_chars};
 use crate::stance::parse_stance;
 
 /// `[stages.<id>.config.review]`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ReviewConfig {
     /// Write `review_sheet.csv` into the stage directory.
@@ -319,6 +321,50 @@ pub fn apply_review(
     out.reviewers_label = Agreement::of(&rr_label);
     out.reviewers_stance = Agreement::of(&rr_stance);
     out
+}
+
+/// The review sheet's file name in the stage directory.
+pub const REVIEW_SHEET: &str = "review_sheet.csv";
+
+/// Write the review sheet into the stage directory, when `review.export` asks for it.
+pub(crate) fn export_sheet(
+    config: &ReviewConfig,
+    ctx: &StageContext,
+    claims: &[Claim],
+    documents: &[Document],
+    labels: &[ClaimDocumentLabel],
+) -> Result<(), StageError> {
+    if !config.export {
+        return Ok(());
+    }
+    std::fs::create_dir_all(&ctx.stage_dir).map_err(|source| StageError::Io {
+        path: ctx.stage_dir.clone(),
+        source,
+    })?;
+    let rows = review_sheet(claims, documents, labels, config.excerpt_chars);
+    let path = ctx.stage_dir.join(REVIEW_SHEET);
+    write_sheet(&path, &rows).map_err(|e| StageError::Other(e.to_string()))
+}
+
+/// Apply the filled-in sheet of `review.import`, if any, to `labels` (its labels take
+/// precedence); each sheet row that cannot be applied is recorded in `drops`.
+pub(crate) fn import_sheet(
+    config: &ReviewConfig,
+    preset: LabelPreset,
+    ctx: &StageContext,
+    labels: &mut [ClaimDocumentLabel],
+    drops: &mut Drops,
+) -> Result<Option<ReviewOutcome>, StageError> {
+    let Some(path) = &config.import else {
+        return Ok(None);
+    };
+    let sheet = read_sheet(&ctx.resolve(path))
+        .map_err(|e| ConfigError::new("review.import", e.to_string()))?;
+    let outcome = apply_review(labels, &sheet, preset, &path.display().to_string());
+    for p in &outcome.problems {
+        drops.add_failure(format!("review:{}", p.pair_id), p.reason, p.detail.clone());
+    }
+    Ok(Some(outcome))
 }
 
 #[cfg(test)]

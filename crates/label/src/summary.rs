@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use noisebench_core::{ClaimDocumentLabel, Conflict, Document};
+use noisebench_core::{ClaimDocumentLabel, Conflict, DocumentCredibility};
 use serde::Serialize;
 
 use crate::review::ReviewOutcome;
@@ -46,7 +46,7 @@ fn tally<'a>(values: impl Iterator<Item = Option<&'a str>>) -> BTreeMap<String, 
 pub fn label_facts(
     labels: &[ClaimDocumentLabel],
     conflicts: &[Conflict],
-    documents: &[Document],
+    credibility: &[DocumentCredibility],
     tasks: &[(String, String, String)],
     review: Option<ReviewOutcome>,
 ) -> LabelFacts {
@@ -69,8 +69,8 @@ pub fn label_facts(
             .filter(|c| c.human_conflict == Some(true))
             .count(),
         exam_conflicts: conflicts.iter().filter(|c| c.exam_conflict).count(),
-        credibility_sources: tally(documents.iter().map(|d| d.credibility_source.as_deref())),
-        credibility: tally(documents.iter().map(|d| d.credibility.as_deref())),
+        credibility_sources: tally(credibility.iter().map(|c| c.credibility_source.as_deref())),
+        credibility: tally(credibility.iter().map(|c| c.credibility.as_deref())),
         models: tasks
             .iter()
             .map(|(t, p, _)| (t.clone(), p.clone()))

@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use noisebench_core::{ClaimDocumentLabel, Query, TypedStage, stable_id};
+use noisebench_core::{ClaimDocumentLabel, DocumentCredibility, Query, TypedStage, stable_id};
 use noisebench_label::{ExportConfactStage, ExportRaguardStage, export_confact, export_raguard};
 use noisebench_testkit::{pandas_available, run_python_json};
 
@@ -27,6 +27,7 @@ fn label(c: &str, d: &str, l: Option<&str>, stance: &str, source: &str) -> Claim
 struct Data {
     claims: Vec<noisebench_core::Claim>,
     docs: Vec<noisebench_core::Document>,
+    credibility: Vec<DocumentCredibility>,
     labels: Vec<ClaimDocumentLabel>,
 }
 
@@ -63,9 +64,20 @@ fn data() -> Data {
         label("c3", "d3", Some("misleading"), "reject", "model"),
         label("c9", "d3", Some("misleading"), "reject", "model"),
     ];
+    // d1 rated from the domain table, which also overrides its source type; d2, d3 unrated.
+    let credibility = vec![DocumentCredibility {
+        id: stable_id("cred", &["d1"]),
+        document_id: "d1".into(),
+        domain: "reddit.com".into(),
+        credibility: Some("low".into()),
+        credibility_source: Some("table".into()),
+        source_type: "social media".into(),
+        source_type_source: "table".into(),
+    }];
     Data {
         claims: vec![c1, c2, c3, c4],
         docs,
+        credibility,
         labels,
     }
 }
@@ -175,7 +187,15 @@ fn confact_json_shape() {
         llm_request: None,
     }];
     let path = dir.path().join("confact.json");
-    let s = export_confact(&d.claims, &d.docs, &d.labels, &queries, &path).unwrap();
+    let s = export_confact(
+        &d.claims,
+        &d.docs,
+        &d.credibility,
+        &d.labels,
+        &queries,
+        &path,
+    )
+    .unwrap();
     assert_eq!(s.claims, 3);
     // The non-binary claim's rows were left out silently before: now each is counted.
     assert_eq!(s.documents + s.pairs_skipped(), d.labels.len());
@@ -190,6 +210,14 @@ fn confact_json_shape() {
         "Not enough evidence"
     );
     assert_eq!(first["human_conflict"], serde_json::Value::Null);
+    // Credibility and source type from `document_credibility`; none for an unrated document.
+    assert_eq!(first["evidence_url"][0]["credibility"], "low");
+    assert_eq!(first["evidence_url"][0]["source_type"], "social media");
+    assert_eq!(
+        first["evidence_url"][1]["credibility"],
+        serde_json::Value::Null
+    );
+    assert_eq!(first["evidence_url"][1]["source_type"], "");
     let second = &v[1];
     assert_eq!(second["label"], "Refuted");
     assert_eq!(second["question"], "Did crime rise 50%?");
@@ -217,6 +245,10 @@ fn export_stages_write_into_their_directory() {
         m.insert(
             "labels".to_string(),
             noisebench_core::Rows::Labels(d.labels.clone()),
+        );
+        m.insert(
+            "document_credibility".to_string(),
+            noisebench_core::Rows::DocumentCredibility(d.credibility.clone()),
         );
         noisebench_core::Inputs::new(m)
     };

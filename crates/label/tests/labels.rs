@@ -5,7 +5,9 @@
 mod common;
 
 use common::*;
-use noisebench_core::{ClaimDocumentLabel, Conflict, Document, TypedStage, parse_config};
+use noisebench_core::{
+    ClaimDocumentLabel, Conflict, Document, DocumentCredibility, TypedStage, parse_config,
+};
 use noisebench_label::{LabelConfig, LabelStage};
 
 const SUPPORT: &str = r#"{"stance": "support"}"#;
@@ -206,9 +208,12 @@ fn exam_stance_conflicts_and_credibility() {
     let c2 = conflicts.iter().find(|c| c.claim_id == "c2").unwrap();
     assert!(!c2.model_conflict && c2.exam_conflict);
 
-    // Credibility: table for reuters.com and reddit.com (subdomain), generated for the blog.
-    let docs: Vec<Document> = table(&mut out, "documents");
-    let by = |id: &str| docs.iter().find(|d| d.id == id).unwrap().clone();
+    // Credibility: table for reuters.com and reddit.com (subdomain), generated for the blog; one
+    // row per document, the documents themselves not output again.
+    assert!(out.tables.keys().all(|t| t != "documents"));
+    let rated: Vec<DocumentCredibility> = table(&mut out, "document_credibility");
+    assert_eq!(rated.len(), 3);
+    let by = |id: &str| rated.iter().find(|d| d.document_id == id).unwrap().clone();
     assert_eq!(
         (
             by("d1").credibility.as_deref(),
@@ -226,7 +231,16 @@ fn exam_stance_conflicts_and_credibility() {
         (Some("medium"), Some("generated"), "other")
     );
     assert_eq!(by("d3").credibility_source.as_deref(), Some("table"));
-    assert_eq!(by("d3").source_type, "social media");
+    assert_eq!(
+        (by("d3").source_type.as_str(), by("d3").domain.as_str()),
+        ("social media", "old.reddit.com")
+    );
+    assert_eq!(by("d2").source_type_source, "generated");
+    assert_eq!(
+        by("d1").id,
+        noisebench_core::stable_id("cred", &["d1"]),
+        "stable from the document id"
+    );
     assert!(out.report.drops.is_empty(), "{:?}", out.report.drops);
     assert_eq!((out.report.items_in, out.report.items_out), (5, 5));
 
@@ -289,8 +303,9 @@ fn raguard_preset_and_exam_variant_majority() {
     );
     assert_eq!(server.count("stance_url"), 0);
     assert_eq!(server.count("credibility"), 0);
-    let docs: Vec<Document> = table(&mut out, "documents");
-    assert!(docs.iter().all(|d| d.credibility.is_none()));
+    let rated: Vec<DocumentCredibility> = table(&mut out, "document_credibility");
+    assert_eq!(rated.len(), 3);
+    assert!(rated.iter().all(|d| d.credibility.is_none()));
 
     // Two variants that disagree: a tie is undecided, hence unrelated.
     let dir = tempfile::tempdir().unwrap();
@@ -399,7 +414,7 @@ fn offline_backend_is_deterministic_and_marked() {
             dir.path(),
         );
         let labels: Vec<ClaimDocumentLabel> = table(&mut out, "labels");
-        let docs: Vec<Document> = table(&mut out, "documents");
+        let docs: Vec<DocumentCredibility> = table(&mut out, "document_credibility");
         let conflicts: Vec<Conflict> = table(&mut out, "conflicts");
         let sheet = std::fs::read(dir.path().join("review_sheet.csv")).unwrap();
         (labels, docs, conflicts, sheet)
@@ -423,6 +438,6 @@ fn offline_backend_is_deterministic_and_marked() {
         labels[0].provenance
     );
     // The offline credibility rule stands in for the model, still marked generated.
-    let blog = docs.iter().find(|d| d.id == "d2").unwrap();
+    let blog = docs.iter().find(|d| d.document_id == "d2").unwrap();
     assert_eq!(blog.credibility_source.as_deref(), Some("generated"));
 }

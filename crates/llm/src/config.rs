@@ -6,13 +6,14 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use noisebench_core::ConfigError;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Which backend answers tasks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum BackendKind {
-    /// Deterministic rules, no network (see [`crate::offline`]).
+    /// Deterministic rules, no network: each task's own offline rule, versioned.
     #[default]
     Offline,
     /// Any OpenAI-compatible chat completions endpoint.
@@ -29,7 +30,7 @@ impl BackendKind {
 }
 
 /// How the response cache is used.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum CacheMode {
     /// Read hits, store new successful answers.
@@ -42,7 +43,7 @@ pub enum CacheMode {
 }
 
 /// The `[llm]` table.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct LlmConfig {
     /// `offline` (default) or `openai`.
@@ -68,7 +69,9 @@ pub struct LlmConfig {
     /// Stop issuing new calls once the estimated cost in USD reaches this; in-flight calls finish,
     /// the rest fail with `budget_exhausted`.
     pub max_cost: Option<f64>,
+    /// The response cache (`[llm.cache]`).
     pub cache: CacheConfig,
+    /// How vectors are made (`[llm.embeddings]`).
     pub embeddings: EmbeddingsConfig,
 }
 
@@ -92,9 +95,10 @@ impl Default for LlmConfig {
 }
 
 /// `[llm.cache]`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct CacheConfig {
+    /// How the cache is used.
     pub mode: CacheMode,
     /// Cache directory, relative to the root.
     pub dir: PathBuf,
@@ -114,7 +118,7 @@ impl Default for CacheConfig {
 }
 
 /// One model served by one or more OpenAI-compatible endpoints (`[llm.models.<name>]`).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ModelConfig {
     /// The model id sent to the server (default: the table's key).
@@ -170,18 +174,22 @@ impl Default for ModelConfig {
 }
 
 /// One endpoint: a name for logs and the call log, and its base URL (`.../v1`).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EndpointConfig {
+    /// The endpoint's name in logs and the call log.
     pub name: String,
+    /// Base URL (`https://api.openai.com/v1`): http(s), with no credentials or key in it.
     pub url: String,
 }
 
 /// USD per million tokens.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Price {
+    /// USD per million prompt tokens.
     pub input_per_million: f64,
+    /// USD per million completion tokens.
     pub output_per_million: f64,
 }
 
@@ -193,7 +201,7 @@ impl Price {
 }
 
 /// Which embedder makes vectors.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum EmbeddingBackend {
     /// The local model when its files are present, else hashed n-grams.
@@ -208,9 +216,10 @@ pub enum EmbeddingBackend {
 }
 
 /// `[llm.embeddings]`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct EmbeddingsConfig {
+    /// Which embedder makes vectors.
     pub backend: EmbeddingBackend,
     /// Directory holding model.safetensors, tokenizer.json, config.json (relative to the root).
     pub model_dir: PathBuf,

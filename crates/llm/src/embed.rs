@@ -35,6 +35,19 @@ pub(crate) enum Embedder {
     },
 }
 
+impl Llm {
+    /// Embed texts (sync). One vector per text, in order, from the configured embedder.
+    pub fn embed(&self, stage: &str, texts: &[String]) -> Result<Embeddings, LlmError> {
+        embed(self, stage, texts)
+    }
+
+    /// Which embedder makes vectors: `hashed-ngrams:<dim>`, `local:all-MiniLM-L6-v2`,
+    /// `openai:<model>`.
+    pub fn embedder_name(&self) -> String {
+        self.inner.embedder.name()
+    }
+}
+
 /// The files a local model directory must hold.
 pub const MODEL_FILES: [&str; 3] = ["model.safetensors", "tokenizer.json", "config.json"];
 
@@ -174,7 +187,7 @@ fn from_bytes(b: &[u8]) -> Option<Vec<f32>> {
 }
 
 pub(crate) fn embed(llm: &Llm, stage: &str, texts: &[String]) -> Result<Embeddings, LlmError> {
-    let embedder = llm.embedder();
+    let embedder = &llm.inner.embedder;
     let provenance = embedder.name();
     match embedder {
         Embedder::Hashed { dim } => Ok(Embeddings {
@@ -205,7 +218,7 @@ fn embed_openai(
 ) -> Result<Vec<Vec<f32>>, LlmError> {
     let mut out: Vec<Option<Vec<f32>>> = vec![None; texts.len()];
     let mut missing: Vec<usize> = Vec::new();
-    let cache = llm.inner_cache();
+    let cache = llm.inner.cache.as_ref();
     for (i, t) in texts.iter().enumerate() {
         let start = Instant::now();
         let key = embedding_key(&model.model_id, t);
@@ -219,7 +232,7 @@ fn embed_openai(
                     &key,
                     String::new(),
                     0,
-                    crate::answered_locally(start),
+                    crate::call_log::answered_locally(start),
                     true,
                     model.config.price.map(|_| 0.0),
                     None,
@@ -228,8 +241,8 @@ fn embed_openai(
             }
             None => {
                 if cache.is_some() {
-                    llm.bump_stats(|s| s.cache_misses += 1);
-                    if llm.cache_mode() == CacheMode::CacheOnly {
+                    llm.bump(|s| s.cache_misses += 1);
+                    if llm.inner.config.cache.mode == CacheMode::CacheOnly {
                         let e = LlmError::CacheMiss {
                             request_hash: key.clone(),
                         };
@@ -240,7 +253,7 @@ fn embed_openai(
                             &key,
                             String::new(),
                             0,
-                            crate::answered_locally(start),
+                            crate::call_log::answered_locally(start),
                             false,
                             None,
                             Some(&e),
@@ -266,7 +279,7 @@ fn embed_openai(
     let stage2 = stage.to_string();
     let texts2: Vec<String> = texts.to_vec();
     let model2 = Arc::clone(model);
-    let results = llm.block_on_pub(async move {
+    let results = llm.block_on(async move {
         let mut handles = Vec::new();
         for g in groups {
             let llm = llm2.clone();
@@ -328,7 +341,7 @@ fn embed_openai(
         for (i, mut v) in group.into_iter().zip(vectors) {
             normalise(&mut v);
             if let Some(c) = cache
-                && llm.cache_mode() == CacheMode::ReadWrite
+                && llm.inner.config.cache.mode == CacheMode::ReadWrite
                 && let Err(e) = c.put(&embedding_key(&model.model_id, &texts[i]), &to_bytes(&v))
             {
                 tracing::warn!(error = %e, "embedding cache write failed");

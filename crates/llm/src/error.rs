@@ -33,7 +33,14 @@ pub enum LlmError {
 }
 
 impl LlmError {
-    /// A stable reason code for drop records and the call log.
+    /// The drop reason every stage records for an item whose LLM call failed: `llm_<reason>`
+    /// (`llm_budget_exhausted`, `llm_retries_exhausted`, `llm_unparseable_output`). One cause has
+    /// one name in every stage's `drops.parquet`; the item says which call it was.
+    pub fn drop_reason(&self) -> String {
+        format!("llm_{}", self.reason())
+    }
+
+    /// A stable reason code for the call log (`budget_exhausted`); drops use [`Self::drop_reason`].
     pub fn reason(&self) -> &'static str {
         match self {
             LlmError::BudgetExhausted { .. } => "budget_exhausted",

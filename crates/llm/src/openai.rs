@@ -546,7 +546,7 @@ impl OpenAiModel {
     /// One chat completion; the reply's text content.
     ///
     /// `_salt` once seeded the retry jitter, which now comes from `noisebench-web`'s schedule;
-    /// it stays until the callers in `lib.rs` and `embed.rs` stop passing it.
+    /// it stays until the callers in `remote.rs` and `embed.rs` stop passing it.
     #[allow(clippy::too_many_arguments)]
     pub async fn chat(
         self: &Arc<Self>,

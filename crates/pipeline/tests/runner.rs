@@ -16,7 +16,7 @@ use serde::Deserialize;
 /// claims' source.
 struct Seed(Arc<AtomicUsize>);
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct SeedConfig {
     count: u32,
@@ -32,10 +32,7 @@ impl TypedStage for Seed {
         vec![]
     }
     fn outputs(&self) -> Vec<OutputSpec> {
-        vec![OutputSpec {
-            name: "claims",
-            kind: TableKind::Claims,
-        }]
+        vec![OutputSpec::new("claims", TableKind::Claims)]
     }
     fn validate(&self, config: &SeedConfig, _root: &Path) -> Result<(), ConfigError> {
         if config.count == 0 {
@@ -86,7 +83,7 @@ impl TypedStage for Seed {
 /// Keeps claims of one verdict.
 struct Filter(Arc<AtomicUsize>);
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct FilterConfig {
     verdict: String,
@@ -97,17 +94,10 @@ impl TypedStage for Filter {
     const KIND: &'static str = "filter";
     const VERSION: u32 = 1;
     fn inputs(&self) -> Vec<InputSpec> {
-        vec![InputSpec {
-            role: "claims",
-            kind: TableKind::Claims,
-            required: true,
-        }]
+        vec![InputSpec::required("claims", TableKind::Claims)]
     }
     fn outputs(&self) -> Vec<OutputSpec> {
-        vec![OutputSpec {
-            name: "kept",
-            kind: TableKind::Claims,
-        }]
+        vec![OutputSpec::new("kept", TableKind::Claims)]
     }
     fn run(
         &self,
@@ -496,7 +486,7 @@ struct Flaky {
     runs: Arc<AtomicUsize>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct FlakyConfig {
     #[serde(default)]
@@ -512,17 +502,10 @@ impl TypedStage for Flaky {
     const VERSION: u32 = 1;
     const ONE_TO_ONE: bool = true;
     fn inputs(&self) -> Vec<InputSpec> {
-        vec![InputSpec {
-            role: "claims",
-            kind: TableKind::Claims,
-            required: true,
-        }]
+        vec![InputSpec::required("claims", TableKind::Claims)]
     }
     fn outputs(&self) -> Vec<OutputSpec> {
-        vec![OutputSpec {
-            name: "copied",
-            kind: TableKind::Claims,
-        }]
+        vec![OutputSpec::new("copied", TableKind::Claims)]
     }
     fn run(
         &self,
@@ -686,7 +669,7 @@ fn a_table_with_a_repeated_id_fails_its_stage_naming_the_id() {
 /// Writes `notes.txt` (declared) when `write`, and reports a fact.
 struct Writer;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct WriterConfig {
     write: bool,

@@ -14,7 +14,8 @@ use noisebench_web::{
 use crate::backends::SearchFailure;
 
 /// Pacing and retry settings shared by the API backends (each backend has its own client).
-#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+// Serialize only so the configuration reference shows the defaults (Reddit's differ).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ApiLimits {
     /// Minimum time between two requests of this backend to one host (0: unpaced).
@@ -27,8 +28,10 @@ pub struct ApiLimits {
     /// a Retry-After).
     #[serde(default = "default_backoff")]
     pub backoff_ms: u64,
+    /// Whole-request timeout, seconds.
     #[serde(default = "default_timeout")]
     pub timeout_seconds: f64,
+    /// Answers larger than this are refused, checked while streaming.
     #[serde(default = "default_max_body")]
     pub max_body_bytes: usize,
 }

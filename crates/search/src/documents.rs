@@ -27,7 +27,7 @@ use crate::passages::{split_passages, word_count};
 use crate::reddit::RedditPost;
 
 /// Configuration of the `documents` stage.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DocumentsConfig {
     /// Reddit dumps (zstd NDJSON) to read posts from instead of fetching them.
@@ -42,7 +42,8 @@ pub struct DocumentsConfig {
     /// Passage size limit in words.
     #[serde(default = "default_passage_words")]
     pub passage_words: usize,
-    /// Source types by domain or host, over the built-in rules.
+    /// Source types by domain or host, over the built-in rules (`"example.org" = "academic"`; one
+    /// of `mainstream news`, `government`, `non-profit`, `academic`, `social media`, `other`).
     #[serde(default)]
     pub source_types: BTreeMap<String, String>,
     /// Pages whose decoded text has more than this share of U+FFFD replacement characters are
@@ -154,8 +155,6 @@ impl DocumentsStage {
             score: p.score,
             is_link_post: p.is_link_post(),
             body_removed: p.body_removed(),
-            credibility: None,
-            credibility_source: None,
         }
     }
 
@@ -239,8 +238,6 @@ impl DocumentsStage {
             score: None,
             is_link_post: false,
             body_removed: false,
-            credibility: None,
-            credibility_source: None,
         })
     }
 }
@@ -248,37 +245,21 @@ impl DocumentsStage {
 impl TypedStage for DocumentsStage {
     type Config = DocumentsConfig;
     const KIND: &'static str = "documents";
-    const VERSION: u32 = 1;
+    // 2: no credibility columns (the labels stage rates credibility in a table of its own).
+    const VERSION: u32 = 2;
 
     fn inputs(&self) -> Vec<InputSpec> {
         vec![
-            InputSpec {
-                role: "search_hits",
-                kind: TableKind::SearchHits,
-                required: true,
-            },
-            InputSpec {
-                role: "queries",
-                kind: TableKind::Queries,
-                required: false,
-            },
+            InputSpec::required("search_hits", TableKind::SearchHits),
+            InputSpec::optional("queries", TableKind::Queries),
         ]
     }
 
     fn outputs(&self) -> Vec<OutputSpec> {
         vec![
-            OutputSpec {
-                name: "documents",
-                kind: TableKind::Documents,
-            },
-            OutputSpec {
-                name: "claim_documents",
-                kind: TableKind::ClaimDocuments,
-            },
-            OutputSpec {
-                name: "passages",
-                kind: TableKind::Passages,
-            },
+            OutputSpec::new("documents", TableKind::Documents),
+            OutputSpec::new("claim_documents", TableKind::ClaimDocuments),
+            OutputSpec::new("passages", TableKind::Passages),
         ]
     }
 

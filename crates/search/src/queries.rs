@@ -19,12 +19,13 @@ use noisebench_llm::{Llm, TaskInfo};
 use crate::query_tasks::{
     ClaimToQuestion, ClaimToQuestionInput, ExamVerdict, Keywords, KeywordsInput, TASKS,
 };
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 pub const KINDS: &[&str] = &["keywords", "question", "claim"];
 
 /// Configuration of the `queries` stage.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct QueriesConfig {
     /// Query kinds per claim, in order: `keywords`, `question`, `claim`.
@@ -105,18 +106,11 @@ impl TypedStage for QueriesStage {
     const VERSION: u32 = 1;
 
     fn inputs(&self) -> Vec<InputSpec> {
-        vec![InputSpec {
-            role: "claims",
-            kind: TableKind::Claims,
-            required: true,
-        }]
+        vec![InputSpec::required("claims", TableKind::Claims)]
     }
 
     fn outputs(&self) -> Vec<OutputSpec> {
-        vec![OutputSpec {
-            name: "queries",
-            kind: TableKind::Queries,
-        }]
+        vec![OutputSpec::new("queries", TableKind::Queries)]
     }
 
     fn validate(&self, c: &QueriesConfig, _root: &std::path::Path) -> Result<(), ConfigError> {
@@ -270,7 +264,9 @@ impl TypedStage for QueriesStage {
                             Some(hash.clone()),
                         )),
                         Some(Ok(_)) => drops.add(item("keywords"), "empty_query", "no keywords"),
-                        Some(Err(e)) => drops.add(item("keywords"), e.reason(), e.to_string()),
+                        Some(Err(e)) => {
+                            drops.add(item("keywords"), &e.drop_reason(), e.to_string())
+                        }
                         None => {}
                     },
                     "question" => match questions.get(i) {
@@ -282,7 +278,9 @@ impl TypedStage for QueriesStage {
                             Some(a.request_hash.clone()),
                         )),
                         Some(Ok(_)) => drops.add(item("question"), "empty_query", "empty question"),
-                        Some(Err(e)) => drops.add(item("question"), e.reason(), e.to_string()),
+                        Some(Err(e)) => {
+                            drops.add(item("question"), &e.drop_reason(), e.to_string())
+                        }
                         None => {}
                     },
                     _ => rows.push(query_row(
@@ -329,7 +327,7 @@ impl TypedStage for QueriesStage {
                             ));
                         }
                     }
-                    Some(Err(e)) => drops.add(item("counter"), e.reason(), e.to_string()),
+                    Some(Err(e)) => drops.add(item("counter"), &e.drop_reason(), e.to_string()),
                     None => {}
                 }
             }

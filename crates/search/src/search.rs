@@ -9,6 +9,7 @@ use noisebench_core::{
     StageOutput, StageReport, TableKind, TypedStage, stable_id,
 };
 use noisebench_web::Web;
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::backends::brave::{Brave, BraveConfig};
@@ -21,15 +22,20 @@ use crate::backends::{Backend, SearchRequest};
 use crate::canonical::is_reddit_host;
 
 /// One backend of the `search` stage; `type` picks it.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum BackendConfig {
+    /// Google's Custom Search JSON API (API key and search engine id).
     Google(GoogleConfig),
+    /// The Brave Search API (subscription token).
     Brave(BraveConfig),
+    /// A SearxNG instance's JSON API, fetched through the run's web layer.
     Searxng(SearxngConfig),
     /// Reddit's search API (OAuth application token).
     Reddit(RedditApiConfig),
+    /// A Reddit dump file, indexed once per content with BM25 (no network).
     RedditDump(RedditDumpConfig),
+    /// Recorded answers under `fixtures/search/` (tests and the demo; no network).
     Fixture(FixtureConfig),
 }
 
@@ -47,7 +53,7 @@ impl BackendConfig {
 }
 
 /// Configuration of the `search` stage.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchConfig {
     /// `raguard` (site reddit.com, top 10) or `confact` (open web, top 10); fields set here win.
@@ -56,12 +62,14 @@ pub struct SearchConfig {
     pub top_k: Option<usize>,
     /// Restrict results to a site (`reddit.com`).
     pub site: Option<String>,
-    /// Inclusive date window, `YYYY-MM-DD`; dated hits outside it are dropped.
+    /// Start of the inclusive date window, `YYYY-MM-DD`; dated hits before it are dropped.
     pub date_from: Option<String>,
+    /// End of the inclusive date window, `YYYY-MM-DD`; dated hits after it are dropped.
     pub date_to: Option<String>,
     /// Only queries of these kinds (all when empty).
     #[serde(default)]
     pub kinds: Vec<String>,
+    /// The search backends every query goes through, each selected by its `type`.
     pub backends: Vec<BackendConfig>,
 }
 
@@ -173,18 +181,11 @@ impl TypedStage for SearchStage {
     const VERSION: u32 = 1;
 
     fn inputs(&self) -> Vec<InputSpec> {
-        vec![InputSpec {
-            role: "queries",
-            kind: TableKind::Queries,
-            required: true,
-        }]
+        vec![InputSpec::required("queries", TableKind::Queries)]
     }
 
     fn outputs(&self) -> Vec<OutputSpec> {
-        vec![OutputSpec {
-            name: "search_hits",
-            kind: TableKind::SearchHits,
-        }]
+        vec![OutputSpec::new("search_hits", TableKind::SearchHits)]
     }
 
     fn validate(&self, c: &SearchConfig, root: &Path) -> Result<(), ConfigError> {

@@ -3,21 +3,24 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::guard::AddressClass;
 
 /// Live network, or replay from an archive and/or fixture folder without any network.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
+    /// Fetch from the network (archiving responses when `archive_dir` is set).
     #[default]
     Live,
+    /// Serve from `replay_fixtures` and/or `replay_archive`; never touch the network.
     Replay,
 }
 
 /// Per-host overrides (the key is the host, with `:port` when the URL names a port).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HostConfig {
     /// Requests per second to this host.
@@ -25,7 +28,7 @@ pub struct HostConfig {
 }
 
 /// How the web layer fetches. Every field has a default, so `[web]` may be empty.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct WebConfig {
     /// `live` (default) or `replay`.
@@ -56,10 +59,12 @@ pub struct WebConfig {
     pub robots: bool,
     /// Address classes that may be fetched although internal: `loopback`, `private`, `link_local`,
     /// `cgnat`, `multicast`, `unspecified`, `reserved`. Default none.
+    #[schemars(schema_with = "address_classes_schema")]
     pub allow_addresses: Vec<AddressClass>,
     /// Fetches in flight at once in `fetch_many` (default 8; the per-host limit still applies).
     pub concurrency: usize,
-    /// Where fetched responses are archived (live mode). `None`: no archive.
+    /// Where fetched responses are archived (live mode). Unset: no archive (a pipeline run
+    /// archives to `work/archive` unless this says otherwise).
     pub archive_dir: Option<PathBuf>,
     /// Replay mode: an archive directory to serve from.
     pub replay_archive: Option<PathBuf>,
@@ -67,7 +72,31 @@ pub struct WebConfig {
     /// the archive: one path or a list (`["fixtures/web", "fixtures/sites"]`). Every folder's sites
     /// are served; a URL found in two folders is a configuration error.
     #[serde(deserialize_with = "one_or_many_paths")]
+    #[schemars(schema_with = "one_or_many_paths_schema")]
     pub replay_fixtures: Vec<PathBuf>,
+}
+
+/// `allow_addresses`: a list of [`AddressClass`] names, taken from the type's own list and serde
+/// names (the guard's type stays free of schema derives).
+fn address_classes_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let names: Vec<serde_json::Value> = AddressClass::ALL
+        .iter()
+        .filter_map(|c| serde_json::to_value(c).ok())
+        .collect();
+    schemars::json_schema!({
+        "type": "array",
+        "items": { "type": "string", "enum": names },
+    })
+}
+
+/// What [`one_or_many_paths`] accepts.
+fn one_or_many_paths_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "anyOf": [
+            { "type": "string" },
+            { "type": "array", "items": { "type": "string" } },
+        ],
+    })
 }
 
 /// `"a"` or `["a", "b"]`, so a pipeline with one fixture folder keeps its one string.

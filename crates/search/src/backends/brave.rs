@@ -12,13 +12,16 @@ use super::{
 use crate::api::{ApiClient, ApiLimits, env_secret};
 use noisebench_web::HttpRequest;
 
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BraveConfig {
+    /// The Brave Search web search endpoint.
     #[serde(default = "default_endpoint")]
     pub endpoint: String,
+    /// Environment variable holding the subscription token.
     #[serde(default = "default_key_env")]
     pub api_key_env: String,
+    /// Pacing, retries, timeout and size cap of this backend's requests.
     #[serde(default)]
     pub limits: ApiLimits,
 }

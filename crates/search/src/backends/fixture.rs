@@ -19,7 +19,7 @@ use serde::Deserialize;
 
 use super::{Backend, Parsed, SearchFailure, SearchRequest};
 
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FixtureConfig {
     /// The folder with `index.toml`, relative to the repository root.

@@ -12,9 +12,10 @@ use super::{Backend, Parsed, RawHit, SearchFailure, SearchRequest, json_object, 
 use crate::api::{ApiClient, ApiLimits, env_secret};
 use noisebench_web::{HttpRequest, Secret};
 
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GoogleConfig {
+    /// The Custom Search JSON API endpoint.
     #[serde(default = "default_endpoint")]
     pub endpoint: String,
     /// Environment variable holding the API key.
@@ -23,6 +24,7 @@ pub struct GoogleConfig {
     /// Environment variable holding the search engine id (`cx`).
     #[serde(default = "default_cx_env")]
     pub cx_env: String,
+    /// Pacing, retries, timeout and size cap of this backend's requests.
     #[serde(default)]
     pub limits: ApiLimits,
 }

@@ -16,15 +16,19 @@ use crate::api::{ApiClient, ApiLimits, env_secret};
 use crate::reddit::RedditPost;
 use noisebench_web::{HttpRequest, Secret};
 
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RedditApiConfig {
+    /// Where the application-only OAuth token is asked for.
     #[serde(default = "default_token_url")]
     pub token_url: String,
+    /// Base URL of the authenticated API (`/search` is asked there).
     #[serde(default = "default_api_base")]
     pub api_base: String,
+    /// Environment variable holding the OAuth client id.
     #[serde(default = "default_id_env")]
     pub client_id_env: String,
+    /// Environment variable holding the OAuth client secret.
     #[serde(default = "default_secret_env")]
     pub client_secret_env: String,
     /// `relevance`, `hot`, `top`, `new`, `comments`.
@@ -33,6 +37,8 @@ pub struct RedditApiConfig {
     /// `hour`, `day`, `week`, `month`, `year`, `all`.
     #[serde(default = "default_time")]
     pub time: String,
+    /// Pacing, retries, timeout and size cap of this backend's requests (by default paced for
+    /// Reddit's limit of about 100 requests a minute per client).
     #[serde(default = "reddit_limits")]
     pub limits: ApiLimits,
 }

@@ -22,7 +22,7 @@ const MARKER: &str = "dump.sha256";
 /// Bumped when the schema or tokenizer changes, so old indexes are rebuilt.
 const INDEX_FORMAT: &str = "v1";
 
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RedditDumpConfig {
     /// The dump file (`.zst` NDJSON; plain `.ndjson`/`.jsonl` also read), relative to the root.

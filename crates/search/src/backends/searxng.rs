@@ -15,7 +15,7 @@ use super::{
     Backend, Parsed, RawHit, SearchFailure, SearchRequest, json_object, text_of, with_site,
 };
 
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearxngConfig {
     /// The instance's base URL (`http://localhost:8888`). Or give `base_url_env`.

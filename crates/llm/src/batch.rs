@@ -1,0 +1,193 @@
+//! Answering items: [`Llm::run_batch`] (and [`Llm::run`], [`Llm::run_batch_with_progress`],
+//! the async [`Llm::call`]). Each item is prepared and, where it can be, answered on the calling
+//! thread; items whose requests hash alike share one request (the first sends it, the others get
+//! its outcome with a record of no attempts, tokens or cost); the remaining requests run
+//! concurrently on the handle's runtime. Results come back in input order, one per item.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use crate::call_log::Record;
+use crate::error::LlmError;
+use crate::openai::Effort;
+use crate::request::Prepared;
+use crate::task::Task;
+use crate::{Answer, Llm};
+
+impl Llm {
+    /// Answer one item (sync).
+    pub fn run<T: Task>(
+        &self,
+        stage: &str,
+        input: T::Input,
+    ) -> Result<Answer<T::Output>, LlmError> {
+        self.run_batch::<T>(stage, vec![input])
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| Err(LlmError::Internal("empty batch result".into())))
+    }
+
+    /// Answer many items concurrently (sync); results in input order, one per item. Cache hits
+    /// and offline answers are decided on the calling thread; the rest run on the internal
+    /// runtime under the model's limits.
+    ///
+    /// Items with the same request hash make one request: the first of them sends it and is
+    /// logged as the call; each other gets its answer (or its error) and a record with no
+    /// attempts, tokens or cost, `cache_hit` true when the answer was good.
+    pub fn run_batch<T: Task>(
+        &self,
+        stage: &str,
+        inputs: Vec<T::Input>,
+    ) -> Vec<Result<Answer<T::Output>, LlmError>> {
+        struct NoBar;
+        impl noisebench_core::ProgressBar for NoBar {
+            fn inc(&self, _n: u64) {}
+            fn finish(&self) {}
+        }
+        self.run_batch_with_progress::<T>(stage, inputs, &NoBar)
+    }
+
+    /// [`Llm::run_batch`], advancing `bar` by one as each item is answered (e.g. a bar from
+    /// `ctx.progress.bar(...)`).
+    pub fn run_batch_with_progress<T: Task>(
+        &self,
+        stage: &str,
+        inputs: Vec<T::Input>,
+        bar: &dyn noisebench_core::ProgressBar,
+    ) -> Vec<Result<Answer<T::Output>, LlmError>> {
+        let mut results: Vec<Option<Result<Answer<T::Output>, LlmError>>> =
+            Vec::with_capacity(inputs.len());
+        // Items whose prompts render alike make one request between them: a repeated paid
+        // call would buy the same answer again.
+        let mut requests: Vec<Request<T>> = Vec::new();
+        let mut by_key: HashMap<String, usize> = HashMap::new();
+        for input in inputs {
+            let start = Instant::now();
+            let i = results.len();
+            results.push(None);
+            let p = match self.prepare::<T>(stage, input) {
+                Ok(p) => p,
+                Err(e) => {
+                    bar.inc(1);
+                    results[i] = Some(Err(e));
+                    continue;
+                }
+            };
+            if let Some(&r) = by_key.get(&p.key) {
+                requests[r].sharers.push((i, p, start));
+                continue;
+            }
+            match self.answer_locally(&p, start) {
+                Some(r) => {
+                    bar.inc(1);
+                    results[i] = Some(r);
+                }
+                None => {
+                    by_key.insert(p.key.clone(), requests.len());
+                    requests.push(Request {
+                        sender: i,
+                        prepared: p,
+                        sharers: Vec::new(),
+                    });
+                }
+            }
+        }
+        if !requests.is_empty() {
+            let me = self.clone();
+            let done = self.block_on(async move {
+                use futures::StreamExt;
+                let mut pending: futures::stream::FuturesUnordered<_> = requests
+                    .into_iter()
+                    .map(|r| {
+                        let h = tokio::spawn(me.clone().remote::<T>(r.prepared));
+                        async move { (r.sender, r.sharers, h.await) }
+                    })
+                    .collect();
+                let mut out = Vec::with_capacity(pending.len());
+                while let Some((i, sharers, r)) = pending.next().await {
+                    let r = r.unwrap_or_else(|e| Err(LlmError::Internal(format!("task: {e}"))));
+                    bar.inc(1);
+                    for (j, p, start) in sharers {
+                        out.push((j, me.share(&p, &r, start)));
+                        bar.inc(1);
+                    }
+                    out.push((i, r));
+                }
+                out
+            });
+            for (i, r) in done {
+                results[i] = Some(r);
+            }
+        }
+        results
+            .into_iter()
+            .map(|r| r.unwrap_or_else(|| Err(LlmError::Internal("item not answered".into()))))
+            .collect()
+    }
+
+    /// Answer one item from async code (any tokio runtime).
+    pub async fn call<T: Task>(
+        &self,
+        stage: &str,
+        input: T::Input,
+    ) -> Result<Answer<T::Output>, LlmError> {
+        let start = Instant::now();
+        let p = self.prepare::<T>(stage, input)?;
+        if let Some(r) = self.answer_locally(&p, start) {
+            return r;
+        }
+        let handle = self.runtime().handle().clone();
+        handle
+            .spawn(self.clone().remote::<T>(p))
+            .await
+            .unwrap_or_else(|e| Err(LlmError::Internal(format!("task: {e}"))))
+    }
+
+    /// Give an item the outcome of the identical request another item of its batch sent.
+    fn share<T: Task>(
+        &self,
+        p: &Prepared<T>,
+        outcome: &Result<Answer<T::Output>, LlmError>,
+        start: Instant,
+    ) -> Result<Answer<T::Output>, LlmError> {
+        self.record(p, self.served_record(p, outcome.as_ref().err(), start));
+        match outcome {
+            Ok(a) => Ok(Answer {
+                cache_hit: true,
+                ..a.clone()
+            }),
+            Err(e) => Err(e.clone()),
+        }
+    }
+
+    /// The call record of an item that another item's identical request answered: the request
+    /// is counted on the sender's record alone, so this one has no attempts, tokens or cost.
+    pub(crate) fn served_record<T: Task>(
+        &self,
+        p: &Prepared<T>,
+        error: Option<&LlmError>,
+        start: Instant,
+    ) -> Record {
+        Record {
+            endpoint: String::new(),
+            tokens_in: 0,
+            tokens_out: 0,
+            cache_hit: error.is_none(),
+            cost: self.price_of(p).map(|_| 0.0),
+            error: error.map(|e| self.describe(e)),
+            effort: Effort {
+                attempts: 0,
+                latency: Duration::ZERO,
+                queue: start.elapsed(),
+            },
+        }
+    }
+}
+
+/// One distinct request of a batch: the item that sends it and the items that share its outcome
+/// (with the item's start, from which their wait is measured).
+struct Request<T: Task> {
+    sender: usize,
+    prepared: Prepared<T>,
+    sharers: Vec<(usize, Prepared<T>, Instant)>,
+}

@@ -1,0 +1,251 @@
+//! The call log and counters: an [`LlmCall`] record for every task call and embedding request,
+//! hits and failures included, with its tokens, cost, attempts, latency and queue time and, for a
+//! failure, its reason code first; [`LlmStats`] totals over the handle's life.
+//! The runner takes the records through core's `CallLog` trait, which also tells it that the
+//! budget halted a stage.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use noisebench_core::LlmCall;
+use serde::Serialize;
+
+use crate::Llm;
+use crate::error::LlmError;
+use crate::openai::Effort;
+use crate::request::Prepared;
+use crate::task::Task;
+
+/// Counters over the life of an [`Llm`].
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct LlmStats {
+    /// Task calls and embedding requests, hits included.
+    pub calls: u64,
+    pub cache_hits: u64,
+    pub cache_misses: u64,
+    pub failures: u64,
+    pub tokens_in: u64,
+    pub tokens_out: u64,
+    /// Estimated from the price table (0 without prices).
+    pub cost_usd: f64,
+    pub failures_by_reason: BTreeMap<String, u64>,
+}
+
+impl Llm {
+    /// Take the call log recorded so far (sorted by stage, task, request hash, id).
+    pub fn drain_call_log(&self) -> Vec<LlmCall> {
+        let mut calls =
+            std::mem::take(&mut *self.inner.log.lock().unwrap_or_else(|e| e.into_inner()));
+        calls.sort_by(|a, b| {
+            (&a.stage, &a.task, &a.request_hash, &a.id).cmp(&(
+                &b.stage,
+                &b.task,
+                &b.request_hash,
+                &b.id,
+            ))
+        });
+        calls
+    }
+
+    pub fn stats(&self) -> LlmStats {
+        self.inner
+            .stats
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Estimated USD spent on calls that reached a server.
+    pub fn spent_usd(&self) -> f64 {
+        self.inner.budget.spent()
+    }
+
+    pub(crate) fn bump(&self, f: impl FnOnce(&mut LlmStats)) {
+        f(&mut self.inner.stats.lock().unwrap_or_else(|e| e.into_inner()));
+    }
+
+    /// A call record's `error`: the reason code first, so totals can group by it.
+    pub(crate) fn describe(&self, e: &LlmError) -> String {
+        format!("{}: {}", e.reason(), self.redact_text(&e.to_string()))
+    }
+
+    pub(crate) fn record_failure<T: Task>(
+        &self,
+        p: &Prepared<T>,
+        e: &LlmError,
+        effort: Effort,
+        endpoint: String,
+    ) {
+        self.record_failure_tokens(p, e, effort, endpoint, 0, 0);
+    }
+
+    pub(crate) fn record_failure_tokens<T: Task>(
+        &self,
+        p: &Prepared<T>,
+        e: &LlmError,
+        effort: Effort,
+        endpoint: String,
+        tokens_in: u64,
+        tokens_out: u64,
+    ) {
+        let cost = self.price_of(p).map(|pr| pr.cost(tokens_in, tokens_out));
+        self.record(
+            p,
+            Record {
+                endpoint,
+                tokens_in,
+                tokens_out,
+                cache_hit: false,
+                cost,
+                error: Some(self.describe(e)),
+                effort,
+            },
+        );
+    }
+
+    pub(crate) fn record<T: Task>(&self, p: &Prepared<T>, r: Record) {
+        let backend = if p.model.is_some() {
+            "openai"
+        } else {
+            "offline"
+        };
+        self.log_call(LogLine {
+            stage: &p.stage,
+            task: T::NAME,
+            prompt_version: &p.prompt_version,
+            backend,
+            model: &p.model_name,
+            request_hash: &p.key,
+            record: r,
+        });
+    }
+
+    fn log_call(&self, l: LogLine<'_>) {
+        let n = {
+            let mut seq = self.inner.seq.lock().unwrap_or_else(|e| e.into_inner());
+            let c = seq
+                .entry(format!("{}/{}", l.stage, l.request_hash))
+                .or_insert(0);
+            *c += 1;
+            *c
+        };
+        let r = l.record;
+        {
+            let mut s = self.inner.stats.lock().unwrap_or_else(|e| e.into_inner());
+            s.calls += 1;
+            if r.cache_hit {
+                s.cache_hits += 1;
+            }
+            s.tokens_in += if r.cache_hit { 0 } else { r.tokens_in };
+            s.tokens_out += if r.cache_hit { 0 } else { r.tokens_out };
+            s.cost_usd += r.cost.unwrap_or(0.0);
+            if let Some(e) = &r.error {
+                s.failures += 1;
+                let reason = e.split(':').next().unwrap_or("error").to_string();
+                *s.failures_by_reason.entry(reason).or_insert(0) += 1;
+            }
+        }
+        let call = LlmCall {
+            id: noisebench_core::stable_id("llm_call", &[l.stage, l.request_hash, &n.to_string()]),
+            stage: l.stage.to_string(),
+            task: l.task.to_string(),
+            prompt_version: l.prompt_version.to_string(),
+            backend: l.backend.to_string(),
+            model: l.model.to_string(),
+            endpoint: r.endpoint,
+            request_hash: l.request_hash.to_string(),
+            tokens_in: r.tokens_in as i64,
+            tokens_out: r.tokens_out as i64,
+            latency_ms: r.effort.latency.as_millis() as i64,
+            queue_ms: r.effort.queue.as_millis() as i64,
+            attempts: r.effort.attempts as i64,
+            cache_hit: r.cache_hit,
+            cost_usd: r.cost,
+            error: r.error,
+        };
+        self.inner
+            .log
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(call);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn log_embedding(
+        &self,
+        stage: &str,
+        backend: &str,
+        model: &str,
+        request_hash: &str,
+        endpoint: String,
+        tokens_in: u64,
+        effort: Effort,
+        cache_hit: bool,
+        cost: Option<f64>,
+        error: Option<&LlmError>,
+    ) {
+        self.log_call(LogLine {
+            stage,
+            task: "embedding",
+            prompt_version: "",
+            backend,
+            model,
+            request_hash,
+            record: Record {
+                endpoint,
+                tokens_in,
+                tokens_out: 0,
+                cache_hit,
+                cost,
+                error: error.map(|e| self.describe(e)),
+                effort,
+            },
+        });
+    }
+}
+
+impl noisebench_core::CallLog for Llm {
+    fn drain_calls(&self) -> Vec<LlmCall> {
+        self.drain_call_log()
+    }
+
+    fn halted(&self) -> Option<String> {
+        let budget = &self.inner.budget;
+        budget.refused().then(|| {
+            format!(
+                "llm.max_cost reached (estimated {:.4} of {:.4} USD); calls past it were refused",
+                budget.spent(),
+                budget.max.unwrap_or(0.0)
+            )
+        })
+    }
+}
+
+pub(crate) struct Record {
+    pub(crate) endpoint: String,
+    pub(crate) tokens_in: u64,
+    pub(crate) tokens_out: u64,
+    pub(crate) cache_hit: bool,
+    pub(crate) cost: Option<f64>,
+    pub(crate) error: Option<String>,
+    pub(crate) effort: Effort,
+}
+
+/// How long an item answered without a request took: all of it is the answer's own time.
+pub(crate) fn answered_locally(start: Instant) -> Effort {
+    Effort {
+        attempts: 0,
+        latency: start.elapsed(),
+        queue: Duration::ZERO,
+    }
+}
+
+struct LogLine<'a> {
+    stage: &'a str,
+    task: &'a str,
+    prompt_version: &'a str,
+    backend: &'a str,
+    model: &'a str,
+    request_hash: &'a str,
+    record: Record,
+}

@@ -1,0 +1,143 @@
+//! What decides a stage's answers, for the runner's fingerprint: per declared task its model,
+//! prompt version and template hash (offline: its rule's version), plus the backend, sampling
+//! parameters and embedder. [`Llm::fingerprint_of`] covers the tasks a stage names;
+//! [`Llm::fingerprint`] every task declared so far.
+
+use std::collections::BTreeMap;
+
+use crate::task::TaskInfo;
+use crate::{Backend, Llm};
+
+impl Llm {
+    /// What decides the answers of `tasks`, for the fingerprint of a stage that declares them:
+    /// the backend, each task's model, prompt version and (openai) template hash (offline: its
+    /// rule's version), the sampling parameters and the embedder. Only these tasks: a new task or
+    /// another task's model does not rerun the stage.
+    /// Not the cache mode, endpoints, limits or keys: they change how answers are obtained, not
+    /// what they are.
+    pub fn fingerprint_of(&self, tasks: &[TaskInfo]) -> serde_json::Value {
+        let c = &self.inner.config;
+        let tasks: BTreeMap<&str, serde_json::Value> = tasks
+            .iter()
+            .map(|t| {
+                let mut v = serde_json::json!({
+                    "model": self.provenance(t.name),
+                    "prompt_version": self.prompt_version(*t),
+                });
+                // The template's bytes, where a template is used: an edited prompt reruns the
+                // stages that use it even when its version was not bumped.
+                if let (Backend::Openai { .. }, Some(p)) =
+                    (&self.inner.backend, self.prompt(t.name))
+                {
+                    v["prompt_sha256"] = serde_json::json!(p.sha256);
+                }
+                (t.name, v)
+            })
+            .collect();
+        serde_json::json!({
+            "backend": c.backend.as_str(),
+            "tasks": tasks,
+            "temperature": c.temperature,
+            "max_tokens": c.max_tokens,
+            "seed": c.seed,
+            "max_reasks": c.max_reasks,
+            "embedder": self.embedder_name(),
+        })
+    }
+
+    /// [`Llm::fingerprint_of`] every task declared so far ([`Llm::require`]): once a pipeline is
+    /// checked, the LLM layer of the whole pipeline (what `check` prints and the manifest keeps).
+    pub fn fingerprint(&self) -> serde_json::Value {
+        let declared: Vec<TaskInfo> = self
+            .inner
+            .declared
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .copied()
+            .collect();
+        self.fingerprint_of(&declared)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use crate::declared::tests::{EXAM, KEYWORDS};
+    use crate::{Llm, TaskInfo};
+
+    #[test]
+    fn the_fingerprint_follows_models_prompts_and_parameters_but_not_limits() {
+        let prompts = tempfile::tempdir().unwrap();
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../pipelines/prompts");
+        for entry in std::fs::read_dir(&repo).unwrap() {
+            let entry = entry.unwrap();
+            std::fs::copy(entry.path(), prompts.path().join(entry.file_name())).unwrap();
+        }
+        let cache = tempfile::tempdir().unwrap();
+        let config = |model: &str, rpm: u32, exam_model: Option<&str>| {
+            let mut c = serde_json::json!({"backend": "openai", "model": "m", "prompts_dir": prompts.path(),
+                "cache": {"dir": cache.path()}, "embeddings": {"backend": "hashed"},
+                "models": {"m": {"name": model, "rpm": rpm,
+                    "endpoints": [{"name": "a", "url": "http://127.0.0.1:9/v1"}]},
+                    "x": {"name": "gpt-x", "endpoints": [{"name": "a", "url": "http://127.0.0.1:9/v1"}]}}});
+            if let Some(m) = exam_model {
+                c["task_models"] = serde_json::json!({"exam_verdict": m});
+            }
+            c
+        };
+        let fp = |v: serde_json::Value, tasks: &[TaskInfo]| {
+            Llm::from_value(&v, Path::new("/"))
+                .unwrap()
+                .fingerprint_of(tasks)
+        };
+        let base = fp(config("gpt-a", 60, None), &[KEYWORDS, EXAM]);
+        assert_eq!(base["tasks"]["keywords"]["model"], "openai:gpt-a");
+        assert_eq!(base["tasks"]["keywords"]["prompt_version"], "1");
+        assert_eq!(
+            base["tasks"]["keywords"]["prompt_sha256"]
+                .as_str()
+                .map(str::len),
+            Some(64)
+        );
+        // Only the declared tasks.
+        assert_eq!(base["tasks"].as_object().unwrap().len(), 2);
+        // Limits and endpoints decide how answers come, not what they are.
+        assert_eq!(fp(config("gpt-a", 600, None), &[KEYWORDS, EXAM]), base);
+        // Another model changes every task.
+        assert_ne!(
+            fp(config("gpt-b", 60, None), &[KEYWORDS, EXAM])["tasks"]["exam_verdict"],
+            base["tasks"]["exam_verdict"]
+        );
+        // Another model for one task changes the fingerprint of the stages using it only.
+        let only_keywords = fp(config("gpt-a", 60, None), &[KEYWORDS]);
+        assert_eq!(
+            fp(config("gpt-a", 60, Some("x")), &[KEYWORDS]),
+            only_keywords
+        );
+        assert_ne!(fp(config("gpt-a", 60, Some("x")), &[KEYWORDS, EXAM]), base);
+        // An edited template without a version bump changes its task only.
+        let path = prompts.path().join("keywords.md");
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(
+            &path,
+            text.replace("Do not judge the claim.", "Never judge the claim."),
+        )
+        .unwrap();
+        let edited = fp(config("gpt-a", 60, None), &[KEYWORDS, EXAM]);
+        assert_ne!(edited["tasks"]["keywords"], base["tasks"]["keywords"]);
+        assert_eq!(
+            edited["tasks"]["exam_verdict"],
+            base["tasks"]["exam_verdict"]
+        );
+        // The offline rules use no template; each task has its own rule version.
+        let offline = Llm::offline().fingerprint_of(&[KEYWORDS, EXAM]);
+        assert_eq!(offline["backend"], "offline");
+        assert!(offline["tasks"]["keywords"].get("prompt_sha256").is_none());
+        assert_eq!(
+            offline["tasks"]["exam_verdict"]["prompt_version"],
+            "offline-2"
+        );
+    }
+}
