@@ -2,7 +2,6 @@
 //! answers every call; once the estimated cost reaches the limit, the run stops with the stage
 //! unrecorded and its calls logged, and the next run resumes from the cache.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,7 +9,7 @@ use noisebench_cli::{LlmOverrides, Workspace, build_snapshot};
 use noisebench_core::{LlmCall, NoProgress};
 use noisebench_pipeline::table_io;
 use noisebench_snapshot::PublishOptions;
-use noisebench_testkit::{FakeServer, Reply};
+use noisebench_testkit::{FakeServer, Reply, repo_root};
 
 /// A chat-completions endpoint that answers every request with two keywords and a usage of
 /// 1,000 prompt and 100 completion tokens. Stops when dropped.
@@ -21,18 +20,11 @@ fn fake_openai() -> FakeServer {
     )
 }
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
-
 #[test]
 fn max_cost_stops_the_run_and_the_next_run_resumes_from_the_cache() {
     let server = fake_openai();
     let dir = tempfile::tempdir().unwrap();
-    let root = repo();
+    let root = repo_root();
     // 1,000 in at 1 USD/M and 100 out at 10 USD/M: 0.002 USD a call.
     let pipeline = format!(
         r#"

@@ -9,36 +9,7 @@ use noisebench_cli::{Workspace, build_snapshot};
 use noisebench_core::{Claim, NoProgress, TableKind};
 use noisebench_pipeline::table_io;
 use noisebench_snapshot::{Manifest, PublishOptions, PublishOutcome};
-use noisebench_testkit::{pandas_available, run_python_json};
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
-
-/// A fresh checkout-like folder with the pipelines and fixtures.
-fn checkout() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for folder in ["pipelines", "fixtures"] {
-        copy_dir(&repo().join(folder), &dir.path().join(folder));
-    }
-    dir
-}
+use noisebench_testkit::{checkout, pandas_available, repo_root, run_python_json};
 
 fn assert_work_conforms(work: &Path) -> usize {
     let mut checked = 0;
@@ -445,7 +416,7 @@ fn committed_schema_files_match_the_code() {
     for kind in TableKind::ALL {
         let name = format!("{}.json", kind.name());
         let generated = std::fs::read_to_string(dir.path().join(&name)).unwrap();
-        let committed = std::fs::read_to_string(repo().join("schemas").join(&name))
+        let committed = std::fs::read_to_string(repo_root().join("schemas").join(&name))
             .unwrap_or_else(|_| panic!("schemas/{name} is missing: run `noisebench schemas`"));
         assert_eq!(
             committed, generated,
@@ -476,16 +447,17 @@ fn committed_configuration_reference_matches_the_code() {
             && generated.contains(&"llm.json".to_string())
     );
     assert_eq!(
-        list(&repo().join("schemas/config")),
+        list(&repo_root().join("schemas/config")),
         generated,
         "schemas/config/ does not hold one schema per stage kind plus llm.json and web.json: {fix}"
     );
     for name in &generated {
-        let committed = std::fs::read_to_string(repo().join("schemas/config").join(name)).unwrap();
+        let committed =
+            std::fs::read_to_string(repo_root().join("schemas/config").join(name)).unwrap();
         let now = std::fs::read_to_string(dir.path().join("config").join(name)).unwrap();
         assert_eq!(committed, now, "schemas/config/{name} is stale: {fix}");
     }
-    let committed = std::fs::read_to_string(repo().join("docs/configuration.md"))
+    let committed = std::fs::read_to_string(repo_root().join("docs/configuration.md"))
         .unwrap_or_else(|_| panic!("docs/configuration.md is missing: {fix}"));
     assert_eq!(
         committed,
@@ -599,7 +571,7 @@ fn pandas_reads_the_demo_raguard_export() {
     let ws = Workspace::at(dir.path(), Arc::new(NoProgress));
     build_snapshot(&ws, "demo", false, &PublishOptions::default()).unwrap();
     let v = run_python_json(
-        &repo().join("crates/label/tests/raguard_loader.py"),
+        &repo_root().join("crates/label/tests/raguard_loader.py"),
         [dir.path().join("work/demo/export-raguard")],
     );
     assert_eq!(
@@ -694,7 +666,7 @@ fn every_shipped_pipeline_checks_and_rare_finance_builds() {
         }
         cmd.output().unwrap()
     };
-    let mut names: Vec<String> = std::fs::read_dir(repo().join("pipelines"))
+    let mut names: Vec<String> = std::fs::read_dir(repo_root().join("pipelines"))
         .unwrap()
         .filter_map(|e| {
             let name = e.unwrap().file_name().to_string_lossy().into_owned();

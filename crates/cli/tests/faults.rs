@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::hash::{DefaultHasher, Hash, Hasher};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -16,26 +16,6 @@ use noisebench_pipeline::table_io;
 use noisebench_snapshot::{Manifest, PublishOptions, PublishOutcome};
 use noisebench_testkit::{FakeServer, Reply};
 use serde_json::{Value, json};
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
 
 /// What identifies a request: its task and messages (the cache key's varying part).
 fn request_key(body: &Value) -> String {
@@ -121,10 +101,7 @@ impl Endpoint {
 
 /// A checkout with the demo pipeline pointed at `url` (retries off, schema-constrained output).
 fn checkout(url: &str) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for folder in ["pipelines", "fixtures"] {
-        copy_dir(&repo().join(folder), &dir.path().join(folder));
-    }
+    let dir = noisebench_testkit::checkout();
     let demo = std::fs::read_to_string(dir.path().join("pipelines/demo.toml")).unwrap();
     let llm = format!(
         r#"[llm]

@@ -3,27 +3,20 @@
 //! with an OpenAI-compatible fake on 127.0.0.1 that answers every task with one JSON object
 //! holding every task's fields (each task reads its own and ignores the rest).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use noisebench_cli::{Built, Workspace, build_snapshot};
 use noisebench_core::NoProgress;
 use noisebench_snapshot::PublishOptions;
-use noisebench_testkit::{FakeServer, Reply};
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
+use noisebench_testkit::{FakeServer, Reply, repo_root};
 
 /// claims -> queries (keywords, counter drafts: `keywords`, `exam_verdict`) -> search (the
 /// Reddit dump) -> documents (posts from the dump) -> labels (`exam_verdict`, the stance votes),
 /// with `task_models` appended to the `[llm]` table.
 fn pipeline(dir: &Path, url: &str, task_models: &str) -> String {
-    let root = repo();
+    let root = repo_root();
     let fixtures = |p: &str| root.join(p).display().to_string();
     format!(
         r#"

@@ -364,20 +364,11 @@ mod tests {
     /// pass, and every prompt renders with the same inputs.
     #[test]
     fn offline_answers_are_deterministic_and_prompts_render() {
-        use noisebench_llm::Llm;
         use noisebench_llm::prompt::Prompts;
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../pipelines/prompts");
         let prompts = Prompts::in_dir(&dir);
         fn answer<T: Task>(prompts: &Prompts, input: T::Input) -> String {
-            let (messages, _) = prompts.render(T::NAME, &input).unwrap();
-            assert!(!messages.last().unwrap().content.contains("{{"));
-            let a = Llm::offline().run::<T>("test", input.clone()).unwrap();
-            let b = Llm::offline().run::<T>("test", input.clone()).unwrap();
-            assert_eq!(a.request_hash, b.request_hash);
-            T::check(&input, &a.value).unwrap();
-            let json = serde_json::to_string(&a.value).unwrap();
-            assert_eq!(json, serde_json::to_string(&b.value).unwrap());
-            json
+            noisebench_llm::task::offline_self_check::<T>(prompts, input).unwrap()
         }
         const CLAIM: &str = "Says the city of Springfield banned plastic bags in 2019.";
         const DOC: &str = "Springfield's council banned single-use plastic bags in 2019, city records show. \

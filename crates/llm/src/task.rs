@@ -52,6 +52,47 @@ impl TaskInfo {
     }
 }
 
+/// What every task's own tests check of its offline rule and prompt: the template in `prompts`
+/// renders `input` with no placeholder left; the offline rule answers the same input twice with
+/// the same request hash and the same bytes; the answer passes the task's `check`. Returns the
+/// answer as JSON, for the test to compare with what it expects.
+pub fn offline_self_check<T: Task>(
+    prompts: &crate::prompt::Prompts,
+    input: T::Input,
+) -> Result<String, String> {
+    let (messages, _) = prompts
+        .render(T::NAME, &input)
+        .map_err(|e| format!("{}: {e}", T::NAME))?;
+    if messages.iter().any(|m| m.content.contains("{{")) {
+        return Err(format!(
+            "{}: a placeholder is left in the rendered prompt",
+            T::NAME
+        ));
+    }
+    let run = || {
+        crate::Llm::offline()
+            .run::<T>("self-check", input.clone())
+            .map_err(|e| format!("{}: {e}", T::NAME))
+    };
+    let (a, b) = (run()?, run()?);
+    if a.request_hash != b.request_hash {
+        return Err(format!(
+            "{}: the request hash differs between runs",
+            T::NAME
+        ));
+    }
+    T::check(&input, &a.value)
+        .map_err(|e| format!("{}: the offline answer fails its check: {e}", T::NAME))?;
+    let json = serde_json::to_string(&a.value).map_err(|e| e.to_string())?;
+    if json != serde_json::to_string(&b.value).map_err(|e| e.to_string())? {
+        return Err(format!(
+            "{}: the offline answer differs between runs",
+            T::NAME
+        ));
+    }
+    Ok(json)
+}
+
 /// Whether `name` is a well-formed task name (lowercase ASCII letters, digits and `_`, starting
 /// with a letter): it is a file name and a configuration key.
 pub fn valid_name(name: &str) -> bool {

@@ -396,9 +396,9 @@ fn failed_keywords_or_drafts_fall_back_or_drop() {
         [
             (
                 "cl_nodraft:counter".to_string(),
-                "unparseable_output".to_string()
+                "llm_unparseable_output".to_string()
             ),
-            ("cl_nokw:keywords".into(), "unparseable_output".into()),
+            ("cl_nokw:keywords".into(), "llm_unparseable_output".into()),
         ]
     );
     let queries: Vec<Query> = table(&mut out, "queries");

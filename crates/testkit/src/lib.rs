@@ -3,17 +3,20 @@
 //! on a background thread and stops it when dropped; [`FakeServer`] is a fake OpenAI-compatible
 //! endpoint (chat completions and embeddings) answering from a script, a default reply or a rule
 //! over the request body, and recording what it received; [`pandas_available`] and
-//! [`run_python_json`] run a Python script (e.g. a release loader) over test output.
+//! [`run_python_json`] run a Python script (e.g. a release loader) over test output;
+//! [`checkout`] copies the repository's pipelines and fixtures into a temporary folder.
 //!
 //! It is a dev-dependency only: no crate lists it under `[dependencies]`, and nothing here is
 //! meant for production code. It is not a mock of the real services' quirks beyond what the tests
 //! name, it never reaches the internet (servers bind loopback addresses only), and it knows no
 //! noisebench types, so any crate's tests can use it without a dependency cycle.
 
+mod checkout;
 mod openai;
 mod python;
 mod served;
 
+pub use checkout::{checkout, copy_dir, repo_root};
 pub use openai::{
     FakeServer, KEYWORDS_OK, Record, Reply, Rule, ServerState, fake_vector, first_message,
     openai_config,
