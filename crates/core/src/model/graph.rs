@@ -109,13 +109,21 @@ impl Record for GraphEdge {
                 Column::new("head", Str, "Canonical head entity (an `entities` name)."),
                 Column::new("relation", Str, "Canonical relation."),
                 Column::new("tail", Str, "Canonical tail entity."),
-                Column::new("triplet_ids", StrList, "Triplets merged into this edge."),
+                Column::new(
+                    "triplet_ids",
+                    StrList,
+                    "Triplets merged into this edge, sorted by id.",
+                ),
                 Column::new(
                     "chunk_ids",
                     StrList,
-                    "Chunks those triplets are grounded in.",
+                    "The chunk of each triplet, aligned with `triplet_ids`.",
                 ),
-                Column::new("report_ids", StrList, "Reports those chunks belong to."),
+                Column::new(
+                    "report_ids",
+                    StrList,
+                    "The report of each triplet, aligned with `triplet_ids`.",
+                ),
             ],
         }
     }
