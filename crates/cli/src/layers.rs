@@ -89,6 +89,13 @@ pub fn registry(layers: &Layers) -> Registry {
         .register(Arc::new(noisebench_label::ExportRaguardStage))
         .register(Arc::new(noisebench_label::ExportConfactStage))
         .register(Arc::new(noisebench_chunk::ReportsStage))
-        .register(Arc::new(noisebench_chunk::ChunksStage));
+        .register(Arc::new(noisebench_chunk::ChunksStage))
+        .register(Arc::new(noisebench_kg::triplets::TripletsStage::new(
+            layers.llm.clone(),
+        )))
+        .register(Arc::new(noisebench_kg::graph::GraphStage::new(
+            layers.llm.clone(),
+        )))
+        .register(Arc::new(noisebench_kg::patterns::PatternsStage));
     registry
 }

@@ -67,17 +67,22 @@ fn demo_builds_verifies_skips_and_reproduces() {
     assert_eq!(
         tables,
         [
-            ("chunks", 65),
+            ("aliases", 5),
+            ("chunks", 67),
             ("claim_documents", 518),
             ("claims", 53),
             ("conflicts", 50),
             ("document_credibility", 182),
             ("documents", 182),
+            ("entities", 53),
+            ("graph_edges", 41),
             ("labels", 518),
             ("passages", 168),
+            ("patterns", 40),
             ("queries", 212),
-            ("reports", 7),
+            ("reports", 9),
             ("search_hits", 1981),
+            ("triplets", 41),
         ]
     );
     assert!(assert_work_conforms(&dir.path().join("work/demo")) >= 10);
@@ -100,7 +105,7 @@ fn demo_builds_verifies_skips_and_reproduces() {
         counts,
         [
             ("scraped", "claims-scrape", 12, 5, 7),
-            ("reports", "reports", 7, 7, 0),
+            ("reports", "reports", 9, 9, 0),
             ("claims", "claims-import", 65, 53, 12),
             ("queries", "queries", 53, 212, 0),
             ("search", "search", 212, 1981, 226),
@@ -108,7 +113,32 @@ fn demo_builds_verifies_skips_and_reproduces() {
             ("labels", "labels", 518, 518, 0),
             ("export-raguard", "export-raguard", 518, 518, 0),
             ("export-confact", "export-confact", 518, 518, 0),
-            ("chunks", "chunks", 7, 65, 0),
+            ("chunks", "chunks", 9, 67, 0),
+            ("triplets", "triplets", 67, 41, 0),
+            ("graph", "graph", 41, 41, 0),
+            ("patterns", "patterns", 41, 40, 0),
+        ]
+    );
+    // The graph's patterns: all four kinds, groups spanning two reports, every merge reviewable.
+    let patterns: Vec<noisebench_core::Pattern> =
+        table_io::read_rows(&snapshot.join("data/patterns.parquet")).unwrap();
+    let mut kinds: Vec<(&str, usize, usize)> = Vec::new();
+    for kind in [
+        "single_hop",
+        "chained_multi_hop",
+        "star_shaped",
+        "inverted_star_shaped",
+    ] {
+        let of: Vec<_> = patterns.iter().filter(|p| p.pattern == kind).collect();
+        kinds.push((kind, of.len(), of.iter().filter(|p| p.spans_reports).count()));
+    }
+    assert_eq!(
+        kinds,
+        [
+            ("single_hop", 8, 0),
+            ("chained_multi_hop", 3, 3),
+            ("star_shaped", 28, 2),
+            ("inverted_star_shaped", 1, 1),
         ]
     );
     // Scraped claims sit next to imported ones.
@@ -121,8 +151,8 @@ fn demo_builds_verifies_skips_and_reproduces() {
     // The LLM call log: one file for the run, one per stage that called.
     let calls = table_io::Table::open(&dir.path().join("work/demo/llm_calls.parquet")).unwrap();
     calls.check(&TableKind::LlmCalls.schema()).unwrap();
-    assert_eq!(calls.rows(), 2243);
-    assert_eq!(built.llm.calls, 2243);
+    assert_eq!(calls.rows(), 2263);
+    assert_eq!(built.llm.calls, 2263);
     assert_eq!(built.llm.tasks["exam_verdict"], 621);
     for stage in ["queries", "labels"] {
         assert!(
@@ -141,7 +171,7 @@ fn demo_builds_verifies_skips_and_reproduces() {
     // The card and manifest say how the labels were made.
     assert_eq!(manifest.provenance["llm"]["backend"], "offline");
     assert_eq!(manifest.provenance["facts:labels"]["data"]["pairs"], 518);
-    assert_eq!(manifest.provenance["llm"]["run"]["calls"], 2243);
+    assert_eq!(manifest.provenance["llm"]["run"]["calls"], 2263);
     assert_eq!(manifest.provenance["fetch_window"]["claims"]["rows"], 5);
     assert_eq!(
         manifest.provenance["fetch_window"]["documents"]["first"],
@@ -534,7 +564,7 @@ fn llm_settings_and_replayed_pages_rerun_only_their_stages() {
     )
     .unwrap();
     let built = build_snapshot(&ws, "demo", false, &PublishOptions::default()).unwrap();
-    assert_eq!(ran(&built), ["queries", "labels"]);
+    assert_eq!(ran(&built), ["queries", "labels", "triplets"]);
     assert!(matches!(
         built.outcome,
         Some(PublishOutcome::Unchanged { .. })
@@ -719,7 +749,16 @@ fn every_shipped_pipeline_checks_and_rare_finance_builds() {
         .iter()
         .map(|s| (s.id.as_str(), s.items_in, s.items_out))
         .collect();
-    assert_eq!(counts, [("reports", 5, 5), ("chunks", 5, 60)]);
+    assert_eq!(
+        counts,
+        [
+            ("reports", 5, 5),
+            ("chunks", 5, 60),
+            ("triplets", 60, 29),
+            ("graph", 29, 29),
+            ("patterns", 29, 29),
+        ]
+    );
 }
 
 /// Whether python3 can import every one of `modules`. When it cannot, the test is skipped with a
@@ -755,7 +794,7 @@ fn every_reader_opens_every_published_table() {
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/readers.py");
     let read = run_python_json(&script, [&snapshot]);
     assert_eq!(read["errors"], serde_json::json!([]), "{read:#}");
-    assert_eq!(manifest.tables.len(), 11);
+    assert_eq!(manifest.tables.len(), 16);
     for (table, entry) in &manifest.tables {
         for reader in ["pandas", "pyarrow", "polars", "duckdb", "datasets"] {
             assert_eq!(

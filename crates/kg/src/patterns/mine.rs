@@ -1,0 +1,368 @@
+//! The four miners, the dedupe, the distinct-chunk rule and the stable cap, over a [`GraphIndex`].
+
+use noisebench_core::{Pattern, stable_id};
+use serde::Serialize;
+
+use super::index::GraphIndex;
+use super::{PatternKind, PatternsConfig};
+
+/// A group of edges (indices into the index's edges), in pattern order: a chain's edges along
+/// the path, a star's and an inverted star's by first triplet id. At most four edges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Group {
+    edges: [u32; 4],
+    len: u8,
+}
+
+impl Group {
+    fn of(edges: &[u32]) -> Self {
+        let mut g = Group {
+            edges: [0; 4],
+            len: edges.len() as u8,
+        };
+        g.edges[..edges.len()].copy_from_slice(edges);
+        g
+    }
+
+    /// The group's edges, as indices into the index's edges, in pattern order.
+    pub fn edges(&self) -> &[u32] {
+        &self.edges[..self.len as usize]
+    }
+}
+
+/// What happened to one pattern's groups (RARE's Table 7, with what our rules removed).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct PatternCount {
+    /// The pattern's name as written in the table.
+    pub pattern: String,
+    /// Distinct groups matching the pattern's shape (after the dedupe).
+    pub found: u64,
+    /// Groups removed by the dedupe: the same sorted triplet ids as another group, or a triplet
+    /// twice (only when edges share a first triplet, which the graph stage never writes).
+    pub duplicates: u64,
+    /// Multi-hop groups dropped because two of their triplets share a chunk.
+    pub shared_chunk: u64,
+    /// Groups over the cap, left out by the sampling.
+    pub capped: u64,
+    /// Groups written.
+    pub kept: u64,
+}
+
+/// One pattern's kept groups and counts.
+#[derive(Debug, Clone)]
+pub struct PatternGroups {
+    pub pattern: PatternKind,
+    /// Kept groups.
+    pub groups: Vec<Group>,
+    pub count: PatternCount,
+}
+
+/// Mine one pattern: enumerate, dedupe, apply the distinct-chunk rule (multi-hop patterns,
+/// when configured) and the cap.
+pub fn mine_pattern(
+    index: &GraphIndex,
+    pattern: PatternKind,
+    config: &PatternsConfig,
+) -> PatternGroups {
+    let raw = match pattern {
+        PatternKind::SingleHop => single_hops(index),
+        PatternKind::ChainedMultiHop => {
+            chains(index, config.chain_edges.min, config.chain_edges.max)
+        }
+        PatternKind::StarShaped => stars(
+            index,
+            config.star_edges.min,
+            config.star_edges.max,
+            config.star_leaves,
+        ),
+        PatternKind::InvertedStarShaped => inverted_stars(index),
+    };
+    let enumerated = raw.len() as u64;
+    let mut groups = dedupe(index, raw);
+    let found = groups.len() as u64;
+    let mut shared_chunk = 0;
+    if config.distinct_chunks && pattern != PatternKind::SingleHop {
+        groups.retain(|g| distinct_chunks(index, g));
+        shared_chunk = found - groups.len() as u64;
+    }
+    let before_cap = groups.len() as u64;
+    if let Some(cap) = config.max_per_pattern {
+        groups = bottom_k(index, groups, cap, config.seed, pattern);
+    }
+    let kept = groups.len() as u64;
+    PatternGroups {
+        pattern,
+        groups,
+        count: PatternCount {
+            pattern: pattern.name().to_string(),
+            found,
+            duplicates: enumerated - found,
+            shared_chunk,
+            capped: before_cap - kept,
+            kept,
+        },
+    }
+}
+
+/// Edges `u -> v` where `u` has in-degree 0 and out-degree 1 and `v` in-degree 1 and
+/// out-degree 0 (multigraph degrees). Then `u -> v` is the only path from `u` to `v`, which is
+/// what RARE's code checks by enumerating every simple path; the degrees decide it in O(1).
+pub fn single_hops(index: &GraphIndex) -> Vec<Group> {
+    (0..index.edge_count() as u32)
+        .filter(|&e| {
+            let (u, v) = (index.head[e as usize], index.tail[e as usize]);
+            u != v
+                && index.in_degree(u) == 0
+                && index.out_degree(u) == 1
+                && index.in_degree(v) == 1
+                && index.out_degree(v) == 0
+        })
+        .map(|e| Group::of(&[e]))
+        .collect()
+}
+
+/// Paths of `min..=max` edges (within 2..=3) with no node repeated, parallel edges giving
+/// distinct paths. Walked from every edge through the out-lists: the work is the number of
+/// paths, never an enumeration of all simple paths between two nodes.
+pub fn chains(index: &GraphIndex, min: usize, max: usize) -> Vec<Group> {
+    let mut out = Vec::new();
+    for e1 in 0..index.edge_count() as u32 {
+        let (a, b) = (index.head[e1 as usize], index.tail[e1 as usize]);
+        if a == b {
+            continue;
+        }
+        for &e2 in index.outgoing(b) {
+            let c = index.tail[e2 as usize];
+            if c == a || c == b {
+                continue;
+            }
+            if min <= 2 {
+                out.push(Group::of(&[e1, e2]));
+            }
+            if max < 3 {
+                continue;
+            }
+            for &e3 in index.outgoing(c) {
+                let d = index.tail[e3 as usize];
+                if d != a && d != b && d != c {
+                    out.push(Group::of(&[e1, e2, e3]));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Stars: for each head, its first `leaves` out-edges by first triplet id, one per distinct tail
+/// (no self-loop), in every combination of `min..=max` of them (RARE: the first 4, in 2 to 4).
+pub fn stars(index: &GraphIndex, min: usize, max: usize, leaves: usize) -> Vec<Group> {
+    let mut out = Vec::new();
+    let mut chosen: Vec<u32> = Vec::with_capacity(leaves);
+    for h in 0..index.node_count() as u32 {
+        chosen.clear();
+        for &e in index.outgoing(h) {
+            let t = index.tail[e as usize];
+            if t != h && !chosen.iter().any(|&c| index.tail[c as usize] == t) {
+                chosen.push(e);
+                if chosen.len() == leaves {
+                    break;
+                }
+            }
+        }
+        for size in min..=max.min(chosen.len()) {
+            combinations(chosen.len(), size, |idx| {
+                let mut edges = [0u32; 4];
+                for (slot, &i) in edges.iter_mut().zip(idx) {
+                    *slot = chosen[i];
+                }
+                out.push(Group::of(&edges[..size]));
+            });
+        }
+    }
+    out
+}
+
+/// Inverted stars: pairs of edges from two distinct heads into one tail (no self-loop), one edge
+/// per head (its first by triplet id), as RARE's code pairs them.
+pub fn inverted_stars(index: &GraphIndex) -> Vec<Group> {
+    let mut out = Vec::new();
+    let mut seen = vec![u32::MAX; index.node_count()];
+    let mut heads: Vec<u32> = Vec::new();
+    for v in 0..index.node_count() as u32 {
+        heads.clear();
+        for &e in index.incoming(v) {
+            let h = index.head[e as usize];
+            if h != v && seen[h as usize] != v {
+                seen[h as usize] = v;
+                heads.push(e);
+            }
+        }
+        for (i, &a) in heads.iter().enumerate() {
+            for &b in &heads[i + 1..] {
+                out.push(Group::of(&[a, b]));
+            }
+        }
+    }
+    out
+}
+
+/// Calls `f` with every `k`-combination of `0..n`, in lexicographic order (`k` at most 4).
+fn combinations(n: usize, k: usize, mut f: impl FnMut(&[usize])) {
+    if k == 0 || k > n || k > 4 {
+        return;
+    }
+    let mut idx = [0usize; 4];
+    for (i, slot) in idx.iter_mut().enumerate().take(k) {
+        *slot = i;
+    }
+    loop {
+        f(&idx[..k]);
+        let mut i = k;
+        loop {
+            if i == 0 {
+                return;
+            }
+            i -= 1;
+            if idx[i] < n - k + i {
+                break;
+            }
+        }
+        idx[i] += 1;
+        for j in i + 1..k {
+            idx[j] = idx[j - 1] + 1;
+        }
+    }
+}
+
+/// The group's triplet ranks, sorted, packed into one integer (unused slots all ones), so
+/// comparing keys compares sorted triplet ids.
+fn sorted_key(index: &GraphIndex, g: &Group) -> u128 {
+    let mut ranks = [u32::MAX; 4];
+    for (slot, &e) in ranks.iter_mut().zip(g.edges()) {
+        *slot = index.triplet_rank[e as usize];
+    }
+    ranks[..g.len as usize].sort_unstable();
+    ranks
+        .iter()
+        .fold(0u128, |acc, &r| (acc << 32) | u128::from(r))
+}
+
+fn repeats_a_triplet(index: &GraphIndex, g: &Group) -> bool {
+    let e = g.edges();
+    (0..e.len()).any(|i| {
+        (i + 1..e.len())
+            .any(|j| index.triplet_rank[e[i] as usize] == index.triplet_rank[e[j] as usize])
+    })
+}
+
+/// Groups with the same sorted triplet ids are one group; a group naming a triplet twice is
+/// none.
+///
+/// When no two edges share a first triplet, this changes nothing and is skipped: every miner
+/// yields distinct edge sets (a simple path is fixed by its edge set; stars and inverted stars
+/// are distinct combinations), and distinct edges then carry distinct triplets.
+fn dedupe(index: &GraphIndex, groups: Vec<Group>) -> Vec<Group> {
+    if index.distinct_triplets {
+        return groups;
+    }
+    let mut keyed: Vec<(u128, Group)> = groups
+        .into_iter()
+        .filter(|g| !repeats_a_triplet(index, g))
+        .map(|g| (sorted_key(index, &g), g))
+        .collect();
+    keyed.sort_unstable_by_key(|&(k, _)| k);
+    keyed.dedup_by_key(|&mut (k, _)| k);
+    keyed.into_iter().map(|(_, g)| g).collect()
+}
+
+/// Whether every edge's (first) triplet comes from a different chunk.
+fn distinct_chunks(index: &GraphIndex, g: &Group) -> bool {
+    let e = g.edges();
+    (0..e.len())
+        .all(|i| (i + 1..e.len()).all(|j| index.chunk[e[i] as usize] != index.chunk[e[j] as usize]))
+}
+
+/// splitmix64's finaliser: a bijective 64-bit mix.
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The seeded sampling hash of a group: of the pattern and its sorted triplet-id hashes, so it
+/// depends on the group's identity (what its id is made of) and nothing else in the graph.
+fn sample_key(seed: u64, pattern: PatternKind, hashes: &[u64], g: &Group) -> u64 {
+    let mut own = [u64::MAX; 4];
+    for (slot, &e) in own.iter_mut().zip(g.edges()) {
+        *slot = hashes[e as usize];
+    }
+    let own = &mut own[..g.len as usize];
+    own.sort_unstable();
+    let mut h = mix(seed ^ mix(pattern as u64 + 1));
+    for &x in own.iter() {
+        h = mix(h.wrapping_add(0x9e37_79b9_7f4a_7c15) ^ x);
+    }
+    h
+}
+
+/// Keep the `k` groups with the smallest seeded hash (bottom-k). A group stays sampled as long
+/// as it exists and fewer than `k` groups hash below it, so one changed edge changes only the
+/// groups through it and as many others as those displace.
+fn bottom_k(
+    index: &GraphIndex,
+    groups: Vec<Group>,
+    k: usize,
+    seed: u64,
+    pattern: PatternKind,
+) -> Vec<Group> {
+    if groups.len() <= k {
+        return groups;
+    }
+    if k == 0 {
+        return Vec::new();
+    }
+    let hashes = index.triplet_hashes();
+    let mut keyed: Vec<(u64, u128, Group)> = groups
+        .into_iter()
+        .map(|g| {
+            (
+                sample_key(seed, pattern, &hashes, &g),
+                sorted_key(index, &g),
+                g,
+            )
+        })
+        .collect();
+    keyed.select_nth_unstable_by_key(k - 1, |&(h, s, _)| (h, s));
+    keyed.truncate(k);
+    keyed.sort_unstable_by_key(|&(_, s, _)| s);
+    keyed.into_iter().map(|(_, _, g)| g).collect()
+}
+
+/// The `patterns` row of a kept group.
+pub fn pattern_row(index: &GraphIndex, pattern: PatternKind, g: &Group) -> Pattern {
+    let edges: Vec<_> = g.edges().iter().map(|&e| index.edges[e as usize]).collect();
+    let triplet_ids: Vec<String> = edges.iter().map(|e| e.triplet_ids[0].clone()).collect();
+    let chunk_ids: Vec<String> = edges.iter().map(|e| e.chunk_ids[0].clone()).collect();
+    let report_ids: Vec<String> = edges.iter().map(|e| e.report_ids[0].clone()).collect();
+    let pivot_entities: Vec<String> = match pattern {
+        PatternKind::SingleHop => Vec::new(),
+        PatternKind::ChainedMultiHop => edges[1..].iter().map(|e| e.head.clone()).collect(),
+        PatternKind::StarShaped => vec![edges[0].head.clone()],
+        PatternKind::InvertedStarShaped => vec![edges[0].tail.clone()],
+    };
+    let mut sorted: Vec<&str> = triplet_ids.iter().map(String::as_str).collect();
+    sorted.sort_unstable();
+    let mut parts = vec![pattern.name()];
+    parts.extend(sorted);
+    let spans_reports = report_ids.iter().any(|r| *r != report_ids[0]);
+    Pattern {
+        id: stable_id("pattern", &parts),
+        pattern: pattern.name().to_string(),
+        edge_ids: edges.iter().map(|e| e.id.clone()).collect(),
+        triplet_ids,
+        chunk_ids,
+        report_ids,
+        pivot_entities,
+        spans_reports,
+    }
+}

@@ -1,0 +1,354 @@
+//! The `triplets` stage against a fake OpenAI-compatible endpoint: editing one chunk reruns at
+//! most two windows' calls (the rest are cache hits), and bad answers (missing fields, chunk ids
+//! outside the window, empty or enormous strings, repeated triplets, non-JSON, runaway lists)
+//! become counted drops, never a failed stage; a failed call is a transient drop that the next
+//! run retries alone; the offline rule on the knowledge-graph fixtures.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use noisebench_core::{
+    Chunk, Inputs, NoProgress, StageContext, StageOutput, TableRow, Triplet, TypedStage,
+    parse_config, stable_id,
+};
+use noisebench_kg::triplets::{TripletsConfig, TripletsStage};
+use noisebench_llm::Llm;
+use noisebench_testkit::{FakeServer, Reply, first_message, openai_config};
+use serde_json::{Value, json};
+
+fn repo_root() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// An `Llm` on the fake endpoint with JSON-schema answers, no retries or re-asks, and a cache
+/// in `cache`.
+fn llm(server: &FakeServer, cache: &Path) -> Llm {
+    let mut config = openai_config(&server.url(), cache);
+    config["max_reasks"] = json!(0);
+    config["models"]["fake"]["json_schema"] = json!(true);
+    config["models"]["fake"]["max_retries"] = json!(0);
+    Llm::from_value(&config, &repo_root()).unwrap()
+}
+
+/// A chunk whose id, like the chunker's, changes with its text; its index is its position.
+fn chunk(report: &str, index: usize, text: &str) -> Chunk {
+    Chunk {
+        id: stable_id("chunk", &[report, text]),
+        report_id: report.into(),
+        index: index as i64,
+        text: text.into(),
+        metadata: [("domain".to_string(), "finance".to_string())].into(),
+        ..Chunk::default()
+    }
+}
+
+/// The chunks of the user prompt: `(id, text)` from each `Chunk ID:` line and the line after.
+fn prompt_chunks(body: &Value) -> Vec<(String, String)> {
+    let user = first_message(body, "user");
+    let lines: Vec<&str> = user.lines().collect();
+    lines
+        .iter()
+        .enumerate()
+        .filter_map(|(i, l)| {
+            let id = l.strip_prefix("Chunk ID: ")?;
+            Some((id.to_string(), lines.get(i + 1)?.to_string()))
+        })
+        .collect()
+}
+
+/// A good triplet from a chunk whose text is `<A> acquired <B>.`.
+fn good(id: &str, text: &str) -> Value {
+    let sentence = text.trim();
+    let (a, b) = sentence
+        .trim_end_matches('.')
+        .split_once(" acquired ")
+        .unwrap_or(("x", "y"));
+    json!({"entity_1": a, "relation": "acquired", "entity_2": b, "chunk_id": id, "source_sentence": sentence})
+}
+
+fn run(stage: &TripletsStage, config: Value, chunks: &[Chunk], dir: &Path) -> StageOutput {
+    let config: TripletsConfig = parse_config(&config).unwrap();
+    stage.validate(&config, &repo_root()).unwrap();
+    let mut tables = BTreeMap::new();
+    tables.insert("chunks".to_string(), Chunk::into_rows(chunks.to_vec()));
+    let ctx = StageContext {
+        root: repo_root(),
+        stage_dir: dir.to_path_buf(),
+        pipeline: "test".into(),
+        stage_id: "triplets".into(),
+        progress: Arc::new(NoProgress),
+    };
+    stage.run(&config, Inputs::new(tables), &ctx).unwrap()
+}
+
+fn triplets(out: &mut StageOutput) -> Vec<Triplet> {
+    Triplet::from_rows(out.tables.remove("triplets").unwrap()).unwrap()
+}
+
+#[test]
+fn editing_or_inserting_one_chunk_reruns_at_most_two_windows() {
+    let server = FakeServer::answering(|body| {
+        let triplets: Vec<Value> = prompt_chunks(body)
+            .iter()
+            .map(|(id, text)| good(id, text))
+            .collect();
+        Reply::Content(json!({ "triplets": triplets }).to_string())
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let texts: Vec<String> = (0..40)
+        .map(|i| format!("Alpha{i} Holdings acquired Beta{i} Limited."))
+        .collect();
+    let report = |texts: &[String]| -> Vec<Chunk> {
+        texts
+            .iter()
+            .enumerate()
+            .map(|(i, t)| chunk("r1", i, t))
+            .collect()
+    };
+    // No forced cut at the maximum (see `triplets::windows`): only content decides.
+    let config = json!({"max_window": 40});
+    let calls = |chunks: &[Chunk]| {
+        let before = server.requests();
+        // A new handle on the same cache, as a later run would have.
+        let stage = TripletsStage::new(llm(&server, &dir.path().join("cache")));
+        let mut out = run(&stage, config.clone(), chunks, dir.path());
+        assert!(out.report.drops.is_empty(), "{:?}", out.report.drops);
+        assert_eq!(triplets(&mut out).len(), chunks.len());
+        server.requests() - before
+    };
+
+    let first = calls(&report(&texts));
+    assert!(first >= 4, "40 chunks make several windows, got {first}");
+    assert_eq!(
+        calls(&report(&texts)),
+        0,
+        "an unchanged run is all cache hits"
+    );
+    for at in [0, 17, 39] {
+        let mut edited = texts.clone();
+        edited[at] = format!("Gamma{at} Holdings acquired Delta{at} Limited.");
+        let n = calls(&report(&edited));
+        assert!((1..=2).contains(&n), "editing chunk {at} sent {n} calls");
+    }
+    // Chunk ids that do not depend on position: an insertion reruns at most two windows too.
+    // (The chunker's ids include the index, so there every later chunk's id would change.)
+    let mut inserted = texts.clone();
+    inserted.insert(20, "Epsilon Holdings acquired Zeta Limited.".into());
+    let n = calls(&report(&inserted));
+    assert!((1..=2).contains(&n), "inserting a chunk sent {n} calls");
+}
+
+#[test]
+fn bad_answers_become_counted_drops() {
+    // One chunk per window (every chunk ends one with window_size 1); the answer depends on
+    // the first word of the chunk.
+    let server = FakeServer::answering(|body| {
+        let chunks = prompt_chunks(body);
+        let (id, text) = &chunks[0];
+        let kind = text.split_whitespace().next().unwrap_or("");
+        let ok = good(id, text);
+        let with = |field: &str, v: Value| {
+            let mut t = ok.clone();
+            t[field] = v;
+            t
+        };
+        let triplets = match kind {
+            "Missing" => {
+                let mut t = ok.clone();
+                t.as_object_mut().unwrap().remove("relation");
+                vec![t]
+            }
+            "Outside" => vec![with("chunk_id", json!("chunk_elsewhere"))],
+            "Empty" => vec![with("entity_1", json!("  "))],
+            "Enormous" => vec![with(
+                "source_sentence",
+                json!(format!("{text} ").repeat(200)),
+            )],
+            "Repeated" => {
+                let shouted = ok["entity_2"].as_str().unwrap_or("").to_uppercase();
+                vec![ok.clone(), ok.clone(), with("entity_2", json!(shouted))]
+            }
+            "Invented" => vec![with("source_sentence", json!("Nobody acquired anything."))],
+            "Wrongname" => vec![with("entity_2", json!("Omega Limited"))],
+            "Runaway" => vec![ok.clone(); 500],
+            "Garbled" => return Reply::Content("here are your triplets: none".into()),
+            _ => vec![ok],
+        };
+        Reply::Content(json!({ "triplets": triplets }).to_string())
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let kinds = [
+        "Good",
+        "Missing",
+        "Outside",
+        "Empty",
+        "Enormous",
+        "Repeated",
+        "Invented",
+        "Wrongname",
+        "Runaway",
+        "Garbled",
+    ];
+    let chunks: Vec<Chunk> = kinds
+        .iter()
+        .enumerate()
+        .map(|(i, k)| chunk("r1", i, &format!("{k} Holdings acquired Beta{i} Limited.")))
+        .collect();
+    let stage = TripletsStage::new(llm(&server, &dir.path().join("cache")));
+    let mut out = run(&stage, json!({"window_size": 1}), &chunks, dir.path());
+    let rows = triplets(&mut out);
+    // Good, and the first of Repeated (the third differs only in case: a duplicate too).
+    assert_eq!(rows.len(), 2, "{rows:#?}");
+    assert!(
+        rows.iter()
+            .all(|t| t.provenance.starts_with("openai:fake-model"))
+    );
+    let reasons = out.report.drop_reasons();
+    let expected: BTreeMap<String, i64> = [
+        ("duplicate", 2),
+        ("empty_field", 2),
+        ("entity_not_in_sentence", 1),
+        ("llm_unparseable_output", 2),
+        ("oversize_field", 1),
+        ("ungrounded", 1),
+        ("unknown_chunk", 1),
+    ]
+    .into_iter()
+    .map(|(r, n)| (r.to_string(), n))
+    .collect();
+    assert_eq!(reasons, expected);
+    assert_eq!(out.report.transient_drops(), 0);
+    let facts = out.facts.expect("the stage reports its facts");
+    assert_eq!(facts.data["kept"], json!(2));
+    assert_eq!(facts.data["answered"], json!(1 + 1 + 1 + 1 + 1 + 3 + 1 + 1));
+    // Good and the three of Repeated: a duplicate is grounded, then dropped as a repeat.
+    assert_eq!(facts.data["grounded"], json!(4));
+    assert!(
+        facts.lines[0].contains("grounding rate 40.0%"),
+        "{:?}",
+        facts.lines
+    );
+}
+
+#[test]
+fn a_failed_call_is_a_transient_drop_that_the_next_run_retries_alone() {
+    let down = Arc::new(AtomicBool::new(true));
+    let flag = down.clone();
+    let server = FakeServer::answering(move |body| {
+        let chunks = prompt_chunks(body);
+        if flag.load(Ordering::SeqCst) && chunks.iter().any(|(_, t)| t.starts_with("Flaky")) {
+            return Reply::Status(503, None, "down".into());
+        }
+        let triplets: Vec<Value> = chunks.iter().map(|(id, t)| good(id, t)).collect();
+        Reply::Content(json!({ "triplets": triplets }).to_string())
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let chunks: Vec<Chunk> = ["Steady", "Flaky", "Calm"]
+        .iter()
+        .enumerate()
+        .map(|(i, k)| chunk("r1", i, &format!("{k} Holdings acquired Beta{i} Limited.")))
+        .collect();
+    let config = json!({"window_size": 1});
+    let stage = TripletsStage::new(llm(&server, &dir.path().join("cache")));
+    let mut out = run(&stage, config.clone(), &chunks, dir.path());
+    assert_eq!(triplets(&mut out).len(), 2);
+    assert_eq!(out.report.transient_drops(), 1, "{:?}", out.report.drops);
+    assert!(out.report.drops[0].reason.starts_with("llm_"));
+
+    down.store(false, Ordering::SeqCst);
+    let before = server.requests();
+    let stage = TripletsStage::new(llm(&server, &dir.path().join("cache")));
+    let mut out = run(&stage, config, &chunks, dir.path());
+    assert_eq!(
+        server.requests() - before,
+        1,
+        "only the failed window is asked again"
+    );
+    assert_eq!(triplets(&mut out).len(), 3);
+    assert!(out.report.drops.is_empty());
+}
+
+#[test]
+fn configuration_errors_name_the_field() {
+    let server = FakeServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let stage = TripletsStage::new(llm(&server, dir.path()));
+    let check = |v: Value| {
+        let c: TripletsConfig = parse_config(&v).unwrap();
+        stage.validate(&c, &repo_root()).unwrap_err().to_string()
+    };
+    assert!(check(json!({"window_size": 0})).contains("window_size"));
+    assert!(check(json!({"window_size": 8, "max_window": 4})).contains("max_window"));
+    assert!(check(json!({"targets": {"finance": 0}})).contains("targets.finance"));
+    assert!(
+        parse_config::<TripletsConfig>(&json!({"windows": 3}))
+            .unwrap_err()
+            .to_string()
+            .contains("windows")
+    );
+}
+
+/// The offline rule on the knowledge-graph fixtures (each report one chunk, as the chunker
+/// makes them): the facts the demo's graph patterns are built from, one entity shared by the
+/// two reports.
+#[test]
+fn the_offline_rule_reads_the_kg_fixture_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = repo_root().join("fixtures/reports/kg");
+    let chunks: Vec<Chunk> = ["calder_port_review_2024", "northwind_logistics_report_2024"]
+        .iter()
+        .map(|name| {
+            let text = std::fs::read_to_string(root.join(format!("{name}.md"))).unwrap();
+            chunk(name, 0, &text)
+        })
+        .collect();
+    let stage = TripletsStage::new(Llm::offline());
+    let mut out = run(&stage, json!({}), &chunks, dir.path());
+    assert!(out.report.drops.is_empty(), "{:?}", out.report.drops);
+    let mut rows: Vec<(String, String, String, String)> = triplets(&mut out)
+        .into_iter()
+        .map(|t| (t.report_id, t.entity_1, t.relation, t.entity_2))
+        .collect();
+    rows.sort();
+    let expect = |r: &str, a: &str, b: &str, c: &str| (r.into(), a.into(), b.into(), c.into());
+    let calder = "calder_port_review_2024";
+    let northwind = "northwind_logistics_report_2024";
+    assert_eq!(
+        rows,
+        [
+            expect(
+                calder,
+                "Calder Port Authority",
+                "operates",
+                "Eastgate Terminal"
+            ),
+            expect(
+                calder,
+                "Calder Port Authority",
+                "selected",
+                "Northwind Logistics"
+            ),
+            expect(calder, "Eastgate Terminal", "handled", "4.2 million"),
+            expect(calder, "Harbour Trust", "funds", "Calder Maritime Museum"),
+            expect(calder, "Northwind Logistics", "employs", "140 people"),
+            expect(northwind, "Baltic Freight Lines", "serves", "Riga Harbour"),
+            expect(
+                northwind,
+                "Northwind Logistics",
+                "acquired",
+                "Baltic Freight Lines"
+            ),
+            expect(
+                northwind,
+                "Northwind Logistics",
+                "supplies",
+                "Eastgate Terminal"
+            ),
+        ]
+    );
+    let facts = out.facts.unwrap();
+    assert_eq!(facts.data["grounding_rate"], json!(1.0));
+    assert_eq!(facts.data["per_report"][calder], json!(5));
+}
