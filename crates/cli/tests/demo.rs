@@ -130,7 +130,11 @@ fn demo_builds_verifies_skips_and_reproduces() {
         "inverted_star_shaped",
     ] {
         let of: Vec<_> = patterns.iter().filter(|p| p.pattern == kind).collect();
-        kinds.push((kind, of.len(), of.iter().filter(|p| p.spans_reports).count()));
+        kinds.push((
+            kind,
+            of.len(),
+            of.iter().filter(|p| p.spans_reports).count(),
+        ));
     }
     assert_eq!(
         kinds,

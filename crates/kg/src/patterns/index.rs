@@ -1,6 +1,7 @@
 //! The adjacency index the miners walk: edges as integers, out- and in-lists in CSR form.
 
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
 use noisebench_core::{GraphEdge, sha256_hex};
 
@@ -31,6 +32,8 @@ pub struct GraphIndex<'a> {
     /// No two edges share a first triplet id (what the graph stage writes: each triplet merges
     /// into one edge).
     pub(crate) distinct_triplets: bool,
+    /// [`GraphIndex::triplet_hashes`], computed when a cap first needs them.
+    hashes: OnceLock<Vec<u64>>,
 }
 
 impl<'a> GraphIndex<'a> {
@@ -89,6 +92,7 @@ impl<'a> GraphIndex<'a> {
         let distinct_triplets = usable.is_empty() || rank as usize + 1 == usable.len();
         Self {
             distinct_triplets,
+            hashes: OnceLock::new(),
             edges: usable,
             nodes,
             head,
@@ -147,14 +151,16 @@ impl<'a> GraphIndex<'a> {
 
     /// A stable 64-bit hash of each edge's first triplet id (the first 8 bytes of its sha256),
     /// for sampling: the same triplet hashes alike on every run and machine.
-    pub(crate) fn triplet_hashes(&self) -> Vec<u64> {
-        self.edges
-            .iter()
-            .map(|e| {
-                let hex = sha256_hex(e.triplet_ids[0].as_bytes());
-                u64::from_str_radix(&hex[..16], 16).unwrap_or_default()
-            })
-            .collect()
+    pub(crate) fn triplet_hashes(&self) -> &[u64] {
+        self.hashes.get_or_init(|| {
+            self.edges
+                .iter()
+                .map(|e| {
+                    let hex = sha256_hex(e.triplet_ids[0].as_bytes());
+                    u64::from_str_radix(&hex[..16], 16).unwrap_or_default()
+                })
+                .collect()
+        })
     }
 }
 

@@ -1,5 +1,7 @@
 //! The four miners, the dedupe, the distinct-chunk rule and the stable cap, over a [`GraphIndex`].
 
+use std::collections::BinaryHeap;
+
 use noisebench_core::{Pattern, stable_id};
 use serde::Serialize;
 
@@ -8,7 +10,7 @@ use super::{PatternKind, PatternsConfig};
 
 /// A group of edges (indices into the index's edges), in pattern order: a chain's edges along
 /// the path, a star's and an inverted star's by first triplet id. At most four edges.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Group {
     edges: [u32; 4],
     len: u8,
@@ -64,19 +66,63 @@ pub fn mine_pattern(
     pattern: PatternKind,
     config: &PatternsConfig,
 ) -> PatternGroups {
-    let raw = match pattern {
-        PatternKind::SingleHop => single_hops(index),
-        PatternKind::ChainedMultiHop => {
-            chains(index, config.chain_edges.min, config.chain_edges.max)
+    if !index.distinct_triplets {
+        return mine_with_dedupe(index, pattern, config);
+    }
+    // Distinct groups by construction (see `dedupe`): stream them through the rule and the cap,
+    // so memory is the cap, not the number of groups a hub makes.
+    let rule = config.distinct_chunks && pattern != PatternKind::SingleHop;
+    let (mut found, mut shared_chunk) = (0u64, 0u64);
+    let groups = match config.max_per_pattern {
+        None => {
+            let mut groups = Vec::new();
+            each_group(index, pattern, config, |g| {
+                found += 1;
+                if rule && !distinct_chunks(index, &g) {
+                    shared_chunk += 1;
+                } else {
+                    groups.push(g);
+                }
+            });
+            groups
         }
-        PatternKind::StarShaped => stars(
-            index,
-            config.star_edges.min,
-            config.star_edges.max,
-            config.star_leaves,
-        ),
-        PatternKind::InvertedStarShaped => inverted_stars(index),
+        Some(k) => {
+            let mut sample = BottomK::new(index, k, config.seed, pattern);
+            each_group(index, pattern, config, |g| {
+                found += 1;
+                if rule && !distinct_chunks(index, &g) {
+                    shared_chunk += 1;
+                } else {
+                    sample.offer(g);
+                }
+            });
+            sample.into_groups()
+        }
     };
+    let kept = groups.len() as u64;
+    PatternGroups {
+        pattern,
+        groups,
+        count: PatternCount {
+            pattern: pattern.name().to_string(),
+            found,
+            duplicates: 0,
+            shared_chunk,
+            capped: found - shared_chunk - kept,
+            kept,
+        },
+    }
+}
+
+/// [`mine_pattern`] when edges share a first triplet (bad input): all groups materialised,
+/// deduplicated, then the rule and the cap.
+fn mine_with_dedupe(
+    index: &GraphIndex,
+    pattern: PatternKind,
+    config: &PatternsConfig,
+) -> PatternGroups {
+    let mut raw = Vec::new();
+    each_group(index, pattern, config, |g| raw.push(g));
     let enumerated = raw.len() as u64;
     let mut groups = dedupe(index, raw);
     let found = groups.len() as u64;
@@ -104,10 +150,61 @@ pub fn mine_pattern(
     }
 }
 
+/// Every group of `pattern` as configured, to `emit`.
+fn each_group(
+    index: &GraphIndex,
+    pattern: PatternKind,
+    config: &PatternsConfig,
+    emit: impl FnMut(Group),
+) {
+    match pattern {
+        PatternKind::SingleHop => each_single_hop(index, emit),
+        PatternKind::ChainedMultiHop => {
+            each_chain(index, config.chain_edges.min, config.chain_edges.max, emit)
+        }
+        PatternKind::StarShaped => each_star(
+            index,
+            config.star_edges.min,
+            config.star_edges.max,
+            config.star_leaves,
+            emit,
+        ),
+        PatternKind::InvertedStarShaped => each_inverted_star(index, emit),
+    }
+}
+
+/// Single-hop groups (see [`each_single_hop`]), collected.
+pub fn single_hops(index: &GraphIndex) -> Vec<Group> {
+    let mut out = Vec::new();
+    each_single_hop(index, |g| out.push(g));
+    out
+}
+
+/// Chains (see [`each_chain`]), collected.
+pub fn chains(index: &GraphIndex, min: usize, max: usize) -> Vec<Group> {
+    let mut out = Vec::new();
+    each_chain(index, min, max, |g| out.push(g));
+    out
+}
+
+/// Stars (see [`each_star`]), collected.
+pub fn stars(index: &GraphIndex, min: usize, max: usize, leaves: usize) -> Vec<Group> {
+    let mut out = Vec::new();
+    each_star(index, min, max, leaves, |g| out.push(g));
+    out
+}
+
+/// Inverted stars (see [`each_inverted_star`]), collected.
+pub fn inverted_stars(index: &GraphIndex) -> Vec<Group> {
+    let mut out = Vec::new();
+    each_inverted_star(index, |g| out.push(g));
+    out
+}
+
 /// Edges `u -> v` where `u` has in-degree 0 and out-degree 1 and `v` in-degree 1 and
 /// out-degree 0 (multigraph degrees). Then `u -> v` is the only path from `u` to `v`, which is
 /// what RARE's code checks by enumerating every simple path; the degrees decide it in O(1).
-pub fn single_hops(index: &GraphIndex) -> Vec<Group> {
+fn each_single_hop(index: &GraphIndex, mut emit: impl FnMut(Group)) {
     (0..index.edge_count() as u32)
         .filter(|&e| {
             let (u, v) = (index.head[e as usize], index.tail[e as usize]);
@@ -117,15 +214,13 @@ pub fn single_hops(index: &GraphIndex) -> Vec<Group> {
                 && index.in_degree(v) == 1
                 && index.out_degree(v) == 0
         })
-        .map(|e| Group::of(&[e]))
-        .collect()
+        .for_each(|e| emit(Group::of(&[e])));
 }
 
 /// Paths of `min..=max` edges (within 2..=3) with no node repeated, parallel edges giving
 /// distinct paths. Walked from every edge through the out-lists: the work is the number of
 /// paths, never an enumeration of all simple paths between two nodes.
-pub fn chains(index: &GraphIndex, min: usize, max: usize) -> Vec<Group> {
-    let mut out = Vec::new();
+fn each_chain(index: &GraphIndex, min: usize, max: usize, mut emit: impl FnMut(Group)) {
     for e1 in 0..index.edge_count() as u32 {
         let (a, b) = (index.head[e1 as usize], index.tail[e1 as usize]);
         if a == b {
@@ -137,7 +232,7 @@ pub fn chains(index: &GraphIndex, min: usize, max: usize) -> Vec<Group> {
                 continue;
             }
             if min <= 2 {
-                out.push(Group::of(&[e1, e2]));
+                emit(Group::of(&[e1, e2]));
             }
             if max < 3 {
                 continue;
@@ -145,18 +240,22 @@ pub fn chains(index: &GraphIndex, min: usize, max: usize) -> Vec<Group> {
             for &e3 in index.outgoing(c) {
                 let d = index.tail[e3 as usize];
                 if d != a && d != b && d != c {
-                    out.push(Group::of(&[e1, e2, e3]));
+                    emit(Group::of(&[e1, e2, e3]));
                 }
             }
         }
     }
-    out
 }
 
 /// Stars: for each head, its first `leaves` out-edges by first triplet id, one per distinct tail
 /// (no self-loop), in every combination of `min..=max` of them (RARE: the first 4, in 2 to 4).
-pub fn stars(index: &GraphIndex, min: usize, max: usize, leaves: usize) -> Vec<Group> {
-    let mut out = Vec::new();
+fn each_star(
+    index: &GraphIndex,
+    min: usize,
+    max: usize,
+    leaves: usize,
+    mut emit: impl FnMut(Group),
+) {
     let mut chosen: Vec<u32> = Vec::with_capacity(leaves);
     for h in 0..index.node_count() as u32 {
         chosen.clear();
@@ -175,17 +274,15 @@ pub fn stars(index: &GraphIndex, min: usize, max: usize, leaves: usize) -> Vec<G
                 for (slot, &i) in edges.iter_mut().zip(idx) {
                     *slot = chosen[i];
                 }
-                out.push(Group::of(&edges[..size]));
+                emit(Group::of(&edges[..size]));
             });
         }
     }
-    out
 }
 
 /// Inverted stars: pairs of edges from two distinct heads into one tail (no self-loop), one edge
 /// per head (its first by triplet id), as RARE's code pairs them.
-pub fn inverted_stars(index: &GraphIndex) -> Vec<Group> {
-    let mut out = Vec::new();
+fn each_inverted_star(index: &GraphIndex, mut emit: impl FnMut(Group)) {
     let mut seen = vec![u32::MAX; index.node_count()];
     let mut heads: Vec<u32> = Vec::new();
     for v in 0..index.node_count() as u32 {
@@ -199,11 +296,10 @@ pub fn inverted_stars(index: &GraphIndex) -> Vec<Group> {
         }
         for (i, &a) in heads.iter().enumerate() {
             for &b in &heads[i + 1..] {
-                out.push(Group::of(&[a, b]));
+                emit(Group::of(&[a, b]));
             }
         }
     }
-    out
 }
 
 /// Calls `f` with every `k`-combination of `0..n`, in lexicographic order (`k` at most 4).
@@ -298,7 +394,14 @@ fn sample_key(seed: u64, pattern: PatternKind, hashes: &[u64], g: &Group) -> u64
     }
     let own = &mut own[..g.len as usize];
     own.sort_unstable();
-    let mut h = mix(seed ^ mix(pattern as u64 + 1));
+    // A salt per pattern, so each pattern's sample is drawn independently.
+    let salt = match pattern {
+        PatternKind::SingleHop => 1,
+        PatternKind::ChainedMultiHop => 2,
+        PatternKind::StarShaped => 3,
+        PatternKind::InvertedStarShaped => 4,
+    };
+    let mut h = mix(seed ^ mix(salt));
     for &x in own.iter() {
         h = mix(h.wrapping_add(0x9e37_79b9_7f4a_7c15) ^ x);
     }
@@ -326,7 +429,7 @@ fn bottom_k(
         .into_iter()
         .map(|g| {
             (
-                sample_key(seed, pattern, &hashes, &g),
+                sample_key(seed, pattern, hashes, &g),
                 sorted_key(index, &g),
                 g,
             )
@@ -336,6 +439,56 @@ fn bottom_k(
     keyed.truncate(k);
     keyed.sort_unstable_by_key(|&(_, s, _)| s);
     keyed.into_iter().map(|(_, _, g)| g).collect()
+}
+
+/// [`bottom_k`] over a stream: the `k` groups with the smallest (hash, sorted triplet ids) seen
+/// so far, in a max-heap, so memory is `k` whatever the number of groups.
+struct BottomK<'i, 'a> {
+    index: &'i GraphIndex<'a>,
+    hashes: &'i [u64],
+    k: usize,
+    seed: u64,
+    pattern: PatternKind,
+    heap: BinaryHeap<(u64, u128, Group)>,
+}
+
+impl<'i, 'a> BottomK<'i, 'a> {
+    fn new(index: &'i GraphIndex<'a>, k: usize, seed: u64, pattern: PatternKind) -> Self {
+        Self {
+            index,
+            hashes: index.triplet_hashes(),
+            k,
+            seed,
+            pattern,
+            heap: BinaryHeap::with_capacity(k.min(1 << 20) + 1),
+        }
+    }
+
+    fn offer(&mut self, g: Group) {
+        if self.k == 0 {
+            return;
+        }
+        let h = sample_key(self.seed, self.pattern, self.hashes, &g);
+        if self.heap.len() < self.k {
+            self.heap.push((h, sorted_key(self.index, &g), g));
+            return;
+        }
+        if let Some(mut top) = self.heap.peek_mut()
+            && h <= top.0
+        {
+            let item = (h, sorted_key(self.index, &g), g);
+            if item < *top {
+                *top = item;
+            }
+        }
+    }
+
+    /// The sample, ordered by sorted triplet ids.
+    fn into_groups(self) -> Vec<Group> {
+        let mut kept = self.heap.into_vec();
+        kept.sort_unstable_by_key(|&(_, s, _)| s);
+        kept.into_iter().map(|(_, _, g)| g).collect()
+    }
 }
 
 /// The `patterns` row of a kept group.
@@ -364,5 +517,56 @@ pub fn pattern_row(index: &GraphIndex, pattern: PatternKind, g: &Group) -> Patte
         report_ids,
         pivot_entities,
         spans_reports,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use noisebench_core::GraphEdge;
+
+    /// A pseudo-random graph of `n` edges over 30 nodes, each edge its own triplet.
+    fn graph(n: u32) -> Vec<GraphEdge> {
+        (0..n)
+            .map(|i| {
+                let x = i.wrapping_mul(2_654_435_761);
+                let (h, t) = (x % 30, (x >> 12) % 30);
+                GraphEdge {
+                    id: format!("e{i:03}"),
+                    head: format!("n{h}"),
+                    relation: "r".into(),
+                    tail: format!("n{t}"),
+                    triplet_ids: vec![format!("t{i:03}")],
+                    chunk_ids: vec![format!("c{}", (x >> 20) % 6)],
+                    report_ids: vec!["rep".into()],
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn streaming_and_materialised_mining_agree() {
+        let edges = graph(150);
+        let index = GraphIndex::new(&edges);
+        assert!(index.distinct_triplets);
+        for cap in [None, Some(1), Some(7), Some(60), Some(100_000)] {
+            for distinct_chunks in [false, true] {
+                let config = PatternsConfig {
+                    max_per_pattern: cap,
+                    distinct_chunks,
+                    ..PatternsConfig::default()
+                };
+                for kind in PatternKind::ALL {
+                    let streamed = mine_pattern(&index, kind, &config);
+                    let whole = mine_with_dedupe(&index, kind, &config);
+                    let sorted = |mut g: Vec<Group>| {
+                        g.sort_unstable();
+                        g
+                    };
+                    assert_eq!(streamed.count, whole.count, "{cap:?} {kind:?}");
+                    assert_eq!(sorted(streamed.groups), sorted(whole.groups));
+                }
+            }
+        }
     }
 }
