@@ -552,6 +552,10 @@ impl Chunker {
         let drafts = self.merge_fragments(&units, drafts, config);
         let mut metadata: BTreeMap<String, String> = report.metadata.clone();
         metadata.insert("domain".into(), report.domain.clone());
+        // A chunk's id comes from its report and its text (and, for a text repeated in one
+        // report, how many times it came before), not its position: inserting or editing one
+        // chunk leaves every other chunk's id, and so every prompt that names it, unchanged.
+        let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
         drafts
             .into_iter()
             .enumerate()
@@ -572,10 +576,12 @@ impl Chunker {
                 let token_count = self.cost(&units, &d.units, d.overlap.as_ref());
                 debug_assert_eq!(token_count, self.counter.count(&text));
                 let first = &units[d.units[0]];
-                let index_str = index.to_string();
+                let repeat = seen.entry(text.clone()).or_insert(0);
+                let occurrence = repeat.to_string();
+                *repeat += 1;
                 ReportChunk {
                     chunk: Chunk {
-                        id: stable_id("chunk", &[&report.id, &index_str, &text]),
+                        id: stable_id("chunk", &[&report.id, &text, &occurrence]),
                         report_id: report.id.clone(),
                         index: index as i64,
                         token_count: token_count as i64,

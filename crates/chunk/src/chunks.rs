@@ -109,7 +109,7 @@ pub fn chunk_reports(
 impl TypedStage for ChunksStage {
     type Config = ChunksConfig;
     const KIND: &'static str = "chunks";
-    const VERSION: u32 = 1;
+    const VERSION: u32 = 2;
 
     fn inputs(&self) -> Vec<InputSpec> {
         vec![InputSpec::required("reports", TableKind::Reports)]

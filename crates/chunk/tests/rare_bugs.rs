@@ -90,6 +90,55 @@ fn identical_text_in_two_reports_or_positions_still_gets_distinct_ids() {
 }
 
 #[test]
+fn inserting_a_paragraph_leaves_the_other_chunks_ids_unchanged() {
+    // Ids come from text, not position: later stages (triplet windows name chunk ids in their
+    // prompts) rerun only for the chunks that changed.
+    let paragraphs: Vec<String> = (0..6)
+        .map(|i| format!("Section {i}. {}", long_paragraph(2)))
+        .collect();
+    let blocks = |extra: Option<usize>| {
+        let mut b: Vec<Block> = Vec::new();
+        for (i, p) in paragraphs.iter().enumerate() {
+            if extra == Some(i) {
+                b.push(para(&format!(
+                    "An inserted paragraph. {}",
+                    long_paragraph(2)
+                )));
+            }
+            b.push(para(p));
+        }
+        report(b)
+    };
+    let config = ChunkConfig {
+        max_tokens: 64,
+        overlap_tokens: 0,
+        min_words: 1,
+    };
+    let before = chunk_report(&blocks(None), &config);
+    let after = chunk_report(&blocks(Some(3)), &config);
+    let ids = |cs: &[noisebench_chunk::ReportChunk]| -> HashSet<(String, String)> {
+        cs.iter()
+            .map(|c| (c.chunk.text.clone(), c.chunk.id.clone()))
+            .collect()
+    };
+    let (b, a) = (ids(&before), ids(&after));
+    let kept = b.intersection(&a).count();
+    assert!(after.len() > before.len());
+    // Every chunk whose text is unchanged keeps its id.
+    let texts_after: HashSet<&String> = after.iter().map(|c| &c.chunk.text).collect();
+    let unchanged = before
+        .iter()
+        .filter(|c| texts_after.contains(&c.chunk.text))
+        .count();
+    assert_eq!(kept, unchanged);
+    assert!(
+        unchanged >= before.len() - 1,
+        "{unchanged} of {}",
+        before.len()
+    );
+}
+
+#[test]
 fn the_last_text_chunk_of_a_report_is_written() {
     let last = "Finally, the company expects capital expenditures of about $1.4 billion next year.";
     let table = Block::Table {
