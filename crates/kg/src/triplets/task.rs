@@ -292,14 +292,19 @@ fn sentence_triplet(sentence: &str) -> Option<(String, String, String)> {
             if tokens[at..end].iter().any(|t| core_of(t).1) {
                 continue;
             }
-            let Some(head) = head_before(&tokens, at) else {
+            // A head with no letter or digit ("-") normalises to nothing and could not ground.
+            let Some(head) =
+                head_before(&tokens, at).filter(|h| h.chars().any(char::is_alphanumeric))
+            else {
                 continue;
             };
             // A few plain words may complete the relation ("recognized an impairment charge
             // of $846 million"); the tail follows them.
             let mut relation: Vec<&str> = vw.clone();
             for k in end..(end + MAX_COMPLEMENT + 1).min(tokens.len()) {
-                if let Some(tail) = tail_after(&tokens, k) {
+                if let Some(tail) =
+                    tail_after(&tokens, k).filter(|t| t.chars().any(char::is_alphanumeric))
+                {
                     while relation
                         .last()
                         .is_some_and(|w| matches!(*w, "the" | "a" | "an"))
