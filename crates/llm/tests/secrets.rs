@@ -4,39 +4,18 @@
 
 mod common;
 
-use std::io::Write;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
 
 use common::Keywords;
 use common::keywords;
 use noisebench_llm::Llm;
-use noisebench_testkit::{FakeServer, KEYWORDS_OK, Reply, openai_config};
-
-#[derive(Clone, Default)]
-struct Buf(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Buf {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(b);
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
+use noisebench_testkit::{FakeServer, KEYWORDS_OK, Reply, capture_logs, openai_config};
 
 #[test]
 fn the_key_appears_in_no_log_line_or_file() {
     const VAR: &str = "NOISEBENCH_TEST_SECRET_KEY";
     const KEY: &str = "sk-test-9f8e7d6c5b4a39281706";
-    let logs = Buf::default();
-    let writer = logs.clone();
-    tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .init();
+    let logs = capture_logs();
     // SAFETY: this test binary has one test and sets the variable before any thread reads it.
     unsafe { std::env::set_var(VAR, KEY) };
 
@@ -101,7 +80,7 @@ fn the_key_appears_in_no_log_line_or_file() {
     }
     assert!(files >= 2, "the cache entry and the call log were checked");
 
-    let logs = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
+    let logs = logs.text();
     assert!(
         logs.contains("retrying"),
         "TRACE logs were captured: {logs}"

@@ -4,7 +4,8 @@
 //! endpoint (chat completions and embeddings) answering from a script, a default reply or a rule
 //! over the request body, and recording what it received; [`pandas_available`] and
 //! [`run_python_json`] run a Python script (e.g. a release loader) over test output;
-//! [`checkout`] copies the repository's pipelines and fixtures into a temporary folder.
+//! [`checkout`] copies the repository's pipelines and fixtures into a temporary folder;
+//! [`capture_logs`] keeps every log line of a test binary for secret checks.
 //!
 //! It is a dev-dependency only: no crate lists it under `[dependencies]`, and nothing here is
 //! meant for production code. It is not a mock of the real services' quirks beyond what the tests
@@ -12,11 +13,13 @@
 //! noisebench types, so any crate's tests can use it without a dependency cycle.
 
 mod checkout;
+mod logs;
 mod openai;
 mod python;
 mod served;
 
 pub use checkout::{checkout, copy_dir, repo_root};
+pub use logs::{CapturedLogs, capture_logs};
 pub use openai::{
     FakeServer, KEYWORDS_OK, Record, Reply, Rule, ServerState, fake_vector, first_message,
     openai_config,

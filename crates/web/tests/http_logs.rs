@@ -1,41 +1,20 @@
 //! With secrets named, no log line holds one, at TRACE, through retries and failures. (Its own
 //! test binary: it installs a global tracing subscriber.)
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::Router;
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
-use noisebench_testkit::{Served, refused_addr};
+use noisebench_testkit::{Served, capture_logs, refused_addr};
 use noisebench_web::{AddressClass, HttpClient, HttpConfig, HttpRequest, RetryPolicy, Secret, Url};
 
 const KEY: &str = "AIzaSy-logs-0123456789abcdef";
 const TOKEN: &str = "tok-logs-5b4a39281706";
 
-#[derive(Clone, Default)]
-struct Buf(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Buf {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(b);
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 #[test]
 fn no_log_line_holds_a_secret() {
-    let logs = Buf::default();
-    let writer = logs.clone();
-    tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .init();
+    let logs = capture_logs();
     let app = Router::new()
         .fallback(|| async { (StatusCode::TOO_MANY_REQUESTS, "slow down").into_response() });
     let server = Served::start(app);
@@ -65,7 +44,7 @@ fn no_log_line_holds_a_secret() {
                 .bearer_auth(TOKEN),
         );
     }
-    let logs = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
+    let logs = logs.text();
     assert!(
         logs.contains("retrying"),
         "TRACE logs were captured: {logs}"
