@@ -171,6 +171,7 @@ tables! {
     Patterns(Pattern) = "patterns",
     Questions(Question) = "questions",
     QuestionJudgements(QuestionJudgement) = "question_judgements",
+    RejectedQuestions(RejectedQuestion) = "rejected_questions",
     QuestionSplits(QuestionSplit) = "question_splits",
     QueryPerturbations(QueryPerturbation) = "query_perturbations",
     DocumentPerturbations(DocumentPerturbation) = "document_perturbations",

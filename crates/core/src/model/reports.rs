@@ -186,6 +186,9 @@ pub struct Question {
     pub entity_1: Vec<String>,
     pub relation: Vec<String>,
     pub entity_2: Vec<String>,
+    pub pivot_entities: Vec<String>,
+    pub report_ids: Vec<String>,
+    pub metadata: BTreeMap<String, String>,
     pub provenance: String,
 }
 
@@ -193,7 +196,7 @@ impl Record for Question {
     fn schema() -> TableSchema {
         TableSchema {
             table: "questions".into(),
-            version: 2,
+            version: 3,
             description:
                 "Single- and multi-hop questions with answers and source chunks, as generated."
                     .into(),
@@ -201,7 +204,7 @@ impl Record for Question {
                 Column::new(
                     "id",
                     Str,
-                    "Stable id from pattern kind, triplet ids and question text.",
+                    "Stable id from the pattern id: one question per pattern, the same id when a refresh rewords it.",
                 ),
                 Column::new(
                     "pattern_id",
@@ -225,7 +228,71 @@ impl Record for Question {
                 Column::new("entity_1", StrList, "Head entities, one per triplet."),
                 Column::new("relation", StrList, "Relations, one per triplet."),
                 Column::new("entity_2", StrList, "Tail entities, one per triplet."),
+                Column::new(
+                    "pivot_entities",
+                    StrList,
+                    "Entities the question names only indirectly (multi-hop); empty for single-hop.",
+                ),
+                Column::new("report_ids", StrList, "Reports of the answer chunks."),
+                Column::new(
+                    "metadata",
+                    Json,
+                    "Report metadata the question is specific to (company, filing year, country, grantee...), with `domain`.",
+                ),
                 Column::new("provenance", Str, "Backend, model and prompt versions."),
+            ],
+        }
+    }
+    fn id(&self) -> &str {
+        &self.id
+    }
+}
+
+/// A question the judge scored at or below the threshold in some dimension: kept for review,
+/// out of the benchmark.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RejectedQuestion {
+    pub id: String,
+    pub pattern_id: String,
+    pub kind: String,
+    pub question: String,
+    pub answer: String,
+    pub answer_chunk_ids: Vec<String>,
+    pub clarity: i64,
+    pub correctness: i64,
+    pub reasonableness: Option<i64>,
+    pub threshold: i64,
+    pub reason: String,
+    pub provenance: String,
+}
+
+impl Record for RejectedQuestion {
+    fn schema() -> TableSchema {
+        TableSchema {
+            table: "rejected_questions".into(),
+            version: 1,
+            description: "Questions the judge rejected, with their scores and why.".into(),
+            columns: vec![
+                Column::new("id", Str, "The question's id (as in `questions`)."),
+                Column::new("pattern_id", Str, "The pattern it was generated from."),
+                Column::new("kind", Str, "The question's pattern kind."),
+                Column::new("question", Str, "The question."),
+                Column::new("answer", Str, "The answer."),
+                Column::new("answer_chunk_ids", StrList, "Its answer chunks."),
+                Column::new("clarity", Int, "Score 1-5."),
+                Column::new("correctness", Int, "Score 1-5."),
+                Column::nullable("reasonableness", Int, "Score 1-5 (multi-hop only)."),
+                Column::new(
+                    "threshold",
+                    Int,
+                    "A question is kept only when every score is above this.",
+                ),
+                Column::new(
+                    "reason",
+                    Str,
+                    "The dimensions at or below the threshold, e.g. `clarity 3`.",
+                ),
+                Column::new("provenance", Str, "The judge's backend, model and prompt version."),
             ],
         }
     }
