@@ -96,6 +96,13 @@ pub fn registry(layers: &Layers) -> Registry {
         .register(Arc::new(noisebench_kg::graph::GraphStage::new(
             layers.llm.clone(),
         )))
-        .register(Arc::new(noisebench_kg::patterns::PatternsStage));
+        .register(Arc::new(noisebench_kg::patterns::PatternsStage))
+        .register(Arc::new(noisebench_qa::questions::QuestionsStage::new(
+            layers.llm.clone(),
+        )))
+        .register(Arc::new(noisebench_qa::judge::JudgeStage::new(
+            layers.llm.clone(),
+        )))
+        .register(Arc::new(noisebench_qa::splits::SplitsStage));
     registry
 }
