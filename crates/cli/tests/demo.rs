@@ -2,6 +2,7 @@
 //! and publishes nothing; a build from scratch gives byte-identical tables; every table written
 //! matches its schema, and the committed schema files match the code.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -74,15 +75,19 @@ fn demo_builds_verifies_skips_and_reproduces() {
             ("conflicts", 50),
             ("document_credibility", 182),
             ("documents", 182),
-            ("entities", 53),
-            ("graph_edges", 41),
+            ("entities", 56),
+            ("graph_edges", 43),
             ("labels", 518),
             ("passages", 168),
-            ("patterns", 40),
+            ("patterns", 41),
             ("queries", 212),
+            ("question_judgements", 32),
+            ("question_splits", 31),
+            ("questions", 31),
+            ("rejected_questions", 1),
             ("reports", 9),
             ("search_hits", 1981),
-            ("triplets", 41),
+            ("triplets", 43),
         ]
     );
     assert!(assert_work_conforms(&dir.path().join("work/demo")) >= 10);
@@ -114,9 +119,12 @@ fn demo_builds_verifies_skips_and_reproduces() {
             ("export-raguard", "export-raguard", 518, 518, 0),
             ("export-confact", "export-confact", 518, 518, 0),
             ("chunks", "chunks", 9, 67, 0),
-            ("triplets", "triplets", 67, 41, 0),
-            ("graph", "graph", 41, 41, 0),
-            ("patterns", "patterns", 41, 40, 0),
+            ("triplets", "triplets", 67, 43, 0),
+            ("graph", "graph", 43, 43, 0),
+            ("patterns", "patterns", 43, 41, 0),
+            ("questions", "questions", 41, 32, 9),
+            ("qa-judge", "qa-judge", 32, 31, 1),
+            ("splits", "splits", 31, 31, 0),
         ]
     );
     // The graph's patterns: all four kinds, groups spanning two reports, every merge reviewable.
@@ -142,9 +150,34 @@ fn demo_builds_verifies_skips_and_reproduces() {
             ("single_hop", 8, 0),
             ("chained_multi_hop", 3, 3),
             ("star_shaped", 28, 2),
-            ("inverted_star_shaped", 1, 1),
+            ("inverted_star_shaped", 2, 2),
         ]
     );
+    // Questions of all four kinds, each with its split; what the judge rejected is kept apart.
+    let questions: Vec<noisebench_core::Question> =
+        table_io::read_rows(&snapshot.join("data/questions.parquet")).unwrap();
+    let splits: Vec<noisebench_core::QuestionSplit> =
+        table_io::read_rows(&snapshot.join("data/question_splits.parquet")).unwrap();
+    let mut per_kind: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+    for s in &splits {
+        *per_kind.entry((s.kind.as_str(), s.split.as_str())).or_default() += 1;
+    }
+    assert_eq!(
+        per_kind.into_iter().collect::<Vec<_>>(),
+        [
+            (("chained_multi_hop", "test"), 1),
+            (("inverted_star_shaped", "test"), 1),
+            (("single_hop", "test"), 3),
+            (("single_hop", "train"), 5),
+            (("star_shaped", "test"), 8),
+            (("star_shaped", "train"), 13),
+        ]
+    );
+    assert!(questions.iter().all(|q| splits.iter().any(|s| s.question_id == q.id)));
+    let rejected: Vec<noisebench_core::RejectedQuestion> =
+        table_io::read_rows(&snapshot.join("data/rejected_questions.parquet")).unwrap();
+    assert_eq!(rejected[0].reason, "clarity 3");
+    assert!(questions.iter().all(|q| q.id != rejected[0].id));
     // Scraped claims sit next to imported ones.
     let claims: Vec<Claim> = table_io::read_rows(&snapshot.join("data/claims.parquet")).unwrap();
     let scraped = claims
@@ -155,8 +188,8 @@ fn demo_builds_verifies_skips_and_reproduces() {
     // The LLM call log: one file for the run, one per stage that called.
     let calls = table_io::Table::open(&dir.path().join("work/demo/llm_calls.parquet")).unwrap();
     calls.check(&TableKind::LlmCalls.schema()).unwrap();
-    assert_eq!(calls.rows(), 2263);
-    assert_eq!(built.llm.calls, 2263);
+    assert_eq!(calls.rows(), 2336);
+    assert_eq!(built.llm.calls, 2336);
     assert_eq!(built.llm.tasks["exam_verdict"], 621);
     for stage in ["queries", "labels"] {
         assert!(
@@ -175,7 +208,7 @@ fn demo_builds_verifies_skips_and_reproduces() {
     // The card and manifest say how the labels were made.
     assert_eq!(manifest.provenance["llm"]["backend"], "offline");
     assert_eq!(manifest.provenance["facts:labels"]["data"]["pairs"], 518);
-    assert_eq!(manifest.provenance["llm"]["run"]["calls"], 2263);
+    assert_eq!(manifest.provenance["llm"]["run"]["calls"], 2336);
     assert_eq!(manifest.provenance["fetch_window"]["claims"]["rows"], 5);
     assert_eq!(
         manifest.provenance["fetch_window"]["documents"]["first"],
@@ -568,7 +601,10 @@ fn llm_settings_and_replayed_pages_rerun_only_their_stages() {
     )
     .unwrap();
     let built = build_snapshot(&ws, "demo", false, &PublishOptions::default()).unwrap();
-    assert_eq!(ran(&built), ["queries", "labels", "triplets"]);
+    assert_eq!(
+        ran(&built),
+        ["queries", "labels", "triplets", "questions", "qa-judge"]
+    );
     assert!(matches!(
         built.outcome,
         Some(PublishOutcome::Unchanged { .. })
@@ -798,7 +834,7 @@ fn every_reader_opens_every_published_table() {
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/readers.py");
     let read = run_python_json(&script, [&snapshot]);
     assert_eq!(read["errors"], serde_json::json!([]), "{read:#}");
-    assert_eq!(manifest.tables.len(), 16);
+    assert_eq!(manifest.tables.len(), 20);
     for (table, entry) in &manifest.tables {
         for reader in ["pandas", "pyarrow", "polars", "duckdb", "datasets"] {
             assert_eq!(

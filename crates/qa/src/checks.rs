@@ -219,7 +219,11 @@ pub fn named_entities(q: &Question) -> Vec<String> {
 /// The pivot as the triplets spell it, by pattern position: a chain's inner entities, a star's
 /// heads, an inverted star's tails (normalised).
 pub fn pivot_surface_forms(q: &Question) -> BTreeSet<String> {
-    let n = q.triplet_ids.len().min(q.entity_1.len()).min(q.entity_2.len());
+    let n = q
+        .triplet_ids
+        .len()
+        .min(q.entity_1.len())
+        .min(q.entity_2.len());
     let mut out = BTreeSet::new();
     match q.kind.as_str() {
         "chained_multi_hop" => {
@@ -475,7 +479,10 @@ mod tests {
             check("Who bought the harbour operator?", "Southwind"),
             Err(Rejection::AnswerNotGrounded)
         );
-        assert_eq!(check("Who bought the harbour operator?", "Northwind"), Ok(()));
+        assert_eq!(
+            check("Who bought the harbour operator?", "Northwind"),
+            Ok(())
+        );
     }
 
     #[test]

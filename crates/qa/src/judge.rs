@@ -184,8 +184,8 @@ impl TypedStage for JudgeStage {
     fn outputs(&self) -> Vec<OutputSpec> {
         vec![
             OutputSpec::new("questions", TableKind::Questions),
-            OutputSpec::new("judgements", TableKind::QuestionJudgements),
-            OutputSpec::new("rejected", TableKind::RejectedQuestions),
+            OutputSpec::new("question_judgements", TableKind::QuestionJudgements),
+            OutputSpec::new("rejected_questions", TableKind::RejectedQuestions),
         ]
     }
 
@@ -223,9 +223,9 @@ impl TypedStage for JudgeStage {
         let bar = ctx
             .progress
             .bar("qa-judge", Some(judge_inputs.len() as u64));
-        let answers = self
-            .llm
-            .run_batch_with_progress::<QaJudge>(stage, judge_inputs, bar.as_ref());
+        let answers =
+            self.llm
+                .run_batch_with_progress::<QaJudge>(stage, judge_inputs, bar.as_ref());
         bar.finish();
 
         let mut summary = JudgeSummary {
@@ -290,8 +290,8 @@ impl TypedStage for JudgeStage {
         };
         Ok(StageOutput::new(report)
             .with_table("questions", kept)
-            .with_table("judgements", judgements)
-            .with_table("rejected", rejected)
+            .with_table("question_judgements", judgements)
+            .with_table("rejected_questions", rejected)
             .with_facts(summary.facts()))
     }
 }
@@ -322,7 +322,10 @@ mod tests {
         let (j, r) = judged(&q, &s(5, 4, Some(3)), 3, "offline");
         assert!(!j.kept);
         let r = r.unwrap();
-        assert_eq!((r.id.as_str(), r.reason.as_str()), ("q1", "reasonableness 3"));
+        assert_eq!(
+            (r.id.as_str(), r.reason.as_str()),
+            ("q1", "reasonableness 3")
+        );
         let (j, r) = judged(&q, &s(5, 4, Some(4)), 3, "offline");
         assert!(j.kept && r.is_none());
     }

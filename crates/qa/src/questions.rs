@@ -21,8 +21,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::checks::{
-    ChunkIndex, Evidence, Limits, Rejection, check_text, default_generic_phrases,
-    is_generic_pivot, named_entities, near_duplicates, pivot_surface_forms,
+    ChunkIndex, Evidence, Limits, Rejection, check_text, default_generic_phrases, is_generic_pivot,
+    named_entities, near_duplicates, pivot_surface_forms,
 };
 use crate::tasks::{
     GENERATION_TASKS, MultiHopPattern, QaMulti, QaMultiInput, QaOutput, QaSingle, QaSingleInput,
@@ -329,12 +329,7 @@ pub fn assemble(
         };
         let row = question_row(p, answer, provenance);
         let chunk_texts: Vec<&str> = p.chunks.iter().map(|c| c.text.as_str()).collect();
-        let entities: Vec<String> = row
-            .entity_1
-            .iter()
-            .chain(&row.entity_2)
-            .cloned()
-            .collect();
+        let entities: Vec<String> = row.entity_1.iter().chain(&row.entity_2).cloned().collect();
         let mut pivots: BTreeSet<String> = row.pivot_entities.iter().cloned().collect();
         pivots.extend(pivot_surface_forms(&row));
         let pivots: Vec<String> = pivots.into_iter().collect();
@@ -376,7 +371,10 @@ pub fn assemble(
             drops.add(
                 &passed[i].pattern_id,
                 Rejection::SingleChunkAnswerable.reason(),
-                format!("{} (chunk {chunk} holds the answer and every named entity)", describe(&passed[i])),
+                format!(
+                    "{} (chunk {chunk} holds the answer and every named entity)",
+                    describe(&passed[i])
+                ),
             );
         }
     }
@@ -580,9 +578,9 @@ impl TypedStage for QuestionsStage {
         let bar = ctx
             .progress
             .bar("questions: single-hop", Some(single_inputs.len() as u64));
-        let singles = self
-            .llm
-            .run_batch_with_progress::<QaSingle>(stage, single_inputs, bar.as_ref());
+        let singles =
+            self.llm
+                .run_batch_with_progress::<QaSingle>(stage, single_inputs, bar.as_ref());
         bar.finish();
         let bar = ctx
             .progress

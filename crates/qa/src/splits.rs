@@ -135,7 +135,10 @@ impl TypedStage for SplitsStage {
     }
 
     fn outputs(&self) -> Vec<OutputSpec> {
-        vec![OutputSpec::new("splits", TableKind::QuestionSplits)]
+        vec![OutputSpec::new(
+            "question_splits",
+            TableKind::QuestionSplits,
+        )]
     }
 
     fn validate(&self, c: &SplitsConfig, _root: &Path) -> Result<(), ConfigError> {
@@ -182,7 +185,7 @@ impl TypedStage for SplitsStage {
             drops: Vec::new(),
         };
         Ok(StageOutput::new(report)
-            .with_table("splits", rows)
+            .with_table("question_splits", rows)
             .with_facts(summary.facts()))
     }
 }
@@ -205,7 +208,16 @@ mod tests {
         let mut c = SplitsConfig::default();
         c.test_share.insert("single_hop".into(), 0.2);
         let qs: Vec<Question> = (0..2000)
-            .map(|i| q(&format!("q{i}"), if i % 2 == 0 { "single_hop" } else { "star_shaped" }))
+            .map(|i| {
+                q(
+                    &format!("q{i}"),
+                    if i % 2 == 0 {
+                        "single_hop"
+                    } else {
+                        "star_shaped"
+                    },
+                )
+            })
             .collect();
         let rows = assign(&c, &qs);
         let test = |kind: &str| {
@@ -213,8 +225,16 @@ mod tests {
                 .filter(|r| r.kind == kind && r.split == "test")
                 .count()
         };
-        assert!((150..250).contains(&test("single_hop")), "{}", test("single_hop"));
-        assert!((430..570).contains(&test("star_shaped")), "{}", test("star_shaped"));
+        assert!(
+            (150..250).contains(&test("single_hop")),
+            "{}",
+            test("single_hop")
+        );
+        assert!(
+            (430..570).contains(&test("star_shaped")),
+            "{}",
+            test("star_shaped")
+        );
     }
 
     proptest! {

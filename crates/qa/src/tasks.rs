@@ -221,12 +221,7 @@ impl Task for QaMulti {
 /// report": the first of those that names none of `avoid` (a pivot or the answer: a filer's
 /// own name cannot place a question that must not name the filer).
 pub fn context(metadata: &BTreeMap<String, String>, avoid: &[&str]) -> String {
-    let get = |k: &str| {
-        metadata
-            .get(k)
-            .map(|v| v.trim())
-            .filter(|v| !v.is_empty())
-    };
+    let get = |k: &str| metadata.get(k).map(|v| v.trim()).filter(|v| !v.is_empty());
     let year = get("fiscal_year")
         .or_else(|| get("year"))
         .map(str::to_string)
@@ -350,8 +345,7 @@ impl Task for QaJudge {
             .chain(input.chunks.iter())
             .map(String::as_str)
             .collect();
-        let correctness = if input.answer.trim().is_empty() || contains_phrase(q, &input.answer)
-        {
+        let correctness = if input.answer.trim().is_empty() || contains_phrase(q, &input.answer) {
             1
         } else if sources.iter().any(|s| contains_phrase(s, &input.answer)) {
             5
@@ -371,8 +365,11 @@ impl Task for QaJudge {
             }
         };
         let reasonableness = input.multi_hop.then(|| {
-            let distinct: BTreeSet<String> =
-                input.source_sentences.iter().map(|s| normalize(s)).collect();
+            let distinct: BTreeSet<String> = input
+                .source_sentences
+                .iter()
+                .map(|s| normalize(s))
+                .collect();
             if distinct.len() >= 2 { 5 } else { 2 }
         });
         QaJudgeOutput {
@@ -416,12 +413,16 @@ mod tests {
     #[test]
     fn single_hop_asks_for_the_tail_with_the_report_named() {
         let input = QaSingleInput {
-            triplet: t("Northwind Logistics", "acquired", "Baltic Freight Lines", "c1"),
+            triplet: t(
+                "Northwind Logistics",
+                "acquired",
+                "Baltic Freight Lines",
+                "c1",
+            ),
             chunk: "Northwind Logistics acquired Baltic Freight Lines.".into(),
             metadata: meta(),
         };
-        let json =
-            noisebench_llm::task::offline_self_check::<QaSingle>(&prompts(), input).unwrap();
+        let json = noisebench_llm::task::offline_self_check::<QaSingle>(&prompts(), input).unwrap();
         assert_eq!(
             json,
             r#"{"question":"Northwind Logistics acquired what, according to Calder Port Authority's 2024 10-K?","answer":"Baltic Freight Lines"}"#
@@ -433,7 +434,12 @@ mod tests {
         let chain = QaMultiInput {
             pattern: MultiHopPattern::Chain,
             triplets: vec![
-                t("Northwind Logistics", "acquired", "Baltic Freight Lines", "c1"),
+                t(
+                    "Northwind Logistics",
+                    "acquired",
+                    "Baltic Freight Lines",
+                    "c1",
+                ),
                 t("Baltic Freight Lines", "serves", "Riga Harbour", "c2"),
             ],
             chunks: vec!["a".into(), "b".into()],
@@ -441,8 +447,7 @@ mod tests {
             metadata: BTreeMap::new(),
         };
         let json =
-            noisebench_llm::task::offline_self_check::<QaMulti>(&prompts(), chain.clone())
-                .unwrap();
+            noisebench_llm::task::offline_self_check::<QaMulti>(&prompts(), chain.clone()).unwrap();
         assert_eq!(
             json,
             r#"{"question":"Northwind Logistics acquired something that serves what, according to the report?","answer":"Riga Harbour"}"#
@@ -482,8 +487,7 @@ mod tests {
             multi_hop: false,
         };
         let json =
-            noisebench_llm::task::offline_self_check::<QaJudge>(&prompts(), input.clone())
-                .unwrap();
+            noisebench_llm::task::offline_self_check::<QaJudge>(&prompts(), input.clone()).unwrap();
         assert_eq!(
             json,
             r#"{"clarity":5,"correctness":5,"reasonableness":null}"#
@@ -526,7 +530,11 @@ mod tests {
             "Acme's annual report"
         );
         // A filer that is the pivot is not named; the filing still is.
-        let filer = m(&[("company", "SANDISK CORP"), ("filing_type", "10-K"), ("filing_date", "1996-03-01")]);
+        let filer = m(&[
+            ("company", "SANDISK CORP"),
+            ("filing_type", "10-K"),
+            ("filing_date", "1996-03-01"),
+        ]);
         assert_eq!(context(&filer, &["SanDisk Corp"]), "the 1996 10-K");
         assert_eq!(context(&filer, &["x"]), "SANDISK CORP's 1996 10-K");
     }
