@@ -797,6 +797,9 @@ fn every_shipped_pipeline_checks_and_rare_finance_builds() {
             ("triplets", 60, 29),
             ("graph", 29, 29),
             ("patterns", 29, 29),
+            ("questions", 29, 24),
+            ("qa-judge", 24, 23),
+            ("splits", 23, 23),
         ]
     );
 }
