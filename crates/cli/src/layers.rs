@@ -103,6 +103,12 @@ pub fn registry(layers: &Layers) -> Registry {
         .register(Arc::new(noisebench_qa::judge::JudgeStage::new(
             layers.llm.clone(),
         )))
-        .register(Arc::new(noisebench_qa::splits::SplitsStage));
+        .register(Arc::new(noisebench_qa::splits::SplitsStage))
+        .register(Arc::new(
+            noisebench_perturb::query::QueryPerturbationsStage::new(layers.llm.clone()),
+        ))
+        .register(Arc::new(
+            noisebench_perturb::document::DocumentPerturbationsStage::new(layers.llm.clone()),
+        ));
     registry
 }

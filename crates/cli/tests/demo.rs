@@ -74,6 +74,7 @@ fn demo_builds_verifies_skips_and_reproduces() {
             ("claims", 53),
             ("conflicts", 50),
             ("document_credibility", 182),
+            ("document_perturbations", 124),
             ("documents", 182),
             ("entities", 56),
             ("graph_edges", 43),
@@ -81,6 +82,7 @@ fn demo_builds_verifies_skips_and_reproduces() {
             ("passages", 168),
             ("patterns", 41),
             ("queries", 212),
+            ("query_perturbations", 115),
             ("question_judgements", 32),
             ("question_splits", 31),
             ("questions", 31),
@@ -125,6 +127,14 @@ fn demo_builds_verifies_skips_and_reproduces() {
             ("questions", "questions", 41, 32, 9),
             ("qa-judge", "qa-judge", 32, 31, 1),
             ("splits", "splits", 31, 31, 0),
+            ("query-perturbations", "query-perturbations", 124, 115, 9),
+            (
+                "document-perturbations",
+                "document-perturbations",
+                124,
+                124,
+                0
+            ),
         ]
     );
     // The graph's patterns: all four kinds, groups spanning two reports, every merge reviewable.
@@ -160,7 +170,9 @@ fn demo_builds_verifies_skips_and_reproduces() {
         table_io::read_rows(&snapshot.join("data/question_splits.parquet")).unwrap();
     let mut per_kind: BTreeMap<(&str, &str), usize> = BTreeMap::new();
     for s in &splits {
-        *per_kind.entry((s.kind.as_str(), s.split.as_str())).or_default() += 1;
+        *per_kind
+            .entry((s.kind.as_str(), s.split.as_str()))
+            .or_default() += 1;
     }
     assert_eq!(
         per_kind.into_iter().collect::<Vec<_>>(),
@@ -173,7 +185,11 @@ fn demo_builds_verifies_skips_and_reproduces() {
             (("star_shaped", "train"), 13),
         ]
     );
-    assert!(questions.iter().all(|q| splits.iter().any(|s| s.question_id == q.id)));
+    assert!(
+        questions
+            .iter()
+            .all(|q| splits.iter().any(|s| s.question_id == q.id))
+    );
     let rejected: Vec<noisebench_core::RejectedQuestion> =
         table_io::read_rows(&snapshot.join("data/rejected_questions.parquet")).unwrap();
     assert_eq!(rejected[0].reason, "clarity 3");
@@ -188,8 +204,8 @@ fn demo_builds_verifies_skips_and_reproduces() {
     // The LLM call log: one file for the run, one per stage that called.
     let calls = table_io::Table::open(&dir.path().join("work/demo/llm_calls.parquet")).unwrap();
     calls.check(&TableKind::LlmCalls.schema()).unwrap();
-    assert_eq!(calls.rows(), 2336);
-    assert_eq!(built.llm.calls, 2336);
+    assert_eq!(calls.rows(), 2414);
+    assert_eq!(built.llm.calls, 2414);
     assert_eq!(built.llm.tasks["exam_verdict"], 621);
     for stage in ["queries", "labels"] {
         assert!(
@@ -208,7 +224,7 @@ fn demo_builds_verifies_skips_and_reproduces() {
     // The card and manifest say how the labels were made.
     assert_eq!(manifest.provenance["llm"]["backend"], "offline");
     assert_eq!(manifest.provenance["facts:labels"]["data"]["pairs"], 518);
-    assert_eq!(manifest.provenance["llm"]["run"]["calls"], 2336);
+    assert_eq!(manifest.provenance["llm"]["run"]["calls"], 2414);
     assert_eq!(manifest.provenance["fetch_window"]["claims"]["rows"], 5);
     assert_eq!(
         manifest.provenance["fetch_window"]["documents"]["first"],
@@ -603,7 +619,15 @@ fn llm_settings_and_replayed_pages_rerun_only_their_stages() {
     let built = build_snapshot(&ws, "demo", false, &PublishOptions::default()).unwrap();
     assert_eq!(
         ran(&built),
-        ["queries", "labels", "triplets", "questions", "qa-judge"]
+        [
+            "queries",
+            "labels",
+            "triplets",
+            "questions",
+            "qa-judge",
+            "query-perturbations",
+            "document-perturbations"
+        ]
     );
     assert!(matches!(
         built.outcome,
@@ -837,7 +861,7 @@ fn every_reader_opens_every_published_table() {
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/readers.py");
     let read = run_python_json(&script, [&snapshot]);
     assert_eq!(read["errors"], serde_json::json!([]), "{read:#}");
-    assert_eq!(manifest.tables.len(), 20);
+    assert_eq!(manifest.tables.len(), 22);
     for (table, entry) in &manifest.tables {
         for reader in ["pandas", "pyarrow", "polars", "duckdb", "datasets"] {
             assert_eq!(

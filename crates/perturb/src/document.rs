@@ -1,1 +1,619 @@
-//! (being written)
+//! The `document-perturbations` stage (RARE 5.2, Appendix B, C.2): each question's evidence
+//! chunks (its `answer_chunk_ids`), altered two ways.
+//!
+//! - `regex_delete` (same wording, answer gone): the question's evidence sentences (its
+//!   `source_sentences` and its triplets' `source_sentence`) are deleted from the chunk, matched
+//!   case-insensitively with any spacing; where the answer is still in what is left, every other
+//!   sentence carrying it is deleted too ([`delete_answer`]). A chunk left with nothing is a
+//!   drop (`answer_survives_deletion`).
+//! - `back_translation` (other wording, same answer): the chunk through the LLM task
+//!   `back_translate` into French and back in one call. An empty result (`empty_translation`),
+//!   one not in English by whatlang (`wrong_language`) or one that lost the answer the chunk held
+//!   (`answer_lost_in_translation`) is a drop.
+//!
+//! Every row records its embedding similarity to the original chunk. A question whose answer
+//! chunk is missing or empty drops that chunk (`no_chunk_text`).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use noisebench_core::{
+    Chunk, ConfigError, DocumentPerturbation, Drops, InputSpec, Inputs, OutputSpec, Question,
+    StageContext, StageError, StageFacts, StageOutput, StageReport, TableKind, Triplet, TypedStage,
+    stable_id,
+};
+use noisebench_llm::Llm;
+use noisebench_text::{contains_phrase, sentences};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::similarity::{Distribution, round_similarity};
+use crate::tasks::{BackTranslate, BackTranslateInput, BackTranslation, DOCUMENT_TASKS};
+
+/// The two kinds, in RARE's order.
+pub const KINDS: [&str; 2] = ["regex_delete", "back_translation"];
+
+/// Configuration of the `document-perturbations` stage.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DocumentPerturbationsConfig {
+    /// The kinds to make: any of `regex_delete`, `back_translation` (RARE: both).
+    #[serde(default = "default_kinds")]
+    pub kinds: Vec<String>,
+    /// The language back-translation goes through, named in English (RARE: French).
+    #[serde(default = "default_pivot")]
+    pub pivot_language: String,
+}
+
+fn default_kinds() -> Vec<String> {
+    KINDS.iter().map(|k| k.to_string()).collect()
+}
+fn default_pivot() -> String {
+    "French".into()
+}
+
+impl Default for DocumentPerturbationsConfig {
+    fn default() -> Self {
+        serde_json::from_value(serde_json::json!({}))
+            .unwrap_or_else(|_| unreachable!("all fields have defaults"))
+    }
+}
+
+/// The `document-perturbations` stage. Build with the run's [`Llm`].
+#[derive(Debug, Clone)]
+pub struct DocumentPerturbationsStage {
+    llm: Llm,
+}
+
+impl DocumentPerturbationsStage {
+    pub fn new(llm: Llm) -> Self {
+        Self { llm }
+    }
+}
+
+/// Why an answer deletion gives no row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeletionRejection {
+    /// No evidence sentence is in the chunk and the answer is not either: nothing to delete.
+    NothingToDelete,
+    /// Deleting every sentence that carries the answer would leave nothing (or the answer
+    /// still reads across what is left).
+    AnswerSurvives,
+}
+
+impl DeletionRejection {
+    pub fn reason(self) -> &'static str {
+        match self {
+            DeletionRejection::NothingToDelete => "nothing_to_delete",
+            DeletionRejection::AnswerSurvives => "answer_survives_deletion",
+        }
+    }
+}
+
+/// A chunk with the answer deleted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Deletion {
+    pub text: String,
+    /// Evidence sentences found and deleted.
+    pub evidence_deleted: usize,
+    /// Further sentences deleted because they still carried the answer.
+    pub answer_sentences_deleted: usize,
+}
+
+/// Delete every case-insensitive occurrence of `sentence` (any run of whitespace matching any
+/// other) from `text`; returns how many were deleted.
+fn delete_all(text: &mut String, sentence: &str) -> usize {
+    let words: Vec<String> = sentence.split_whitespace().map(regex::escape).collect();
+    if words.is_empty() {
+        return 0;
+    }
+    let Ok(re) = regex::RegexBuilder::new(&words.join(r"\s+"))
+        .case_insensitive(true)
+        .build()
+    else {
+        return 0;
+    };
+    let n = re.find_iter(text).count();
+    if n > 0 {
+        *text = re.replace_all(text, "").into_owned();
+    }
+    n
+}
+
+/// Spaces left doubled by a deletion closed up, line by line; lines left empty removed.
+fn tidy(text: &str) -> String {
+    let lines: Vec<String> = text
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|l| !l.is_empty())
+        .collect();
+    lines.join("\n")
+}
+
+/// RARE's answer deletion: `evidence` sentences deleted from `chunk`, then, while `answer` is
+/// still in the text, every remaining sentence (by `noisebench_text::sentences`) that carries it.
+pub fn delete_answer(
+    chunk: &str,
+    evidence: &[&str],
+    answer: &str,
+) -> Result<Deletion, DeletionRejection> {
+    let mut text = chunk.to_string();
+    let mut evidence_deleted = 0;
+    for s in evidence {
+        evidence_deleted += delete_all(&mut text, s.trim());
+    }
+    let mut answer_sentences_deleted = 0;
+    let has_answer = |t: &str| !answer.trim().is_empty() && contains_phrase(t, answer);
+    if has_answer(&text) {
+        for s in sentences(&text) {
+            if contains_phrase(&s, answer) {
+                answer_sentences_deleted += delete_all(&mut text, &s);
+            }
+        }
+    }
+    let text = tidy(&text);
+    if evidence_deleted + answer_sentences_deleted == 0 {
+        return Err(DeletionRejection::NothingToDelete);
+    }
+    if !text.chars().any(char::is_alphanumeric) || has_answer(&text) {
+        return Err(DeletionRejection::AnswerSurvives);
+    }
+    Ok(Deletion {
+        text,
+        evidence_deleted,
+        answer_sentences_deleted,
+    })
+}
+
+/// Why a back-translation gives no row, checked in this order.
+pub fn translation_rejection(
+    original: &str,
+    translated: &str,
+    answer: &str,
+) -> Option<&'static str> {
+    if !translated.chars().any(char::is_alphanumeric) {
+        return Some("empty_translation");
+    }
+    // Reliably not English, and not merely the language the original itself reads as (a table
+    // of names and figures can read as anything).
+    if let Some(info) = whatlang::detect(translated)
+        && info.lang() != whatlang::Lang::Eng
+        && info.is_reliable()
+        && whatlang::detect_lang(original) != Some(info.lang())
+    {
+        return Some("wrong_language");
+    }
+    let held = !answer.trim().is_empty() && contains_phrase(original, answer);
+    if held && !contains_phrase(translated, answer) {
+        return Some("answer_lost_in_translation");
+    }
+    None
+}
+
+/// The evidence sentences of a question: its own and its triplets', trimmed, distinct.
+fn evidence_of<'a>(q: &'a Question, triplets: &BTreeMap<&str, &'a Triplet>) -> Vec<&'a str> {
+    let mut out: Vec<&str> = Vec::new();
+    let from_triplets = q
+        .triplet_ids
+        .iter()
+        .filter_map(|id| triplets.get(id.as_str()))
+        .map(|t| t.source_sentence.as_str());
+    for s in q
+        .source_sentences
+        .iter()
+        .map(String::as_str)
+        .chain(from_triplets)
+    {
+        let s = s.trim();
+        if !s.is_empty() && !out.contains(&s) {
+            out.push(s);
+        }
+    }
+    out
+}
+
+/// A row waiting for its similarity.
+struct Made<'a> {
+    question: &'a Question,
+    chunk: &'a Chunk,
+    kind: &'static str,
+    text: String,
+    provenance: String,
+}
+
+/// What a run found, beyond its rows: the stage's facts.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct DocumentPerturbationsSummary {
+    pub questions: usize,
+    /// (question, answer chunk) pairs considered.
+    pub pairs: usize,
+    /// Rows per kind.
+    pub kept: BTreeMap<String, usize>,
+    /// Similarity to the original chunk, per kind.
+    pub similarity: BTreeMap<String, Distribution>,
+    /// Answer deletions that had to delete sentences beyond the evidence.
+    pub extra_deletions: usize,
+    /// Back-translation calls (one per distinct chunk).
+    pub translations: usize,
+    /// Dropped items per reason.
+    pub drops: BTreeMap<String, usize>,
+    pub embedder: String,
+}
+
+impl DocumentPerturbationsSummary {
+    fn facts(&self) -> StageFacts {
+        let per_kind: Vec<String> = self
+            .kept
+            .iter()
+            .map(|(k, n)| {
+                let s = &self.similarity[k];
+                format!(
+                    "{k} {n} (similarity median {:.3}, min {:.3})",
+                    s.median, s.min
+                )
+            })
+            .collect();
+        let mut lines = vec![format!(
+            "{} questions, {} (question, evidence chunk) pairs; kept: {}; {} answer deletions removed sentences beyond the evidence; similarity by {}.",
+            self.questions,
+            self.pairs,
+            if per_kind.is_empty() {
+                "none".to_string()
+            } else {
+                per_kind.join(", ")
+            },
+            self.extra_deletions,
+            self.embedder
+        )];
+        if !self.drops.is_empty() {
+            let reasons: Vec<String> = self.drops.iter().map(|(r, n)| format!("{r} {n}")).collect();
+            lines.push(format!("Dropped: {}.", reasons.join(", ")));
+        }
+        StageFacts::new("Document perturbations", lines, self)
+    }
+}
+
+fn drop_item(
+    drops: &mut Drops,
+    summary: &mut DocumentPerturbationsSummary,
+    item: String,
+    reason: &str,
+    detail: impl Into<String>,
+) {
+    *summary.drops.entry(reason.to_string()).or_default() += 1;
+    drops.add(item, reason, detail);
+}
+
+impl TypedStage for DocumentPerturbationsStage {
+    type Config = DocumentPerturbationsConfig;
+    const KIND: &'static str = "document-perturbations";
+    const VERSION: u32 = 1;
+
+    fn inputs(&self) -> Vec<InputSpec> {
+        vec![
+            InputSpec::required("questions", TableKind::Questions),
+            InputSpec::required("triplets", TableKind::Triplets),
+            InputSpec::required("chunks", TableKind::Chunks),
+        ]
+    }
+
+    fn outputs(&self) -> Vec<OutputSpec> {
+        vec![OutputSpec::new(
+            "document_perturbations",
+            TableKind::DocumentPerturbations,
+        )]
+    }
+
+    fn validate(
+        &self,
+        c: &DocumentPerturbationsConfig,
+        _root: &std::path::Path,
+    ) -> Result<(), ConfigError> {
+        if c.kinds.is_empty() {
+            return Err(ConfigError::new("kinds", "name at least one kind"));
+        }
+        if let Some(k) = c.kinds.iter().find(|k| !KINDS.contains(&k.as_str())) {
+            return Err(ConfigError::new(
+                "kinds",
+                format!("unknown kind `{k}`; known: {}", KINDS.join(", ")),
+            ));
+        }
+        if c.pivot_language.trim().is_empty() {
+            return Err(ConfigError::new("pivot_language", "must name a language"));
+        }
+        self.llm
+            .require(DOCUMENT_TASKS)
+            .map_err(|e| ConfigError::new("llm", e.to_string()))
+    }
+
+    fn environment(&self) -> serde_json::Value {
+        self.llm.fingerprint_of(DOCUMENT_TASKS)
+    }
+
+    fn run(
+        &self,
+        c: &DocumentPerturbationsConfig,
+        mut inputs: Inputs,
+        ctx: &StageContext,
+    ) -> Result<StageOutput, StageError> {
+        self.validate(c, &ctx.root)?;
+        let mut questions: Vec<Question> = inputs.take("questions")?;
+        questions.sort_by(|a, b| a.id.cmp(&b.id));
+        let triplets: Vec<Triplet> = inputs.take("triplets")?;
+        let chunks: Vec<Chunk> = inputs.take("chunks")?;
+        let triplet_by_id: BTreeMap<&str, &Triplet> =
+            triplets.iter().map(|t| (t.id.as_str(), t)).collect();
+        let chunk_by_id: BTreeMap<&str, &Chunk> =
+            chunks.iter().map(|c| (c.id.as_str(), c)).collect();
+        let stage = ctx.stage_id.as_str();
+        let mut drops = Drops::new(stage);
+        let mut summary = DocumentPerturbationsSummary {
+            questions: questions.len(),
+            embedder: self.llm.embedder_name(),
+            ..DocumentPerturbationsSummary::default()
+        };
+        let wants = |k: &str| c.kinds.iter().any(|x| x == k);
+
+        // The (question, chunk) pairs with text to perturb.
+        let mut pairs: Vec<(&Question, &Chunk)> = Vec::new();
+        for q in &questions {
+            if q.answer_chunk_ids.is_empty() {
+                drop_item(
+                    &mut drops,
+                    &mut summary,
+                    q.id.clone(),
+                    "no_chunk_text",
+                    "the question names no answer chunk",
+                );
+                continue;
+            }
+            let mut seen = BTreeSet::new();
+            for id in &q.answer_chunk_ids {
+                if !seen.insert(id.as_str()) {
+                    continue;
+                }
+                match chunk_by_id.get(id.as_str()) {
+                    Some(ch) if ch.text.chars().any(char::is_alphanumeric) => pairs.push((q, ch)),
+                    Some(_) => drop_item(
+                        &mut drops,
+                        &mut summary,
+                        format!("{}/{id}", q.id),
+                        "no_chunk_text",
+                        "the answer chunk has no text",
+                    ),
+                    None => drop_item(
+                        &mut drops,
+                        &mut summary,
+                        format!("{}/{id}", q.id),
+                        "no_chunk_text",
+                        "the answer chunk is not in `chunks`",
+                    ),
+                }
+            }
+        }
+        summary.pairs = pairs.len();
+
+        let mut made: Vec<Made<'_>> = Vec::new();
+        if wants("regex_delete") {
+            for &(q, ch) in &pairs {
+                let evidence = evidence_of(q, &triplet_by_id);
+                match delete_answer(&ch.text, &evidence, &q.answer) {
+                    Ok(d) => {
+                        summary.extra_deletions += usize::from(d.answer_sentences_deleted > 0);
+                        made.push(Made {
+                            question: q,
+                            chunk: ch,
+                            kind: "regex_delete",
+                            provenance: format!(
+                                "rule:regex_delete ({} evidence and {} further answer sentences deleted)",
+                                d.evidence_deleted, d.answer_sentences_deleted
+                            ),
+                            text: d.text,
+                        });
+                    }
+                    Err(why) => drop_item(
+                        &mut drops,
+                        &mut summary,
+                        format!("{}/{}/regex_delete", q.id, ch.id),
+                        why.reason(),
+                        format!(
+                            "answer {:?}; {} evidence sentences",
+                            clip(&q.answer),
+                            evidence.len()
+                        ),
+                    ),
+                }
+            }
+        }
+        if wants("back_translation") {
+            // One call per distinct chunk, however many questions rest on it.
+            let distinct: Vec<&Chunk> = pairs
+                .iter()
+                .map(|(_, ch)| (ch.id.as_str(), *ch))
+                .collect::<BTreeMap<_, _>>()
+                .into_values()
+                .collect();
+            summary.translations = distinct.len();
+            let inputs: Vec<BackTranslateInput> = distinct
+                .iter()
+                .map(|ch| BackTranslateInput {
+                    text: ch.text.clone(),
+                    pivot_language: c.pivot_language.clone(),
+                })
+                .collect();
+            let bar = ctx
+                .progress
+                .bar("back_translate", Some(inputs.len() as u64));
+            let answers =
+                self.llm
+                    .run_batch_with_progress::<BackTranslate>(stage, inputs, bar.as_ref());
+            bar.finish();
+            let by_chunk: BTreeMap<&str, _> = distinct
+                .iter()
+                .map(|ch| ch.id.as_str())
+                .zip(&answers)
+                .collect();
+            for &(q, ch) in &pairs {
+                let item = format!("{}/{}/back_translation", q.id, ch.id);
+                match by_chunk[ch.id.as_str()] {
+                    Err(e) => drop_item(
+                        &mut drops,
+                        &mut summary,
+                        item,
+                        &e.drop_reason(),
+                        e.to_string(),
+                    ),
+                    Ok(a) => {
+                        let BackTranslation { text, .. } = &a.value;
+                        let text = text.trim();
+                        match translation_rejection(&ch.text, text, &q.answer) {
+                            Some(reason) => {
+                                drop_item(&mut drops, &mut summary, item, reason, clip(text))
+                            }
+                            None => made.push(Made {
+                                question: q,
+                                chunk: ch,
+                                kind: "back_translation",
+                                text: text.to_string(),
+                                provenance: format!(
+                                    "{} (prompt {}) via {}",
+                                    a.provenance, a.prompt_version, c.pivot_language
+                                ),
+                            }),
+                        }
+                    }
+                }
+            }
+        }
+
+        let mut rows = Vec::new();
+        if !made.is_empty() {
+            let mut texts: Vec<String> = Vec::new();
+            for m in &made {
+                texts.push(m.chunk.text.clone());
+                texts.push(m.text.clone());
+            }
+            match self.llm.embed(stage, &texts) {
+                Ok(e) => {
+                    for (i, m) in made.iter().enumerate() {
+                        let (a, b) = (&e.vectors[2 * i], &e.vectors[2 * i + 1]);
+                        let sim: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+                        rows.push(DocumentPerturbation {
+                            id: stable_id("dpert", &[&m.question.id, &m.chunk.id, m.kind]),
+                            question_id: m.question.id.clone(),
+                            chunk_id: m.chunk.id.clone(),
+                            kind: m.kind.to_string(),
+                            text: m.text.clone(),
+                            similarity: Some(round_similarity(sim)),
+                            provenance: format!("{}; similarity by {}", m.provenance, e.provenance),
+                        });
+                    }
+                }
+                Err(e) => {
+                    for m in &made {
+                        drop_item(
+                            &mut drops,
+                            &mut summary,
+                            format!("{}/{}/{}", m.question.id, m.chunk.id, m.kind),
+                            &e.drop_reason(),
+                            e.to_string(),
+                        );
+                    }
+                }
+            }
+        }
+        rows.sort_by(|a, b| a.id.cmp(&b.id));
+        let mut by_kind: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+        for r in &rows {
+            by_kind
+                .entry(r.kind.clone())
+                .or_default()
+                .push(r.similarity.unwrap_or(0.0));
+        }
+        for (k, sims) in by_kind {
+            summary.kept.insert(k.clone(), sims.len());
+            summary.similarity.insert(k, Distribution::of(&sims));
+        }
+        // An item is one (question, chunk, kind): each becomes a row or a counted drop, so the funnel adds up
+        // (a question's item count depends on its kinds and chunks, not one per question).
+        let report = StageReport {
+            items_in: (rows.len() + drops.dropped()) as u64,
+            items_out: rows.len() as u64,
+            drops: drops.into_records(),
+        };
+        Ok(StageOutput::new(report)
+            .with_table("document_perturbations", rows)
+            .with_facts(summary.facts()))
+    }
+}
+
+fn clip(s: &str) -> String {
+    s.chars().take(160).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn evidence_then_every_sentence_carrying_the_answer_is_deleted() {
+        let chunk = "Northwind Logistics acquired Baltic Freight Lines in 2021. Revenue grew 8%.\nThe deal made Baltic Freight Lines its largest unit. Costs were flat.";
+        let d = delete_answer(
+            chunk,
+            &["northwind logistics acquired  Baltic Freight Lines in 2021."],
+            "Baltic Freight Lines",
+        )
+        .unwrap();
+        assert_eq!(d.text, "Revenue grew 8%.\nCosts were flat.");
+        assert_eq!((d.evidence_deleted, d.answer_sentences_deleted), (1, 1));
+        assert!(!contains_phrase(&d.text, "Baltic Freight Lines"));
+    }
+
+    #[test]
+    fn nothing_left_or_nothing_found_is_a_rejection() {
+        assert_eq!(
+            delete_answer(
+                "Acme owns Zeta. Zeta is Acme's.",
+                &["Acme owns Zeta."],
+                "Zeta"
+            ),
+            Err(DeletionRejection::AnswerSurvives)
+        );
+        assert_eq!(
+            delete_answer("Costs were flat.", &["Acme owns Zeta."], "Zeta"),
+            Err(DeletionRejection::NothingToDelete)
+        );
+    }
+
+    #[test]
+    fn translations_must_be_english_non_empty_and_keep_the_answer() {
+        let original = "Northwind Logistics acquired Baltic Freight Lines in 2021 for its network.";
+        assert_eq!(
+            translation_rejection(original, " . ", "Baltic Freight Lines"),
+            Some("empty_translation")
+        );
+        assert_eq!(
+            translation_rejection(
+                original,
+                "Northwind Logistics a acquis Baltic Freight Lines en 2021 pour étendre son réseau de transport de marchandises.",
+                "Baltic Freight Lines"
+            ),
+            Some("wrong_language")
+        );
+        assert_eq!(
+            translation_rejection(
+                original,
+                "Northwind Logistics bought a Baltic carrier in 2021 for its network.",
+                "Baltic Freight Lines"
+            ),
+            Some("answer_lost_in_translation")
+        );
+        assert_eq!(
+            translation_rejection(
+                original,
+                "In 2021 Northwind Logistics bought Baltic Freight Lines to extend its network.",
+                "Baltic Freight Lines"
+            ),
+            None
+        );
+    }
+}
