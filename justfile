@@ -2,9 +2,14 @@
 
 set shell := ["bash", "-euo", "pipefail", "-c"]
 
-# Build a snapshot: the offline demo by default, or a pipeline name (pipelines/<name>.toml) or path.
+# Build a snapshot: the offline demo by default, or a pipeline name (pipelines/<name>.toml) or path;
+# then validate the dataset it publishes to (snapshots/<the [snapshot] dataset>, latest version).
 build-snapshot pipeline="demo":
     cargo run --quiet -p noisebench-cli -- build-snapshot {{pipeline}}
+    file="{{pipeline}}"; \
+    if [[ "$file" != *.toml && "$file" != */* ]]; then file="pipelines/$file.toml"; fi; \
+    dataset=$(sed -n '/^\[snapshot\]/,/^\[/ s/^dataset *= *"\([^"]*\)".*/\1/p' "$file"); \
+    if [[ -n "$dataset" ]]; then cargo run --quiet -p noisebench-cli -- validate "snapshots/$dataset"; fi
 
 # Refetch live sources (web pages, search APIs) and publish a new version if anything changed.
 refresh pipeline="demo":

@@ -104,6 +104,7 @@ pub fn registry(layers: &Layers) -> Registry {
             layers.llm.clone(),
         )))
         .register(Arc::new(noisebench_qa::splits::SplitsStage))
+        .register(Arc::new(noisebench_qa::export::ExportRareStage))
         .register(Arc::new(
             noisebench_perturb::query::QueryPerturbationsStage::new(layers.llm.clone()),
         ))

@@ -1,6 +1,6 @@
 //! The `noisebench` command line: registers every stage with the runner and wires the commands
-//! (`build-snapshot`, `run`, `verify`, `diff`, `inspect`, `export`, `schemas`) to the library
-//! crates.
+//! (`build-snapshot`, `run`, `verify`, `validate`, `diff`, `inspect`, `export`, `schemas`) to the
+//! library crates.
 //!
 //! It builds one [`Llm`](noisebench_llm::Llm) from the pipeline file's `[llm]` table and one
 //! [`Web`](noisebench_web::Web) from its `[web]` table and hands them to the stages that need them,
@@ -9,7 +9,8 @@
 //! Modules by concept: `layers` (the shared layers and the registry of stage kinds), `workspace`
 //! (where a run reads and writes; loading, checking and running a pipeline), `build`
 //! (`build-snapshot`/`refresh`: run, then publish with provenance, facts and exports), `inspect`,
-//! `export`, `reference` (the configuration reference `schemas` writes).
+//! `export`, `validate` (the dataset's own rules over a published snapshot), `reference` (the
+//! configuration reference `schemas` writes).
 //!
 //! What this crate is not: it holds no stage logic. Its library half exists so the end-to-end tests
 //! can drive the same code paths as the binary.
@@ -19,6 +20,7 @@ mod export;
 mod inspect;
 mod layers;
 mod reference;
+mod validate;
 mod workspace;
 
 use std::path::Path;
@@ -27,10 +29,11 @@ use anyhow::{Context, Result};
 use noisebench_core::TableKind;
 
 pub use build::{Built, LlmTotals, build_snapshot, code_version};
-pub use export::{ExportFormat, export_snapshot, resolve_snapshot};
+pub use export::{ExportFormat, Exported, export_snapshot, resolve_snapshot};
 pub use inspect::{inspect_id, inspect_stage};
 pub use layers::{DEFAULT_ARCHIVE_DIR, Layers, LlmOverrides, registry};
 pub use reference::{config_schemas, render_markdown, write_config_reference};
+pub use validate::{CHECKS, CheckOutcome, CheckResult, ValidationReport, validate_snapshot};
 pub use workspace::{Loaded, Workspace, check};
 
 /// Write `schemas/<table>.json` for every table.

@@ -7,7 +7,8 @@ use anyhow::{Result, bail};
 use clap::{Parser, Subcommand};
 use noisebench_cli::{
     ExportFormat, LlmOverrides, LlmTotals, Workspace, build_snapshot, check, export_snapshot,
-    inspect_id, inspect_stage, resolve_snapshot, write_config_reference, write_schemas,
+    inspect_id, inspect_stage, resolve_snapshot, validate_snapshot, write_config_reference,
+    write_schemas,
 };
 use noisebench_core::TableKind;
 use noisebench_pipeline::BarProgress;
@@ -79,6 +80,14 @@ enum Command {
         /// A version folder (snapshots/demo/1.0.0) or a dataset folder (its latest version).
         snapshot: PathBuf,
     },
+    /// Check a snapshot against the dataset's own rules (answers grounded in their chunks,
+    /// multi-hop questions needing two chunks, references resolving, unique ids and question
+    /// texts, every claim-document pair labelled): one line per check, non-zero exit on any
+    /// failure. Checks whose tables the snapshot lacks are skipped.
+    Validate {
+        /// A version folder (snapshots/demo/1.0.0) or a dataset folder (its latest version).
+        snapshot: PathBuf,
+    },
     /// Print the row changes between two snapshot versions.
     Diff { v1: PathBuf, v2: PathBuf },
     /// Show a stage's schema, row count, first rows and drop reasons.
@@ -88,8 +97,9 @@ enum Command {
     },
     /// Write a published snapshot in a seed dataset's release format.
     Export {
-        /// `raguard` (claims.csv, documents.csv) or `confact` (confact.json).
-        #[arg(value_parser = ["raguard", "confact"])]
+        /// `raguard` (claims.csv, documents.csv), `confact` (confact.json) or `rare`
+        /// (rag_single_hop_dataset.json, rag_multi_hop_dataset.json).
+        #[arg(value_parser = ["raguard", "confact", "rare"])]
         format: String,
         /// A version folder, or a dataset folder (its latest version).
         snapshot: PathBuf,
@@ -212,6 +222,18 @@ fn run(cli: Cli) -> Result<()> {
                 report.rows_checked
             );
         }
+        Command::Validate { snapshot } => {
+            let report = validate_snapshot(&snapshot)?;
+            print!("{}", report.render());
+            if !report.ok() {
+                bail!(
+                    "{}: {} of {} checks failed",
+                    report.snapshot.display(),
+                    report.failed_checks().len(),
+                    report.checks.len()
+                );
+            }
+        }
         Command::Diff { v1, v2 } => {
             let changes =
                 noisebench_snapshot::diff(&resolve_snapshot(&v1)?, &resolve_snapshot(&v2)?)
@@ -253,21 +275,10 @@ fn run(cli: Cli) -> Result<()> {
                     .join(&manifest.version)
                     .join(&format)
             });
-            let kind = if format == "raguard" {
-                ExportFormat::Raguard
-            } else {
-                ExportFormat::Confact
-            };
-            let s = export_snapshot(&dir, kind, &out)?;
-            println!(
-                "{}: {} claims, {} documents written to {} ({} claims without a true/false verdict and {} label rows left out)",
-                dir.display(),
-                s.claims,
-                s.documents,
-                out.display(),
-                s.claims_without_binary_verdict,
-                s.pairs_skipped()
-            );
+            let kind = ExportFormat::from_name(&format)
+                .ok_or_else(|| anyhow::anyhow!("unknown export format `{format}`"))?;
+            let exported = export_snapshot(&dir, kind, &out)?;
+            println!("{}", exported.describe(&dir, &out));
         }
         Command::Schemas { dir, doc } => {
             let dir = cli.root.join(dir);

@@ -135,6 +135,7 @@ fn demo_builds_verifies_skips_and_reproduces() {
                 124,
                 0
             ),
+            ("export-rare", "export-rare", 31, 31, 0),
         ]
     );
     // The graph's patterns: all four kinds, groups spanning two reports, every merge reviewable.
@@ -249,6 +250,8 @@ fn demo_builds_verifies_skips_and_reproduces() {
             "exports/raguard/claims.csv",
             "exports/raguard/document_id_map.csv",
             "exports/raguard/documents.csv",
+            "exports/rare/rag_multi_hop_dataset.json",
+            "exports/rare/rag_single_hop_dataset.json",
         ]
     );
     assert_eq!(

@@ -1,1 +1,576 @@
-//! (being written)
+//! Published questions in RARE's record format, and the `export-rare` stage that writes them.
+//!
+//! The layout matches the RARE code (`LeiLiLab/RARE`, `main/rag_dataset_generator.py` writes
+//! it, `main/run_retrievals.py`, `main/dataset_perturbation.py` and
+//! `main/robustness_evaluation.py` read it with `json.load`): two files, each one JSON list
+//! (not JSON Lines), [`SINGLE_HOP_FILE`] and [`MULTI_HOP_FILE`]. A record holds `question`,
+//! `answer`, `answer_chunk_ids`, `metadata`, `source_sentences`, `entity_1`, `relation`,
+//! `entity_2` (one entry per triplet), and for multi-hop records `multi_hop_type`.
+//!
+//! Where we differ, and why: every record carries `id` (our question id, stable across
+//! refreshes), because RARE's retrieval and evaluation scripts key results by `rec["id"]` while
+//! its generator never writes one; `split` (`train`/`test`, or null without a `splits` input);
+//! and always both `query_perturbations` (a map from kind to `{perturbed_query, similarity}`)
+//! and `document_perturbations` (`back_translation` and `regex_delete`, each a list of
+//! `{chunk_id, text, similarity}`), empty when no perturbation table is given, because the
+//! evaluation script indexes those keys without a default.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use noisebench_core::{
+    DocumentPerturbation, Drops, InputSpec, Inputs, OutputSpec, QueryPerturbation, Question,
+    QuestionSplit, SideFile, StageContext, StageError, StageOutput, StageReport, TableKind,
+    TypedStage,
+};
+use serde::{Deserialize, Serialize};
+
+/// RARE's single-hop file: a JSON list of records without `multi_hop_type`.
+pub const SINGLE_HOP_FILE: &str = "rag_single_hop_dataset.json";
+/// RARE's multi-hop file: a JSON list of records with `multi_hop_type`.
+pub const MULTI_HOP_FILE: &str = "rag_multi_hop_dataset.json";
+/// Both files, in the order [`write_rare`] writes them.
+pub const RARE_FILES: [&str; 2] = [SINGLE_HOP_FILE, MULTI_HOP_FILE];
+
+/// The multi-hop kinds RARE names in `multi_hop_type`.
+pub const MULTI_HOP_KINDS: [&str; 3] = ["chained_multi_hop", "star_shaped", "inverted_star_shaped"];
+/// The document perturbation kinds RARE's evaluation reads; each is always present in a record.
+pub const DOCUMENT_PERTURBATION_KINDS: [&str; 2] = ["back_translation", "regex_delete"];
+
+#[derive(Debug, thiserror::Error)]
+pub enum RareExportError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: cannot encode JSON: {source}")]
+    Json {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+}
+
+/// One record of RARE's files.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RareRecord {
+    /// Our question id: RARE's later scripts key by `id`, its generator writes none.
+    pub id: String,
+    pub question: String,
+    pub answer: String,
+    pub answer_chunk_ids: Vec<String>,
+    pub metadata: BTreeMap<String, String>,
+    pub source_sentences: Vec<String>,
+    pub entity_1: Vec<String>,
+    pub relation: Vec<String>,
+    pub entity_2: Vec<String>,
+    /// `chained_multi_hop`, `star_shaped` or `inverted_star_shaped`; absent on single-hop
+    /// records, as in RARE's single-hop file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multi_hop_type: Option<String>,
+    /// `train` or `test` from `question_splits`; null when the export had no splits.
+    pub split: Option<String>,
+    /// Kind (`character_level`, `word_level`, `grammar_perturbation`, `irrelevant_info`) ->
+    /// the perturbed query.
+    pub query_perturbations: BTreeMap<String, RareQueryPerturbation>,
+    /// `back_translation` and `regex_delete` (always both) -> perturbed evidence chunks.
+    pub document_perturbations: BTreeMap<String, Vec<RareDocumentPerturbation>>,
+}
+
+/// A perturbed query as RARE writes it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RareQueryPerturbation {
+    pub perturbed_query: String,
+    pub similarity: f64,
+}
+
+/// A perturbed evidence chunk as RARE writes it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RareDocumentPerturbation {
+    pub chunk_id: String,
+    pub text: String,
+    pub similarity: Option<f64>,
+}
+
+/// The perturbation tables an export may fill records from (issue 15's stages); empty slices
+/// leave the records' perturbation maps empty.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Perturbations<'a> {
+    pub queries: &'a [QueryPerturbation],
+    pub documents: &'a [DocumentPerturbation],
+}
+
+/// Records split into RARE's two files, plus the questions left out.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RareRecords {
+    pub single_hop: Vec<RareRecord>,
+    pub multi_hop: Vec<RareRecord>,
+    /// Questions not exported: (question id, reason code, detail).
+    pub skipped: Vec<(String, &'static str, String)>,
+}
+
+/// What [`export_rare`] wrote.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct RareSummary {
+    pub single_hop: usize,
+    pub multi_hop: usize,
+    /// Questions left out, each `(id, reason, detail)`: only a kind RARE has no file for.
+    pub skipped: Vec<(String, &'static str, String)>,
+    pub files: Vec<PathBuf>,
+}
+
+/// Turn questions into RARE records, in `questions` order. `splits` gives each record's split
+/// (by `question_id`); `perturbations` its perturbation maps. A question of a kind RARE does not
+/// know is skipped with reason `unknown_kind`.
+pub fn rare_records(
+    questions: &[Question],
+    splits: &[QuestionSplit],
+    perturbations: Perturbations<'_>,
+) -> RareRecords {
+    let split_of: BTreeMap<&str, &str> = splits
+        .iter()
+        .map(|s| (s.question_id.as_str(), s.split.as_str()))
+        .collect();
+    let mut queries: BTreeMap<&str, BTreeMap<String, &QueryPerturbation>> = BTreeMap::new();
+    for p in perturbations.queries {
+        let slot = queries
+            .entry(p.question_id.as_str())
+            .or_default()
+            .entry(p.kind.clone())
+            .or_insert(p);
+        // One per kind in RARE; should a table hold several, keep the most similar (ties: id),
+        // so the choice does not depend on row order.
+        if (p.similarity, &p.id) > (slot.similarity, &slot.id) {
+            *slot = p;
+        }
+    }
+    let mut documents: BTreeMap<&str, Vec<&DocumentPerturbation>> = BTreeMap::new();
+    for p in perturbations.documents {
+        documents.entry(p.question_id.as_str()).or_default().push(p);
+    }
+    let mut out = RareRecords::default();
+    for q in questions {
+        let multi_hop_type = match q.kind.as_str() {
+            "single_hop" => None,
+            k if MULTI_HOP_KINDS.contains(&k) => Some(k.to_string()),
+            other => {
+                out.skipped.push((
+                    q.id.clone(),
+                    "unknown_kind",
+                    format!("kind `{other}` is neither single_hop nor a RARE multi-hop type"),
+                ));
+                continue;
+            }
+        };
+        let query_perturbations = queries
+            .get(q.id.as_str())
+            .map(|by_kind| {
+                by_kind
+                    .iter()
+                    .map(|(kind, p)| {
+                        (
+                            kind.clone(),
+                            RareQueryPerturbation {
+                                perturbed_query: p.perturbed_query.clone(),
+                                similarity: p.similarity,
+                            },
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let record = RareRecord {
+            id: q.id.clone(),
+            question: q.question.clone(),
+            answer: q.answer.clone(),
+            answer_chunk_ids: q.answer_chunk_ids.clone(),
+            metadata: q.metadata.clone(),
+            source_sentences: q.source_sentences.clone(),
+            entity_1: q.entity_1.clone(),
+            relation: q.relation.clone(),
+            entity_2: q.entity_2.clone(),
+            multi_hop_type,
+            split: split_of.get(q.id.as_str()).map(|s| s.to_string()),
+            query_perturbations,
+            document_perturbations: document_map(q, documents.get(q.id.as_str())),
+        };
+        if record.multi_hop_type.is_some() {
+            out.multi_hop.push(record);
+        } else {
+            out.single_hop.push(record);
+        }
+    }
+    out
+}
+
+/// A question's document perturbations by kind, every RARE kind present, each list in the
+/// order of the question's answer chunks (then chunk id, then row id).
+fn document_map(
+    q: &Question,
+    rows: Option<&Vec<&DocumentPerturbation>>,
+) -> BTreeMap<String, Vec<RareDocumentPerturbation>> {
+    let mut map: BTreeMap<String, Vec<&DocumentPerturbation>> = DOCUMENT_PERTURBATION_KINDS
+        .iter()
+        .map(|k| (k.to_string(), Vec::new()))
+        .collect();
+    for p in rows.into_iter().flatten() {
+        map.entry(p.kind.clone()).or_default().push(p);
+    }
+    let position = |chunk: &str| {
+        q.answer_chunk_ids
+            .iter()
+            .position(|c| c == chunk)
+            .unwrap_or(usize::MAX)
+    };
+    map.into_iter()
+        .map(|(kind, mut list)| {
+            list.sort_by(|a, b| {
+                (position(&a.chunk_id), &a.chunk_id, &a.id).cmp(&(
+                    position(&b.chunk_id),
+                    &b.chunk_id,
+                    &b.id,
+                ))
+            });
+            let list = list
+                .into_iter()
+                .map(|p| RareDocumentPerturbation {
+                    chunk_id: p.chunk_id.clone(),
+                    text: p.text.clone(),
+                    similarity: p.similarity,
+                })
+                .collect();
+            (kind, list)
+        })
+        .collect()
+}
+
+/// Write the two files into `dir` (created if missing), pretty-printed as RARE writes them;
+/// returns their paths in [`RARE_FILES`] order.
+pub fn write_rare(records: &RareRecords, dir: &Path) -> Result<Vec<PathBuf>, RareExportError> {
+    std::fs::create_dir_all(dir).map_err(|source| RareExportError::Io {
+        path: dir.into(),
+        source,
+    })?;
+    let mut files = Vec::new();
+    for (name, list) in [
+        (SINGLE_HOP_FILE, &records.single_hop),
+        (MULTI_HOP_FILE, &records.multi_hop),
+    ] {
+        let path = dir.join(name);
+        let mut json = serde_json::to_vec_pretty(list).map_err(|source| RareExportError::Json {
+            path: path.clone(),
+            source,
+        })?;
+        json.push(b'\n');
+        std::fs::write(&path, json).map_err(|source| RareExportError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        files.push(path);
+    }
+    Ok(files)
+}
+
+/// [`rare_records`] then [`write_rare`] into `dir`.
+pub fn export_rare(
+    questions: &[Question],
+    splits: &[QuestionSplit],
+    perturbations: Perturbations<'_>,
+    dir: &Path,
+) -> Result<RareSummary, RareExportError> {
+    let records = rare_records(questions, splits, perturbations);
+    let files = write_rare(&records, dir)?;
+    Ok(RareSummary {
+        single_hop: records.single_hop.len(),
+        multi_hop: records.multi_hop.len(),
+        skipped: records.skipped,
+        files,
+    })
+}
+
+/// Configuration of `export-rare`: nothing to set yet (an empty table).
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExportRareConfig {}
+
+/// `export-rare`: writes [`SINGLE_HOP_FILE`] and [`MULTI_HOP_FILE`] into its stage directory,
+/// published in snapshots under `exports/rare/`. Input `questions` (the judge's kept
+/// questions); optional `splits`, `query_perturbations`, `document_perturbations`. No table
+/// outputs; each question is a record or a drop.
+pub struct ExportRareStage;
+
+impl TypedStage for ExportRareStage {
+    type Config = ExportRareConfig;
+    const KIND: &'static str = "export-rare";
+    const VERSION: u32 = 1;
+    const ONE_TO_ONE: bool = true;
+
+    fn inputs(&self) -> Vec<InputSpec> {
+        vec![
+            InputSpec::required("questions", TableKind::Questions),
+            InputSpec::optional("splits", TableKind::QuestionSplits),
+            InputSpec::optional("query_perturbations", TableKind::QueryPerturbations),
+            InputSpec::optional("document_perturbations", TableKind::DocumentPerturbations),
+        ]
+    }
+
+    fn outputs(&self) -> Vec<OutputSpec> {
+        Vec::new()
+    }
+
+    fn files(&self, _config: &ExportRareConfig) -> Vec<SideFile> {
+        RARE_FILES
+            .iter()
+            .map(|f| SideFile::export(*f, "rare"))
+            .collect()
+    }
+
+    fn run(
+        &self,
+        _config: &ExportRareConfig,
+        mut inputs: Inputs,
+        ctx: &StageContext,
+    ) -> Result<StageOutput, StageError> {
+        let questions: Vec<Question> = inputs.take("questions")?;
+        let splits: Vec<QuestionSplit> = inputs.take_optional("splits")?.unwrap_or_default();
+        let queries: Vec<QueryPerturbation> = inputs
+            .take_optional("query_perturbations")?
+            .unwrap_or_default();
+        let documents: Vec<DocumentPerturbation> = inputs
+            .take_optional("document_perturbations")?
+            .unwrap_or_default();
+        let summary = export_rare(
+            &questions,
+            &splits,
+            Perturbations {
+                queries: &queries,
+                documents: &documents,
+            },
+            &ctx.stage_dir,
+        )
+        .map_err(|e| StageError::Other(e.to_string()))?;
+        let mut drops = Drops::new(&ctx.stage_id);
+        for (id, reason, detail) in summary.skipped {
+            drops.add(id, reason, detail);
+        }
+        Ok(StageOutput::new(StageReport {
+            items_in: questions.len() as u64,
+            items_out: (summary.single_hop + summary.multi_hop) as u64,
+            drops: drops.into_records(),
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn question(id: &str, kind: &str, hops: usize) -> Question {
+        Question {
+            id: id.into(),
+            pattern_id: format!("pattern_{id}"),
+            kind: kind.into(),
+            question: format!("What is {id}?"),
+            answer: format!("answer {id}"),
+            answer_chunk_ids: (0..hops).map(|i| format!("chunk_{id}_{i}")).collect(),
+            source_sentences: (0..hops).map(|i| format!("Sentence {i}.")).collect(),
+            triplet_ids: (0..hops).map(|i| format!("triplet_{id}_{i}")).collect(),
+            entity_1: (0..hops).map(|i| format!("head {i}")).collect(),
+            relation: (0..hops).map(|i| format!("rel {i}")).collect(),
+            entity_2: (0..hops).map(|i| format!("tail {i}")).collect(),
+            pivot_entities: vec![],
+            report_ids: vec!["report_1".into()],
+            metadata: [("company".to_string(), "Acme".to_string())].into(),
+            provenance: "offline".into(),
+        }
+    }
+
+    #[test]
+    fn single_and_multi_hop_records_carry_every_rare_field() {
+        let qs = vec![
+            question("q1", "single_hop", 1),
+            question("q2", "chained_multi_hop", 2),
+            question("q3", "star_shaped", 3),
+            question("q4", "inverted_star_shaped", 2),
+            question("q5", "riddle", 1),
+        ];
+        let splits = vec![QuestionSplit {
+            id: "split_q2".into(),
+            question_id: "q2".into(),
+            kind: "chained_multi_hop".into(),
+            split: "test".into(),
+        }];
+        let r = rare_records(&qs, &splits, Perturbations::default());
+        assert_eq!(r.single_hop.len(), 1);
+        assert_eq!(r.multi_hop.len(), 3);
+        assert_eq!(r.skipped.len(), 1);
+        assert_eq!(
+            (r.skipped[0].0.as_str(), r.skipped[0].1),
+            ("q5", "unknown_kind")
+        );
+        let single = &r.single_hop[0];
+        assert_eq!(single.id, "q1");
+        assert_eq!(single.multi_hop_type, None);
+        assert_eq!(single.split, None);
+        let chain = &r.multi_hop[0];
+        assert_eq!(chain.multi_hop_type.as_deref(), Some("chained_multi_hop"));
+        assert_eq!(chain.split.as_deref(), Some("test"));
+        assert_eq!(chain.answer_chunk_ids, vec!["chunk_q2_0", "chunk_q2_1"]);
+        assert_eq!(chain.entity_1, vec!["head 0", "head 1"]);
+        assert_eq!(chain.metadata["company"], "Acme");
+        assert!(chain.query_perturbations.is_empty());
+        assert_eq!(
+            chain.document_perturbations.keys().collect::<Vec<_>>(),
+            vec!["back_translation", "regex_delete"]
+        );
+        assert!(chain.document_perturbations.values().all(Vec::is_empty));
+
+        let json = serde_json::to_value(single).unwrap();
+        let keys: Vec<&str> = json
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(|k| k.as_str())
+            .collect();
+        for k in [
+            "id",
+            "question",
+            "answer",
+            "answer_chunk_ids",
+            "metadata",
+            "source_sentences",
+            "entity_1",
+            "relation",
+            "entity_2",
+            "split",
+            "query_perturbations",
+            "document_perturbations",
+        ] {
+            assert!(keys.contains(&k), "{k} missing from {keys:?}");
+        }
+        assert!(!keys.contains(&"multi_hop_type"));
+        let json = serde_json::to_value(chain).unwrap();
+        assert_eq!(json["multi_hop_type"], "chained_multi_hop");
+    }
+
+    #[test]
+    fn perturbations_fill_their_places() {
+        let qs = vec![question("q2", "chained_multi_hop", 2)];
+        let query = |id: &str, kind: &str, text: &str, similarity: f64| QueryPerturbation {
+            id: id.into(),
+            question_id: "q2".into(),
+            kind: kind.into(),
+            perturbed_query: text.into(),
+            similarity,
+            provenance: "rule".into(),
+        };
+        let queries = vec![
+            query("p1", "character_level", "Waht is q2?", 0.9),
+            query("p2", "character_level", "What si q2?", 0.95),
+            query("p3", "word_level", "Which is q2?", 0.88),
+        ];
+        let doc = |id: &str, chunk: &str, kind: &str| DocumentPerturbation {
+            id: id.into(),
+            question_id: "q2".into(),
+            chunk_id: chunk.into(),
+            kind: kind.into(),
+            text: format!("{kind} of {chunk}"),
+            similarity: Some(0.9),
+            provenance: "rule".into(),
+        };
+        let documents = vec![
+            doc("d2", "chunk_q2_1", "regex_delete"),
+            doc("d1", "chunk_q2_0", "regex_delete"),
+        ];
+        let r = rare_records(
+            &qs,
+            &[],
+            Perturbations {
+                queries: &queries,
+                documents: &documents,
+            },
+        );
+        let rec = &r.multi_hop[0];
+        assert_eq!(rec.query_perturbations.len(), 2);
+        assert_eq!(
+            rec.query_perturbations["character_level"].perturbed_query,
+            "What si q2?"
+        );
+        let deleted: Vec<&str> = rec.document_perturbations["regex_delete"]
+            .iter()
+            .map(|d| d.chunk_id.as_str())
+            .collect();
+        assert_eq!(deleted, vec!["chunk_q2_0", "chunk_q2_1"]);
+        assert!(rec.document_perturbations["back_translation"].is_empty());
+    }
+
+    #[test]
+    fn files_are_json_lists_that_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let qs = vec![
+            question("q1", "single_hop", 1),
+            question("q2", "star_shaped", 2),
+        ];
+        let s = export_rare(&qs, &[], Perturbations::default(), dir.path()).unwrap();
+        assert_eq!((s.single_hop, s.multi_hop), (1, 1));
+        assert_eq!(s.files.len(), 2);
+        for (name, n) in [(SINGLE_HOP_FILE, 1), (MULTI_HOP_FILE, 1)] {
+            let text = std::fs::read_to_string(dir.path().join(name)).unwrap();
+            assert!(text.starts_with('['), "{name} is a JSON list");
+            let back: Vec<RareRecord> = serde_json::from_str(&text).unwrap();
+            assert_eq!(back.len(), n);
+        }
+        // An empty export still writes both files, as empty lists.
+        let empty = tempfile::tempdir().unwrap();
+        export_rare(&[], &[], Perturbations::default(), empty.path()).unwrap();
+        for name in RARE_FILES {
+            let text = std::fs::read_to_string(empty.path().join(name)).unwrap();
+            assert_eq!(text.trim(), "[]");
+        }
+    }
+
+    #[test]
+    fn stage_writes_both_files_and_drops_unknown_kinds() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = StageContext {
+            root: dir.path().into(),
+            stage_dir: dir.path().into(),
+            pipeline: "test".into(),
+            stage_id: "export-rare".into(),
+            progress: std::sync::Arc::new(noisebench_core::NoProgress),
+        };
+        let inputs = Inputs::new(
+            [(
+                "questions".to_string(),
+                noisebench_core::Rows::Questions(vec![
+                    question("q1", "single_hop", 1),
+                    question("q2", "inverted_star_shaped", 2),
+                    question("q3", "riddle", 1),
+                ]),
+            )]
+            .into(),
+        );
+        let out = ExportRareStage
+            .run(&ExportRareConfig::default(), inputs, &ctx)
+            .unwrap();
+        assert!(out.tables.is_empty());
+        assert_eq!((out.report.items_in, out.report.items_out), (3, 2));
+        assert_eq!(out.report.drops.len(), 1);
+        assert_eq!(out.report.drops[0].reason, "unknown_kind");
+        for name in RARE_FILES {
+            assert!(dir.path().join(name).is_file(), "{name}");
+        }
+    }
+
+    #[test]
+    fn stage_declares_its_files_as_rare_exports() {
+        let files = ExportRareStage.files(&ExportRareConfig::default());
+        assert_eq!(
+            files,
+            vec![
+                SideFile::export(SINGLE_HOP_FILE, "rare"),
+                SideFile::export(MULTI_HOP_FILE, "rare"),
+            ]
+        );
+    }
+}
