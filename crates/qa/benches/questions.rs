@@ -39,9 +39,31 @@ impl Rng {
 }
 
 const FILLER: &[&str] = &[
-    "the", "company", "reported", "higher", "margins", "during", "fiscal", "year", "while",
-    "operating", "costs", "declined", "as", "demand", "for", "services", "grew", "in", "several",
-    "regions", "and", "management", "expects", "further", "growth",
+    "the",
+    "company",
+    "reported",
+    "higher",
+    "margins",
+    "during",
+    "fiscal",
+    "year",
+    "while",
+    "operating",
+    "costs",
+    "declined",
+    "as",
+    "demand",
+    "for",
+    "services",
+    "grew",
+    "in",
+    "several",
+    "regions",
+    "and",
+    "management",
+    "expects",
+    "further",
+    "growth",
 ];
 const SYLLABLES: &[&str] = &[
     "nor", "ka", "bel", "tri", "vos", "mar", "den", "lo", "quin", "sar", "tel", "ro", "ve", "dan",
@@ -68,7 +90,11 @@ fn corpus(rng: &mut Rng) -> (Vec<String>, Vec<Chunk>, Vec<Triplet>) {
     let mut triplets = Vec::with_capacity(TRIPLETS);
     for c in 0..CHUNKS {
         let id = format!("chunk_{c:06}");
-        let facts = if triplets.len() + 3 <= TRIPLETS && c % 2 == 0 { 3 } else { 2 };
+        let facts = if triplets.len() + 3 <= TRIPLETS && c % 2 == 0 {
+            3
+        } else {
+            2
+        };
         let mut text = String::new();
         for _ in 0..facts {
             if triplets.len() >= TRIPLETS {
@@ -140,9 +166,16 @@ fn patterns(rng: &mut Rng, triplets: &mut [Triplet]) -> Vec<Pattern> {
         out.push(Pattern {
             id: stable_id("pattern", &[kind, &ids.join(",")]),
             pattern: kind.into(),
-            chunk_ids: picked.iter().map(|&i| triplets[i].chunk_id.clone()).collect(),
+            chunk_ids: picked
+                .iter()
+                .map(|&i| triplets[i].chunk_id.clone())
+                .collect(),
             triplet_ids: ids,
-            pivot_entities: if pivot.is_empty() { vec![] } else { vec![pivot] },
+            pivot_entities: if pivot.is_empty() {
+                vec![]
+            } else {
+                vec![pivot]
+            },
             ..Pattern::default()
         });
     }
@@ -212,7 +245,12 @@ fn main() -> ExitCode {
         .iter()
         .map(|q| noisebench_llm::embed::hashed(&q.question, 384))
         .collect();
-    let kept = dedupe(passed, vectors, config.near_duplicate_similarity, &mut drops);
+    let kept = dedupe(
+        passed,
+        vectors,
+        config.near_duplicate_similarity,
+        &mut drops,
+    );
     let t_dedupe = t0.elapsed().as_secs_f64();
 
     let t0 = Instant::now();
@@ -228,7 +266,10 @@ fn main() -> ExitCode {
     println!("| phase | seconds |\n|---|---:|");
     for (phase, s) in [
         ("prepare (inputs, generic pivots)", t_prepare),
-        ("offline answers (not part of the budget's subject, shown)", t_answer),
+        (
+            "offline answers (not part of the budget's subject, shown)",
+            t_answer,
+        ),
         ("text checks + distractor index + one-chunk check", t_checks),
         ("near duplicates (hashed embeddings)", t_dedupe),
         ("splits", t_splits),

@@ -292,7 +292,11 @@ impl Record for RejectedQuestion {
                     Str,
                     "The dimensions at or below the threshold, e.g. `clarity 3`.",
                 ),
-                Column::new("provenance", Str, "The judge's backend, model and prompt version."),
+                Column::new(
+                    "provenance",
+                    Str,
+                    "The judge's backend, model and prompt version.",
+                ),
             ],
         }
     }
