@@ -110,6 +110,9 @@ pub fn registry(layers: &Layers) -> Registry {
         ))
         .register(Arc::new(
             noisebench_perturb::document::DocumentPerturbationsStage::new(layers.llm.clone()),
+        ))
+        .register(Arc::new(
+            noisebench_perturb::retrieval::RetrievalStage::new(layers.llm.clone()),
         ));
     registry
 }

@@ -88,6 +88,8 @@ fn demo_builds_verifies_skips_and_reproduces() {
             ("questions", 31),
             ("rejected_questions", 1),
             ("reports", 9),
+            ("retrieval_metrics", 60),
+            ("retrievals", 876),
             ("search_hits", 1981),
             ("triplets", 43),
         ]
@@ -128,6 +130,7 @@ fn demo_builds_verifies_skips_and_reproduces() {
             ("qa-judge", "qa-judge", 32, 31, 1),
             ("splits", "splits", 31, 31, 0),
             ("query-perturbations", "query-perturbations", 124, 115, 9),
+            ("retrieval", "retrieval", 146, 876, 0),
             (
                 "document-perturbations",
                 "document-perturbations",
@@ -864,7 +867,7 @@ fn every_reader_opens_every_published_table() {
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/readers.py");
     let read = run_python_json(&script, [&snapshot]);
     assert_eq!(read["errors"], serde_json::json!([]), "{read:#}");
-    assert_eq!(manifest.tables.len(), 22);
+    assert_eq!(manifest.tables.len(), 24);
     for (table, entry) in &manifest.tables {
         for reader in ["pandas", "pyarrow", "polars", "duckdb", "datasets"] {
             assert_eq!(

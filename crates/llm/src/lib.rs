@@ -45,6 +45,7 @@ pub mod error;
 pub mod openai;
 pub mod parse;
 pub mod prompt;
+pub mod rerank;
 pub mod task;
 
 // The engine behind the handle.
@@ -69,6 +70,7 @@ pub use config::{BackendKind, CacheMode, EmbeddingBackend, LlmConfig, ModelConfi
 pub use embed::Embeddings;
 pub use error::LlmError;
 pub use request::sha256_hex_bytes;
+pub use rerank::{RerankConfig, RerankHit, Reranker};
 pub use task::{Task, TaskInfo};
 
 use cache::Cache;

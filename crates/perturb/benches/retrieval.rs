@@ -1,0 +1,450 @@
+//! BM25 retrieval against Python's `rank_bm25`, side by side in one run.
+//!
+//! `cargo bench -p noisebench-perturb --bench retrieval` generates a RARE-sized synthetic corpus
+//! (40K chunks of 150-600 words drawn from a Zipf vocabulary with English stopwords between)
+//! and 288K queries (48K questions x 6: the question, then a typo, a swapped word, a reordering,
+//! an irrelevant addition and a dropped word), indexes the chunks with the retrieval stage's
+//! BM25 (`noisebench-index`, tantivy), runs every query for its top 10 on every core, then runs
+//! `rank_bm25_baseline.py` (BM25Okapi) on the same corpus for a sample of the queries. It prints
+//! seconds and queries/s of both, their ratio, and how many sampled queries got the same top-10
+//! ids (and where the others part) three times: against stock BM25Okapi, against it with
+//! Lucene's idf (tantivy's), and with tantivy's one-byte document lengths too, so each cause of
+//! difference is measured apart. Exits non-zero when all queries take 60 s or more, the ratio
+//! is under 50x, or under 95% of sampled queries agree with the aligned run.
+//!
+//! `NOISEBENCH_PYTHON` names the interpreter (default: `.venv-bench/bin/python3` at the
+//! repository root if present, else `python3`; it needs `rank_bm25`, `snowballstemmer` and
+//! `numpy`); `NOISEBENCH_BENCH_BM25_SAMPLE` the sampled queries (default 300);
+//! `NOISEBENCH_BENCH_SCALE` a fraction of the corpus and queries (default 1.0). Plain `main`
+//! with `std::time`.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::Instant;
+
+use noisebench_perturb::retrieval::search::{Bm25Chunks, default_threads};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+const CHUNKS: usize = 40_000;
+const QUESTIONS: usize = 48_000;
+const K: usize = 10;
+const MAX_SECONDS: f64 = 60.0;
+const TARGET_RATIO: f64 = 50.0;
+const TARGET_AGREEMENT: f64 = 0.95;
+
+const STOPWORDS: [&str; 12] = [
+    "the", "of", "and", "in", "to", "a", "is", "for", "that", "with", "by", "on",
+];
+const QUESTION_WORDS: [&str; 6] = ["what", "which", "how", "did", "does", "who"];
+
+fn python(root: &Path) -> String {
+    if let Ok(p) = std::env::var("NOISEBENCH_PYTHON") {
+        return p;
+    }
+    let venv = root.join(".venv-bench/bin/python3");
+    if venv.exists() {
+        return venv.display().to_string();
+    }
+    "python3".into()
+}
+
+/// Pronounceable pseudo-words, distinct, from consonant-vowel syllables.
+fn vocabulary(n: usize, rng: &mut ChaCha8Rng) -> Vec<String> {
+    const C: &[u8] = b"bcdfghklmnprstvz";
+    const V: &[u8] = b"aeiou";
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::with_capacity(n);
+    while out.len() < n {
+        let syllables = rng.random_range(2..=4);
+        let mut w = String::new();
+        for _ in 0..syllables {
+            w.push(C[rng.random_range(0..C.len())] as char);
+            w.push(V[rng.random_range(0..V.len())] as char);
+        }
+        if rng.random_bool(0.3) {
+            w.push(C[rng.random_range(0..C.len())] as char);
+        }
+        if seen.insert(w.clone()) {
+            out.push(w);
+        }
+    }
+    out
+}
+
+/// Zipf(1.0) sampler over `n` ranks by its cumulative table.
+struct Zipf {
+    cumulative: Vec<f64>,
+}
+
+impl Zipf {
+    fn new(n: usize) -> Self {
+        let mut acc = 0.0;
+        let cumulative = (1..=n)
+            .map(|r| {
+                acc += 1.0 / r as f64;
+                acc
+            })
+            .collect();
+        Self { cumulative }
+    }
+    fn sample(&self, rng: &mut ChaCha8Rng) -> usize {
+        let total = *self.cumulative.last().unwrap_or(&1.0);
+        let x = rng.random_range(0.0..total);
+        self.cumulative.partition_point(|c| *c < x)
+    }
+}
+
+struct Corpus {
+    chunks: Vec<(String, String)>,
+    queries: Vec<(String, String)>,
+}
+
+fn generate(scale: f64) -> Corpus {
+    let mut rng = ChaCha8Rng::seed_from_u64(2024);
+    let vocab = vocabulary(30_000, &mut rng);
+    let zipf = Zipf::new(vocab.len());
+    let n_chunks = ((CHUNKS as f64 * scale) as usize).max(100);
+    let mut chunks = Vec::with_capacity(n_chunks);
+    let mut words_of: Vec<Vec<usize>> = Vec::with_capacity(n_chunks);
+    for i in 0..n_chunks {
+        let len = rng.random_range(150..=600);
+        let mut text = String::new();
+        let mut ws = Vec::new();
+        for j in 0..len {
+            if j > 0 {
+                text.push(' ');
+            }
+            if rng.random_bool(0.25) {
+                text.push_str(STOPWORDS[rng.random_range(0..STOPWORDS.len())]);
+            } else {
+                let w = zipf.sample(&mut rng);
+                ws.push(w);
+                text.push_str(&vocab[w]);
+            }
+            if rng.random_bool(0.06) {
+                text.push('.');
+            }
+        }
+        chunks.push((format!("c{i:06}"), text));
+        words_of.push(ws);
+    }
+    let n_questions = ((QUESTIONS as f64 * scale) as usize).max(10);
+    let mut queries = Vec::with_capacity(n_questions * 6);
+    for i in 0..n_questions {
+        let target = rng.random_range(0..n_chunks);
+        let ws = &words_of[target];
+        let n = rng.random_range(4..=8);
+        let mut words: Vec<String> = (0..n)
+            .map(|_| vocab[ws[rng.random_range(0..ws.len())]].clone())
+            .collect();
+        words.insert(
+            0,
+            QUESTION_WORDS[rng.random_range(0..QUESTION_WORDS.len())].into(),
+        );
+        words.insert(2, "the".into());
+        let join = |w: &[String]| w.join(" ") + "?";
+        let original = join(&words);
+        // Typo: two neighbouring letters of one content word swapped.
+        let mut typo = words.clone();
+        let at = rng.random_range(3..typo.len().max(4)).min(typo.len() - 1);
+        let mut letters: Vec<char> = typo[at].chars().collect();
+        if letters.len() > 2 {
+            letters.swap(1, 2);
+        }
+        typo[at] = letters.into_iter().collect();
+        // A content word swapped for another word of the vocabulary.
+        let mut swapped = words.clone();
+        swapped[1] = vocab[zipf.sample(&mut rng)].clone();
+        // Reordered.
+        let mut reordered = words.clone();
+        reordered.reverse();
+        // An irrelevant addition.
+        let mut irrelevant = words.clone();
+        for _ in 0..3 {
+            irrelevant.push(vocab[zipf.sample(&mut rng)].clone());
+        }
+        // A word dropped.
+        let mut dropped = words.clone();
+        dropped.remove(1);
+        for (j, q) in [
+            original,
+            join(&typo),
+            join(&swapped),
+            join(&reordered),
+            join(&irrelevant),
+            join(&dropped),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            queries.push((format!("q{i:06}_{j}"), q));
+        }
+    }
+    Corpus { chunks, queries }
+}
+
+fn write_jsonl(path: &Path, rows: &[(String, String)]) {
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path).expect("create jsonl"));
+    for (id, text) in rows {
+        serde_json::to_writer(&mut f, &serde_json::json!({"id": id, "text": text}))
+            .expect("write jsonl");
+        f.write_all(b"\n").expect("write jsonl");
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct Baseline {
+    build_s: f64,
+    query_s: f64,
+    queries: usize,
+    results: BTreeMap<String, Vec<(String, f64)>>,
+    results_lucene_idf: BTreeMap<String, Vec<(String, f64)>>,
+    results_lucene_idf_one_byte_lengths: BTreeMap<String, Vec<(String, f64)>>,
+}
+
+fn main() -> ExitCode {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let scale: f64 = std::env::var("NOISEBENCH_BENCH_SCALE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1.0);
+    let sample: usize = std::env::var("NOISEBENCH_BENCH_BM25_SAMPLE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(300);
+
+    let t = Instant::now();
+    let corpus = generate(scale);
+    let words: usize = corpus
+        .chunks
+        .iter()
+        .map(|(_, t)| t.split(' ').count())
+        .sum();
+    println!(
+        "corpus: {} chunks ({:.1}M words), {} queries, generated in {:.1} s",
+        corpus.chunks.len(),
+        words as f64 / 1e6,
+        corpus.queries.len(),
+        t.elapsed().as_secs_f64()
+    );
+
+    let t = Instant::now();
+    let index = Bm25Chunks::build(
+        corpus
+            .chunks
+            .iter()
+            .map(|(id, text)| (id.as_str(), text.as_str())),
+    )
+    .expect("index");
+    let build_s = t.elapsed().as_secs_f64();
+    let texts: Vec<&str> = corpus.queries.iter().map(|(_, q)| q.as_str()).collect();
+    let threads = default_threads();
+    let t = Instant::now();
+    let ours = index.search_all(&texts, K, threads, &|| {});
+    let query_s = t.elapsed().as_secs_f64();
+    let ours_qps = texts.len() as f64 / query_s;
+    println!(
+        "ours (tantivy BM25, {threads} threads): index {build_s:.1} s; top-{K} for {} queries in {query_s:.1} s ({ours_qps:.0} queries/s)",
+        texts.len()
+    );
+    let distinct = Bm25Chunks::distinct_queries(&texts);
+    println!(
+        "  {distinct} distinct analysed queries of {} (a reordered query is the same term set, searched once)",
+        texts.len()
+    );
+    let probe = &texts[..texts.len().min(30_000)];
+    let t1 = Instant::now();
+    for q in probe {
+        let _ = index.search(q, K);
+    }
+    let one = probe.len() as f64 / t1.elapsed().as_secs_f64();
+    println!(
+        "  one thread, no dedupe: {one:.0} queries/s on {} queries",
+        probe.len()
+    );
+    let mut failed = false;
+    if query_s >= MAX_SECONDS {
+        println!("FAIL: all queries took {query_s:.1} s, not under {MAX_SECONDS} s");
+        failed = true;
+    }
+
+    // The Python side, on a sample spread over the query set.
+    let dir = root.join("target/bench-retrieval");
+    std::fs::create_dir_all(&dir).expect("bench dir");
+    let corpus_path = dir.join("corpus.jsonl");
+    let queries_path = dir.join("queries.jsonl");
+    let sample_path = dir.join("sample.txt");
+    write_jsonl(&corpus_path, &corpus.chunks);
+    // Spread over the set and over the six kinds of query (a plain stride of a multiple of 6
+    // would only ever pick originals).
+    let step = (corpus.queries.len() / sample.max(1)).max(1);
+    let sampled: Vec<usize> = (0..sample)
+        .map(|i| i * step + i % 6)
+        .filter(|&i| i < corpus.queries.len())
+        .collect();
+    let sampled_queries: Vec<(String, String)> =
+        sampled.iter().map(|&i| corpus.queries[i].clone()).collect();
+    write_jsonl(&queries_path, &sampled_queries);
+    std::fs::write(
+        &sample_path,
+        sampled_queries
+            .iter()
+            .map(|(id, _)| id.as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+    )
+    .expect("sample");
+    let script = root.join("crates/perturb/benches/rank_bm25_baseline.py");
+    let py = python(&root);
+    let t = Instant::now();
+    let output = Command::new(&py)
+        .arg(&script)
+        .arg(&corpus_path)
+        .arg(&queries_path)
+        .arg(&sample_path)
+        .arg(K.to_string())
+        .output();
+    let output = match output {
+        Ok(o) if o.status.success() => o,
+        Ok(o) => {
+            println!(
+                "rank_bm25 baseline skipped: {py} failed: {}",
+                String::from_utf8_lossy(&o.stderr)
+                    .lines()
+                    .last()
+                    .unwrap_or("")
+            );
+            return if failed {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+        Err(e) => {
+            println!("rank_bm25 baseline skipped: cannot run {py}: {e}");
+            return if failed {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    let base: Baseline = serde_json::from_slice(&output.stdout).expect("baseline json");
+    let base_qps = base.queries as f64 / base.query_s;
+    println!(
+        "rank_bm25 (BM25Okapi, 1 thread): index {:.1} s; top-{K} for {} sampled queries in {:.1} s ({base_qps:.1} queries/s); whole run {:.1} s",
+        base.build_s,
+        base.queries,
+        base.query_s,
+        t.elapsed().as_secs_f64()
+    );
+    let ratio = ours_qps / base_qps;
+    println!(
+        "ratio: {ratio:.0}x queries/s (per core: {:.0}x)",
+        ratio / threads as f64
+    );
+    if ratio < TARGET_RATIO {
+        println!("FAIL: under {TARGET_RATIO}x");
+        failed = true;
+    }
+
+    // Agreement on the sample: with stock rank_bm25, then with Lucene's idf put into it, then
+    // also with tantivy's one-byte document lengths, so each difference is named.
+    let variants = [
+        ("rank_bm25 BM25Okapi (stock idf)", &base.results),
+        ("rank_bm25 with Lucene idf", &base.results_lucene_idf),
+        (
+            "rank_bm25 with Lucene idf and one-byte lengths",
+            &base.results_lucene_idf_one_byte_lengths,
+        ),
+    ];
+    let shares: Vec<f64> = variants
+        .iter()
+        .map(|(name, results)| agreement(&corpus, &ours, &sampled, results, name))
+        .collect();
+    let gate = shares.last().copied().unwrap_or(0.0);
+    if gate < TARGET_AGREEMENT {
+        println!(
+            "FAIL: under {:.0}% agreement once idf and lengths are aligned",
+            TARGET_AGREEMENT * 100.0
+        );
+        failed = true;
+    }
+    if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// Share of sampled queries whose top-10 ids equal `results`', printing where the first few part.
+fn agreement(
+    corpus: &Corpus,
+    ours: &[Result<
+        Vec<noisebench_perturb::retrieval::search::Scored>,
+        noisebench_index::bm25::IndexError,
+    >],
+    sampled: &[usize],
+    results: &BTreeMap<String, Vec<(String, f64)>>,
+    name: &str,
+) -> f64 {
+    let (mut same_set, mut same_order, mut shown) = (0, 0, 0);
+    let mut differ_at: BTreeMap<usize, usize> = BTreeMap::new();
+    for &i in sampled {
+        let (id, text) = &corpus.queries[i];
+        let mine: Vec<&str> = match &ours[i] {
+            Ok(h) => h
+                .iter()
+                .map(|s| corpus.chunks[s.chunk].0.as_str())
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        let theirs: Vec<&str> = results
+            .get(id)
+            .map(|v| v.iter().map(|(d, _)| d.as_str()).collect())
+            .unwrap_or_default();
+        let mut a = mine.clone();
+        let mut b = theirs.clone();
+        a.sort_unstable();
+        b.sort_unstable();
+        if a == b {
+            same_set += 1;
+            same_order += usize::from(mine == theirs);
+            continue;
+        }
+        let first = mine
+            .iter()
+            .zip(&theirs)
+            .position(|(x, y)| x != y)
+            .map_or(mine.len().min(theirs.len()) + 1, |p| p + 1);
+        *differ_at.entry(first).or_default() += 1;
+        if shown < 4 {
+            shown += 1;
+            let only_ours: Vec<_> = mine.iter().filter(|d| !theirs.contains(d)).collect();
+            let only_theirs: Vec<_> = theirs.iter().filter(|d| !mine.contains(d)).collect();
+            let pos =
+                |list: &[&str], d: &str| list.iter().position(|x| *x == d).map_or(0, |p| p + 1);
+            println!(
+                "  differs: {id} {text:?}: only ours {:?} at our ranks {:?}; only theirs {:?} at their ranks {:?}",
+                only_ours,
+                only_ours.iter().map(|d| pos(&mine, d)).collect::<Vec<_>>(),
+                only_theirs,
+                only_theirs
+                    .iter()
+                    .map(|d| pos(&theirs, d))
+                    .collect::<Vec<_>>(),
+            );
+        }
+    }
+    let n = sampled.len().max(1) as f64;
+    println!(
+        "top-{K} vs {name} on {} sampled queries: same ids {same_set} ({:.1}%), same order {same_order} ({:.1}%); lists first part at rank: {differ_at:?}",
+        sampled.len(),
+        same_set as f64 / n * 100.0,
+        same_order as f64 / n * 100.0
+    );
+    same_set as f64 / n
+}
