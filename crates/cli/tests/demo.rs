@@ -830,6 +830,10 @@ fn every_shipped_pipeline_checks_and_rare_finance_builds() {
             ("questions", 29, 24),
             ("qa-judge", 24, 23),
             ("splits", 23, 23),
+            ("query-perturbations", 92, 83),
+            ("retrieval", 106, 636),
+            ("document-perturbations", 102, 102),
+            ("export-rare", 23, 23),
         ]
     );
 }
