@@ -7,7 +7,7 @@
 //! beyond), and an optional reranker behind an OpenAI-compatible `/v1/rerank` endpoint that
 //! reorders the first stage's candidates. Each keeps its top k (RARE: 3) per query as
 //! `retrievals` rows, and Recall@k, MRR@k and NDCG@k ([`metrics`]) per retriever, overall, per
-//! pattern kind and per query kind, as `metrics` rows and in the stage facts.
+//! pattern kind and per query kind, as `retrieval_metrics` rows and in the stage facts.
 //!
 //! A question without answer chunks, or whose answer chunks are none of the chunks, is a counted
 //! drop, and so is a perturbation of a question not kept. A failing reranker costs only its
