@@ -516,6 +516,41 @@ fn rare_export_reads_back_with_python_json() {
         Some(manifest.tables["question_splits"].rows),
         "{read:#}"
     );
+    // Every perturbation of the snapshot is in a record, under RARE's key for its kind.
+    let records = read["records"].as_object().unwrap();
+    let mut query_kinds = std::collections::BTreeMap::<String, u64>::new();
+    let mut document_kinds = std::collections::BTreeMap::<String, u64>::new();
+    for r in records.values() {
+        for (kind, p) in r["query_perturbations"].as_object().unwrap() {
+            assert!(p["similarity"].as_f64().unwrap() > 0.0, "{p}");
+            *query_kinds.entry(kind.clone()).or_default() += 1;
+        }
+        for (kind, list) in r["document_perturbations"].as_object().unwrap() {
+            *document_kinds.entry(kind.clone()).or_default() +=
+                list.as_array().unwrap().len() as u64;
+        }
+    }
+    assert_eq!(
+        query_kinds.keys().collect::<Vec<_>>(),
+        [
+            "character_level",
+            "grammar_perturbation",
+            "irrelevant_info",
+            "word_level"
+        ]
+    );
+    assert_eq!(
+        query_kinds.values().sum::<u64>(),
+        manifest.tables["query_perturbations"].rows
+    );
+    assert_eq!(
+        document_kinds.keys().collect::<Vec<_>>(),
+        ["back_translation", "regex_delete"]
+    );
+    assert_eq!(
+        document_kinds.values().sum::<u64>(),
+        manifest.tables["document_perturbations"].rows
+    );
 
     // The known questions: exact splits.
     let (_tmp, dir) = with_known_questions();
