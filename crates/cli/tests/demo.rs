@@ -185,8 +185,8 @@ fn demo_builds_verifies_skips_and_reproduces() {
             (("inverted_star_shaped", "test"), 1),
             (("single_hop", "test"), 3),
             (("single_hop", "train"), 5),
-            (("star_shaped", "test"), 8),
-            (("star_shaped", "train"), 13),
+            (("star_shaped", "test"), 9),
+            (("star_shaped", "train"), 12),
         ]
     );
     assert!(

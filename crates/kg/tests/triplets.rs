@@ -332,6 +332,12 @@ fn the_offline_rule_reads_the_kg_fixture_reports() {
             ),
             expect(calder, "Eastgate Terminal", "handled", "4.2 million"),
             expect(calder, "Harbour Trust", "funds", "Calder Maritime Museum"),
+            expect(
+                calder,
+                "Kestrel Dredging Company",
+                "manages",
+                "Westgate Basin"
+            ),
             expect(calder, "Northwind Logistics", "employs", "140 people"),
             expect(northwind, "Baltic Freight Lines", "serves", "Riga Harbour"),
             expect(
@@ -346,9 +352,15 @@ fn the_offline_rule_reads_the_kg_fixture_reports() {
                 "supplies",
                 "Eastgate Terminal"
             ),
+            expect(
+                northwind,
+                "Ostrava Sawmill Group",
+                "leases",
+                "Westgate Basin"
+            ),
         ]
     );
     let facts = out.facts.unwrap();
     assert_eq!(facts.data["grounding_rate"], json!(1.0));
-    assert_eq!(facts.data["per_report"][calder], json!(5));
+    assert_eq!(facts.data["per_report"][calder], json!(6));
 }
