@@ -202,7 +202,8 @@ fn llm_rewrites_are_filtered_selected_and_recorded() {
             ),
         ]
     );
-    assert_eq!(out.report.items_in, 2);
+    // Items are (question, kind) pairs: 6 rows and 2 drops.
+    assert_eq!(out.report.items_in, 8);
     let facts = out.facts.unwrap();
     assert_eq!(facts.data["kept"]["character_level"], 2);
     assert_eq!(facts.data["drops"]["no_usable_rewrite"], 1);
