@@ -42,7 +42,9 @@ fn normalised(v: &[f32]) -> Vec<f32> {
     v.iter().map(|x| (f64::from(*x) / norm) as f32).collect()
 }
 
-fn dot(a: &[f32], b: &[f32]) -> f32 {
+/// Dot product of two vectors (pairs up to the shorter length): the cosine of unit vectors, and
+/// the score exact search ranks by, so callers rescoring candidates agree with it to the bit.
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 

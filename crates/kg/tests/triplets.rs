@@ -15,7 +15,7 @@ use noisebench_core::{
 };
 use noisebench_kg::triplets::{TripletsConfig, TripletsStage};
 use noisebench_llm::Llm;
-use noisebench_testkit::{FakeServer, Reply, first_message, openai_config};
+use noisebench_testkit::{FakeServer, Reply, first_message, strict_openai_config};
 use serde_json::{Value, json};
 
 fn repo_root() -> std::path::PathBuf {
@@ -25,11 +25,7 @@ fn repo_root() -> std::path::PathBuf {
 /// An `Llm` on the fake endpoint with JSON-schema answers, no retries or re-asks, and a cache
 /// in `cache`.
 fn llm(server: &FakeServer, cache: &Path) -> Llm {
-    let mut config = openai_config(&server.url(), cache);
-    config["max_reasks"] = json!(0);
-    config["models"]["fake"]["json_schema"] = json!(true);
-    config["models"]["fake"]["max_retries"] = json!(0);
-    Llm::from_value(&config, &repo_root()).unwrap()
+    Llm::from_value(&strict_openai_config(&server.url(), cache), &repo_root()).unwrap()
 }
 
 /// A chunk whose id, like the chunker's, changes with its text; its index is its position.

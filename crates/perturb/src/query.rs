@@ -18,6 +18,7 @@
 //! [`tasks`]: crate::tasks
 //! [`protect`]: crate::protect
 
+use noisebench_index::vector::dot;
 use std::collections::BTreeMap;
 
 use noisebench_core::{
@@ -445,10 +446,6 @@ impl TypedStage for QueryPerturbationsStage {
             .with_table("query_perturbations", rows)
             .with_facts(summary.facts()))
     }
-}
-
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 impl QueryPerturbationsStage {

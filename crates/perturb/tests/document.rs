@@ -15,7 +15,7 @@ use noisebench_llm::Llm;
 use noisebench_perturb::document::{
     DocumentPerturbationsConfig, DocumentPerturbationsStage, delete_answer,
 };
-use noisebench_testkit::{FakeServer, Reply, first_message, openai_config};
+use noisebench_testkit::{FakeServer, Reply, first_message, strict_openai_config};
 use noisebench_text::contains_phrase;
 use serde_json::{Value, json};
 
@@ -24,11 +24,7 @@ fn repo_root() -> std::path::PathBuf {
 }
 
 fn llm(server: &FakeServer, cache: &Path) -> Llm {
-    let mut config = openai_config(&server.url(), cache);
-    config["max_reasks"] = json!(0);
-    config["models"]["fake"]["json_schema"] = json!(true);
-    config["models"]["fake"]["max_retries"] = json!(0);
-    Llm::from_value(&config, &repo_root()).unwrap()
+    Llm::from_value(&strict_openai_config(&server.url(), cache), &repo_root()).unwrap()
 }
 
 fn chunk(id: &str, text: &str) -> Chunk {

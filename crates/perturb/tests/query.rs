@@ -17,7 +17,7 @@ use noisebench_perturb::protect::{protected_mask, question_phrases};
 use noisebench_perturb::query::{QueryPerturbationsConfig, QueryPerturbationsStage};
 use noisebench_perturb::synonyms::{Synonyms, word_level};
 use noisebench_perturb::typos::character_level;
-use noisebench_testkit::{FakeServer, Reply, first_message, openai_config};
+use noisebench_testkit::{FakeServer, Reply, first_message, strict_openai_config};
 use proptest::prelude::*;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -28,11 +28,7 @@ fn repo_root() -> std::path::PathBuf {
 }
 
 fn llm(server: &FakeServer, cache: &Path) -> Llm {
-    let mut config = openai_config(&server.url(), cache);
-    config["max_reasks"] = json!(0);
-    config["models"]["fake"]["json_schema"] = json!(true);
-    config["models"]["fake"]["max_retries"] = json!(0);
-    Llm::from_value(&config, &repo_root()).unwrap()
+    Llm::from_value(&strict_openai_config(&server.url(), cache), &repo_root()).unwrap()
 }
 
 fn question(id: &str, text: &str, e1: &str, e2: &str) -> Question {

@@ -10,6 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use aho_corasick::{AhoCorasick, MatchKind};
 use noisebench_core::Question;
+use noisebench_llm::embed::cosine;
 use noisebench_text::{contains_phrase, is_stopword, normalize, sentences, words};
 
 /// Why a generated question is not kept: the drop reasons of the `questions` stage.
@@ -386,7 +387,7 @@ impl ChunkIndex {
 
 /// Near duplicates among questions, in the given order: a question is a near duplicate when an
 /// earlier kept question with the same normalised answer has the same normalised text, or an
-/// embedding cosine of at least `threshold` (vectors L2-normalised, so a dot product).
+/// embedding cosine of at least `threshold`.
 /// Returns, per question, the index of the earlier question it duplicates.
 pub fn near_duplicates(
     questions: &[(&str, &str)],
@@ -401,7 +402,7 @@ pub fn near_duplicates(
         let dup = group.iter().copied().find(|&j| {
             normalize(questions[j].0) == text
                 || match (vectors.get(i), vectors.get(j)) {
-                    (Some(x), Some(y)) => dot(x, y) >= threshold,
+                    (Some(x), Some(y)) => cosine(x, y) >= threshold,
                     _ => false,
                 }
         });
@@ -411,10 +412,6 @@ pub fn near_duplicates(
         }
     }
     out
-}
-
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 #[cfg(test)]

@@ -51,8 +51,8 @@ pub struct QuestionsConfig {
     /// duplicates; the one with the smaller id is kept.
     #[serde(default = "default_near_duplicate")]
     pub near_duplicate_similarity: f32,
-    /// The report metadata keys a prompt is given, when the report has them (the rest is left
-    /// out of prompts, but every key is kept nowhere else: questions record these only).
+    /// The report metadata keys a prompt is given and a question records, when its report has
+    /// them; other keys stay in `reports` only.
     #[serde(default = "default_metadata_keys")]
     pub metadata_keys: Vec<String>,
 }

@@ -16,7 +16,7 @@ use noisebench_llm::Llm;
 use noisebench_qa::judge::{JudgeConfig, JudgeStage};
 use noisebench_qa::questions::{QuestionsConfig, QuestionsStage};
 use noisebench_qa::splits::{SplitsConfig, SplitsStage};
-use noisebench_testkit::{FakeServer, Reply, first_message, openai_config};
+use noisebench_testkit::{FakeServer, Reply, first_message, strict_openai_config};
 use serde_json::{Value, json};
 
 fn repo_root() -> std::path::PathBuf {
@@ -24,11 +24,7 @@ fn repo_root() -> std::path::PathBuf {
 }
 
 fn llm(server: &FakeServer, cache: &Path) -> Llm {
-    let mut config = openai_config(&server.url(), cache);
-    config["max_reasks"] = json!(0);
-    config["models"]["fake"]["json_schema"] = json!(true);
-    config["models"]["fake"]["max_retries"] = json!(0);
-    Llm::from_value(&config, &repo_root()).unwrap()
+    Llm::from_value(&strict_openai_config(&server.url(), cache), &repo_root()).unwrap()
 }
 
 fn ctx(dir: &Path, stage: &str) -> StageContext {
@@ -233,6 +229,12 @@ fn every_generation_check_is_a_counted_drop_and_generic_pivots_cost_no_call() {
     );
     // A pattern naming a triplet that is not there.
     c.pattern("single_hop", vec!["triplet_missing".into()], &[]);
+    // A triplet whose chunk is not there, and a pattern kind the stage does not know.
+    let orphan = c.fact("Orphan Holdings", "acquired", "Orphan Target");
+    c.chunks
+        .retain(|ch| !ch.text.starts_with("Orphan Holdings"));
+    c.pattern("single_hop", vec![orphan.clone()], &[]);
+    c.pattern("spiral_shaped", vec![orphan], &[]);
 
     let server = FakeServer::answering(generator);
     let dir = tempfile::tempdir().unwrap();
@@ -260,11 +262,13 @@ fn every_generation_check_is_a_counted_drop_and_generic_pivots_cost_no_call() {
         ("declined", 1),
         ("generic_pivot", 1),
         ("llm_unparseable_output", 1),
+        ("missing_chunk", 1),
         ("missing_triplet", 1),
         ("near_duplicate", 1),
         ("pivot_in_question", 1),
         ("question_length", 1),
         ("single_chunk_answerable", 1),
+        ("unknown_pattern", 1),
     ]
     .iter()
     .map(|(r, n)| (r.to_string(), *n))
@@ -274,8 +278,9 @@ fn every_generation_check_is_a_counted_drop_and_generic_pivots_cost_no_call() {
         out.report.items_in,
         out.report.items_out + out.report.drops.len() as u64
     );
-    // 14 patterns: the missing triplet and the generic pivot were never asked about; the
-    // embeddings of the questions that passed the checks are one request more.
+    // 17 patterns: the missing triplet and chunk, the unknown kind and the generic pivot were
+    // never asked about (12 calls); the embeddings of the questions that passed the checks are
+    // one request more.
     let chat: usize = server
         .bodies()
         .iter()

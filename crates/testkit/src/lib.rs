@@ -22,7 +22,7 @@ pub use checkout::{checkout, copy_dir, repo_root};
 pub use logs::{CapturedLogs, capture_logs};
 pub use openai::{
     FakeServer, KEYWORDS_OK, Record, Reply, Rule, ServerState, fake_vector, first_message,
-    openai_config,
+    openai_config, strict_openai_config,
 };
 pub use python::{pandas_available, run_python_json};
 pub use served::{Served, refused_addr, respond};

@@ -340,3 +340,13 @@ pub fn openai_config(url: &str, cache_dir: &std::path::Path) -> Value {
         }}
     })
 }
+
+/// [`openai_config`] for tests of how a stage treats each answer: JSON-schema answers, and no
+/// retries or re-asks, so every scripted reply is the one the stage sees.
+pub fn strict_openai_config(url: &str, cache_dir: &std::path::Path) -> Value {
+    let mut config = openai_config(url, cache_dir);
+    config["max_reasks"] = serde_json::json!(0);
+    config["models"]["fake"]["json_schema"] = serde_json::json!(true);
+    config["models"]["fake"]["max_retries"] = serde_json::json!(0);
+    config
+}

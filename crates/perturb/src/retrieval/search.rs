@@ -11,7 +11,7 @@
 
 use instant_distance::{Builder, HnswMap, Point, Search};
 use noisebench_index::bm25::{Bm25, Doc, IndexError, Query, Spec, TextField};
-use noisebench_index::vector::{VectorError, VectorIndex};
+use noisebench_index::vector::{VectorError, VectorIndex, dot};
 
 /// One retrieved chunk: its position in the chunk list and its score.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -169,10 +169,6 @@ impl Point for Unit {
     fn distance(&self, other: &Self) -> f32 {
         1.0 - dot(&self.0, &other.0)
     }
-}
-
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 /// `v` at unit length, computed as `noisebench-index`'s exact search does (an f64 norm), so
