@@ -1,0 +1,161 @@
+//! The metrics of the seed papers, as plain functions over per-item values, and seeded bootstrap
+//! intervals over any of them.
+//!
+//! - accuracy (RAGuard 4.1, CONF-FACT 4.1, RARE's robustness scores are accuracies of the judge
+//!   `f`): the share of items scored correct; an unscored or out-of-scope item is wrong;
+//! - macro-F1 over the two verdicts (CONF-FACT 4.1): an out-of-scope prediction is a miss for its
+//!   gold class and a prediction of neither class;
+//! - precision, recall and NDCG at k (RAGuard 5, Figure 6), with binary or graded relevance; NDCG's
+//!   ideal ranking is every relevant item of the query, retrieved or not;
+//! - the percentile bootstrap: `samples` resamples of the items with replacement, drawn with a
+//!   ChaCha8 generator from `seed`; the interval is the resampled statistic's 2.5th and 97.5th
+//!   percentiles (`sorted[floor(0.025 B)]`, `sorted[ceil(0.975 B) - 1]`).
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// Share of `true` among `correct`; 0 for no items.
+pub fn accuracy(correct: &[bool]) -> f64 {
+    if correct.is_empty() {
+        return 0.0;
+    }
+    correct.iter().filter(|c| **c).count() as f64 / correct.len() as f64
+}
+
+/// Mean of `values`; 0 for none.
+pub fn mean(values: &[f64]) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    values.iter().sum::<f64>() / values.len() as f64
+}
+
+/// F1 of one class: `2 tp / (2 tp + fp + fn)`, 0 when the class is neither predicted nor gold.
+fn class_f1(gold: &[bool], pred: &[Option<bool>], class: bool) -> f64 {
+    let (mut tp, mut fp, mut fn_) = (0usize, 0usize, 0usize);
+    for (g, p) in gold.iter().zip(pred) {
+        match (*g == class, *p == Some(class)) {
+            (true, true) => tp += 1,
+            (false, true) => fp += 1,
+            (true, false) => fn_ += 1,
+            (false, false) => {}
+        }
+    }
+    let denom = 2 * tp + fp + fn_;
+    if denom == 0 {
+        0.0
+    } else {
+        2.0 * tp as f64 / denom as f64
+    }
+}
+
+/// Macro-F1 over the classes `true` and `false`; `None` predictions (out of scope) belong to
+/// neither class.
+pub fn macro_f1(gold: &[bool], pred: &[Option<bool>]) -> f64 {
+    (class_f1(gold, pred, true) + class_f1(gold, pred, false)) / 2.0
+}
+
+/// Relevant items among the first `k` retrieved, divided by `k` (RAGuard's precision@k: a list
+/// shorter than `k` counts the missing ranks as misses). `relevant[i]`: whether rank `i + 1` is.
+pub fn precision_at_k(relevant: &[bool], k: usize) -> f64 {
+    if k == 0 {
+        return 0.0;
+    }
+    relevant.iter().take(k).filter(|r| **r).count() as f64 / k as f64
+}
+
+/// Relevant items among the first `k` retrieved, divided by all `total_relevant` items of the
+/// query; 0 when the query has none.
+pub fn recall_at_k(relevant: &[bool], k: usize, total_relevant: usize) -> f64 {
+    if total_relevant == 0 {
+        return 0.0;
+    }
+    relevant.iter().take(k).filter(|r| **r).count() as f64 / total_relevant as f64
+}
+
+/// Discounted cumulative gain of the first `k` gains: `sum gain_i / log2(i + 1)`, i from 1.
+pub fn dcg_at_k(gains: &[f64], k: usize) -> f64 {
+    gains
+        .iter()
+        .take(k)
+        .enumerate()
+        .map(|(i, g)| g / ((i + 2) as f64).log2())
+        .sum()
+}
+
+/// NDCG@k: the ranking's DCG over the DCG of the ideal ranking of `all_gains` (the gains of
+/// every relevant item of the query, in any order); 0 when nothing is relevant.
+pub fn ndcg_at_k(gains: &[f64], all_gains: &[f64], k: usize) -> f64 {
+    let mut ideal: Vec<f64> = all_gains.iter().copied().filter(|g| *g > 0.0).collect();
+    ideal.sort_by(|a, b| b.total_cmp(a));
+    let idcg = dcg_at_k(&ideal, k);
+    if idcg == 0.0 {
+        0.0
+    } else {
+        dcg_at_k(gains, k) / idcg
+    }
+}
+
+/// Bootstrap settings: resamples and the seed of their generator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bootstrap {
+    pub samples: usize,
+    pub seed: u64,
+}
+
+impl Default for Bootstrap {
+    fn default() -> Self {
+        Bootstrap {
+            samples: 1000,
+            seed: 0,
+        }
+    }
+}
+
+/// The resample indices: `samples` vectors of `n` indices drawn uniformly with replacement.
+pub fn resamples(n: usize, b: Bootstrap) -> Vec<Vec<usize>> {
+    let mut rng = ChaCha8Rng::seed_from_u64(b.seed);
+    (0..b.samples)
+        .map(|_| (0..n).map(|_| rng.random_range(0..n.max(1))).collect())
+        .collect()
+}
+
+/// The 2.5th and 97.5th percentiles of `values` (sorted in place).
+pub fn percentile_interval(values: &mut [f64]) -> Option<(f64, f64)> {
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_by(|a, b| a.total_cmp(b));
+    let n = values.len();
+    let lo = ((0.025 * n as f64).floor() as usize).min(n - 1);
+    let hi = ((0.975 * n as f64).ceil() as usize).clamp(1, n) - 1;
+    Some((values[lo], values[hi]))
+}
+
+/// A 95% percentile-bootstrap interval of `stat` over `n` items: `stat` gets the indices of one
+/// resample. `None` for no items or no samples.
+pub fn bootstrap_ci(n: usize, b: Bootstrap, stat: impl Fn(&[usize]) -> f64) -> Option<(f64, f64)> {
+    if n == 0 || b.samples == 0 {
+        return None;
+    }
+    let mut values: Vec<f64> = resamples(n, b).iter().map(|idx| stat(idx)).collect();
+    percentile_interval(&mut values)
+}
+
+/// [`bootstrap_ci`] of the mean of per-item values (accuracy when they are 0/1).
+pub fn mean_ci(values: &[f64], b: Bootstrap) -> Option<(f64, f64)> {
+    bootstrap_ci(values.len(), b, |idx| {
+        idx.iter().map(|&i| values[i]).sum::<f64>() / idx.len() as f64
+    })
+}
+
+/// A paired interval of the difference of means `b - a` over the same items (for
+/// `eval --compare`): one resample of item indices is applied to both.
+pub fn paired_difference_ci(a: &[f64], b_values: &[f64], b: Bootstrap) -> Option<(f64, f64)> {
+    if a.len() != b_values.len() {
+        return None;
+    }
+    bootstrap_ci(a.len(), b, |idx| {
+        idx.iter().map(|&i| b_values[i] - a[i]).sum::<f64>() / idx.len() as f64
+    })
+}
