@@ -28,6 +28,12 @@ test:
 bench:
     cargo bench --workspace
 
+# Evaluate a model on a snapshot (default: the demo's latest version, offline, every task family);
+# extra arguments go to `noisebench eval` (`just eval snapshots/demo --system astute`).
+eval snapshot="snapshots/demo" *args="":
+    if [[ ! -d "{{snapshot}}" && "{{snapshot}}" == "snapshots/demo" ]]; then just build-snapshot; fi
+    cargo run --quiet -p noisebench-cli -- eval {{snapshot}} {{args}}
+
 # Format the code.
 fmt:
     cargo fmt --all

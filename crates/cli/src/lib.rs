@@ -1,5 +1,6 @@
 //! The `noisebench` command line: registers every stage with the runner and wires the commands
-//! (`build-snapshot`, `run`, `verify`, `validate`, `diff`, `inspect`, `export`, `schemas`) to the
+//! (`build-snapshot`, `run`, `verify`, `validate`, `diff`, `inspect`, `export`, `eval`,
+//! `schemas`) to the
 //! library crates.
 //!
 //! It builds one [`Llm`](noisebench_llm::Llm) from the pipeline file's `[llm]` table and one
@@ -9,13 +10,15 @@
 //! Modules by concept: `layers` (the shared layers and the registry of stage kinds), `workspace`
 //! (where a run reads and writes; loading, checking and running a pipeline), `build`
 //! (`build-snapshot`/`refresh`: run, then publish with provenance, facts and exports), `inspect`,
-//! `export`, `validate` (the dataset's own rules over a published snapshot), `reference` (the
+//! `export`, `validate` (the dataset's own rules over a published snapshot), `eval` (a model on
+//! a snapshot or a seed release, through the `eval` crate; results under `evals/`), `reference` (the
 //! configuration reference `schemas` writes).
 //!
 //! What this crate is not: it holds no stage logic. Its library half exists so the end-to-end tests
 //! can drive the same code paths as the binary.
 
 mod build;
+mod eval;
 mod export;
 mod inspect;
 mod layers;
@@ -29,6 +32,10 @@ use anyhow::{Context, Result};
 use noisebench_core::TableKind;
 
 pub use build::{Built, LlmTotals, build_snapshot, code_version};
+pub use eval::{
+    CALLS_FILE, EvalRequest, EvalRun, METRICS_FILE, PREDICTIONS_FILE, RESULTS_FILE, SUMMARY_FILE,
+    compare_evals, detect_format, load_snapshot, run_eval,
+};
 pub use export::{ExportFormat, Exported, export_snapshot, resolve_snapshot};
 pub use inspect::{inspect_id, inspect_stage};
 pub use layers::{DEFAULT_ARCHIVE_DIR, Layers, LlmOverrides, registry};

@@ -6,9 +6,9 @@ use std::sync::Arc;
 use anyhow::{Result, bail};
 use clap::{Parser, Subcommand};
 use noisebench_cli::{
-    ExportFormat, LlmOverrides, LlmTotals, Workspace, build_snapshot, check, export_snapshot,
-    inspect_id, inspect_stage, resolve_snapshot, validate_snapshot, write_config_reference,
-    write_schemas,
+    EvalRequest, ExportFormat, LlmOverrides, LlmTotals, Workspace, build_snapshot, check,
+    compare_evals, export_snapshot, inspect_id, inspect_stage, resolve_snapshot, run_eval,
+    validate_snapshot, write_config_reference, write_schemas,
 };
 use noisebench_core::TableKind;
 use noisebench_pipeline::BarProgress;
@@ -107,6 +107,12 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Evaluate a model on a snapshot or a seed release (RAGuard, CONF-FACT, RARE-Met tasks):
+    /// predictions, metrics with 95% bootstrap intervals and the call log go to
+    /// `evals/<benchmark>/<model>/`, and the results table is printed. Calls go through the LLM
+    /// layer (`[llm]` of the configuration file): a rerun is answered from the cache, and
+    /// `--max-cost` stops it resumably.
+    Eval(EvalArgs),
     /// Write the generated references: schemas/<table>.json for every table, and the
     /// configuration reference (schemas/config/<stage-kind>.json, llm.json, web.json and
     /// docs/configuration.md rendered from them).
@@ -117,6 +123,42 @@ enum Command {
         #[arg(long, default_value = "docs/configuration.md")]
         doc: PathBuf,
     },
+}
+
+#[derive(clap::Args)]
+struct EvalArgs {
+    /// A snapshot (version or dataset folder), RAGuard's folder or its claims.csv and
+    /// documents.csv, a CONF-FACT JSON file, or RARE's folder or record files.
+    #[arg(required_unless_present = "compare")]
+    inputs: Vec<PathBuf>,
+    /// The inputs' format (detected when not given).
+    #[arg(long, value_parser = ["snapshot", "raguard", "confact", "rare"])]
+    format: Option<String>,
+    /// RARE's chunk corpus (a JSON list or JSON Lines of `{chunk_id, text}`).
+    #[arg(long)]
+    chunks: Option<PathBuf>,
+    /// The evaluation file with `[llm]` and `[eval]` tables (default pipelines/eval/default.toml).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// The generator: `plain`, or a reference system `astute` / `counterrefine`.
+    #[arg(long, value_parser = ["plain", "astute", "counterrefine"])]
+    system: Option<String>,
+    /// Task families to run (comma-separated): raguard, confact, rare.
+    #[arg(long, value_delimiter = ',')]
+    families: Option<Vec<String>>,
+    /// Only the first N items of each family.
+    #[arg(long)]
+    limit: Option<usize>,
+    /// A snapshot's retriever whose results are RARE-Met's real retrieval (default: the first).
+    #[arg(long)]
+    retriever: Option<String>,
+    /// Where results go.
+    #[arg(long, default_value = "evals")]
+    out: PathBuf,
+    /// Print two result folders (evals/<benchmark>/<model>) side by side, with B - A and its
+    /// paired 95% bootstrap interval, instead of evaluating.
+    #[arg(long, num_args = 2, value_names = ["A", "B"])]
+    compare: Option<Vec<PathBuf>>,
 }
 
 #[derive(Subcommand)]
@@ -279,6 +321,35 @@ fn run(cli: Cli) -> Result<()> {
                 .ok_or_else(|| anyhow::anyhow!("unknown export format `{format}`"))?;
             let exported = export_snapshot(&dir, kind, &out)?;
             println!("{}", exported.describe(&dir, &out));
+        }
+        Command::Eval(args) => {
+            if let Some(pair) = &args.compare {
+                print!("{}", compare_evals(&pair[0], &pair[1], 1000, 0)?);
+                return Ok(());
+            }
+            let request = EvalRequest {
+                inputs: args.inputs,
+                format: args
+                    .format
+                    .as_deref()
+                    .and_then(noisebench_eval::SourceFormat::from_name),
+                chunks: args.chunks,
+                config: args.config,
+                system: args.system,
+                families: args.families,
+                limit: args.limit,
+                retriever: args.retriever,
+                out: cli.root.join(args.out),
+            };
+            let run = run_eval(&cli.root, &request, &ws.llm_overrides)?;
+            print!("{}", noisebench_eval::results::render(&run.evaluation));
+            println!("results in {}", run.dir.display());
+            if run.unfinished > 0 {
+                bail!(
+                    "{} items were left unanswered for a transient cause (cost limit, network); run the same command again to resume: answers so far are cached",
+                    run.unfinished
+                );
+            }
         }
         Command::Schemas { dir, doc } => {
             let dir = cli.root.join(dir);

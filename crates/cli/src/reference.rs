@@ -15,9 +15,10 @@ use serde_json::{Map, Value};
 use crate::layers::{Layers, registry};
 
 /// The names of the pipeline-wide tables, which share `schemas/config/` with the stage kinds.
-const LAYER_TABLES: [&str; 2] = ["llm", "web"];
+const LAYER_TABLES: [&str; 3] = ["llm", "web", "eval"];
 
-/// The configuration schemas by name: every registered stage kind, then `llm` and `web`.
+/// The configuration schemas by name: every registered stage kind, then `llm`, `web` and
+/// `eval` (the `[eval]` table of `noisebench eval`'s configuration file).
 pub fn config_schemas() -> Result<BTreeMap<String, Value>> {
     // The registry needs layers to build its stages; an offline `Llm` and a live `Web` without
     // an archive read and write nothing.
@@ -42,6 +43,8 @@ pub fn config_schemas() -> Result<BTreeMap<String, Value>> {
     schemas.insert("llm".into(), ordered(llm));
     let web = schemars::schema_for!(WebConfig).to_value();
     schemas.insert("web".into(), ordered(web));
+    let eval = schemars::schema_for!(noisebench_eval::EvalConfig).to_value();
+    schemas.insert("eval".into(), ordered(eval));
     Ok(schemas)
 }
 
@@ -125,7 +128,10 @@ pub fn render_markdown(schemas: &BTreeMap<String, Value>) -> String {
         .map(String::as_str)
         .filter(|n| !LAYER_TABLES.contains(n))
         .collect();
-    md.push_str("Pipeline-wide tables: ");
+    md.push_str(
+        "Pipeline-wide tables (`[eval]` is the table of `noisebench eval`'s configuration \
+         file, `pipelines/eval/default.toml`, beside its `[llm]`): ",
+    );
     md.push_str(&links(&layers, |n| format!("[{n}]")));
     md.push_str(".\n\nStage kinds (`[stages.<id>.config]` of a stage of that `kind`): ");
     md.push_str(&links(&kinds, str::to_string));

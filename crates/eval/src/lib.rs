@@ -1,7 +1,23 @@
 //! Evaluation of models on noisy-retrieval benchmarks: a snapshot of ours or a seed release's own
-//! files (RAGuard, CONF-FACT, RARE), the papers' tasks and metrics, and two reference systems.
+//! files (RAGuard's CSV pair, CONF-FACT JSON, RARE's records), scored with the papers' tasks and
+//! metrics, by a plain generator or one of two reference systems.
 //!
-//! (crate documentation in progress)
+//! Loaders ([`load`]) fill one in-memory shape ([`EvalData`]), counting bad rows instead of
+//! failing. Each task family builds [`Ask`]s (a question, passages, the answer's form and a
+//! prompting style) and hands them to a [`Generator`]: [`Plain`] (one `eval_answer` call each) or
+//! a reference system ([`systems`]: Astute RAG, CounterRefine). Answers are parsed and judged
+//! ([`answers`]: strict binary parsing, refusal detection, the two-stage answer judge) and scored
+//! into [`TaskOutcome`]s: per-item [`Scored`] rows, metrics with seeded bootstrap intervals
+//! ([`metrics`]), and problems counted by reason. [`raguard`] (zero-context, standard RAG at top
+//! 1 and 5, oracle; retrieval precision, recall, NDCG, misleading retrieval recall), [`confact`]
+//! (eleven methods with and without source credibility; accuracy and macro-F1) and [`rare_met`]
+//! (the no-context probe, Table 3's rules, Table 4's robustness scores per pattern and domain)
+//! are the families; [`evaluate`] runs those the data has items for; [`results`] turns the
+//! outcome into `eval_predictions` and `metrics` rows, a printed table, and comparisons.
+//!
+//! Every model call goes through [`noisebench_llm::Llm`] (cache, limits, budget, call log). What
+//! this crate is not: it reads and writes no files but the release formats its loaders read
+//! (the binary reads snapshots and writes Parquet), and it is not a pipeline stage.
 
 pub mod answers;
 pub mod confact;
@@ -10,6 +26,10 @@ pub mod generate;
 pub mod load;
 pub mod metrics;
 pub mod outcome;
+pub mod raguard;
+pub mod rare_met;
+pub mod results;
+pub mod run;
 pub mod systems;
 
 pub use data::{
@@ -20,3 +40,4 @@ pub use generate::{
     AnswerForm, Ask, Example, Generated, Generator, Passage, Plain, Retriever, Style,
 };
 pub use outcome::{MetricValue, Scored, TaskOutcome};
+pub use run::{EvalConfig, EvalError, Evaluation, evaluate};

@@ -2,6 +2,8 @@
 //! predictions and metrics. Kept apart from the generated rows they judge, so a new retriever or
 //! model adds rows here and never rewrites a question or a perturbation.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::rows::Record;
@@ -62,19 +64,24 @@ pub struct Prediction {
     pub benchmark: String,
     pub task: String,
     pub model: String,
+    pub system: String,
     pub item_id: String,
+    pub groups: BTreeMap<String, String>,
+    pub gold: String,
     pub prompt_hash: String,
     pub raw_answer: String,
     pub parsed_answer: Option<String>,
     pub judged_by: String,
     pub correct: Option<bool>,
+    pub failure: Option<String>,
+    pub steps: Vec<String>,
 }
 
 impl Record for Prediction {
     fn schema() -> TableSchema {
         TableSchema {
             table: "eval_predictions".into(),
-            version: 1,
+            version: 2,
             description: "Per-item model answers of an evaluation run, parsed and judged.".into(),
             columns: vec![
                 Column::new("id", Str, "Stable id from benchmark, task, model and item."),
@@ -90,10 +97,21 @@ impl Record for Prediction {
                 ),
                 Column::new("model", Str, "`<backend>:<model>` of the model evaluated."),
                 Column::new(
+                    "system",
+                    Str,
+                    "What answered around the model: `plain`, `astute`, `counterrefine`.",
+                ),
+                Column::new(
                     "item_id",
                     Str,
                     "The claim, question or perturbation asked about.",
                 ),
+                Column::new(
+                    "groups",
+                    Json,
+                    "What the item's metrics are grouped by (`kind`, `domain`, `label`, `probe`, `query`, `document`).",
+                ),
+                Column::new("gold", Str, "The gold answer."),
                 Column::new(
                     "prompt_hash",
                     Str,
@@ -105,11 +123,25 @@ impl Record for Prediction {
                     Str,
                     "The answer found in the reply; null if none.",
                 ),
-                Column::new("judged_by", Str, "`exact`, `rule:<name>` or `llm:<model>`."),
+                Column::new(
+                    "judged_by",
+                    Str,
+                    "`exact`, `inclusive`, `refusal`, `empty`, `rule:<name>`, `llm:<model>` or `failed`.",
+                ),
                 Column::nullable(
                     "correct",
                     Bool,
                     "Whether the task's rule scores it correct; null if unscored.",
+                ),
+                Column::nullable(
+                    "failure",
+                    Str,
+                    "Why the item has no answer (`llm_<reason>`); null when answered.",
+                ),
+                Column::new(
+                    "steps",
+                    StrList,
+                    "What a multi-step system did (`draft`, `refine:keep`, `revision_rejected:<rule>`).",
                 ),
             ],
         }

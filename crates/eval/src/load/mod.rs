@@ -1,1 +1,221 @@
-//! (in progress: helper A)
+//! Loaders: each input format into one [`EvalData`](crate::EvalData). The seed releases
+//! ([`raguard`]: RAGuard's `claims.csv` + `documents.csv`; [`confact`]: a CONF-FACT JSON list;
+//! [`rare`]: RARE's QA record lists and an optional chunk corpus) and our own snapshots
+//! ([`snapshot`]).
+//!
+//! Release files are large and hand-made data has flaws, so a bad row never stops a run: it is
+//! skipped and counted in `EvalData.bad_rows` with a short reason and a detail naming the
+//! column or field. A missing required column makes every row of that file a `missing_column`
+//! bad row (the run goes on with no items from it). Only a file that cannot be read at all is a
+//! [`LoadError`]: an I/O error, text that is not UTF-8 (more than 1% of its bytes invalid, or
+//! any NUL byte: a binary file), JSON that does not parse, or JSON whose top level is not a
+//! list. A few invalid bytes in otherwise valid UTF-8 are replaced and counted as one bad row
+//! (`invalid_utf8`), since one stray byte in a 16,000-row scrape should not cost the run.
+
+pub mod confact;
+pub mod raguard;
+pub mod rare;
+pub mod snapshot;
+
+use std::path::{Path, PathBuf};
+
+pub use confact::load_confact;
+pub use raguard::load_raguard;
+pub use rare::load_rare;
+
+use crate::data::BadRow;
+
+/// A file that cannot be read at all.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path} is not UTF-8 text ({detail})")]
+    NotUtf8 { path: PathBuf, detail: String },
+    #[error("{path} is not valid JSON: {source}")]
+    Json {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("{path}: expected a JSON list at the top level, found {found}")]
+    NotAList { path: PathBuf, found: &'static str },
+}
+
+/// How a file is named in bad rows: its file name, so reports do not depend on where the
+/// release was unpacked.
+pub(crate) fn file_label(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string())
+}
+
+pub(crate) fn bad(
+    file: &str,
+    row: impl Into<String>,
+    reason: &str,
+    detail: impl Into<String>,
+) -> BadRow {
+    BadRow {
+        file: file.to_string(),
+        row: row.into(),
+        reason: reason.into(),
+        detail: detail.into(),
+    }
+}
+
+/// A file's text: UTF-8 with any byte-order mark removed. A few invalid sequences are replaced
+/// (one `invalid_utf8` bad row says how many); a binary file is an error.
+pub(crate) fn read_text(path: &Path, bad_rows: &mut Vec<BadRow>) -> Result<String, LoadError> {
+    let bytes = std::fs::read(path).map_err(|source| LoadError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let text = match String::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => {
+            let bytes = e.into_bytes();
+            let lossy = String::from_utf8_lossy(&bytes).into_owned();
+            let replaced = lossy.matches('\u{fffd}').count();
+            if bytes.contains(&0) || replaced * 100 > bytes.len() {
+                return Err(LoadError::NotUtf8 {
+                    path: path.to_path_buf(),
+                    detail: format!("{replaced} invalid sequences in {} bytes", bytes.len()),
+                });
+            }
+            bad_rows.push(bad(
+                &file_label(path),
+                "all",
+                "invalid_utf8",
+                format!("{replaced} invalid UTF-8 sequences replaced by U+FFFD"),
+            ));
+            lossy
+        }
+    };
+    Ok(match text.strip_prefix('\u{feff}') {
+        Some(rest) => rest.to_string(),
+        None => text,
+    })
+}
+
+/// A file holding one JSON list: its items.
+pub(crate) fn read_json_list(
+    path: &Path,
+    bad_rows: &mut Vec<BadRow>,
+) -> Result<Vec<serde_json::Value>, LoadError> {
+    let text = read_text(path, bad_rows)?;
+    parse_json_list(path, &text)
+}
+
+/// [`read_json_list`] over text already read.
+pub(crate) fn parse_json_list(
+    path: &Path,
+    text: &str,
+) -> Result<Vec<serde_json::Value>, LoadError> {
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|source| LoadError::Json {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    match value {
+        serde_json::Value::Array(items) => Ok(items),
+        other => Err(LoadError::NotAList {
+            path: path.to_path_buf(),
+            found: json_kind(&other),
+        }),
+    }
+}
+
+pub(crate) fn json_kind(v: &serde_json::Value) -> &'static str {
+    match v {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "a list",
+        serde_json::Value::Object(_) => "an object",
+    }
+}
+
+/// A JSON string or number as text (ids are written either way); `None` for anything else or
+/// an empty string.
+pub(crate) fn json_text(v: Option<&serde_json::Value>) -> Option<String> {
+    match v? {
+        serde_json::Value::String(s) if !s.trim().is_empty() => Some(s.trim().to_string()),
+        serde_json::Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// The host of a URL, lowercased, without `www.`, port or credentials (`https://www.reddit.com/r/x`
+/// -> `reddit.com`); `None` when there is none. By hand rather than with `url`: only the host is
+/// needed, and release links are often scheme-less or slightly malformed.
+pub(crate) fn domain_of(link: &str) -> Option<String> {
+    let s = link.trim();
+    let rest = match s.find("://") {
+        Some(i) => &s[i + 3..],
+        None if s.starts_with("//") => &s[2..],
+        None => s,
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host = authority.rsplit('@').next().unwrap_or("");
+    let host = if host.starts_with('[') {
+        host
+    } else {
+        host.split(':').next().unwrap_or("")
+    };
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    let host = host.strip_prefix("www.").unwrap_or(&host).to_string();
+    let plausible = host.contains('.')
+        && !host.contains(char::is_whitespace)
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '[' | ']' | ':'));
+    plausible.then_some(host)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn domains() {
+        assert_eq!(
+            domain_of("https://www.reddit.com/r/politics/comments/abc/"),
+            Some("reddit.com".into())
+        );
+        assert_eq!(
+            domain_of("http://user:pw@News.Example.co.uk:8080/a?b"),
+            Some("news.example.co.uk".into())
+        );
+        assert_eq!(domain_of("nytimes.com/2020/x"), Some("nytimes.com".into()));
+        assert_eq!(domain_of(""), None);
+        assert_eq!(domain_of("not a link"), None);
+    }
+
+    #[test]
+    fn text_with_a_bom_or_a_stray_byte() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.csv");
+        std::fs::write(&p, b"\xef\xbb\xbfa,b\n").unwrap();
+        let mut bad_rows = Vec::new();
+        assert_eq!(read_text(&p, &mut bad_rows).unwrap(), "a,b\n");
+        let mut long = b"x".repeat(200);
+        long.push(0xff);
+        std::fs::write(&p, &long).unwrap();
+        assert!(read_text(&p, &mut bad_rows).unwrap().ends_with('\u{fffd}'));
+        assert_eq!(bad_rows[0].reason, "invalid_utf8");
+        std::fs::write(&p, b"\xff\xfe\x00\x01").unwrap();
+        assert!(matches!(
+            read_text(&p, &mut bad_rows),
+            Err(LoadError::NotUtf8 { .. })
+        ));
+        let missing = dir.path().join("missing.csv");
+        let err = read_text(&missing, &mut bad_rows).unwrap_err();
+        assert!(err.to_string().contains("missing.csv"), "{err}");
+    }
+}

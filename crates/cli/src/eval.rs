@@ -1,0 +1,336 @@
+//! `eval`: run a model on a snapshot or a seed release and write its predictions and metrics
+//! under `evals/<benchmark>/<model>/`; `eval --compare A B`: two such folders side by side.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use noisebench_core::{
+    Chunk, Claim, ClaimDocumentLabel, Document, DocumentCredibility, DocumentPerturbation, LlmCall,
+    Metric, Prediction, Query, QueryPerturbation, Question, QuestionSplit, Report, Retrieval, Rows,
+    TableKind, TableRow, is_transient_reason,
+};
+use noisebench_eval::load::snapshot::{SnapshotTables, from_snapshot};
+use noisebench_eval::{EvalConfig, EvalData, Evaluation, SourceFormat};
+use noisebench_llm::Llm;
+use noisebench_pipeline::table_io;
+
+use crate::LlmOverrides;
+use crate::export::resolve_snapshot;
+
+/// The files of one evaluation's folder.
+pub const PREDICTIONS_FILE: &str = "predictions.parquet";
+pub const METRICS_FILE: &str = "metrics.parquet";
+pub const CALLS_FILE: &str = "llm_calls.parquet";
+pub const SUMMARY_FILE: &str = "summary.json";
+pub const RESULTS_FILE: &str = "results.md";
+
+/// What `noisebench eval` was asked to do.
+#[derive(Debug, Clone, Default)]
+pub struct EvalRequest {
+    /// A snapshot folder, a release folder, or release files.
+    pub inputs: Vec<PathBuf>,
+    /// `None`: detected from the inputs.
+    pub format: Option<SourceFormat>,
+    /// RARE's chunk corpus (JSON list or JSON Lines), for RARE records.
+    pub chunks: Option<PathBuf>,
+    /// The configuration file (`[llm]`, `[eval]`); `None`: `pipelines/eval/default.toml` when present.
+    pub config: Option<PathBuf>,
+    pub system: Option<String>,
+    pub families: Option<Vec<String>>,
+    pub limit: Option<usize>,
+    /// Which retriever's `retrievals` of a snapshot are the real retrieval.
+    pub retriever: Option<String>,
+    /// Where results go (`evals/`).
+    pub out: PathBuf,
+}
+
+/// What an evaluation wrote.
+pub struct EvalRun {
+    pub evaluation: Evaluation,
+    pub dir: PathBuf,
+    /// Items left unanswered for a transient cause (budget, network): a rerun resumes them.
+    pub unfinished: usize,
+}
+
+fn read_opt<T: TableRow>(
+    snapshot: &Path,
+    manifest: &noisebench_snapshot::Manifest,
+    kind: TableKind,
+) -> Result<Vec<T>> {
+    let entry = manifest
+        .tables
+        .get(kind.name())
+        .or_else(|| manifest.tables.values().find(|e| e.kind == kind.name()));
+    match entry {
+        None => Ok(Vec::new()),
+        Some(e) => {
+            let path = snapshot.join(&e.file);
+            table_io::read_rows::<T>(&path).with_context(|| path.display().to_string())
+        }
+    }
+}
+
+/// Read a published snapshot's tables into the evaluation's shape.
+pub fn load_snapshot(path: &Path, retriever: Option<&str>) -> Result<EvalData> {
+    let dir = resolve_snapshot(path)?;
+    let m = noisebench_snapshot::Manifest::read(&dir).map_err(anyhow::Error::msg)?;
+    let tables = SnapshotTables {
+        name: format!("{}@{}", m.dataset, m.version),
+        claims: read_opt::<Claim>(&dir, &m, TableKind::Claims)?,
+        queries: read_opt::<Query>(&dir, &m, TableKind::Queries)?,
+        documents: read_opt::<Document>(&dir, &m, TableKind::Documents)?,
+        labels: read_opt::<ClaimDocumentLabel>(&dir, &m, TableKind::Labels)?,
+        credibility: read_opt::<DocumentCredibility>(&dir, &m, TableKind::DocumentCredibility)?,
+        reports: read_opt::<Report>(&dir, &m, TableKind::Reports)?,
+        chunks: read_opt::<Chunk>(&dir, &m, TableKind::Chunks)?,
+        questions: read_opt::<Question>(&dir, &m, TableKind::Questions)?,
+        splits: read_opt::<QuestionSplit>(&dir, &m, TableKind::QuestionSplits)?,
+        query_perturbations: read_opt::<QueryPerturbation>(
+            &dir,
+            &m,
+            TableKind::QueryPerturbations,
+        )?,
+        document_perturbations: read_opt::<DocumentPerturbation>(
+            &dir,
+            &m,
+            TableKind::DocumentPerturbations,
+        )?,
+        retrievals: read_opt::<Retrieval>(&dir, &m, TableKind::Retrievals)?,
+    };
+    Ok(from_snapshot(tables, retriever))
+}
+
+/// The format of the inputs when not given: a snapshot folder; a folder with RAGuard's two CSV
+/// files or RARE's record files; RAGuard's two CSV files; JSON with `evidence_url` (CONF-FACT) or
+/// `answer_chunk_ids` (RARE) in its first record.
+pub fn detect_format(inputs: &[PathBuf]) -> Result<SourceFormat> {
+    let Some(first) = inputs.first() else {
+        bail!("eval: no input given (a snapshot folder, or release files)");
+    };
+    if first.is_dir() {
+        if first.join(noisebench_snapshot::MANIFEST).is_file()
+            || noisebench_snapshot::latest_version(first).is_some()
+        {
+            return Ok(SourceFormat::Snapshot);
+        }
+        if first.join("claims.csv").is_file() && first.join("documents.csv").is_file() {
+            return Ok(SourceFormat::Raguard);
+        }
+        if noisebench_qa::export::RARE_FILES
+            .iter()
+            .any(|f| first.join(f).is_file())
+        {
+            return Ok(SourceFormat::Rare);
+        }
+        bail!(
+            "{}: not a snapshot, nor a folder with RAGuard's claims.csv and documents.csv or RARE's record files; say --format",
+            first.display()
+        );
+    }
+    if first.extension().is_some_and(|e| e == "csv") {
+        return Ok(SourceFormat::Raguard);
+    }
+    let text = std::fs::read_to_string(first).with_context(|| first.display().to_string())?;
+    let head: String = text.chars().take(20_000).collect();
+    if head.contains("\"evidence_url\"") {
+        Ok(SourceFormat::Confact)
+    } else if head.contains("\"answer_chunk_ids\"") {
+        Ok(SourceFormat::Rare)
+    } else {
+        bail!(
+            "{}: cannot tell the format (no `evidence_url` or `answer_chunk_ids` field in its first records); say --format",
+            first.display()
+        )
+    }
+}
+
+/// Load the inputs in `format`.
+pub fn load_inputs(req: &EvalRequest, format: SourceFormat) -> Result<EvalData> {
+    let inputs = &req.inputs;
+    Ok(match format {
+        SourceFormat::Snapshot => load_snapshot(&inputs[0], req.retriever.as_deref())?,
+        SourceFormat::Raguard => {
+            let (claims, documents) = match inputs.as_slice() {
+                [dir] if dir.is_dir() => (dir.join("claims.csv"), dir.join("documents.csv")),
+                [a, b] => (a.clone(), b.clone()),
+                _ => bail!("raguard: give the release folder, or claims.csv and documents.csv"),
+            };
+            noisebench_eval::load::load_raguard(&claims, &documents)?
+        }
+        SourceFormat::Confact => {
+            let [file] = inputs.as_slice() else {
+                bail!("confact: give one JSON file");
+            };
+            noisebench_eval::load::load_confact(file)?
+        }
+        SourceFormat::Rare => {
+            let files: Vec<PathBuf> = match inputs.as_slice() {
+                [dir] if dir.is_dir() => noisebench_qa::export::RARE_FILES
+                    .iter()
+                    .map(|f| dir.join(f))
+                    .filter(|p| p.is_file())
+                    .collect(),
+                files => files.to_vec(),
+            };
+            noisebench_eval::load::load_rare(&files, req.chunks.as_deref())?
+        }
+    })
+}
+
+/// The `[llm]` and `[eval]` tables of the configuration file (both optional).
+pub fn load_config(
+    root: &Path,
+    path: Option<&Path>,
+    overrides: &LlmOverrides,
+) -> Result<(Llm, EvalConfig)> {
+    let default = root.join("pipelines").join("eval").join("default.toml");
+    let path = match path {
+        Some(p) => Some(p.to_path_buf()),
+        None if default.is_file() => Some(default),
+        None => None,
+    };
+    let table: serde_json::Value = match &path {
+        None => serde_json::json!({}),
+        Some(p) => {
+            let text = std::fs::read_to_string(p).with_context(|| p.display().to_string())?;
+            let value: toml::Value =
+                toml::from_str(&text).with_context(|| p.display().to_string())?;
+            serde_json::to_value(value)?
+        }
+    };
+    let name = path
+        .as_ref()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| "(defaults)".into());
+    if let Some(obj) = table.as_object()
+        && let Some(k) = obj.keys().find(|k| *k != "llm" && *k != "eval")
+    {
+        bail!("{name}: unknown table `[{k}]` (an evaluation file has [llm] and [eval])");
+    }
+    let mut llm_table = table
+        .get("llm")
+        .cloned()
+        .unwrap_or_else(|| serde_json::json!({}));
+    if let Some(obj) = llm_table.as_object_mut() {
+        if let Some(max) = overrides.max_cost {
+            obj.insert("max_cost".into(), serde_json::json!(max));
+        }
+        if overrides.cache_only {
+            let cache = obj.entry("cache").or_insert_with(|| serde_json::json!({}));
+            if let Some(cache) = cache.as_object_mut() {
+                cache.insert("mode".into(), serde_json::json!("cache-only"));
+            }
+        }
+    }
+    let llm =
+        Llm::from_value(&llm_table, root).map_err(|e| anyhow::anyhow!("{name}: [llm]: {e}"))?;
+    let eval: EvalConfig =
+        noisebench_core::stage::parse_config(table.get("eval").unwrap_or(&serde_json::json!({})))
+            .map_err(|e| anyhow::anyhow!("{name}: [eval] {e}"))?;
+    Ok((llm, eval))
+}
+
+/// Run an evaluation and write its folder: predictions, metrics, the call log, a summary and
+/// the printed table.
+pub fn run_eval(root: &Path, req: &EvalRequest, overrides: &LlmOverrides) -> Result<EvalRun> {
+    let format = match req.format {
+        Some(f) => f,
+        None => detect_format(&req.inputs)?,
+    };
+    let data = load_inputs(req, format)?;
+    let (llm, mut config) = load_config(root, req.config.as_deref(), overrides)?;
+    if let Some(s) = &req.system {
+        config.system = s.clone();
+    }
+    if let Some(f) = &req.families {
+        config.families = f.clone();
+    }
+    if req.limit.is_some() {
+        config.limit = req.limit;
+    }
+    let evaluation = noisebench_eval::evaluate(&data, &llm, &config)?;
+    let scope = noisebench_eval::results::scope(&evaluation.model, &evaluation.system);
+    let dir = req
+        .out
+        .join(noisebench_eval::results::folder_name(&evaluation.benchmark))
+        .join(noisebench_eval::results::folder_name(&scope));
+    std::fs::create_dir_all(&dir).with_context(|| dir.display().to_string())?;
+    let (predictions, metrics) = noisebench_eval::results::to_rows(&evaluation);
+    let unfinished = predictions
+        .iter()
+        .filter(|p| {
+            p.failure
+                .as_deref()
+                .and_then(|f| f.strip_prefix("llm_"))
+                .is_some_and(is_transient_reason)
+        })
+        .count();
+    table_io::write_table(
+        &dir.join(PREDICTIONS_FILE),
+        &Rows::EvalPredictions(predictions),
+    )?;
+    table_io::write_table(&dir.join(METRICS_FILE), &Rows::Metrics(metrics))?;
+    // The call log of this run is appended to what earlier (resumed) runs logged.
+    let calls_path = dir.join(CALLS_FILE);
+    let mut calls: Vec<LlmCall> = if calls_path.is_file() {
+        table_io::read_rows::<LlmCall>(&calls_path).unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    calls.extend(llm.drain_call_log());
+    table_io::write_table(&calls_path, &Rows::LlmCalls(calls))?;
+    let summary = serde_json::json!({
+        "benchmark": evaluation.benchmark,
+        "format": format.name(),
+        "model": evaluation.model,
+        "system": evaluation.system,
+        "bad_rows": evaluation.bad_rows,
+        "bad_row_details": data.bad_rows.iter().take(200).collect::<Vec<_>>(),
+        "skipped": evaluation.skipped,
+        "problems": evaluation.outcomes.iter().map(|o| (o.task.clone(), o.problems.clone())).collect::<std::collections::BTreeMap<_, _>>(),
+        "unfinished": unfinished,
+        "config": config,
+    });
+    let path = dir.join(SUMMARY_FILE);
+    std::fs::write(&path, serde_json::to_string_pretty(&summary)? + "\n")
+        .with_context(|| path.display().to_string())?;
+    let path = dir.join(RESULTS_FILE);
+    std::fs::write(&path, noisebench_eval::results::render(&evaluation))
+        .with_context(|| path.display().to_string())?;
+    Ok(EvalRun {
+        evaluation,
+        dir,
+        unfinished,
+    })
+}
+
+/// `eval --compare A B`: two result folders side by side.
+pub fn compare_evals(a: &Path, b: &Path, samples: usize, seed: u64) -> Result<String> {
+    let read = |dir: &Path| -> Result<(Vec<Metric>, Vec<Prediction>)> {
+        let m = dir.join(METRICS_FILE);
+        let p = dir.join(PREDICTIONS_FILE);
+        Ok((
+            table_io::read_rows::<Metric>(&m).with_context(|| m.display().to_string())?,
+            table_io::read_rows::<Prediction>(&p).with_context(|| p.display().to_string())?,
+        ))
+    };
+    let (ma, pa) = read(a)?;
+    let (mb, pb) = read(b)?;
+    let rows = noisebench_eval::results::compare(
+        (&ma, &pa),
+        (&mb, &pb),
+        noisebench_eval::metrics::Bootstrap { samples, seed },
+    );
+    if rows.is_empty() {
+        bail!(
+            "{} and {}: no metric in common (different benchmarks or tasks?)",
+            a.display(),
+            b.display()
+        );
+    }
+    Ok(noisebench_eval::results::render_comparison(
+        &a.display().to_string(),
+        &b.display().to_string(),
+        &rows,
+    ))
+}
