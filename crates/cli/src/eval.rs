@@ -237,7 +237,21 @@ pub fn run_eval(root: &Path, req: &EvalRequest, overrides: &LlmOverrides) -> Res
         Some(f) => f,
         None => detect_format(&req.inputs)?,
     };
-    let data = load_inputs(req, format)?;
+    let mut data = load_inputs(req, format)?;
+    // Results of two releases of one format must not share a folder: the input's own name joins
+    // the format's (`raguard-2025` for a folder `2025/`), unless it is the format's name.
+    if format != SourceFormat::Snapshot
+        && let Some(stem) = req
+            .inputs
+            .first()
+            .and_then(|p| p.file_stem())
+            .and_then(|s| s.to_str())
+        && !stem.eq_ignore_ascii_case(format.name())
+        && !stem.starts_with("rag_")
+        && !stem.eq_ignore_ascii_case("claims")
+    {
+        data.name = format!("{}-{stem}", format.name());
+    }
     let (llm, mut config) = load_config(root, req.config.as_deref(), overrides)?;
     if let Some(s) = &req.system {
         config.system = s.clone();

@@ -248,3 +248,67 @@ fn a_rerun_costs_no_request_and_answers_go_through_the_llm_layer() {
     );
     assert!(zero.iter().all(|p| p.correct == Some(p.gold == "true")));
 }
+
+#[test]
+fn max_cost_stops_an_evaluation_and_the_same_command_resumes_it() {
+    let (root, snapshot) = demo();
+    // Every call costs 1,000 in at 1 USD/M and 100 out at 10 USD/M: 0.002 USD.
+    let server = FakeServer::answering(|body| {
+        let user = first_message(body, "user");
+        let content = if user.contains("Gold answer:") {
+            r#"{"correct": false}"#.to_string()
+        } else {
+            serde_json::json!({"reasoning": null, "answer": "false"}).to_string()
+        };
+        Reply::ContentWithUsage(content, 1000, 100)
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let mut llm = strict_openai_config(&server.url(), &dir.path().join("cache"));
+    llm["models"]["fake"]["max_concurrency"] = serde_json::json!(1);
+    llm["models"]["fake"]["price"] =
+        serde_json::json!({"input_per_million": 1.0, "output_per_million": 10.0});
+    let config = dir.path().join("eval.toml");
+    let file = serde_json::json!({
+        "llm": llm,
+        "eval": {"families": ["raguard"], "limit": 3, "bootstrap_samples": 50},
+    });
+    std::fs::write(&config, toml::to_string(&file).unwrap()).unwrap();
+    let mut req = request(vec![snapshot.clone()], &dir.path().join("evals"));
+    req.config = Some(config);
+
+    // 0.005 USD: the third call crosses it; every later item is refused, never sent.
+    let stopped = run_eval(
+        root,
+        &req,
+        &LlmOverrides {
+            max_cost: Some(0.005),
+            cache_only: false,
+        },
+    )
+    .unwrap();
+    assert_eq!(server.requests(), 3);
+    assert!(stopped.unfinished > 0);
+    let first: Vec<Prediction> = table_io::read_rows(&stopped.dir.join(PREDICTIONS_FILE)).unwrap();
+    assert!(
+        first
+            .iter()
+            .any(|p| p.failure.as_deref().is_some_and(|f| f.contains("budget")))
+    );
+
+    // No limit: the three answers come from the cache, everything else is sent once.
+    let done = run_eval(root, &req, &LlmOverrides::default()).unwrap();
+    assert_eq!(done.unfinished, 0);
+    let second: Vec<Prediction> = table_io::read_rows(&done.dir.join(PREDICTIONS_FILE)).unwrap();
+    assert!(second.iter().all(|p| p.failure.is_none()));
+    let distinct: std::collections::BTreeSet<&str> =
+        second.iter().map(|p| p.prompt_hash.as_str()).collect();
+    assert_eq!(
+        server.requests(),
+        distinct.len(),
+        "a request was sent twice"
+    );
+    // The call log keeps both runs.
+    let calls: Vec<noisebench_core::LlmCall> =
+        table_io::read_rows(&done.dir.join(noisebench_cli::CALLS_FILE)).unwrap();
+    assert!(calls.len() > distinct.len());
+}
