@@ -60,6 +60,10 @@ enum Command {
         /// As for `build-snapshot`.
         #[arg(long)]
         allow_partial: bool,
+        /// For cron and systemd timers: exit 0 printing "no change" when nothing new was
+        /// published, 10 when a new version was (any error stays 1).
+        #[arg(long)]
+        if_changed: bool,
     },
     /// Check a pipeline without running it: the file, [llm], [web], every stage's configuration
     /// and wiring (API key variables included), and print the plan.
@@ -224,15 +228,22 @@ fn run(cli: Cli) -> Result<()> {
             allow_partial,
         } => {
             ws.allow_partial = allow_partial;
-            build_and_report(&ws, &pipeline, force)?
+            build_and_report(&ws, &pipeline, force)?;
         }
         Command::Refresh {
             pipeline,
             allow_partial,
+            if_changed,
         } => {
             ws.refresh = true;
             ws.allow_partial = allow_partial;
-            build_and_report(&ws, &pipeline, false)?
+            let published = build_and_report(&ws, &pipeline, false)?;
+            if if_changed {
+                if published {
+                    std::process::exit(NEW_VERSION_EXIT);
+                }
+                println!("no change");
+            }
         }
         Command::Check { pipeline } => print!("{}", check(&ws, &pipeline)?),
         Command::Run {
@@ -366,8 +377,12 @@ fn run(cli: Cli) -> Result<()> {
     Ok(())
 }
 
+/// `refresh --if-changed`'s exit status when a new version was published.
+const NEW_VERSION_EXIT: i32 = 10;
+
 /// `build-snapshot` and `refresh`: run, print the summary, publish if changed and say which.
-fn build_and_report(ws: &Workspace, pipeline: &str, force: bool) -> Result<()> {
+/// Returns whether a new version was published.
+fn build_and_report(ws: &Workspace, pipeline: &str, force: bool) -> Result<bool> {
     let built = build_snapshot(ws, pipeline, force, &PublishOptions::default())?;
     print!("{}", built.run.render_summary());
     println!("{}", built.llm.render());
@@ -381,12 +396,16 @@ fn build_and_report(ws: &Workspace, pipeline: &str, force: bool) -> Result<()> {
         bail!("{why}");
     }
     match built.outcome {
-        None => println!("the pipeline has no [snapshot] section: nothing published"),
+        None => {
+            println!("the pipeline has no [snapshot] section: nothing published");
+            Ok(false)
+        }
         Some(PublishOutcome::Unchanged { version, dir }) => {
             println!(
                 "no change since version {version} ({}): nothing new published",
                 dir.display()
-            )
+            );
+            Ok(false)
         }
         Some(PublishOutcome::Published {
             version,
@@ -404,7 +423,7 @@ fn build_and_report(ws: &Workspace, pipeline: &str, force: bool) -> Result<()> {
                 "published version {version} at {} ({added} rows added, {changed} changed, {removed} removed)",
                 dir.display()
             );
+            Ok(true)
         }
     }
-    Ok(())
 }
