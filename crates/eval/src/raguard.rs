@@ -22,6 +22,7 @@
 //!   construction 100% for misleading-only).
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use noisebench_index::vector::VectorIndex;
 use noisebench_llm::Llm;
@@ -30,7 +31,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::answers::{RefusalDetector, answer_problem, parse_binary};
 use crate::data::{DocLabel, EvalClaim, EvalData, EvalDocument};
-use crate::generate::{AnswerForm, Ask, Example, Generator, Passage};
+use crate::generate::{AnswerForm, Ask, Example, Generator, Passage, Retriever};
 use crate::metrics::{self, Bootstrap};
 use crate::outcome::{MetricValue, Scored, TaskOutcome};
 
@@ -268,7 +269,19 @@ pub fn run_raguard(
     // Task 2: standard RAG over the whole corpus with an embedding retriever.
     let max_rag = config.rag_k.iter().copied().max().unwrap_or(0);
     let depth = max_rag.max(config.max_k);
-    match rank_corpus(data, &test, config, run, depth) {
+    let queries: Vec<String> = test.iter().map(|c| c.text.clone()).collect();
+    let corpus = CorpusRetriever::new(
+        run.llm,
+        run.stage,
+        &data.documents,
+        config.max_document_chars,
+    )
+    .map(Arc::new);
+    let ranked = corpus
+        .as_ref()
+        .map_err(Clone::clone)
+        .and_then(|c| c.rank(&queries, depth));
+    match ranked {
         Err(reason) => {
             for &k in &config.rag_k {
                 let mut o = new_outcome(&rag_task(k));
@@ -289,7 +302,12 @@ pub fn run_raguard(
                             .filter_map(|id| docs.get(id.as_str()))
                             .map(|d| passage(d, config.max_document_chars))
                             .collect();
-                        ask(c, passages)
+                        let mut a = ask(c, passages);
+                        if let Ok(corpus) = &corpus {
+                            let r: Arc<dyn Retriever> = corpus.clone();
+                            a.retriever = Some(r);
+                        }
+                        a
                     })
                     .collect();
                 for (c, r) in test
@@ -376,50 +394,89 @@ pub fn run_raguard(
     outcomes
 }
 
-/// The `depth` best documents of the corpus for each test claim, by cosine of the LLM layer's
-/// embeddings (the claim text against title and text). An embedding failure fails the RAG tasks
-/// with reason `llm_<reason>`.
-fn rank_corpus(
-    data: &EvalData,
-    test: &[&EvalClaim],
-    config: &RaguardConfig,
-    run: &RaguardRun<'_>,
-    depth: usize,
-) -> Result<Vec<Vec<String>>, String> {
-    if data.documents.is_empty() || test.is_empty() {
-        return Ok(vec![Vec::new(); test.len()]);
-    }
-    let texts: Vec<String> = data
-        .documents
-        .iter()
-        .map(|d| passage(d, config.max_document_chars).text)
-        .collect();
-    let doc_vectors = run
-        .llm
-        .embed(run.stage, &texts)
-        .map_err(|e| format!("llm_{}", e.reason()))?;
-    let queries: Vec<String> = test.iter().map(|c| c.text.clone()).collect();
-    let query_vectors = run
-        .llm
-        .embed(run.stage, &queries)
-        .map_err(|e| format!("llm_{}", e.reason()))?;
-    let dim = doc_vectors.vectors.first().map(Vec::len).unwrap_or(0);
-    let mut index = VectorIndex::new(dim);
-    for (d, v) in data.documents.iter().zip(&doc_vectors.vectors) {
-        index
-            .add(d.id.clone(), v)
-            .map_err(|_| "bad_embedding".to_string())?;
-    }
-    query_vectors
-        .vectors
-        .iter()
-        .map(|q| {
+/// The corpus under the LLM layer's embeddings: what standard RAG retrieves from, and what a
+/// reference system asks for more evidence (CounterRefine's extra queries).
+pub struct CorpusRetriever {
+    llm: Llm,
+    stage: String,
+    index: VectorIndex,
+    passages: BTreeMap<String, Passage>,
+}
+
+impl CorpusRetriever {
+    /// Embed every document (title and text, cut to `max_chars`). An embedding failure is
+    /// `llm_<reason>`.
+    pub fn new(
+        llm: &Llm,
+        stage: &str,
+        documents: &[EvalDocument],
+        max_chars: usize,
+    ) -> Result<CorpusRetriever, String> {
+        let passages: Vec<Passage> = documents.iter().map(|d| passage(d, max_chars)).collect();
+        let texts: Vec<String> = passages.iter().map(|p| p.text.clone()).collect();
+        let vectors = if texts.is_empty() {
+            Vec::new()
+        } else {
+            llm.embed(stage, &texts)
+                .map_err(|e| format!("llm_{}", e.reason()))?
+                .vectors
+        };
+        let dim = vectors.first().map(Vec::len).unwrap_or(0);
+        let mut index = VectorIndex::new(dim);
+        for (p, v) in passages.iter().zip(&vectors) {
             index
-                .search(q, depth)
-                .map(|hits| hits.into_iter().map(|h| h.id).collect())
-                .map_err(|_| "bad_embedding".to_string())
+                .add(p.id.clone(), v)
+                .map_err(|_| "bad_embedding".to_string())?;
+        }
+        Ok(CorpusRetriever {
+            llm: llm.clone(),
+            stage: stage.to_string(),
+            index,
+            passages: passages.into_iter().map(|p| (p.id.clone(), p)).collect(),
         })
-        .collect()
+    }
+
+    /// The `depth` best document ids for each query, best first.
+    pub fn rank(&self, queries: &[String], depth: usize) -> Result<Vec<Vec<String>>, String> {
+        if self.passages.is_empty() || queries.is_empty() {
+            return Ok(vec![Vec::new(); queries.len()]);
+        }
+        let vectors = self
+            .llm
+            .embed(&self.stage, queries)
+            .map_err(|e| format!("llm_{}", e.reason()))?
+            .vectors;
+        vectors
+            .iter()
+            .map(|q| {
+                self.index
+                    .search(q, depth)
+                    .map(|hits| hits.into_iter().map(|h| h.id).collect())
+                    .map_err(|_| "bad_embedding".to_string())
+            })
+            .collect()
+    }
+
+    fn passage(&self, id: &str) -> Option<Passage> {
+        self.passages.get(id).cloned()
+    }
+}
+
+impl Retriever for CorpusRetriever {
+    fn retrieve(&self, query: &str, k: usize) -> Vec<Passage> {
+        match self.rank(&[query.to_string()], k) {
+            Ok(mut ranked) => ranked
+                .pop()
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|id| self.passage(id))
+                .collect(),
+            Err(reason) => {
+                tracing::warn!("retrieval for `{query}` failed: {reason}");
+                Vec::new()
+            }
+        }
+    }
 }
 
 /// Precision, recall, NDCG (binary and graded) at k = 1..=max_k and the misleading retrieval
