@@ -175,6 +175,14 @@ pub fn build_snapshot(
         provenance,
     };
     let outcome = noisebench_snapshot::publish(&request, options)?;
+    // The report goes beside the version, never inside it (published versions are immutable);
+    // rewriting it on an unchanged build picks up evaluations run since. The version is
+    // published by now, so a report that cannot be written is a warning, not a failed build.
+    if let PublishOutcome::Published { dir, .. } | PublishOutcome::Unchanged { dir, .. } = &outcome
+        && let Err(e) = crate::write_report(dir, Some(&ws.root.join("evals")), None)
+    {
+        tracing::warn!("{}: report not written: {e:#}", dir.display());
+    }
     Ok(Built {
         run,
         llm,
@@ -244,6 +252,15 @@ fn provenance(
         "web".into(),
         serde_json::json!({ "mode": loaded.layers.web.config().mode }),
     );
+    // Stages reading sources that change on their own: Croissant's `isLiveDataset`.
+    let live: Vec<&str> = loaded
+        .plan
+        .stages
+        .iter()
+        .filter(|s| s.stage.reads_live_sources(&s.config))
+        .map(|s| s.id.as_str())
+        .collect();
+    p.insert("live_sources".into(), serde_json::json!(live));
     // Every stage's facts, one generic path: the card renders them from here.
     for stage in &loaded.plan.stages {
         if let Some(facts) = run.records.get(&stage.id).and_then(|r| r.facts.as_ref()) {

@@ -1,6 +1,6 @@
 //! The `noisebench` command line: registers every stage with the runner and wires the commands
 //! (`build-snapshot`, `run`, `verify`, `validate`, `diff`, `inspect`, `export`, `eval`,
-//! `schemas`) to the
+//! `report`, `schemas`) to the
 //! library crates.
 //!
 //! It builds one [`Llm`](noisebench_llm::Llm) from the pipeline file's `[llm]` table and one
@@ -11,8 +11,9 @@
 //! (where a run reads and writes; loading, checking and running a pipeline), `build`
 //! (`build-snapshot`/`refresh`: run, then publish with provenance, facts and exports), `inspect`,
 //! `export`, `validate` (the dataset's own rules over a published snapshot), `eval` (a model on
-//! a snapshot or a seed release, through the `eval` crate; results under `evals/`), `reference` (the
-//! configuration reference `schemas` writes).
+//! a snapshot or a seed release, through the `eval` crate; results under `evals/`), `report` (a
+//! version's self-contained HTML report, beside the version folder, through the `report`
+//! crate), `reference` (the configuration reference `schemas` writes).
 //!
 //! What this crate is not: it holds no stage logic. Its library half exists so the end-to-end tests
 //! can drive the same code paths as the binary.
@@ -23,6 +24,7 @@ mod export;
 mod inspect;
 mod layers;
 mod reference;
+mod report;
 mod validate;
 mod workspace;
 
@@ -40,6 +42,7 @@ pub use export::{ExportFormat, Exported, export_snapshot, resolve_snapshot};
 pub use inspect::{inspect_id, inspect_stage};
 pub use layers::{DEFAULT_ARCHIVE_DIR, Layers, LlmOverrides, registry};
 pub use reference::{config_schemas, render_markdown, write_config_reference};
+pub use report::{report_data, report_path, write_report};
 pub use validate::{CHECKS, CheckOutcome, CheckResult, ValidationReport, validate_snapshot};
 pub use workspace::{Loaded, Workspace, check};
 

@@ -8,7 +8,7 @@ use clap::{Parser, Subcommand};
 use noisebench_cli::{
     EvalRequest, ExportFormat, LlmOverrides, LlmTotals, Workspace, build_snapshot, check,
     compare_evals, export_snapshot, inspect_id, inspect_stage, resolve_snapshot, run_eval,
-    validate_snapshot, write_config_reference, write_schemas,
+    validate_snapshot, write_config_reference, write_report, write_schemas,
 };
 use noisebench_core::TableKind;
 use noisebench_pipeline::BarProgress;
@@ -117,6 +117,19 @@ enum Command {
     /// layer (`[llm]` of the configuration file): a rerun is answered from the cache, and
     /// `--max-cost` stops it resumably.
     Eval(EvalArgs),
+    /// Write a version's report: one self-contained HTML page (inline CSS and SVG figures, no
+    /// script, nothing loaded from elsewhere) beside the version folder. `build-snapshot` writes
+    /// it for every version it publishes.
+    Report {
+        /// A version folder, or a dataset folder (its latest version).
+        snapshot: PathBuf,
+        /// Where to write (default `snapshots/<dataset>/<version>.report.html`).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Evaluation results to include: `<evals>/<dataset>@<version>/*/metrics.parquet`.
+        #[arg(long, default_value = "evals")]
+        evals: PathBuf,
+    },
     /// Write the generated references: schemas/<table>.json for every table, and the
     /// configuration reference (schemas/config/<stage-kind>.json, llm.json, web.json and
     /// docs/configuration.md rendered from them).
@@ -361,6 +374,15 @@ fn run(cli: Cli) -> Result<()> {
                     run.unfinished
                 );
             }
+        }
+        Command::Report {
+            snapshot,
+            out,
+            evals,
+        } => {
+            let dir = resolve_snapshot(&snapshot)?;
+            let path = write_report(&dir, Some(&cli.root.join(&evals)), out.as_deref())?;
+            println!("{}", path.display());
         }
         Command::Schemas { dir, doc } => {
             let dir = cli.root.join(dir);

@@ -16,6 +16,7 @@ const LAYERS: &[&str] = &[
     "noisebench-web",
     "noisebench-text",
     "noisebench-index",
+    "noisebench-report",
     "noisebench-cli",
     "noisebench-testkit",
 ];

@@ -730,9 +730,11 @@ fn a_build_killed_midway_resumes_to_the_same_snapshot() {
     build(killed.path());
     // Only complete versions exist (a killed publish leaves at most a hidden staging folder,
     // which the next publish removes).
+    // (The version's report sits beside it, not in it.)
     let versions: Vec<String> = std::fs::read_dir(killed.path().join("snapshots/demo"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| !name.ends_with(".report.html"))
         .collect();
     assert_eq!(versions, ["1.0.0"]);
     assert_eq!(tables(killed.path()), tables(whole.path()));
@@ -880,5 +882,22 @@ fn every_reader_opens_every_published_table() {
                 "{reader} on {table}"
             );
         }
+        // `datasets` gives the question tables their real splits; every other config one `train`.
+        let splits = match manifest.splits.get(table) {
+            Some(splits) => splits
+                .iter()
+                .map(|(s, e)| (s.clone(), serde_json::json!(e.rows)))
+                .collect(),
+            None => serde_json::Map::from_iter([("train".to_string(), entry.rows.into())]),
+        };
+        assert_eq!(
+            read["splits"][table],
+            serde_json::Value::Object(splits),
+            "datasets splits of {table}"
+        );
     }
+    assert_eq!(
+        read["splits"]["questions"],
+        serde_json::json!({"test": 14, "train": 17})
+    );
 }

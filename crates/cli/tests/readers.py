@@ -1,23 +1,27 @@
 """Open every table of a published snapshot with the readers dataset users reach for.
 
-Usage: python3 readers.py SNAPSHOT_DIR. Prints JSON: {"tables": {table: {reader: rows}}, "errors":
-[...]}. Each reader opens the file as a user would, with no options: pandas.read_parquet,
-pyarrow.parquet.read_table, polars.read_parquet, DuckDB's read_parquet, and Hugging Face
-`datasets.load_dataset` on the snapshot folder itself (its README card declares one config per
-table). A reader that fails is reported with its error, not raised, so one run names every
-failure.
+Usage: python3 readers.py SNAPSHOT_DIR. Prints JSON: {"tables": {table: {reader: rows}}, "splits":
+{table: {split: rows}} (as `datasets` loads them), "errors": [...]}. Each reader opens the file as
+a user would, with no options: pandas.read_parquet, pyarrow.parquet.read_table,
+polars.read_parquet, DuckDB's read_parquet, and Hugging Face `datasets.load_dataset` on the
+snapshot folder itself (its README card declares one config per table, with `test`/`train` splits
+for the tables cut by question split). A reader that fails is reported with its error, not
+raised, so one run names every failure.
 """
 
 import json
 import os
+import shutil
 import sys
 import tempfile
 import traceback
 
 
 def main(snapshot: str) -> None:
+    # `datasets` names the dataset after the folder; `.` would give it no name.
+    snapshot = os.path.abspath(snapshot)
     manifest = json.load(open(os.path.join(snapshot, "manifest.json")))
-    out = {"tables": {}, "errors": []}
+    out = {"tables": {}, "splits": {}, "errors": []}
 
     def attempt(table, reader, count):
         try:
@@ -54,11 +58,16 @@ def main(snapshot: str) -> None:
             "duckdb",
             lambda: duckdb.sql(f"SELECT count(*) FROM read_parquet('{path}')").fetchall()[0][0],
         )
-        attempt(
-            table,
-            "datasets",
-            lambda: datasets.load_dataset(snapshot, table, split="train", cache_dir=cache).num_rows,
-        )
+
+        def with_datasets():
+            # Every split the card declares for the config; the reader's count is their sum.
+            loaded = datasets.load_dataset(snapshot, table, cache_dir=cache)
+            splits = {name: part.num_rows for name, part in loaded.items()}
+            out["splits"][table] = splits
+            return sum(splits.values())
+
+        attempt(table, "datasets", with_datasets)
+    shutil.rmtree(cache, ignore_errors=True)
     print(json.dumps(out, indent=1, sort_keys=True))
 
 

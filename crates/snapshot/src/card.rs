@@ -104,10 +104,15 @@ pub fn render_card(input: &CardInput<'_>) -> Result<String, String> {
     out.push_str("tags:\n- noisebench\n- retrieval-augmented-generation\n- robustness\n");
     out.push_str("configs:\n");
     for (name, entry) in &manifest.tables {
-        out.push_str(&format!(
-            "- config_name: {name}\n  data_files:\n  - split: train\n    path: {}\n",
-            entry.file
-        ));
+        out.push_str(&format!("- config_name: {name}\n  data_files:\n"));
+        match manifest.splits.get(name) {
+            Some(splits) => {
+                for (split, s) in splits {
+                    out.push_str(&format!("  - split: {split}\n    path: {}\n", s.file));
+                }
+            }
+            None => out.push_str(&format!("  - split: train\n    path: {}\n", entry.file)),
+        }
     }
     out.push_str("dataset_info:\n");
     for (name, entry) in &manifest.tables {
@@ -117,10 +122,21 @@ pub fn render_card(input: &CardInput<'_>) -> Result<String, String> {
         for column in kind.schema().columns {
             out.push_str(&hf_feature(&column.name, column.dtype));
         }
-        out.push_str(&format!(
-            "  splits:\n  - name: train\n    num_bytes: {}\n    num_examples: {}\n",
-            entry.bytes, entry.rows
-        ));
+        out.push_str("  splits:\n");
+        match manifest.splits.get(name) {
+            Some(splits) => {
+                for (split, s) in splits {
+                    out.push_str(&format!(
+                        "  - name: {split}\n    num_bytes: {}\n    num_examples: {}\n",
+                        s.bytes, s.rows
+                    ));
+                }
+            }
+            None => out.push_str(&format!(
+                "  - name: train\n    num_bytes: {}\n    num_examples: {}\n",
+                entry.bytes, entry.rows
+            )),
+        }
     }
     out.push_str("---\n\n");
 
@@ -152,6 +168,32 @@ pub fn render_card(input: &CardInput<'_>) -> Result<String, String> {
     out.push_str("\nLoad one table with `datasets.load_dataset(\"<repo>\", \"<config>\")` or open the Parquet file \
                   directly with pandas, polars or DuckDB. Each table has its own columns: join on the id columns \
                   (`claim_id`, `document_id`, `report_id`, `question_id`).\n\n");
+    if !manifest.splits.is_empty() {
+        let listed: Vec<String> = manifest
+            .splits
+            .iter()
+            .map(|(name, splits)| {
+                let parts: Vec<String> = splits
+                    .iter()
+                    .map(|(split, s)| format!("{split}: {}", s.rows))
+                    .collect();
+                format!("`{name}` ({})", parts.join(", "))
+            })
+            .collect();
+        out.push_str(&format!(
+            "Splits: the configs whose rows belong to a question are cut by `question_splits` into one file per \
+             split, so `load_dataset` gives their real splits: {}. The full table stays in `data/<table>.parquet`. \
+             Every other config has a single `train` split only because `datasets` needs one: claims, documents, \
+             search hits and the rest are shared by all questions and are not train/test data.\n\n",
+            listed.join("; ")
+        ));
+    }
+    if manifest.metadata.contains_key(crate::manifest::CROISSANT) {
+        out.push_str(
+            "Croissant 1.1 metadata (files, record sets, splits, provenance, Responsible AI fields) is in \
+             `croissant.json`: `mlcroissant.Dataset(jsonld=\"croissant.json\").records(\"<table>\")`.\n\n",
+        );
+    }
     for (name, entry) in &manifest.tables {
         let kind = TableKind::from_name(&entry.kind).expect("checked above");
         out.push_str(&format!(

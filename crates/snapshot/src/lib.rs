@@ -9,19 +9,29 @@
 //! a publish is staged in a hidden folder and renamed into place, so a crash leaves no partial version.
 //! The pipeline's exports (RAGuard CSVs, CONF-FACT JSON) go in as `exports/<format>/...`, hashed
 //! in the manifest, so a downloaded version holds the files the papers' loaders read.
-//! [`verify`] rechecks hashes, sizes, row counts and schemas (and the exports' hashes); [`diff`] compares two versions.
+//! Every version also holds `croissant.json` (Croissant 1.1 metadata: files, record sets typed from
+//! the schemas, splits, provenance and Responsible AI fields), and the tables whose rows belong to
+//! a question (`questions`, the perturbations) cut by `question_splits` into
+//! `data/<table>/<split>.parquet`, so Hugging Face `datasets` offers real `test`/`train` splits;
+//! both are hashed in the manifest.
+//! [`verify`] rechecks hashes, sizes, row counts and schemas (and the exports', split files' and
+//! `croissant.json`'s hashes); [`diff`] compares two versions.
 //!
 //! What this crate is not: it runs no stages; it reads and writes tables only through
 //! `noisebench-pipeline`'s table I/O.
 
 pub mod card;
 pub mod changes;
+pub mod croissant;
 pub mod manifest;
 pub mod publish;
+pub mod splits;
 pub mod verify;
 
 pub use changes::{Changes, TableChanges, diff, diff_tables};
-pub use manifest::{ExportEntry, MANIFEST, Manifest, TableEntry};
+pub use manifest::{
+    CROISSANT, ExportEntry, MANIFEST, Manifest, MetadataEntry, SplitEntry, TableEntry,
+};
 pub use publish::{
     PublishError, PublishOptions, PublishOutcome, PublishRequest, SourceExport, SourceTable,
     latest_version, list_versions, publish,

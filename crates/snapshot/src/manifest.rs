@@ -7,6 +7,9 @@ use serde::{Deserialize, Serialize};
 
 pub const MANIFEST: &str = "manifest.json";
 
+/// The Croissant 1.1 metadata file of every version, hashed in [`Manifest::metadata`].
+pub const CROISSANT: &str = "croissant.json";
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
     pub dataset: String,
@@ -24,6 +27,30 @@ pub struct Manifest {
     /// Run facts later stages add (LLM models, calls, tokens, cache hits; source fetch window).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub provenance: BTreeMap<String, serde_json::Value>,
+    /// Per-split copies of the tables whose rows follow a question's split (table -> split ->
+    /// file), so Hugging Face `datasets` can offer `test` and `train` splits: its `data_files`
+    /// select files, not rows.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub splits: BTreeMap<String, BTreeMap<String, SplitEntry>>,
+    /// Metadata files written beside the data whose bytes are part of the version
+    /// (`croissant.json`), by file name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub metadata: BTreeMap<String, MetadataEntry>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SplitEntry {
+    /// Path inside the snapshot, `data/<table>/<split>.parquet`.
+    pub file: String,
+    pub sha256: String,
+    pub rows: u64,
+    pub bytes: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MetadataEntry {
+    pub sha256: String,
+    pub bytes: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

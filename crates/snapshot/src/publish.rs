@@ -11,7 +11,9 @@ use semver::Version;
 
 use crate::card::{CardInput, render_card};
 use crate::changes::{Bump, Changes, TableSide, diff_tables};
-use crate::manifest::{ExportEntry, MANIFEST, Manifest, TableEntry};
+use crate::croissant::{CroissantInput, render_croissant};
+use crate::manifest::{CROISSANT, ExportEntry, MANIFEST, Manifest, MetadataEntry, TableEntry};
+use crate::splits;
 
 /// A table to publish: its name in the snapshot, kind, and the Parquet file the run wrote.
 #[derive(Debug, Clone)]
@@ -239,6 +241,29 @@ pub fn publish(
         );
         step(&mut written)?;
     }
+    // Per-split copies of the question tables, when the version has the splits to cut them by.
+    let mut split_files = BTreeMap::new();
+    // `entries` has every request table: the loop above inserted each or returned.
+    if let Some(splits_table) = request
+        .tables
+        .iter()
+        .find(|t| t.kind == TableKind::QuestionSplits)
+    {
+        let assignment = splits::read_assignment(&staging.join(&entries[&splits_table.name].file))
+            .map_err(PublishError::Table)?;
+        for t in &request.tables {
+            let source = staging.join(&entries[&t.name].file);
+            if let Some(files) =
+                splits::write_split_files(&staging, &t.name, t.kind, &source, &assignment)
+                    .map_err(PublishError::Table)?
+            {
+                let folder = data_dir.join(&t.name);
+                sync_dir(&folder).map_err(io(&folder))?;
+                split_files.insert(t.name.clone(), files);
+                step(&mut written)?;
+            }
+        }
+    }
     sync_dir(&data_dir).map_err(io(&data_dir))?;
     let mut exports = BTreeMap::new();
     for export in &request.exports {
@@ -270,7 +295,7 @@ pub fn publish(
         }
         sync_dir(&folder).map_err(io(&folder))?;
     }
-    let manifest = Manifest {
+    let mut manifest = Manifest {
         dataset: request.dataset.clone(),
         version: version.to_string(),
         parent: parent.as_ref().map(Version::to_string),
@@ -284,7 +309,26 @@ pub fn publish(
         tables: entries,
         exports,
         provenance: request.provenance.clone(),
+        splits: split_files,
+        metadata: BTreeMap::new(),
     };
+    // Croissant is written from the manifest's tables, then hashed into it: the manifest vouches
+    // for every file of the version but itself.
+    let croissant = render_croissant(&CroissantInput {
+        request,
+        manifest: &manifest,
+        dir: &staging,
+    })
+    .map_err(PublishError::Table)?;
+    let croissant_json =
+        serde_json::to_vec_pretty(&croissant).expect("a JSON value always serialises");
+    let croissant_path = staging.join(CROISSANT);
+    write_atomic(&croissant_path, &croissant_json).map_err(io(&croissant_path))?;
+    step(&mut written)?;
+    let (sha256, bytes) = table_io::hash_file(&croissant_path).map_err(io(&croissant_path))?;
+    manifest
+        .metadata
+        .insert(CROISSANT.into(), MetadataEntry { sha256, bytes });
     let manifest_json = serde_json::to_vec_pretty(&manifest).expect("a manifest always serialises");
     let card = render_card(&CardInput {
         request,

@@ -1,17 +1,20 @@
-//! Rechecking a published snapshot: every file's sha256 and size, row counts, schemas.
+//! Rechecking a published snapshot: every file's sha256 and size, row counts, schemas; the split
+//! files (and that their rows add up to their table's) and `croissant.json`.
 
 use std::path::Path;
 
 use noisebench_core::TableKind;
 use noisebench_pipeline::table_io;
 
-use crate::manifest::Manifest;
+use crate::manifest::{CROISSANT, Manifest};
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct VerifyReport {
     pub tables_checked: usize,
     pub rows_checked: u64,
     pub exports_checked: usize,
+    /// Per-split files checked (`data/<table>/<split>.parquet`).
+    pub splits_checked: usize,
     pub problems: Vec<String>,
 }
 
@@ -96,15 +99,119 @@ pub fn verify(dir: &Path) -> VerifyReport {
         }
         report.tables_checked += 1;
     }
+    for (name, splits) in &manifest.splits {
+        let Some(table) = manifest.tables.get(name) else {
+            report
+                .problems
+                .push(format!("splits of `{name}`: no such table in the manifest"));
+            continue;
+        };
+        let Some(kind) = TableKind::from_name(&table.kind) else {
+            continue;
+        };
+        let mut rows = 0;
+        for (split, entry) in splits {
+            let problem = |m: String| format!("split `{split}` of `{name}` ({}): {m}", entry.file);
+            let path = dir.join(&entry.file);
+            match table_io::hash_file(&path) {
+                Err(e) => {
+                    report.problems.push(problem(e.to_string()));
+                    continue;
+                }
+                Ok((sha, bytes)) => {
+                    if sha != entry.sha256 {
+                        report.problems.push(problem(format!(
+                            "sha256 {sha} differs from manifest {}",
+                            entry.sha256
+                        )));
+                    }
+                    if bytes != entry.bytes {
+                        report.problems.push(problem(format!(
+                            "{bytes} bytes, manifest says {}",
+                            entry.bytes
+                        )));
+                    }
+                }
+            }
+            match table_io::Table::open(&path) {
+                Err(e) => report.problems.push(problem(e.to_string())),
+                Ok(t) => {
+                    rows += t.rows() as u64;
+                    if t.rows() as u64 != entry.rows {
+                        report.problems.push(problem(format!(
+                            "{} rows, manifest says {}",
+                            t.rows(),
+                            entry.rows
+                        )));
+                    }
+                    if let Err(problems) = t.check(&kind.schema()) {
+                        report.problems.extend(problems.into_iter().map(&problem));
+                    }
+                }
+            }
+            report.splits_checked += 1;
+        }
+        if rows != table.rows {
+            report.problems.push(format!(
+                "splits of `{name}` hold {rows} rows, the table {}",
+                table.rows
+            ));
+        }
+    }
     // Files the manifest does not name are not part of the snapshot.
     let data = dir.join("data");
     for entry in std::fs::read_dir(&data).into_iter().flatten().flatten() {
-        let file = format!("data/{}", entry.file_name().to_string_lossy());
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if entry.path().is_dir() {
+            for inner in std::fs::read_dir(entry.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
+                let file = format!("data/{name}/{}", inner.file_name().to_string_lossy());
+                let listed = manifest
+                    .splits
+                    .get(&name)
+                    .is_some_and(|s| s.values().any(|e| e.file == file));
+                if !listed {
+                    report
+                        .problems
+                        .push(format!("{file} is not in the manifest"));
+                }
+            }
+            continue;
+        }
+        let file = format!("data/{name}");
         if !manifest.tables.values().any(|t| t.file == file) {
             report
                 .problems
                 .push(format!("{file} is not in the manifest"));
         }
+    }
+    for (file, entry) in &manifest.metadata {
+        match table_io::hash_file(&dir.join(file)) {
+            Err(e) => report.problems.push(format!("{file}: {e}")),
+            Ok((sha, bytes)) => {
+                if sha != entry.sha256 {
+                    report.problems.push(format!(
+                        "{file}: sha256 {sha} differs from manifest {}",
+                        entry.sha256
+                    ));
+                }
+                if bytes != entry.bytes {
+                    report.problems.push(format!(
+                        "{file}: {bytes} bytes, manifest says {}",
+                        entry.bytes
+                    ));
+                }
+            }
+        }
+    }
+    // Versions published before Croissant have no croissant.json; a later one must list its own.
+    if dir.join(CROISSANT).is_file() && !manifest.metadata.contains_key(CROISSANT) {
+        report
+            .problems
+            .push(format!("{CROISSANT} is not in the manifest"));
     }
     for (file, entry) in &manifest.exports {
         match table_io::hash_file(&dir.join(file)) {

@@ -347,3 +347,124 @@ fn exports_are_published_hashed_and_verified() {
         "{problems}"
     );
 }
+
+/// Rows of `kind` from defaults with the given fields set (one row per item of `rows`).
+fn rows_of(kind: TableKind, rows: &[serde_json::Value]) -> Rows {
+    let base = Rows::one_default(kind).json_rows().next().unwrap();
+    let values = rows.iter().map(|fields| {
+        let mut row = base.clone();
+        for (k, v) in fields.as_object().unwrap() {
+            row[k] = v.clone();
+        }
+        row
+    });
+    Rows::from_json_rows(kind, values).unwrap()
+}
+
+#[test]
+fn question_tables_are_published_per_split_with_croissant_and_verified() {
+    use serde_json::json;
+    let env = Env::new();
+    let work = env.dir.path().join("work");
+    let questions = work.join("questions.parquet");
+    let splits = work.join("question_splits.parquet");
+    let ids = ["q1", "q2", "q3", "q4", "q5"];
+    let question_rows: Vec<serde_json::Value> = ids.iter().map(|id| json!({"id": id})).collect();
+    table_io::write_table(&questions, &rows_of(TableKind::Questions, &question_rows)).unwrap();
+    let split_rows: Vec<serde_json::Value> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, id)| {
+            json!({"id": format!("split_{id}"), "question_id": id, "split": if i < 2 { "test" } else { "train" }})
+        })
+        .collect();
+    table_io::write_table(&splits, &rows_of(TableKind::QuestionSplits, &split_rows)).unwrap();
+    let mut request = env.request(claims(3));
+    request.tables.push(SourceTable {
+        name: "questions".into(),
+        kind: TableKind::Questions,
+        path: questions,
+    });
+    request.tables.push(SourceTable {
+        name: "question_splits".into(),
+        kind: TableKind::QuestionSplits,
+        path: splits,
+    });
+    let PublishOutcome::Published { dir, .. } =
+        publish(&request, &PublishOptions::default()).unwrap()
+    else {
+        panic!()
+    };
+    let manifest = Manifest::read(&dir).unwrap();
+    let split_files: Vec<(&str, &str, u64)> = manifest.splits["questions"]
+        .iter()
+        .map(|(s, e)| (s.as_str(), e.file.as_str(), e.rows))
+        .collect();
+    assert_eq!(
+        split_files,
+        [
+            ("test", "data/questions/test.parquet", 2),
+            ("train", "data/questions/train.parquet", 3)
+        ]
+    );
+    assert_eq!(manifest.splits.len(), 1, "only question tables are split");
+    assert!(manifest.metadata.contains_key(CROISSANT));
+
+    let card = std::fs::read_to_string(dir.join("README.md")).unwrap();
+    assert!(
+        card.contains(
+            "- config_name: questions\n  data_files:\n  - split: test\n    path: data/questions/test.parquet\n  - split: train\n    path: data/questions/train.parquet\n"
+        ),
+        "{card}"
+    );
+    assert!(card.contains("  - name: test\n"), "{card}");
+    assert!(card.contains("not train/test data"), "{card}");
+    assert!(
+        card.contains("- config_name: claims\n  data_files:\n  - split: train\n    path: data/claims.parquet\n"),
+        "{card}"
+    );
+
+    let croissant: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join(CROISSANT)).unwrap()).unwrap();
+    assert_eq!(
+        croissant["conformsTo"],
+        "http://mlcommons.org/croissant/1.1"
+    );
+    assert_eq!(croissant["version"], "1.0.0");
+    assert_eq!(croissant["isLiveDataset"], false);
+    let record_sets: Vec<&str> = croissant["recordSet"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["@id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        record_sets,
+        ["splits", "claims", "question_splits", "questions"]
+    );
+
+    let report = verify(&dir);
+    assert!(report.ok(), "{:?}", report.problems);
+    assert_eq!(report.splits_checked, 2);
+
+    // A changed split file, a stray one and a changed croissant.json are found.
+    let copy = env.dir.path().join("copy/1.0.0");
+    copy_dir(&dir, &copy);
+    table_io::write_table(
+        &copy.join("data/questions/test.parquet"),
+        &rows_of(TableKind::Questions, &[json!({"id": "q1"})]),
+    )
+    .unwrap();
+    std::fs::write(copy.join("data/questions/extra.parquet"), b"x").unwrap();
+    std::fs::write(copy.join(CROISSANT), b"{}").unwrap();
+    let problems = verify(&copy).problems.join("\n");
+    for expected in [
+        "split `test` of `questions` (data/questions/test.parquet): sha256",
+        "1 rows, manifest says 2",
+        "splits of `questions` hold 4 rows, the table 5",
+        "data/questions/extra.parquet is not in the manifest",
+        "croissant.json: sha256",
+    ] {
+        assert!(problems.contains(expected), "{expected}: {problems}");
+    }
+}

@@ -1,0 +1,600 @@
+//! `croissant.json`: the version described in Croissant 1.1 (MLCommons' JSON-LD vocabulary for
+//! ML datasets), so `mlcroissant` and the tools that read Croissant load the tables without glue.
+//!
+//! One `cr:FileObject` per Parquet file (relative `contentUrl`, sha256, size), one `cr:RecordSet`
+//! per table with a `cr:Field` per schema column, a `cr:Split` record set naming the splits, and
+//! the Responsible AI (`rai:`) and provenance (`prov:`) facts the build knows. It is written from
+//! the manifest (before the manifest itself), so it says nothing the manifest does not back.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use noisebench_core::{DType, TableKind};
+use noisebench_pipeline::table_io;
+use serde_json::{Value, json};
+
+use crate::manifest::Manifest;
+use crate::publish::PublishRequest;
+
+pub const CONFORMS_TO: &str = "http://mlcommons.org/croissant/1.1";
+/// The id of the record set listing the splits.
+pub const SPLITS_RECORD_SET: &str = "splits";
+const HOMEPAGE: &str = "https://github.com/noisebench/noisebench";
+
+pub struct CroissantInput<'a> {
+    pub request: &'a PublishRequest,
+    /// The manifest of the version, its tables and split files final.
+    pub manifest: &'a Manifest,
+    /// The folder holding the version's `data/`.
+    pub dir: &'a Path,
+}
+
+/// The Croissant 1.1 `@context`, as the 1.1 examples of mlcommons/croissant write it, with the
+/// `rai` and `prov` vocabularies this file uses.
+fn context() -> Value {
+    json!({
+        "@language": "en",
+        "@vocab": "https://schema.org/",
+        "arrayShape": "cr:arrayShape",
+        "citeAs": "cr:citeAs",
+        "column": "cr:column",
+        "conformsTo": "dct:conformsTo",
+        "containedIn": "cr:containedIn",
+        "cr": "http://mlcommons.org/croissant/",
+        "data": {"@id": "cr:data", "@type": "@json"},
+        "dataType": {"@id": "cr:dataType", "@type": "@vocab"},
+        "dct": "http://purl.org/dc/terms/",
+        "equivalentProperty": "cr:equivalentProperty",
+        "examples": {"@id": "cr:examples", "@type": "@json"},
+        "extract": "cr:extract",
+        "field": "cr:field",
+        "fileProperty": "cr:fileProperty",
+        "fileObject": "cr:fileObject",
+        "fileSet": "cr:fileSet",
+        "format": "cr:format",
+        "includes": "cr:includes",
+        "isArray": "cr:isArray",
+        "isLiveDataset": "cr:isLiveDataset",
+        "jsonPath": "cr:jsonPath",
+        "key": "cr:key",
+        "md5": "cr:md5",
+        "parentField": "cr:parentField",
+        "path": "cr:path",
+        "prov": "http://www.w3.org/ns/prov#",
+        "rai": "http://mlcommons.org/croissant/RAI/",
+        "recordSet": "cr:recordSet",
+        "references": "cr:references",
+        "regex": "cr:regex",
+        "repeated": "cr:repeated",
+        "replace": "cr:replace",
+        "samplingRate": "cr:samplingRate",
+        "sc": "https://schema.org/",
+        "separator": "cr:separator",
+        "source": "cr:source",
+        "subField": "cr:subField",
+        "transform": "cr:transform"
+    })
+}
+
+fn data_type(dtype: DType) -> &'static str {
+    match dtype {
+        DType::Str | DType::Json | DType::StrList => "sc:Text",
+        DType::Int => "sc:Integer",
+        DType::Float => "sc:Float",
+        DType::Bool => "sc:Boolean",
+    }
+}
+
+/// A field reading `column` of every row of `source` (a `fileObject` or `fileSet` reference).
+fn field(table: &str, column: &noisebench_core::Column, source: &Value) -> Value {
+    let mut f = json!({
+        "@type": "cr:Field",
+        "@id": format!("{table}/{}", column.name),
+        "name": column.name,
+        "description": column.description,
+        "dataType": data_type(column.dtype),
+        "source": {
+            source_key(source): source_ref(source),
+            "extract": {"column": column.name}
+        }
+    });
+    if column.dtype == DType::StrList {
+        // Croissant 1.1 replaced 1.0's `repeated` with `isArray` (+ `arrayShape`, -1: any length).
+        f["isArray"] = json!(true);
+        f["arrayShape"] = json!("-1");
+    }
+    f
+}
+
+fn source_key(source: &Value) -> &'static str {
+    if source["@type"] == "cr:FileSet" {
+        "fileSet"
+    } else {
+        "fileObject"
+    }
+}
+
+fn source_ref(source: &Value) -> Value {
+    json!({"@id": source["@id"]})
+}
+
+/// Distinct non-empty values of `column` in a published table, sorted.
+fn distinct(dir: &Path, file: &str, kind: TableKind, column: &str) -> Result<Vec<String>, String> {
+    let rows = table_io::read_table(&dir.join(file), kind).map_err(|e| e.to_string())?;
+    let values: BTreeSet<String> = rows
+        .json_rows()
+        .filter_map(|r| r.get(column).and_then(|v| v.as_str()).map(String::from))
+        .filter(|v| !v.is_empty())
+        .collect();
+    Ok(values.into_iter().collect())
+}
+
+/// The sources the rows were derived from, as `prov:Entity`s: fact-checkers, search backends,
+/// report files, read from the published tables (what the rows say, not what was configured).
+fn derived_from(manifest: &Manifest, dir: &Path) -> Result<Vec<Value>, String> {
+    let mut out = Vec::new();
+    let mut used = BTreeSet::new();
+    for (name, entry) in &manifest.tables {
+        let Some(kind) = TableKind::from_name(&entry.kind) else {
+            continue;
+        };
+        let (column, what) = match kind {
+            TableKind::Claims => ("fact_checker", "Fact-check articles published by"),
+            TableKind::SearchHits => ("backend", "Web search results returned by the backend"),
+            TableKind::Reports => ("source_path", "Report file"),
+            _ => continue,
+        };
+        for value in distinct(dir, &entry.file, kind, column)? {
+            // Two values may map to one safe id (`a b`, `a-b`); `@id`s must stay unique.
+            let base = format!("source/{name}/{column}/{}", id_safe(&value));
+            let mut id = base.clone();
+            let mut n = 1;
+            while !used.insert(id.clone()) {
+                n += 1;
+                id = format!("{base}-{n}");
+            }
+            out.push(json!({
+                "@type": "prov:Entity",
+                "@id": id,
+                "name": value,
+                "description": format!("{what} `{value}` (table `{name}`, column `{column}`)."),
+            }));
+        }
+    }
+    Ok(out)
+}
+
+/// `value` with every character outside `[A-Za-z0-9._/-]` as `-`: mlcroissant rejects `@id`s
+/// with whitespace, even URL-escaped.
+fn id_safe(value: &str) -> String {
+    value
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._/-".contains(c) {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
+
+/// The LLM models the run used, `task: model`, sorted by task.
+fn models(manifest: &Manifest) -> Vec<String> {
+    let llm = manifest.provenance.get("llm");
+    let mut out: Vec<String> = llm
+        .and_then(|l| l["tasks"].as_object())
+        .map(|tasks| {
+            tasks
+                .iter()
+                .map(|(task, v)| format!("{task}: {}", v["model"].as_str().unwrap_or("unknown")))
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(embedder) = llm.and_then(|l| l["embedder"].as_str()) {
+        out.push(format!("embeddings: {embedder}"));
+    }
+    out
+}
+
+/// The Croissant 1.1 document of a version.
+pub fn render_croissant(input: &CroissantInput<'_>) -> Result<Value, String> {
+    let request = input.request;
+    let manifest = input.manifest;
+    let name = if request.title.is_empty() {
+        manifest.dataset.clone()
+    } else {
+        request.title.clone()
+    };
+    let description = if request.description.trim().is_empty() {
+        format!("The `{}` dataset built by noisebench.", manifest.dataset)
+    } else {
+        request.description.trim().to_string()
+    };
+
+    let mut distribution = Vec::new();
+    for entry in manifest.tables.values() {
+        distribution.push(json!({
+            "@type": "cr:FileObject",
+            "@id": entry.file,
+            "name": entry.file,
+            "contentUrl": entry.file,
+            "encodingFormat": "application/x-parquet",
+            "sha256": entry.sha256,
+            "contentSize": format!("{} B", entry.bytes),
+        }));
+    }
+    let mut split_sets = BTreeMap::new();
+    for (table, splits) in &manifest.splits {
+        for entry in splits.values() {
+            distribution.push(json!({
+                "@type": "cr:FileObject",
+                "@id": entry.file,
+                "name": entry.file,
+                "contentUrl": entry.file,
+                "encodingFormat": "application/x-parquet",
+                "sha256": entry.sha256,
+                "contentSize": format!("{} B", entry.bytes),
+            }));
+        }
+        // The split files of one table, read together: the split comes from each file's name.
+        let set = json!({
+            "@type": "cr:FileSet",
+            "@id": format!("data/{table}/"),
+            "name": format!("data/{table}/"),
+            "description": format!("`{table}` cut by question split, one file per split."),
+            "encodingFormat": "application/x-parquet",
+            "includes": format!("data/{table}/*.parquet"),
+        });
+        distribution.push(set.clone());
+        split_sets.insert(table.clone(), set);
+    }
+
+    let split_names: BTreeSet<&String> = manifest.splits.values().flat_map(|s| s.keys()).collect();
+    let mut record_sets = Vec::new();
+    if !split_names.is_empty() {
+        record_sets.push(json!({
+            "@type": "cr:RecordSet",
+            "@id": SPLITS_RECORD_SET,
+            "name": SPLITS_RECORD_SET,
+            "description": "The splits of the tables whose rows belong to a question (assigned per question by the \
+                            `question_splits` table).",
+            "dataType": "cr:Split",
+            "key": {"@id": format!("{SPLITS_RECORD_SET}/name")},
+            "field": [{
+                "@type": "cr:Field",
+                "@id": format!("{SPLITS_RECORD_SET}/name"),
+                "name": "name",
+                "dataType": "sc:Text",
+            }],
+            "data": split_names
+                .iter()
+                .map(|s| json!({format!("{SPLITS_RECORD_SET}/name"): s}))
+                .collect::<Vec<_>>(),
+        }));
+    }
+    for (table, entry) in &manifest.tables {
+        let kind = TableKind::from_name(&entry.kind)
+            .ok_or_else(|| format!("unknown table kind `{}`", entry.kind))?;
+        let schema = kind.schema();
+        let source = split_sets
+            .get(table)
+            .cloned()
+            .unwrap_or_else(|| json!({"@type": "cr:FileObject", "@id": entry.file}));
+        let mut fields: Vec<Value> = schema
+            .columns
+            .iter()
+            .map(|c| field(table, c, &source))
+            .collect();
+        if split_sets.contains_key(table) {
+            fields.push(json!({
+                "@type": "cr:Field",
+                "@id": format!("{table}/split"),
+                "name": "split",
+                "description": "The question's split, from the split file the row is in.",
+                "dataType": "sc:Text",
+                "source": {
+                    "fileSet": source_ref(&source),
+                    "extract": {"fileProperty": "fullpath"},
+                    // The file name without `.parquet`. mlcroissant applies the regex to the
+                    // path and again to the split name it joins, so it matches both.
+                    "transform": {"regex": "^(?:.*/)?([^/]+?)(?:\\.parquet)?$"}
+                },
+                "references": {"field": {"@id": format!("{SPLITS_RECORD_SET}/name")}}
+            }));
+        }
+        record_sets.push(json!({
+            "@type": "cr:RecordSet",
+            "@id": table,
+            "name": table,
+            "description": schema.description,
+            "field": fields,
+        }));
+    }
+
+    let live: Vec<String> = manifest
+        .provenance
+        .get("live_sources")
+        .and_then(|l| l.as_array())
+        .map(|l| {
+            l.iter()
+                .filter_map(|s| s.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default();
+    let web_mode = manifest
+        .provenance
+        .get("web")
+        .and_then(|w| w["mode"].as_str())
+        .unwrap_or("unknown");
+    let llm_backend = manifest
+        .provenance
+        .get("llm")
+        .and_then(|l| l["backend"].as_str())
+        .unwrap_or("unknown");
+    let stages: Vec<String> = request
+        .stages
+        .iter()
+        .map(|s| format!("{} ({})", s.id, s.kind))
+        .collect();
+    let data_collection = format!(
+        "Built by the noisebench pipeline `{}` (configuration sha256 {}), stages in order: {}. Claims come from \
+         fact-checkers' published reviews (scraped pages or imported files); documents from web search results \
+         and the pages they link to, or from report files; derived tables (queries, chunks, questions, \
+         perturbations, labels, retrievals) are computed from those by rules and language models. Web layer mode \
+         at build time: `{web_mode}`.{}",
+        manifest.pipeline,
+        manifest.config_hash,
+        stages.join(", "),
+        if live.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " Stages reading live sources (re-run by `noisebench refresh`): {}.",
+                live.join(", ")
+            )
+        }
+    );
+    let models = models(manifest);
+    let machine_tools = if models.is_empty() {
+        vec![format!("noisebench rules (LLM backend `{llm_backend}`)")]
+    } else {
+        models
+            .iter()
+            .map(|m| format!("{m} (LLM backend `{llm_backend}`)"))
+            .collect()
+    };
+
+    Ok(json!({
+        "@context": context(),
+        "@type": "sc:Dataset",
+        "conformsTo": CONFORMS_TO,
+        "name": name,
+        "alternateName": [manifest.dataset],
+        "description": description,
+        "license": request.license.clone().unwrap_or_else(|| "unspecified".into()),
+        "url": HOMEPAGE,
+        "version": manifest.version,
+        "datePublished": manifest.created_at,
+        "dateModified": manifest.created_at,
+        "creator": {
+            "@type": "sc:Organization",
+            "name": "noisebench",
+            "url": HOMEPAGE,
+        },
+        "citeAs": format!("{name}, version {}, built with noisebench ({}).", manifest.version, manifest.code_version),
+        "keywords": ["noisebench", "retrieval-augmented generation", "robustness", "fact-checking"],
+        "isLiveDataset": !live.is_empty(),
+        "prov:wasDerivedFrom": derived_from(manifest, input.dir)?,
+        "prov:wasGeneratedBy": {
+            "@type": "prov:Activity",
+            "@id": "build",
+            "description": format!("`noisebench build-snapshot {}`, code version {}.", manifest.pipeline, manifest.code_version),
+        },
+        "rai:dataCollection": data_collection,
+        "rai:dataCollectionType": ["Web Scraping", "Web API", "Secondary Data Analysis", "Machine Annotation"],
+        "rai:dataCollectionRawData": "The raw pages, search responses and report files are not in the version; \
+            the tables keep their URLs, source paths and fetch times.",
+        "rai:annotationsPerItem": "Mostly machine annotation: each item gets one stored label, which for \
+            claim-document stances may combine several model calls (stance prompts, exam votes; kept in the \
+            `labels` table). A label's `label_source` says whether a model set it or it came from human reviewers; \
+            the dataset card gives the share of human labels.",
+        "rai:machineAnnotationTools": machine_tools,
+        "rai:dataLimitations": "Verdicts are fact-checkers' ratings mapped to two classes, which loses nuance. \
+            Documents are what the search backends returned at build time; the web changes and a rebuild may differ. \
+            Labels, questions and perturbations made by language models or by the offline rule backend are not gold \
+            labels. Dropped items are counted by reason in the dataset card, not included.",
+        "rai:dataBiases": "Claims reflect which statements the configured fact-checkers chose to review, in \
+            their languages and countries (the dataset card lists fact-checkers and countries); report-based questions \
+            reflect the report files chosen as input. Documents reflect the ranking of the search backends used. \
+            Machine labels, questions and perturbations carry the biases of the models that made them.",
+        "rai:personalSensitiveInformation": "Claims name public speakers; documents are public web pages and may \
+            contain names of people, and social posts keep their author handle. No other personal data is \
+            collected, and nothing was anonymised.",
+        "distribution": distribution,
+        "recordSet": record_sets,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::manifest::{SplitEntry, TableEntry};
+    use std::path::PathBuf;
+
+    fn request() -> PublishRequest {
+        PublishRequest {
+            snapshots_dir: PathBuf::from("snapshots"),
+            dataset: "toy".into(),
+            title: "Toy".into(),
+            description: "A toy.".into(),
+            license: Some("cc-by-4.0".into()),
+            pipeline: "toy".into(),
+            config_hash: "abc".into(),
+            code_version: "0.1.0".into(),
+            tables: vec![],
+            exports: vec![],
+            stages: vec![],
+            provenance: BTreeMap::new(),
+        }
+    }
+
+    fn entry(kind: TableKind, file: &str) -> TableEntry {
+        TableEntry {
+            file: file.into(),
+            kind: kind.name().into(),
+            sha256: "00".into(),
+            rows: 3,
+            bytes: 100,
+            schema_version: 1,
+            schema_fingerprint: "ff".into(),
+        }
+    }
+
+    #[test]
+    fn the_document_has_files_record_sets_fields_and_splits() {
+        let mut provenance = BTreeMap::new();
+        provenance.insert("live_sources".into(), json!(["search"]));
+        provenance.insert(
+            "llm".into(),
+            json!({"backend": "offline", "embedder": "hash-64", "tasks": {"label": {"model": "m1"}}}),
+        );
+        let mut splits = BTreeMap::new();
+        splits.insert(
+            "questions".to_string(),
+            [("test", 1), ("train", 2)]
+                .into_iter()
+                .map(|(s, rows)| {
+                    (
+                        s.to_string(),
+                        SplitEntry {
+                            file: format!("data/questions/{s}.parquet"),
+                            sha256: "11".into(),
+                            rows,
+                            bytes: 10,
+                        },
+                    )
+                })
+                .collect(),
+        );
+        let manifest = Manifest {
+            dataset: "toy".into(),
+            version: "1.2.0".into(),
+            parent: None,
+            created_at: "2026-01-01T00:00:00+00:00".into(),
+            pipeline: "toy".into(),
+            config_hash: "abc".into(),
+            code_version: "0.1.0".into(),
+            tables: [
+                (
+                    "questions".to_string(),
+                    entry(TableKind::Questions, "data/questions.parquet"),
+                ),
+                (
+                    "question_splits".to_string(),
+                    entry(TableKind::QuestionSplits, "data/question_splits.parquet"),
+                ),
+            ]
+            .into_iter()
+            .collect(),
+            exports: BTreeMap::new(),
+            provenance,
+            splits,
+            metadata: BTreeMap::new(),
+        };
+        let request = request();
+        let doc = render_croissant(&CroissantInput {
+            request: &request,
+            manifest: &manifest,
+            dir: Path::new("."),
+        })
+        .unwrap();
+        assert_eq!(doc["@type"], "sc:Dataset");
+        assert_eq!(doc["conformsTo"], CONFORMS_TO);
+        assert_eq!(doc["@context"]["isArray"], "cr:isArray");
+        assert_eq!(doc["version"], "1.2.0");
+        assert_eq!(doc["isLiveDataset"], true);
+        assert_eq!(doc["license"], "cc-by-4.0");
+        assert_eq!(
+            doc["rai:machineAnnotationTools"],
+            json!([
+                "label: m1 (LLM backend `offline`)",
+                "embeddings: hash-64 (LLM backend `offline`)"
+            ])
+        );
+        let files: Vec<(&str, &str)> = doc["distribution"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| (d["@type"].as_str().unwrap(), d["@id"].as_str().unwrap()))
+            .collect();
+        assert_eq!(
+            files,
+            [
+                ("cr:FileObject", "data/question_splits.parquet"),
+                ("cr:FileObject", "data/questions.parquet"),
+                ("cr:FileObject", "data/questions/test.parquet"),
+                ("cr:FileObject", "data/questions/train.parquet"),
+                ("cr:FileSet", "data/questions/"),
+            ]
+        );
+        let first = &doc["distribution"][0];
+        assert_eq!(first["contentUrl"], "data/question_splits.parquet");
+        assert_eq!(first["encodingFormat"], "application/x-parquet");
+        assert_eq!(first["sha256"], "00");
+        assert_eq!(first["contentSize"], "100 B");
+        let sets: Vec<&str> = doc["recordSet"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["@id"].as_str().unwrap())
+            .collect();
+        assert_eq!(sets, ["splits", "question_splits", "questions"]);
+        assert_eq!(doc["recordSet"][0]["dataType"], "cr:Split");
+        assert_eq!(
+            doc["recordSet"][0]["data"],
+            json!([{"splits/name": "test"}, {"splits/name": "train"}])
+        );
+        let questions = &doc["recordSet"][2]["field"];
+        let by_id = |id: &str| {
+            questions
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|f| f["@id"] == id)
+                .unwrap()
+                .clone()
+        };
+        assert_eq!(by_id("questions/answer_chunk_ids")["isArray"], true);
+        assert_eq!(by_id("questions/answer_chunk_ids")["dataType"], "sc:Text");
+        assert_eq!(
+            by_id("questions/id")["source"]["fileSet"]["@id"],
+            "data/questions/"
+        );
+        assert_eq!(by_id("questions/id")["source"]["extract"]["column"], "id");
+        assert_eq!(
+            by_id("questions/split")["references"]["field"]["@id"],
+            "splits/name"
+        );
+        let splits_fields = &doc["recordSet"][1]["field"];
+        assert_eq!(
+            splits_fields[0]["source"]["fileObject"]["@id"],
+            "data/question_splits.parquet"
+        );
+        for key in [
+            "rai:dataCollection",
+            "rai:dataCollectionType",
+            "rai:annotationsPerItem",
+            "rai:dataLimitations",
+            "rai:dataBiases",
+            "rai:personalSensitiveInformation",
+            "datePublished",
+            "dateModified",
+            "creator",
+            "url",
+            "description",
+        ] {
+            assert!(!doc[key].is_null(), "{key}");
+        }
+    }
+}
