@@ -34,6 +34,7 @@ fn main() {
     let config = ReportsConfig {
         sources: vec![Source {
             path: "fixtures/reports/edgar/*.json".into(),
+            edgar: None,
             format: None,
             domain: Domain::Finance,
             items: vec!["item_7".into()],

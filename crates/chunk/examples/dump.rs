@@ -12,6 +12,7 @@ fn main() {
     let config = ReportsConfig {
         sources: vec![Source {
             path: args[1].clone(),
+            edgar: None,
             format: None,
             domain,
             items: vec!["item_7".into()],

@@ -1,4 +1,8 @@
 //! edgar-crawler 10-K JSON: one object per filing, metadata fields and one field per item.
+//!
+//! Items are laid out one paragraph per line ([`Layout::LinePerParagraph`]); tables that
+//! edgar-crawler flattened to one cell per line come back as table blocks
+//! ([`crate::flat_table`]), never as bare-number paragraphs or column-label headings.
 
 use std::collections::BTreeMap;
 

@@ -5,13 +5,15 @@
 //! footnotes with their table and section titles with their first chunk (RARE, section 3.1 and
 //! Appendix A).
 //!
-//! What this crate is not: it does not fetch reports, call LLMs or write tables; the pipeline
+//! What this crate is not: it fetches nothing itself (an EDGAR source fetches through the run's
+//! `noisebench-web` `Web`), calls no LLM and writes no tables; the pipeline
 //! runner reads and writes the `reports` and `chunks` tables. The chunking functions are pure
 //! ([`chunk_report`]) so tests and benches call them directly.
 
 pub mod chunker;
 pub mod chunks;
 pub mod edgar;
+pub mod flat_table;
 pub mod html;
 pub mod markdown;
 pub mod mineru;

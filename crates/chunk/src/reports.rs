@@ -1,17 +1,23 @@
-//! The `reports` stage: input files (EDGAR JSON, MinerU content lists, HTML, Markdown, text) to
-//! the `reports` table, one row per report, with domain metadata. Broken files and tables are
+//! The `reports` stage: input files (EDGAR JSON, MinerU content lists, HTML, Markdown, text) and
+//! filings fetched from SEC EDGAR ([`edgar_live`], through the web layer) to the `reports` table,
+//! one row per report, with domain metadata. Broken files, failed fetches and broken tables are
 //! counted drops; the rest proceed.
+
+pub mod edgar_live;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use noisebench_core::{
     Block, ConfigError, Drops, InputSpec, Inputs, OutputSpec, Report, StageContext, StageError,
     StageOutput, StageReport, TableKind, TypedStage, stable_id,
 };
+use noisebench_web::{Mode, Web};
 use regex::Regex;
 use serde::Deserialize;
+
+use self::edgar_live::EdgarSource;
 
 use crate::edgar::read_filing;
 use crate::html::html_blocks;
@@ -68,20 +74,27 @@ fn default_items() -> Vec<String> {
     vec!["item_7".into()]
 }
 
-/// One group of input files.
+/// One group of input files (`path`), or of filings fetched from SEC EDGAR (`edgar`).
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Source {
     /// A file, or a pattern with `*` / `?` in its file name (`fixtures/reports/edgar/*.json`),
-    /// relative to the repository root.
+    /// relative to the repository root. Leave out with `edgar`.
+    #[serde(default)]
     pub path: String,
+    /// Filings fetched from SEC EDGAR instead of files: companies, forms, dates, the declared
+    /// User-Agent (see the EDGAR source's fields).
+    #[serde(default)]
+    pub edgar: Option<EdgarSource>,
     /// Inferred from the extension when absent (`.json` is edgar, or mineru for a JSON array).
+    /// Not used with `edgar`.
     #[serde(default)]
     pub format: Option<Format>,
     /// The domain preset: finance, economics, policy or general (default).
     #[serde(default)]
     pub domain: Domain,
-    /// EDGAR items to read, in order (default `["item_7"]`, the MD&A, as RARE).
+    /// EDGAR items to read, in order (default `["item_7"]`, the MD&A, as RARE); with `edgar`
+    /// also `"7"`, `"item_1A"`, cut from the filing by their headings.
     #[serde(default = "default_items")]
     pub items: Vec<String>,
     /// Metadata added to every report of this source (for example `country`, `year`,
@@ -94,13 +107,28 @@ pub struct Source {
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReportsConfig {
-    /// Groups of input files, read in order; each file becomes one report.
+    /// Groups of input files, or of filings fetched from SEC EDGAR, read in order; each file or
+    /// filing becomes one report.
     pub sources: Vec<Source>,
 }
 
-/// The `reports` stage.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct ReportsStage;
+/// The `reports` stage. Build with the run's [`Web`] ([`ReportsStage::new`]) to read EDGAR
+/// sources; without one ([`ReportsStage::default`]) it reads files only and refuses `edgar`.
+#[derive(Debug, Default, Clone)]
+pub struct ReportsStage {
+    web: Option<Arc<Web>>,
+}
+
+impl ReportsStage {
+    /// The stage with the run's web layer, which EDGAR sources fetch through.
+    pub fn new(web: Arc<Web>) -> Self {
+        Self { web: Some(web) }
+    }
+
+    fn has_edgar(config: &ReportsConfig) -> bool {
+        config.sources.iter().any(|s| s.edgar.is_some())
+    }
+}
 
 /// Files matching `pattern` (wildcards `*` and `?` in the file name only), sorted.
 pub fn expand(root: &Path, pattern: &str) -> Result<Vec<PathBuf>, String> {
@@ -349,11 +377,93 @@ fn infer_country_year(blocks: &[Block], metadata: &mut BTreeMap<String, String>)
 }
 
 /// Reads every configured file. Pure apart from reading the files; the stage's `run` wraps it.
+/// EDGAR sources need a web layer ([`ingest_with`]); here they are recorded as failures.
 pub fn ingest(config: &ReportsConfig, root: &Path, stage: &str) -> (Vec<Report>, Drops, u64) {
+    ingest_with(config, root, stage, None)
+}
+
+/// A report from a filing fetched from EDGAR, with the source's domain and metadata.
+fn edgar_report(source: &EdgarSource, files: &Source, f: &edgar_live::FetchedFiling) -> Report {
+    let domain = files.domain;
+    let mut metadata = edgar_live::filing_metadata(f, &files.items);
+    for key in domain.metadata_keys() {
+        metadata.entry((*key).to_string()).or_default();
+    }
+    metadata.extend(files.metadata.clone());
+    let l = &f.listed;
+    Report {
+        id: edgar_live::report_id(domain.name(), f, source.amendments, &files.items),
+        domain: domain.name().into(),
+        format: Format::Edgar.name().into(),
+        source_path: f.url.clone(),
+        title: Some(
+            format!("{} {} {}", l.company, l.form, l.filing_date)
+                .trim()
+                .to_string(),
+        ),
+        metadata,
+        blocks: f.blocks.clone(),
+    }
+}
+
+/// [`ingest`], with the web layer EDGAR sources fetch through (each source through a [`Web`]
+/// derived from it: its User-Agent, the SEC's rate).
+pub fn ingest_with(
+    config: &ReportsConfig,
+    root: &Path,
+    stage: &str,
+    web: Option<&Web>,
+) -> (Vec<Report>, Drops, u64) {
     let mut drops = Drops::new(stage);
     let mut reports: BTreeMap<String, Report> = BTreeMap::new();
     let mut files_in = 0u64;
     for (i, source) in config.sources.iter().enumerate() {
+        if let Some(edgar) = &source.edgar {
+            let sec = match web.map(|w| edgar.web(w)) {
+                Some(Ok(sec)) => sec,
+                Some(Err(e)) => {
+                    drops.add_failure(format!("sources[{i}]"), "web_setup", e);
+                    continue;
+                }
+                None => {
+                    drops.add_failure(
+                        format!("sources[{i}]"),
+                        "no_web",
+                        "no web layer to fetch EDGAR through",
+                    );
+                    continue;
+                }
+            };
+            let harvest = edgar_live::harvest(edgar, &sec, &source.items);
+            files_in += harvest.items_in;
+            edgar_live::record_drops(&mut drops, harvest.drops);
+            for f in &harvest.filings {
+                for item in &f.missing {
+                    drops.add_failure(
+                        format!("{}#{item}", f.url),
+                        "missing_item",
+                        "no heading of this item in the filing; the report keeps the others",
+                    );
+                }
+                if f.bad_tables > 0 {
+                    drops.add_failure(
+                        format!("{}#tables", f.url),
+                        "bad_table",
+                        format!(
+                            "{} table(s) of the document could not be converted; the report kept",
+                            f.bad_tables
+                        ),
+                    );
+                }
+                let report = edgar_report(edgar, source, f);
+                if reports.contains_key(&report.id) {
+                    drops.add(f.url.clone(), "duplicate_report", report.id.clone());
+                } else {
+                    reports.insert(report.id.clone(), report);
+                }
+            }
+            continue;
+        }
         let files = match expand(root, &source.path) {
             Ok(f) => f,
             Err(e) => {
@@ -412,6 +522,34 @@ impl TypedStage for ReportsStage {
             return Err(ConfigError::new("sources", "at least one source is needed"));
         }
         for (i, source) in config.sources.iter().enumerate() {
+            if source.items.is_empty() {
+                return Err(ConfigError::new(
+                    format!("sources[{i}].items"),
+                    "name at least one item",
+                ));
+            }
+            if let Some(edgar) = &source.edgar {
+                if !source.path.is_empty() || source.format.is_some() {
+                    return Err(ConfigError::new(
+                        format!("sources[{i}]"),
+                        "an `edgar` source takes no `path` or `format`",
+                    ));
+                }
+                edgar.validate(&format!("sources[{i}].edgar"), &source.items)?;
+                if self.web.is_none() {
+                    return Err(ConfigError::new(
+                        format!("sources[{i}].edgar"),
+                        "this reports stage was built without a web layer",
+                    ));
+                }
+                continue;
+            }
+            if source.path.is_empty() {
+                return Err(ConfigError::new(
+                    format!("sources[{i}]"),
+                    "set `path` (files) or `edgar` (filings fetched from SEC EDGAR)",
+                ));
+            }
             match expand(root, &source.path) {
                 Ok(files) if files.is_empty() => {
                     return Err(ConfigError::new(
@@ -422,23 +560,40 @@ impl TypedStage for ReportsStage {
                 Ok(_) => {}
                 Err(e) => return Err(ConfigError::new(format!("sources[{i}].path"), e)),
             }
-            if source.items.is_empty() {
-                return Err(ConfigError::new(
-                    format!("sources[{i}].items"),
-                    "name at least one item",
-                ));
-            }
         }
         Ok(())
+    }
+
+    fn environment(&self) -> serde_json::Value {
+        match &self.web {
+            Some(web) => serde_json::json!({ "web_mode": web.config().mode }),
+            None => serde_json::Value::Null,
+        }
+    }
+
+    /// EDGAR sources list new filings without any input changing, so `refresh` reruns the stage
+    /// (unless the web layer replays).
+    fn reads_live_sources(&self, config: &ReportsConfig) -> bool {
+        Self::has_edgar(config)
+            && self
+                .web
+                .as_ref()
+                .is_some_and(|w| w.config().mode == Mode::Live)
     }
 
     fn external_files(&self, config: &ReportsConfig, root: &Path) -> Vec<PathBuf> {
         let mut files: Vec<PathBuf> = config
             .sources
             .iter()
+            .filter(|s| s.edgar.is_none())
             .filter_map(|s| expand(root, &s.path).ok())
             .flatten()
             .collect();
+        if Self::has_edgar(config)
+            && let Some(web) = &self.web
+        {
+            files.extend(web.config().replay_inputs(root));
+        }
         files.sort();
         files.dedup();
         files
@@ -450,7 +605,14 @@ impl TypedStage for ReportsStage {
         _inputs: Inputs,
         ctx: &StageContext,
     ) -> Result<StageOutput, StageError> {
-        let (reports, drops, files_in) = ingest(config, &ctx.root, &ctx.stage_id);
+        // Checked again here: the SEC's fair-access rules are not optional, whoever calls.
+        for (i, source) in config.sources.iter().enumerate() {
+            if let Some(edgar) = &source.edgar {
+                edgar.validate(&format!("sources[{i}].edgar"), &source.items)?;
+            }
+        }
+        let (reports, drops, files_in) =
+            ingest_with(config, &ctx.root, &ctx.stage_id, self.web.as_deref());
         tracing::info!(
             files = files_in,
             reports = reports.len(),

@@ -1,12 +1,16 @@
 //! Plain text to blocks: headings, paragraphs, pipe tables, and whitespace-aligned tables that
 //! older filings carry flattened into text.
 //!
+//! In the one-paragraph-per-line layout, tables that edgar-crawler flattened to one cell per line
+//! become one table block each ([`crate::flat_table`]).
+//!
 //! Two layouts exist. EDGAR items put one paragraph per line and break some paragraphs across
 //! lines (a line starting in lower case continues the previous one). Plain text files separate
 //! paragraphs with blank lines and wrap lines inside them.
 
 use noisebench_core::Block;
 
+use crate::flat_table;
 use crate::table::{TableError, check_pipe_table, starts_like_footnote};
 
 /// How paragraphs are delimited.
@@ -20,6 +24,16 @@ pub enum Layout {
 
 /// Blocks of `text`, and the tables that could not be kept (index among the text's tables).
 pub fn text_blocks(text: &str, layout: Layout) -> (Vec<Block>, Vec<(usize, TableError)>) {
+    text_blocks_with(text, layout, true)
+}
+
+/// [`text_blocks`], with the rebuilding of cell-per-line tables switched off when `flat_tables`
+/// is false: how text was read before it existed, for measuring what it changes.
+pub fn text_blocks_with(
+    text: &str,
+    layout: Layout,
+    flat_tables: bool,
+) -> (Vec<Block>, Vec<(usize, TableError)>) {
     let lines: Vec<&str> = text.lines().map(|l| l.trim_end()).collect();
     let mut blocks = Vec::new();
     let mut bad_tables = Vec::new();
@@ -36,8 +50,11 @@ pub fn text_blocks(text: &str, layout: Layout) -> (Vec<Block>, Vec<(usize, Table
         push_text_block(blocks, joined);
     };
 
+    // The previous line was a marker that opens this line's paragraph.
+    let mut glue = false;
     while i < lines.len() {
         let line = lines[i];
+        let glued = std::mem::take(&mut glue);
         if line.trim().is_empty() {
             flush(&mut para, &mut blocks);
             i += 1;
@@ -78,10 +95,32 @@ pub fn text_blocks(text: &str, layout: Layout) -> (Vec<Block>, Vec<(usize, Table
             i = end;
             continue;
         }
+        if flat_tables
+            && layout == Layout::LinePerParagraph
+            && let Some(end) = flat_table::run_end(&lines, i)
+        {
+            // A table whose cells edgar-crawler put one per line: one block, never headings.
+            flush(&mut para, &mut blocks);
+            blocks.push(flat_table::table_block(&lines[i..end]));
+            table_index += 1;
+            i = end;
+            continue;
+        }
         match layout {
             Layout::LinePerParagraph => {
                 let trimmed = line.trim();
-                if trimmed == "•" || trimmed == "●" || trimmed == "·" {
+                if glued {
+                    para.push(trimmed);
+                } else if flat_tables
+                    && flat_table::is_marker(trimmed)
+                    && lines.get(i + 1).is_some_and(|n| flat_table::is_prose(n))
+                {
+                    // A footnote or exhibit number on its own line, `(1)` or `4.1`, opens the
+                    // paragraph on the next line instead of standing alone as a bare number.
+                    flush(&mut para, &mut blocks);
+                    para.push(trimmed);
+                    glue = true;
+                } else if trimmed == "•" || trimmed == "●" || trimmed == "·" {
                     // A bullet on its own line belongs to the next line.
                     flush(&mut para, &mut blocks);
                     para.push("•");

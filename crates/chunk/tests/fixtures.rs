@@ -16,6 +16,7 @@ use common::{check_invariants, check_titles, root};
 fn source(path: &str, domain: Domain) -> Source {
     Source {
         path: path.into(),
+        edgar: None,
         format: None,
         domain,
         items: vec!["item_7".into()],
@@ -231,7 +232,7 @@ fn stages_run_reports_then_chunks_through_the_runner_interface() {
              "metadata": {"grantee": "City of Riverton", "state": "XX", "year": "2023"}}
         ]
     });
-    let stage = ReportsStage;
+    let stage = ReportsStage::default();
     Stage::check(&stage, &config, &root()).unwrap();
     let files = Stage::external_files(&stage, &config, &root()).unwrap();
     assert_eq!(files.len(), 7);
@@ -270,7 +271,7 @@ fn stages_run_reports_then_chunks_through_the_runner_interface() {
 
 #[test]
 fn configuration_errors_name_the_field() {
-    let stage = ReportsStage;
+    let stage = ReportsStage::default();
     let err = Stage::check(
         &stage,
         &serde_json::json!({"sources": [{"path": "fixtures/reports/edgar/*.nothing"}]}),

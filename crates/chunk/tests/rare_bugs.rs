@@ -236,6 +236,7 @@ fn whitespace_aligned_tables_in_old_filings_are_kept_whole() {
     let config = ReportsConfig {
         sources: vec![Source {
             path: "*.json".into(),
+            edgar: None,
             format: None,
             domain: noisebench_chunk::Domain::Finance,
             items: vec!["item_7".into()],

@@ -88,7 +88,9 @@ pub fn registry(layers: &Layers) -> Registry {
         )))
         .register(Arc::new(noisebench_label::ExportRaguardStage))
         .register(Arc::new(noisebench_label::ExportConfactStage))
-        .register(Arc::new(noisebench_chunk::ReportsStage))
+        .register(Arc::new(noisebench_chunk::ReportsStage::new(
+            layers.web.clone(),
+        )))
         .register(Arc::new(noisebench_chunk::ChunksStage))
         .register(Arc::new(noisebench_kg::triplets::TripletsStage::new(
             layers.llm.clone(),

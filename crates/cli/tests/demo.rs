@@ -776,7 +776,16 @@ fn every_shipped_pipeline_checks_and_rare_finance_builds() {
         })
         .collect();
     names.sort();
-    assert_eq!(names, ["confact", "demo", "raguard", "rare-finance"]);
+    assert_eq!(
+        names,
+        [
+            "confact",
+            "demo",
+            "raguard",
+            "rare-finance",
+            "rare-finance-live"
+        ]
+    );
     for name in &names {
         let out = check(name, true);
         let text = String::from_utf8_lossy(&out.stdout);

@@ -1,0 +1,970 @@
+//! The EDGAR source of the `reports` stage: 10-K filings (or other forms) fetched from the SEC's
+//! public JSON and archives through the web layer, their items cut from the filing HTML.
+//!
+//! What it reads: the company submissions index (`<base_url>/submissions/CIK##########.json`,
+//! `filings.recent` as parallel arrays, older pages listed in `filings.files`), the ticker map
+//! (`company_tickers.json`) when tickers are given, and each filing's primary document
+//! (`<archives_url>/Archives/edgar/data/<cik>/<accession without dashes>/<primaryDocument>`).
+//! Every request goes through a [`Web`] derived from the run's (same archive, replay, guard,
+//! retries and body cap) whose User-Agent is the source's declared one and whose rate to each SEC
+//! host is at most the source's `rate_per_second` (never above [`SEC_MAX_RATE`], the SEC's
+//! fair-access limit); the source also spaces its own fetches by that rate, so the limit holds
+//! for the SEC's hosts together.
+//!
+//! What it is not: a crawler of EDGAR full-text search or XBRL facts, or a parser of the filing's
+//! inline XBRL; item cutting works on the text the HTML path ([`crate::html`]) reads.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use noisebench_core::{Block, ConfigError, Drops, stable_id};
+use noisebench_web::{HostConfig, Mode, Page, Url, Web, host_key};
+use regex::Regex;
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::html::html_blocks;
+use crate::table::squash;
+
+/// The SEC's fair-access ceiling: requests per second to its hosts, all of them together per
+/// host as the web layer paces.
+pub const SEC_MAX_RATE: f64 = 10.0;
+
+/// What happens to an amended filing (`10-K/A`) of a form taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Amendments {
+    /// The latest amendment of a period replaces its original (same report id); an amendment
+    /// without the items asked for (a Part III-only 10-K/A) falls back to the filing before it.
+    #[default]
+    Replace,
+    /// Amendments are reports of their own, beside their originals.
+    KeepBoth,
+    /// Amendments are not fetched (counted as `amendment_ignored` drops).
+    Ignore,
+}
+
+/// A CIK as the pipeline file writes it: a number or a string of digits.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(untagged)]
+pub enum Cik {
+    Number(u64),
+    Text(String),
+}
+
+impl Cik {
+    /// The ten-digit zero-padded form, or `None` when it is not 1 to 10 digits.
+    pub fn padded(&self) -> Option<String> {
+        let digits = match self {
+            Cik::Number(n) => n.to_string(),
+            Cik::Text(s) => s.trim().to_string(),
+        };
+        (!digits.is_empty() && digits.len() <= 10 && digits.chars().all(|c| c.is_ascii_digit()))
+            .then(|| format!("{digits:0>10}"))
+    }
+}
+
+fn default_forms() -> Vec<String> {
+    vec!["10-K".into()]
+}
+fn default_rate() -> f64 {
+    SEC_MAX_RATE
+}
+fn default_base_url() -> String {
+    "https://data.sec.gov".into()
+}
+fn default_archives_url() -> String {
+    "https://www.sec.gov".into()
+}
+fn default_tickers_url() -> String {
+    "https://www.sec.gov/files/company_tickers.json".into()
+}
+
+/// Filings fetched from SEC EDGAR: `edgar = { ciks = ["320193"], forms = ["10-K"], from =
+/// "2023-01-01", user_agent = "Jane Doe jane@example.org" }`. The source's `domain`, `items` and
+/// `metadata` apply as to files.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EdgarSource {
+    /// Companies by Central Index Key (`"320193"`, `"0000320193"` or `320193`).
+    #[serde(default)]
+    pub ciks: Vec<Cik>,
+    /// Companies by ticker (`"AAPL"`), mapped to CIKs through the SEC's `company_tickers.json`
+    /// (`tickers_url`); an unknown ticker is an `unknown_ticker` drop.
+    #[serde(default)]
+    pub tickers: Vec<String>,
+    /// Forms taken (default `["10-K"]`); their amendments (`10-K/A`) follow `amendments`.
+    #[serde(default = "default_forms")]
+    pub forms: Vec<String>,
+    /// Earliest filing date taken, `YYYY-MM-DD`, inclusive. Older filings than the index's
+    /// `recent` list holds are read from its further pages only when `from` reaches back to them.
+    #[serde(default)]
+    pub from: Option<String>,
+    /// Latest filing date taken, `YYYY-MM-DD`, inclusive (default: no limit).
+    #[serde(default)]
+    pub to: Option<String>,
+    /// Keep only the most recent N periods per company and form (after the date filter); unset
+    /// keeps all.
+    #[serde(default)]
+    pub latest: Option<usize>,
+    /// Required: the User-Agent the SEC asks of automated access, your name or organisation and a
+    /// contact e-mail (`"Jane Doe jane@example.org"`). Sent instead of `[web] user_agent` on every
+    /// request of this source; the stage refuses to run without one.
+    #[serde(default)]
+    pub user_agent: Option<String>,
+    /// What an amended filing does: `replace` (default) its original, `keep_both`, or `ignore`.
+    #[serde(default)]
+    pub amendments: Amendments,
+    /// Requests per second to each SEC host, at most 10 (the SEC's fair-access limit) and never
+    /// above `[web]`'s rate for that host (default 10).
+    #[serde(default = "default_rate")]
+    pub rate_per_second: f64,
+    /// Where the submissions JSON is served (default `https://data.sec.gov`); tests point it at a
+    /// fake server.
+    #[serde(default = "default_base_url")]
+    pub base_url: String,
+    /// Where filing documents are served, before `/Archives/edgar/data/...` (default
+    /// `https://www.sec.gov`).
+    #[serde(default = "default_archives_url")]
+    pub archives_url: String,
+    /// The ticker-to-CIK map (default `https://www.sec.gov/files/company_tickers.json`).
+    #[serde(default = "default_tickers_url")]
+    pub tickers_url: String,
+}
+
+/// `YYYY-MM-DD` and nothing else.
+fn is_iso_date(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 10
+        && b.iter().enumerate().all(|(i, c)| match i {
+            4 | 7 => *c == b'-',
+            _ => c.is_ascii_digit(),
+        })
+}
+
+/// An item name as configured (`item_7`, `7`, `Item 7A`) to its key (`7`, `7A`).
+pub fn item_key(name: &str) -> Option<String> {
+    let lower = name.trim().to_ascii_lowercase();
+    let rest = lower
+        .strip_prefix("item")
+        .map(|r| r.trim_start_matches(['_', ' ']))
+        .unwrap_or(&lower);
+    let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+    let tail = &rest[digits.len()..];
+    let ok = (1..=2).contains(&digits.len())
+        && (tail.is_empty() || (tail.len() == 1 && tail.chars().all(|c| c.is_ascii_alphabetic())));
+    ok.then(|| format!("{digits}{}", tail.to_ascii_uppercase()))
+}
+
+impl EdgarSource {
+    /// Checks beyond the types; `field` is the source's path in the configuration
+    /// (`sources[0].edgar`).
+    pub fn validate(&self, field: &str, items: &[String]) -> Result<(), ConfigError> {
+        let f = |name: &str| format!("{field}.{name}");
+        match self.user_agent.as_deref().map(str::trim) {
+            None | Some("") => {
+                return Err(ConfigError::new(
+                    f("user_agent"),
+                    "the SEC requires a declared User-Agent with a contact for automated access \
+                     (e.g. \"Jane Doe jane@example.org\"); the EDGAR source does not fetch without one",
+                ));
+            }
+            Some(ua) if !ua.contains('@') => {
+                return Err(ConfigError::new(
+                    f("user_agent"),
+                    "must name a contact e-mail (e.g. \"Jane Doe jane@example.org\"), as the SEC asks",
+                ));
+            }
+            Some(_) => {}
+        }
+        if self.ciks.is_empty() && self.tickers.is_empty() {
+            return Err(ConfigError::new(
+                f("ciks"),
+                "name at least one CIK or ticker",
+            ));
+        }
+        for (i, cik) in self.ciks.iter().enumerate() {
+            if cik.padded().is_none() {
+                return Err(ConfigError::new(
+                    format!("{field}.ciks[{i}]"),
+                    "a CIK is 1 to 10 digits",
+                ));
+            }
+        }
+        if self.forms.is_empty() || self.forms.iter().any(|s| s.trim().is_empty()) {
+            return Err(ConfigError::new(
+                f("forms"),
+                "name at least one form, e.g. \"10-K\"",
+            ));
+        }
+        for (name, value) in [("from", &self.from), ("to", &self.to)] {
+            if let Some(d) = value
+                && !is_iso_date(d)
+            {
+                return Err(ConfigError::new(
+                    f(name),
+                    format!("`{d}` is not YYYY-MM-DD"),
+                ));
+            }
+        }
+        if let (Some(from), Some(to)) = (&self.from, &self.to)
+            && from > to
+        {
+            return Err(ConfigError::new(f("to"), "is before `from`"));
+        }
+        if self.latest == Some(0) {
+            return Err(ConfigError::new(f("latest"), "must be >= 1 (or unset)"));
+        }
+        if !(self.rate_per_second.is_finite()
+            && self.rate_per_second > 0.0
+            && self.rate_per_second <= SEC_MAX_RATE)
+        {
+            return Err(ConfigError::new(
+                f("rate_per_second"),
+                "must be > 0 and at most 10 (the SEC's fair-access limit)",
+            ));
+        }
+        for (name, url) in [
+            ("base_url", &self.base_url),
+            ("archives_url", &self.archives_url),
+            ("tickers_url", &self.tickers_url),
+        ] {
+            match Url::parse(url) {
+                Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => {}
+                _ => {
+                    return Err(ConfigError::new(
+                        f(name),
+                        format!("`{url}` is not an http(s) URL"),
+                    ));
+                }
+            }
+        }
+        for (i, item) in items.iter().enumerate() {
+            if item_key(item).is_none() {
+                return Err(ConfigError::new(
+                    format!("{}.items[{i}]", field.trim_end_matches(".edgar")),
+                    format!("`{item}` is not an item name (`item_7`, `7`, `item_1A`)"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The web layer this source fetches through: the run's, with this source's User-Agent and
+    /// each SEC host's rate capped at `rate_per_second` (and at the run's own rate for it).
+    pub fn web(&self, run_web: &Web) -> Result<Web, String> {
+        let mut config = run_web.config().clone();
+        if let Some(ua) = &self.user_agent {
+            config.user_agent = ua.trim().to_string();
+        }
+        for url in [&self.base_url, &self.archives_url, &self.tickers_url] {
+            let Ok(url) = Url::parse(url) else { continue };
+            let host = host_key(&url);
+            let rate = config.rate_for(&host).min(self.rate_per_second);
+            config.hosts.insert(
+                host,
+                HostConfig {
+                    rate_per_second: rate,
+                },
+            );
+        }
+        // Paths are already resolved against the root by the run's `Web::new`.
+        Web::new(config, std::path::Path::new("/")).map_err(|e| e.to_string())
+    }
+
+    fn submissions_url(&self, name: &str) -> String {
+        format!("{}/submissions/{name}", self.base_url.trim_end_matches('/'))
+    }
+
+    /// Whether a filing's form is taken, and whether it is an amendment of one.
+    fn form_match(&self, form: &str) -> Option<bool> {
+        let form = form.trim();
+        if self
+            .forms
+            .iter()
+            .any(|f| f.trim().eq_ignore_ascii_case(form))
+        {
+            return Some(false);
+        }
+        let base = form.strip_suffix("/A")?;
+        self.forms
+            .iter()
+            .any(|f| f.trim().eq_ignore_ascii_case(base))
+            .then_some(true)
+    }
+
+    fn in_dates(&self, date: &str) -> bool {
+        self.from.as_deref().is_none_or(|f| date >= f)
+            && self.to.as_deref().is_none_or(|t| date <= t)
+    }
+}
+
+/// One filing listed in a company's submissions index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listed {
+    pub cik: String,
+    pub company: String,
+    pub accession: String,
+    pub filing_date: String,
+    pub report_date: String,
+    pub form: String,
+    pub primary_document: String,
+}
+
+impl Listed {
+    /// The form without its `/A`.
+    fn base_form(&self) -> &str {
+        self.form.strip_suffix("/A").unwrap_or(&self.form)
+    }
+
+    fn is_amendment(&self) -> bool {
+        self.form.ends_with("/A")
+    }
+
+    /// The period the report is about: the report date, else the filing date.
+    fn period(&self) -> &str {
+        if self.report_date.is_empty() {
+            &self.filing_date
+        } else {
+            &self.report_date
+        }
+    }
+
+    /// `<archives_url>/Archives/edgar/data/<cik>/<accession without dashes>/<primaryDocument>`.
+    pub fn document_url(&self, archives_url: &str) -> String {
+        format!(
+            "{}/Archives/edgar/data/{}/{}/{}",
+            archives_url.trim_end_matches('/'),
+            self.cik,
+            self.accession.replace('-', ""),
+            self.primary_document
+        )
+    }
+
+    /// The drop item naming this filing.
+    fn item(&self) -> String {
+        format!("edgar:{}/{}", self.cik, self.accession)
+    }
+}
+
+/// The submissions index of one company, parsed: its name and the filings of one page.
+#[derive(Debug, Default)]
+pub struct Submissions {
+    pub cik: String,
+    pub company: String,
+    pub filings: Vec<Listed>,
+    /// Further pages: (file name, first filing date, last filing date).
+    pub pages: Vec<(String, String, String)>,
+}
+
+/// Parse a submissions index (`CIK##########.json`) or one of its further pages (the same
+/// parallel arrays at the top level). `cik` and `company` fill what a page does not say.
+pub fn parse_submissions(json: &str, cik: &str, company: &str) -> Result<Submissions, String> {
+    let value: Value = serde_json::from_str(json).map_err(|e| e.to_string())?;
+    let text = |v: Option<&Value>| match v {
+        Some(Value::String(s)) => s.trim().to_string(),
+        Some(Value::Number(n)) => n.to_string(),
+        _ => String::new(),
+    };
+    let cik = match text(value.get("cik")) {
+        c if c.is_empty() => cik.to_string(),
+        c => c.trim_start_matches('0').to_string(),
+    };
+    let company = match text(value.get("name")) {
+        c if c.is_empty() => company.to_string(),
+        c => c,
+    };
+    let filings_obj = value.get("filings");
+    let recent = filings_obj
+        .and_then(|f| f.get("recent"))
+        .or(if filings_obj.is_none() {
+            Some(&value)
+        } else {
+            None
+        })
+        .ok_or("no `filings.recent`")?;
+    let column = |name: &str| -> Vec<String> {
+        recent
+            .get(name)
+            .and_then(Value::as_array)
+            .map(|a| a.iter().map(|v| text(Some(v))).collect())
+            .unwrap_or_default()
+    };
+    let accession = column("accessionNumber");
+    if recent
+        .get("accessionNumber")
+        .and_then(Value::as_array)
+        .is_none()
+    {
+        return Err("no `accessionNumber` array".into());
+    }
+    let (filing_date, report_date, form, primary) = (
+        column("filingDate"),
+        column("reportDate"),
+        column("form"),
+        column("primaryDocument"),
+    );
+    let at = |v: &[String], i: usize| v.get(i).cloned().unwrap_or_default();
+    let filings = (0..accession.len())
+        .map(|i| Listed {
+            cik: cik.clone(),
+            company: company.clone(),
+            accession: at(&accession, i),
+            filing_date: at(&filing_date, i),
+            report_date: at(&report_date, i),
+            form: at(&form, i),
+            primary_document: at(&primary, i),
+        })
+        .collect();
+    let pages = filings_obj
+        .and_then(|f| f.get("files"))
+        .and_then(Value::as_array)
+        .map(|files| {
+            files
+                .iter()
+                .map(|f| {
+                    (
+                        text(f.get("name")),
+                        text(f.get("filingFrom")),
+                        text(f.get("filingTo")),
+                    )
+                })
+                .filter(|(n, _, _)| !n.is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(Submissions {
+        cik,
+        company,
+        filings,
+        pages,
+    })
+}
+
+/// The ticker map (`company_tickers.json`: `{"0": {"cik_str": 320193, "ticker": "AAPL", ...}}`),
+/// upper-case tickers to ten-digit CIKs.
+pub fn parse_tickers(json: &str) -> Result<BTreeMap<String, String>, String> {
+    let value: Value = serde_json::from_str(json).map_err(|e| e.to_string())?;
+    let entries: Vec<&Value> = match &value {
+        Value::Object(m) => m.values().collect(),
+        Value::Array(a) => a.iter().collect(),
+        _ => return Err("not an object of companies".into()),
+    };
+    let mut map = BTreeMap::new();
+    for e in entries {
+        let ticker = e.get("ticker").and_then(Value::as_str);
+        let cik = match e.get("cik_str").or_else(|| e.get("cik")) {
+            Some(Value::Number(n)) => n.as_u64().and_then(|n| Cik::Number(n).padded()),
+            Some(Value::String(s)) => Cik::Text(s.clone()).padded(),
+            _ => None,
+        };
+        if let (Some(t), Some(c)) = (ticker, cik) {
+            map.insert(t.trim().to_ascii_uppercase(), c);
+        }
+    }
+    Ok(map)
+}
+
+/// The items cut from a filing document.
+pub struct FilingItems {
+    pub blocks: Vec<Block>,
+    /// Items asked for and not found.
+    pub missing: Vec<String>,
+    /// Tables of the document that could not be converted (the document's, not only the items').
+    pub bad_tables: usize,
+}
+
+/// `Item 7.`, `ITEM 7A -`, `Item 7 Management's...`: the item key of a heading line, if it is one.
+fn heading_key(text: &str) -> Option<String> {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    // Invariant: constant pattern.
+    let re = RE.get_or_init(|| {
+        Regex::new(r"(?i)^item\s*(\d{1,2})([a-d])?\b\s*(.?)").expect("constant pattern")
+    });
+    if text.chars().count() > 300 {
+        return None;
+    }
+    let c = re.captures(text.trim())?;
+    let next = c.get(3).map(|m| m.as_str()).unwrap_or("");
+    // "Item 7 of this report ..." is a reference, not a heading.
+    let heading = next
+        .chars()
+        .next()
+        .is_none_or(|ch| ".:-–—(".contains(ch) || ch.is_uppercase() || ch == '\'' || ch == '’');
+    heading.then(|| {
+        format!(
+            "{}{}",
+            &c[1],
+            c.get(2)
+                .map(|m| m.as_str().to_ascii_uppercase())
+                .unwrap_or_default()
+        )
+    })
+}
+
+/// `PART II`, `SIGNATURES`: lines that end an item without starting another.
+fn is_boundary(text: &str) -> bool {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    // Invariant: constant pattern.
+    let re = RE.get_or_init(|| {
+        Regex::new(r"(?i)^(part\s+(i{1,3}|iv)\b.{0,80}|signatures?)$").expect("constant pattern")
+    });
+    re.is_match(text.trim())
+}
+
+/// Page furniture between the items: page numbers and "Table of Contents" back-links.
+fn is_furniture(text: &str) -> bool {
+    let t = text.trim();
+    (t.len() <= 4
+        && t.chars()
+            .all(|c| c.is_ascii_digit() || c == '-' || c == ' '))
+        || t.eq_ignore_ascii_case("table of contents")
+        || t.eq_ignore_ascii_case("index")
+}
+
+/// A block's text as a heading line: a heading or paragraph, or a table of at most two rows (some
+/// filings lay `Item 7.` | `Management's Discussion...` out as a one-row table).
+fn line_of(block: &Block) -> Option<String> {
+    match block {
+        Block::Heading { text, .. } | Block::Paragraph { text, .. } => Some(text.clone()),
+        Block::Table { markdown, .. } => {
+            let rows: Vec<&str> = markdown
+                .lines()
+                .filter(|l| !l.trim().trim_matches(['|', '-', ':', ' ']).is_empty())
+                .collect();
+            (rows.len() <= 2).then(|| {
+                squash(
+                    &rows
+                        .iter()
+                        .map(|r| r.replace('|', " "))
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                )
+            })
+        }
+    }
+}
+
+fn text_len(block: &Block) -> usize {
+    match block {
+        Block::Heading { text, .. } | Block::Paragraph { text, .. } => text.len(),
+        Block::Table { markdown, .. } => markdown.len(),
+    }
+}
+
+/// Cut the `items` (configured names) from a filing's HTML, in the order asked, each starting with
+/// its heading as a level-2 heading. Every occurrence of an item's heading is a candidate (the
+/// table of contents names each item too); the one with the most text before the next item or
+/// part heading wins, the last on a tie.
+pub fn filing_items(html: &str, items: &[String]) -> FilingItems {
+    let page = html_blocks(html);
+    let blocks = page.blocks;
+    let lines: Vec<Option<String>> = blocks.iter().map(line_of).collect();
+    let keys: Vec<Option<String>> = lines
+        .iter()
+        .map(|l| l.as_deref().and_then(heading_key))
+        .collect();
+    let stops: Vec<bool> = lines
+        .iter()
+        .zip(&keys)
+        .map(|(l, k)| k.is_some() || l.as_deref().is_some_and(is_boundary))
+        .collect();
+    let mut out = Vec::new();
+    let mut missing = Vec::new();
+    for name in items {
+        let Some(want) = item_key(name) else {
+            missing.push(name.clone());
+            continue;
+        };
+        let mut best: Option<(usize, usize, usize)> = None;
+        for (i, key) in keys.iter().enumerate() {
+            if key.as_deref() != Some(want.as_str()) {
+                continue;
+            }
+            // A page header repeating the item's own heading does not end it.
+            let end = (i + 1..blocks.len())
+                .find(|&j| stops[j] && keys[j].as_deref() != Some(want.as_str()))
+                .unwrap_or(blocks.len());
+            let size: usize = blocks[i + 1..end].iter().map(text_len).sum();
+            if best.is_none_or(|(_, _, s)| size >= s) {
+                best = Some((i, end, size));
+            }
+        }
+        match best {
+            Some((start, end, size)) if size > 0 => {
+                let heading = lines[start].clone().unwrap_or_default();
+                out.push(Block::Heading {
+                    level: 2,
+                    text: heading,
+                });
+                out.extend(
+                    blocks[start + 1..end]
+                        .iter()
+                        .filter(|b| {
+                            keys_free(b)
+                                && !matches!(b, Block::Paragraph { text, .. } if is_furniture(text))
+                        })
+                        .cloned(),
+                );
+            }
+            _ => missing.push(name.clone()),
+        }
+    }
+    FilingItems {
+        blocks: out,
+        missing,
+        bad_tables: page.bad_tables.len(),
+    }
+}
+
+/// Blocks inside an item are kept, repeated headings of the item itself aside.
+fn keys_free(block: &Block) -> bool {
+    !matches!(block, Block::Paragraph { text, .. } | Block::Heading { text, .. } if heading_key(text).is_some())
+}
+
+/// A filing turned into a report's parts.
+pub struct FetchedFiling {
+    pub listed: Listed,
+    pub url: String,
+    pub blocks: Vec<Block>,
+    /// Items asked for and not found in the document (the others were).
+    pub missing: Vec<String>,
+    pub bad_tables: usize,
+}
+
+/// A per-filing or per-company failure: the drop item, reason code and detail.
+pub struct EdgarDrop {
+    pub item: String,
+    pub reason: String,
+    pub detail: String,
+}
+
+/// What one EDGAR source gave: the filings read (in listing order) and the drops; every item
+/// read is one of the two.
+#[derive(Default)]
+pub struct EdgarHarvest {
+    pub filings: Vec<FetchedFiling>,
+    pub drops: Vec<EdgarDrop>,
+    /// Items read: filings listed (after the form and date filters), plus companies and tickers
+    /// that failed before any filing was known.
+    pub items_in: u64,
+}
+
+impl EdgarHarvest {
+    fn drop(&mut self, item: String, reason: impl Into<String>, detail: impl Into<String>) {
+        self.drops.push(EdgarDrop {
+            item,
+            reason: reason.into(),
+            detail: detail.into(),
+        });
+    }
+}
+
+/// The SEC's limit holds for all its hosts together, while the web layer paces each host on
+/// its own; the source fetches one page at a time, so spacing its fetches bounds the total.
+struct Fetcher<'a> {
+    web: &'a Web,
+    interval: Duration,
+    last: Option<Instant>,
+}
+
+impl<'a> Fetcher<'a> {
+    fn new(web: &'a Web, rate_per_second: f64) -> Self {
+        let interval = match web.config().mode {
+            // Replay sends nothing.
+            Mode::Replay => Duration::ZERO,
+            Mode::Live => Duration::from_secs_f64(1.0 / rate_per_second),
+        };
+        Self {
+            web,
+            interval,
+            last: None,
+        }
+    }
+
+    fn fetch(&mut self, url: &str) -> Result<Page, (String, String)> {
+        if let Some(last) = self.last {
+            let due = last + self.interval;
+            let now = Instant::now();
+            if due > now {
+                std::thread::sleep(due - now);
+            }
+        }
+        self.last = Some(Instant::now());
+        self.web.fetch(url).map_err(|e| (e.code(), e.to_string()))
+    }
+}
+
+/// The companies of a source, ten-digit CIKs in order (tickers after CIKs), each once.
+fn companies(
+    source: &EdgarSource,
+    web: &mut Fetcher<'_>,
+    harvest: &mut EdgarHarvest,
+) -> Vec<String> {
+    let mut ciks: Vec<String> = source.ciks.iter().filter_map(Cik::padded).collect();
+    if !source.tickers.is_empty() {
+        let map = web
+            .fetch(&source.tickers_url)
+            .and_then(|p| parse_tickers(&p.text).map_err(|e| ("invalid_json".to_string(), e)));
+        for ticker in &source.tickers {
+            let item = format!("edgar:ticker:{ticker}");
+            match &map {
+                Ok(m) => match m.get(&ticker.trim().to_ascii_uppercase()) {
+                    Some(cik) => ciks.push(cik.clone()),
+                    None => {
+                        harvest.items_in += 1;
+                        harvest.drop(
+                            item,
+                            "unknown_ticker",
+                            format!("`{ticker}` is not in {}", source.tickers_url),
+                        );
+                    }
+                },
+                Err((code, detail)) => {
+                    harvest.items_in += 1;
+                    harvest.drop(item, code.clone(), detail.clone());
+                }
+            }
+        }
+    }
+    let mut seen = BTreeSet::new();
+    ciks.retain(|c| seen.insert(c.clone()));
+    ciks
+}
+
+/// The filings a company lists that the source takes (forms, dates), with its further index
+/// pages read when `from` reaches back to them.
+fn listed(
+    source: &EdgarSource,
+    web: &mut Fetcher<'_>,
+    cik10: &str,
+) -> Result<Vec<Listed>, EdgarDrop> {
+    let item = format!("edgar:CIK{cik10}");
+    let fail = |(reason, detail): (String, String)| EdgarDrop {
+        item: item.clone(),
+        reason,
+        detail,
+    };
+    let page = web
+        .fetch(&source.submissions_url(&format!("CIK{cik10}.json")))
+        .map_err(fail)?;
+    let cik = cik10.trim_start_matches('0');
+    let index =
+        parse_submissions(&page.text, cik, "").map_err(|e| fail(("invalid_json".into(), e)))?;
+    let mut filings = index.filings;
+    if let Some(from) = &source.from {
+        for (name, first, last) in &index.pages {
+            let overlaps = last.as_str() >= from.as_str()
+                && source.to.as_deref().is_none_or(|t| first.as_str() <= t);
+            if !overlaps {
+                continue;
+            }
+            let more = web.fetch(&source.submissions_url(name)).map_err(fail)?;
+            let more = parse_submissions(&more.text, &index.cik, &index.company)
+                .map_err(|e| fail(("invalid_json".into(), format!("{name}: {e}"))))?;
+            filings.extend(more.filings);
+        }
+    }
+    let mut seen = BTreeSet::new();
+    filings.retain(|f| {
+        source.form_match(&f.form).is_some()
+            && source.in_dates(&f.filing_date)
+            && !f.primary_document.is_empty()
+            && seen.insert(f.accession.clone())
+    });
+    // Newest first, so `latest` and amendments read in filing order.
+    filings.sort_by(|a, b| {
+        b.filing_date
+            .cmp(&a.filing_date)
+            .then(b.accession.cmp(&a.accession))
+    });
+    if let Some(n) = source.latest {
+        let mut periods: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for f in &filings {
+            periods
+                .entry(f.base_form().to_string())
+                .or_default()
+                .insert(f.period().to_string());
+        }
+        let keep: BTreeSet<(String, String)> = periods
+            .into_iter()
+            .flat_map(|(form, ps)| ps.into_iter().rev().take(n).map(move |p| (form.clone(), p)))
+            .collect();
+        filings.retain(|f| keep.contains(&(f.base_form().to_string(), f.period().to_string())));
+    }
+    Ok(filings)
+}
+
+/// Fetch one filing's document and cut its items.
+fn read_one(
+    source: &EdgarSource,
+    web: &mut Fetcher<'_>,
+    listed: &Listed,
+    items: &[String],
+) -> Result<FetchedFiling, (String, String)> {
+    let url = listed.document_url(&source.archives_url);
+    let page = web.fetch(&url)?;
+    let cut = filing_items(&page.text, items);
+    if cut.blocks.is_empty() {
+        return Err((
+            "empty_item".into(),
+            format!("items {items:?} not found in {url}"),
+        ));
+    }
+    Ok(FetchedFiling {
+        listed: listed.clone(),
+        url,
+        blocks: cut.blocks,
+        missing: cut.missing,
+        bad_tables: cut.bad_tables,
+    })
+}
+
+/// Read one EDGAR source: companies, their listed filings, each taken filing's items, under the
+/// amendment rule. Every failure is a drop with the web layer's reason code (or `invalid_json`,
+/// `unknown_ticker`, `empty_item`, `amendment_ignored`, `superseded`).
+pub fn harvest(source: &EdgarSource, web: &Web, items: &[String]) -> EdgarHarvest {
+    let mut harvest = EdgarHarvest::default();
+    let web = &mut Fetcher::new(web, source.rate_per_second);
+    for cik10 in companies(source, web, &mut harvest) {
+        let filings = match listed(source, web, &cik10) {
+            Ok(f) => f,
+            Err(d) => {
+                harvest.items_in += 1;
+                harvest.drops.push(d);
+                continue;
+            }
+        };
+        harvest.items_in += filings.len() as u64;
+        // Groups of one period and form, newest filing first (`listed` sorted them).
+        let mut groups: BTreeMap<(String, String), Vec<Listed>> = BTreeMap::new();
+        for f in filings {
+            let key = (f.base_form().to_string(), f.period().to_string());
+            groups.entry(key).or_default().push(f);
+        }
+        for group in groups.into_values() {
+            match source.amendments {
+                Amendments::Ignore | Amendments::KeepBoth => {
+                    for f in group {
+                        if source.amendments == Amendments::Ignore && f.is_amendment() {
+                            harvest.drop(
+                                f.item(),
+                                "amendment_ignored",
+                                format!("{} ignored (`amendments = \"ignore\"`)", f.form),
+                            );
+                            continue;
+                        }
+                        match read_one(source, web, &f, items) {
+                            Ok(r) => harvest.filings.push(r),
+                            Err((reason, detail)) => harvest.drop(f.item(), reason, detail),
+                        }
+                    }
+                }
+                Amendments::Replace => {
+                    let mut taken: Option<String> = None;
+                    for f in group {
+                        if let Some(by) = &taken {
+                            harvest.drop(
+                                f.item(),
+                                "superseded",
+                                format!("replaced by the later {by}"),
+                            );
+                            continue;
+                        }
+                        match read_one(source, web, &f, items) {
+                            Ok(r) => {
+                                taken = Some(format!("{} {}", f.form, f.accession));
+                                harvest.filings.push(r);
+                            }
+                            // The next older filing of the period is tried instead.
+                            Err((reason, detail)) => harvest.drop(f.item(), reason, detail),
+                        }
+                    }
+                }
+            }
+        }
+    }
+    harvest
+}
+
+/// The metadata of a fetched filing, the edgar-crawler fields and where it came from.
+pub fn filing_metadata(f: &FetchedFiling, items: &[String]) -> BTreeMap<String, String> {
+    let l = &f.listed;
+    BTreeMap::from([
+        ("cik".to_string(), l.cik.clone()),
+        ("company".to_string(), l.company.clone()),
+        ("filing_type".to_string(), l.form.clone()),
+        ("filing_date".to_string(), l.filing_date.clone()),
+        ("period_of_report".to_string(), l.report_date.clone()),
+        ("items".to_string(), items.join(",")),
+        ("accession_number".to_string(), l.accession.clone()),
+    ])
+}
+
+/// The report id of a filing: stable by company, form (the original's under `replace`, so an
+/// amendment replaces it) and period, whatever accession or fetch brought it.
+pub fn report_id(
+    domain: &str,
+    f: &FetchedFiling,
+    amendments: Amendments,
+    items: &[String],
+) -> String {
+    let l = &f.listed;
+    let form = match amendments {
+        Amendments::Replace => l.base_form(),
+        Amendments::KeepBoth | Amendments::Ignore => l.form.as_str(),
+    };
+    // `7` and `item_7` name the same item, so they give the same id.
+    let keys: Vec<String> = items
+        .iter()
+        .map(|i| item_key(i).unwrap_or_else(|| i.clone()))
+        .collect();
+    stable_id(
+        "report",
+        &[domain, "edgar", &l.cik, form, l.period(), &keys.join(",")],
+    )
+}
+
+/// Record a harvest's drops.
+pub fn record_drops(drops: &mut Drops, harvest_drops: Vec<EdgarDrop>) {
+    for d in harvest_drops {
+        tracing::warn!(item = %d.item, reason = %d.reason, "EDGAR filing dropped: {}", d.detail);
+        drops.add(d.item, &d.reason, d.detail);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn item_names_and_headings() {
+        assert_eq!(item_key("item_7").as_deref(), Some("7"));
+        assert_eq!(item_key("7a").as_deref(), Some("7A"));
+        assert_eq!(item_key("Item 1A").as_deref(), Some("1A"));
+        assert_eq!(item_key("mdna"), None);
+        assert_eq!(heading_key("Item 7.").as_deref(), Some("7"));
+        assert_eq!(heading_key("ITEM 7A - QUANTITATIVE").as_deref(), Some("7A"));
+        assert_eq!(
+            heading_key("Item\u{a0}7 Management’s").as_deref(),
+            Some("7")
+        );
+        assert_eq!(heading_key("Item 7 of this report discusses"), None);
+        assert_eq!(heading_key("Items 7 and 8"), None);
+        assert!(is_boundary("PART II"));
+        assert!(is_boundary("Signatures"));
+        assert!(!is_boundary("Part of our strategy is growth."));
+    }
+
+    #[test]
+    fn cik_padding() {
+        assert_eq!(Cik::Number(320193).padded().as_deref(), Some("0000320193"));
+        assert_eq!(
+            Cik::Text("0000320193".into()).padded().as_deref(),
+            Some("0000320193")
+        );
+        assert_eq!(Cik::Text("12345678901".into()).padded(), None);
+        assert_eq!(Cik::Text("AAPL".into()).padded(), None);
+    }
+}
