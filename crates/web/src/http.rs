@@ -449,7 +449,8 @@ impl HttpClient {
         &self.config
     }
 
-    /// Send, retrying as the [`RetryPolicy`] says. A response is returned whatever its status:
+    /// Send, retrying as the [`RetryPolicy`] says (and a 403 that carries a Retry-After, a rate
+    /// limit by another name). A response is returned whatever its status:
     /// after the last retry, the last response received. Errors are failures to get any response.
     pub async fn send(&self, request: &HttpRequest) -> Result<HttpResponse, FetchError> {
         let redactor = Arc::new(request.redactor());
@@ -461,6 +462,9 @@ impl HttpClient {
             let outcome = self.attempt(request, &redactor, attempts).await;
             let retry_after = match &outcome {
                 Ok(r) if RetryPolicy::retries_status(r.status) => r.retry_after(),
+                // A 403 that says when to come back is a rate limit, not a refusal: the SEC
+                // answers clients over its fair-access rate this way.
+                Ok(r) if r.status == 403 && r.retry_after().is_some() => r.retry_after(),
                 Err(FetchError::Timeout(_)) => None,
                 Err(FetchError::Connect(_)) if self.config.retry.retry_connect_errors => None,
                 _ => return outcome,

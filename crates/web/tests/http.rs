@@ -83,6 +83,15 @@ async fn handle(
         )
             .into_response(),
         "/busy" => "done".into_response(),
+        // The SEC's answer to a client over its rate: 403 with Retry-After, then fine.
+        "/over-rate" if n == 1 => (
+            StatusCode::FORBIDDEN,
+            [(header::RETRY_AFTER, "0")],
+            "slow down",
+        )
+            .into_response(),
+        "/over-rate" => "done".into_response(),
+        "/forbidden" => (StatusCode::FORBIDDEN, "no").into_response(),
         "/patient" => (
             StatusCode::TOO_MANY_REQUESTS,
             [(header::RETRY_AFTER, "120")],
@@ -254,6 +263,18 @@ fn retry_after_is_honoured_and_long_ones_follow_the_policy() {
         .send_blocking(&HttpRequest::get(url(&server, "/echo-denied")))
         .unwrap();
     assert_eq!((resp.status, resp.attempts), (401, 1));
+
+    // A 403 that says when to come back is a rate limit (the SEC's way), retried; a bare 403
+    // is a refusal, not retried.
+    let resp = http
+        .send_blocking(&HttpRequest::get(url(&server, "/over-rate")))
+        .unwrap();
+    assert_eq!((resp.status, resp.attempts), (200, 2));
+    let resp = http
+        .send_blocking(&HttpRequest::get(url(&server, "/forbidden")))
+        .unwrap();
+    assert_eq!((resp.status, resp.attempts), (403, 1));
+    assert_eq!(log.count("/forbidden"), 1);
 }
 
 #[test]
