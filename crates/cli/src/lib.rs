@@ -1,7 +1,6 @@
 //! The `noisebench` command line: registers every stage with the runner and wires the commands
 //! (`build-snapshot`, `run`, `verify`, `validate`, `diff`, `inspect`, `export`, `eval`,
-//! `report`, `schemas`) to the
-//! library crates.
+//! `report`, `schemas`) to the library crates.
 //!
 //! It builds one [`Llm`](noisebench_llm::Llm) from the pipeline file's `[llm]` table and one
 //! [`Web`](noisebench_web::Web) from its `[web]` table and hands them to the stages that need them,
