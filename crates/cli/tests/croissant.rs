@@ -97,6 +97,6 @@ fn mlcroissant_validates_and_reads_every_record_set() {
     assert_eq!(read["splits"], split_rows);
     assert_eq!(
         read["splits"]["questions"],
-        serde_json::json!({"test": 14, "train": 17})
+        serde_json::json!({"test": 16, "train": 20})
     );
 }

@@ -74,22 +74,22 @@ fn demo_builds_verifies_skips_and_reproduces() {
             ("claims", 53),
             ("conflicts", 50),
             ("document_credibility", 182),
-            ("document_perturbations", 124),
+            ("document_perturbations", 148),
             ("documents", 182),
             ("entities", 56),
             ("graph_edges", 43),
             ("labels", 518),
             ("passages", 168),
-            ("patterns", 41),
+            ("patterns", 45),
             ("queries", 212),
-            ("query_perturbations", 115),
-            ("question_judgements", 32),
-            ("question_splits", 31),
-            ("questions", 31),
+            ("query_perturbations", 138),
+            ("question_judgements", 37),
+            ("question_splits", 36),
+            ("questions", 36),
             ("rejected_questions", 1),
             ("reports", 9),
             ("retrieval_metrics", 60),
-            ("retrievals", 876),
+            ("retrievals", 1044),
             ("search_hits", 1981),
             ("triplets", 43),
         ]
@@ -125,20 +125,20 @@ fn demo_builds_verifies_skips_and_reproduces() {
             ("chunks", "chunks", 9, 67, 0),
             ("triplets", "triplets", 67, 43, 0),
             ("graph", "graph", 43, 43, 0),
-            ("patterns", "patterns", 43, 41, 0),
-            ("questions", "questions", 41, 32, 9),
-            ("qa-judge", "qa-judge", 32, 31, 1),
-            ("splits", "splits", 31, 31, 0),
-            ("query-perturbations", "query-perturbations", 124, 115, 9),
-            ("retrieval", "retrieval", 146, 876, 0),
+            ("patterns", "patterns", 43, 45, 0),
+            ("questions", "questions", 45, 37, 8),
+            ("qa-judge", "qa-judge", 37, 36, 1),
+            ("splits", "splits", 36, 36, 0),
+            ("query-perturbations", "query-perturbations", 144, 138, 6),
+            ("retrieval", "retrieval", 174, 1044, 0),
             (
                 "document-perturbations",
                 "document-perturbations",
-                124,
-                124,
+                148,
+                148,
                 0
             ),
-            ("export-rare", "export-rare", 31, 31, 0),
+            ("export-rare", "export-rare", 36, 36, 0),
         ]
     );
     // The graph's patterns: all four kinds, groups spanning two reports, every merge reviewable.
@@ -163,7 +163,7 @@ fn demo_builds_verifies_skips_and_reproduces() {
         [
             ("single_hop", 8, 0),
             ("chained_multi_hop", 3, 3),
-            ("star_shaped", 28, 2),
+            ("star_shaped", 32, 2),
             ("inverted_star_shaped", 2, 2),
         ]
     );
@@ -181,12 +181,12 @@ fn demo_builds_verifies_skips_and_reproduces() {
     assert_eq!(
         per_kind.into_iter().collect::<Vec<_>>(),
         [
-            (("chained_multi_hop", "test"), 1),
-            (("inverted_star_shaped", "test"), 1),
-            (("single_hop", "test"), 3),
-            (("single_hop", "train"), 5),
-            (("star_shaped", "test"), 9),
-            (("star_shaped", "train"), 12),
+            (("chained_multi_hop", "train"), 1),
+            (("inverted_star_shaped", "train"), 1),
+            (("single_hop", "test"), 4),
+            (("single_hop", "train"), 4),
+            (("star_shaped", "test"), 12),
+            (("star_shaped", "train"), 14),
         ]
     );
     assert!(
@@ -208,8 +208,8 @@ fn demo_builds_verifies_skips_and_reproduces() {
     // The LLM call log: one file for the run, one per stage that called.
     let calls = table_io::Table::open(&dir.path().join("work/demo/llm_calls.parquet")).unwrap();
     calls.check(&TableKind::LlmCalls.schema()).unwrap();
-    assert_eq!(calls.rows(), 2414);
-    assert_eq!(built.llm.calls, 2414);
+    assert_eq!(calls.rows(), 2434);
+    assert_eq!(built.llm.calls, 2434);
     assert_eq!(built.llm.tasks["exam_verdict"], 621);
     for stage in ["queries", "labels"] {
         assert!(
@@ -228,7 +228,7 @@ fn demo_builds_verifies_skips_and_reproduces() {
     // The card and manifest say how the labels were made.
     assert_eq!(manifest.provenance["llm"]["backend"], "offline");
     assert_eq!(manifest.provenance["facts:labels"]["data"]["pairs"], 518);
-    assert_eq!(manifest.provenance["llm"]["run"]["calls"], 2414);
+    assert_eq!(manifest.provenance["llm"]["run"]["calls"], 2434);
     assert_eq!(manifest.provenance["fetch_window"]["claims"]["rows"], 5);
     assert_eq!(
         manifest.provenance["fetch_window"]["documents"]["first"],
@@ -837,14 +837,14 @@ fn every_shipped_pipeline_checks_and_rare_finance_builds() {
             ("chunks", 5, 60),
             ("triplets", 60, 29),
             ("graph", 29, 29),
-            ("patterns", 29, 29),
-            ("questions", 29, 24),
-            ("qa-judge", 24, 23),
-            ("splits", 23, 23),
-            ("query-perturbations", 92, 83),
-            ("retrieval", 106, 636),
-            ("document-perturbations", 102, 102),
-            ("export-rare", 23, 23),
+            ("patterns", 29, 33),
+            ("questions", 33, 29),
+            ("qa-judge", 29, 28),
+            ("splits", 28, 28),
+            ("query-perturbations", 112, 106),
+            ("retrieval", 134, 804),
+            ("document-perturbations", 126, 126),
+            ("export-rare", 28, 28),
         ]
     );
 }
@@ -907,6 +907,6 @@ fn every_reader_opens_every_published_table() {
     }
     assert_eq!(
         read["splits"]["questions"],
-        serde_json::json!({"test": 14, "train": 17})
+        serde_json::json!({"test": 16, "train": 20})
     );
 }

@@ -165,6 +165,7 @@ pub fn ground_windows(
 ) -> Vec<Triplet> {
     let mut rows = Vec::new();
     let mut seen: BTreeSet<[String; 4]> = BTreeSet::new();
+    let mut occurrences: BTreeMap<String, usize> = BTreeMap::new();
     for (window, passes) in windows.iter().zip(answers) {
         let ground = GroundingWindow::new(&window.chunks);
         for (pass, (provenance, output)) in passes.iter().enumerate() {
@@ -176,7 +177,7 @@ pub fn ground_windows(
                     summary.repointed += usize::from(g.repointed);
                     let chunk = ground.chunk(g.chunk);
                     if seen.insert(dedupe_key(&chunk.id, t)) {
-                        Ok(row(chunk, t, provenance))
+                        Ok(row(chunk, t, provenance, &mut occurrences))
                     } else {
                         Err(Rejection::Duplicate)
                     }
@@ -206,12 +207,33 @@ fn describe(t: &ExtractedTriplet) -> String {
     )
 }
 
-fn row(chunk: &Chunk, t: &ExtractedTriplet, provenance: &str) -> Triplet {
-    let [chunk_id, e1, rel, e2] = dedupe_key(&chunk.id, t);
+/// A triplet's row. Its id is its content: the report, the normalised triplet and its sentence,
+/// so a fact keeps its id (and its patterns and questions theirs) when its chunk is edited
+/// elsewhere or re-chunked. The same fact from the same sentence text a second time in one
+/// report (a repeated sentence in another chunk) takes the next occurrence number.
+fn row(
+    chunk: &Chunk,
+    t: &ExtractedTriplet,
+    provenance: &str,
+    occurrences: &mut BTreeMap<String, usize>,
+) -> Triplet {
+    let [_, e1, rel, e2] = dedupe_key(&chunk.id, t);
+    let sentence = t.source_sentence.trim();
+    let base = stable_id("triplet", &[&chunk.report_id, &e1, &rel, &e2, sentence]);
+    let n = occurrences.entry(base.clone()).or_default();
+    let id = if *n == 0 {
+        base
+    } else {
+        stable_id(
+            "triplet",
+            &[&chunk.report_id, &e1, &rel, &e2, sentence, &n.to_string()],
+        )
+    };
+    *n += 1;
     Triplet {
-        id: stable_id("triplet", &[&chunk_id, &e1, &rel, &e2]),
+        id,
         report_id: chunk.report_id.clone(),
-        chunk_id,
+        chunk_id: chunk.id.clone(),
         entity_1: t.entity_1.trim().to_string(),
         relation: t.relation.trim().to_string(),
         entity_2: t.entity_2.trim().to_string(),

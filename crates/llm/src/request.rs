@@ -98,14 +98,24 @@ impl Llm {
                     "params": params,
                     "response_format": response_format,
                 });
-                let key = request_key(
-                    "openai",
-                    &model.model_id,
-                    T::NAME,
-                    &prompt.version,
-                    &messages,
-                    &key_params,
-                );
+                let key = match T::reuse_key(&input) {
+                    Some(reuse) => request_key(
+                        "openai",
+                        &model.model_id,
+                        T::NAME,
+                        &prompt.version,
+                        &serde_json::json!({ "reuse_key": reuse }),
+                        &key_params,
+                    ),
+                    None => request_key(
+                        "openai",
+                        &model.model_id,
+                        T::NAME,
+                        &prompt.version,
+                        &messages,
+                        &key_params,
+                    ),
+                };
                 Ok(Prepared {
                     stage: stage.to_string(),
                     input,

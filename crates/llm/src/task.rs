@@ -32,6 +32,17 @@ pub trait Task: Send + Sync + 'static {
 
     /// The offline backend's deterministic answer.
     fn offline(input: &Self::Input) -> Self::Output;
+
+    /// What a model's answer depends on, when that is less than the whole prompt: requests to a
+    /// model whose inputs have the same reuse key share one request hash, so they share the
+    /// cache entry, merge within a batch and join the same call-log row. `None` (the default):
+    /// the rendered prompt itself. A task overrides it only where its prompt carries context
+    /// that may change without changing what was asked (the questions tasks show whole chunks
+    /// but ask about facts and their sentences), so an edit elsewhere in that context keeps the
+    /// answer. The offline rule always answers the whole input.
+    fn reuse_key(_input: &Self::Input) -> Option<serde_json::Value> {
+        None
+    }
 }
 
 /// What a stage declares of a task it uses: enough for the engine to check its prompt and

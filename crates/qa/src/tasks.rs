@@ -46,6 +46,18 @@ fn qa_check(o: &QaOutput) -> Result<(), String> {
     }
 }
 
+/// A fact as a question depends on it: the triplet, its sentence, and the ordinal of its
+/// chunk among the pattern's distinct chunks (not the chunk's id, which changes with any edit).
+fn fact_key(t: &TripletText, chunk_ordinal: usize) -> serde_json::Value {
+    serde_json::json!([
+        t.entity_1,
+        t.relation,
+        t.entity_2,
+        t.source_sentence,
+        chunk_ordinal
+    ])
+}
+
 fn declined() -> QaOutput {
     QaOutput {
         question: String::new(),
@@ -74,6 +86,15 @@ impl Task for QaSingle {
 
     fn check(_: &QaSingleInput, o: &QaOutput) -> Result<(), String> {
         qa_check(o)
+    }
+
+    /// The fact, its sentence and the report's details: an edit elsewhere in the chunk keeps
+    /// the question.
+    fn reuse_key(input: &QaSingleInput) -> Option<serde_json::Value> {
+        Some(serde_json::json!({
+            "fact": fact_key(&input.triplet, 0),
+            "metadata": input.metadata,
+        }))
     }
 
     fn offline(input: &QaSingleInput) -> QaOutput {
@@ -145,6 +166,32 @@ impl Task for QaMulti {
 
     fn check(_: &QaMultiInput, o: &QaOutput) -> Result<(), String> {
         qa_check(o)
+    }
+
+    /// The pattern, its facts with their sentences and which of them share a chunk, the pivot's
+    /// names and the report's details: an edit elsewhere in the chunks keeps the question.
+    fn reuse_key(input: &QaMultiInput) -> Option<serde_json::Value> {
+        let mut chunk_ids: Vec<&str> = Vec::new();
+        let facts: Vec<serde_json::Value> = input
+            .triplets
+            .iter()
+            .map(|t| {
+                let ordinal = match chunk_ids.iter().position(|c| *c == t.chunk_id) {
+                    Some(i) => i,
+                    None => {
+                        chunk_ids.push(&t.chunk_id);
+                        chunk_ids.len() - 1
+                    }
+                };
+                fact_key(t, ordinal)
+            })
+            .collect();
+        Some(serde_json::json!({
+            "pattern": input.pattern,
+            "facts": facts,
+            "pivots": input.pivots,
+            "metadata": input.metadata,
+        }))
     }
 
     fn offline(input: &QaMultiInput) -> QaOutput {
@@ -304,6 +351,17 @@ impl Task for QaJudge {
             (true, Some(r)) => score_ok("reasonableness", r),
             (false, _) => Ok(()),
         }
+    }
+
+    /// The pair and the sentences it rests on: an edit elsewhere in the answer chunks keeps the
+    /// scores.
+    fn reuse_key(input: &QaJudgeInput) -> Option<serde_json::Value> {
+        Some(serde_json::json!({
+            "question": input.question,
+            "answer": input.answer,
+            "source_sentences": input.source_sentences,
+            "multi_hop": input.multi_hop,
+        }))
     }
 
     fn offline(input: &QaJudgeInput) -> QaJudgeOutput {

@@ -1,9 +1,9 @@
 //! Row-level changes between two versions, by id.
 
-use std::collections::BTreeMap;
-use std::path::Path;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 
-use noisebench_core::TableKind;
+use noisebench_core::{Chunk, Question, Report, TableKind, TableRow, Triplet};
 use noisebench_pipeline::table_io;
 use serde::{Deserialize, Serialize};
 
@@ -40,6 +40,53 @@ pub struct Changes {
     pub from: Option<String>,
     pub to: String,
     pub tables: BTreeMap<String, TableChanges>,
+    /// The report track's changes by report: each report added, removed or changed, or whose
+    /// chunks, triplets or questions changed, with the ids of those rows. Empty when the
+    /// versions hold no `reports` table or nothing of it changed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reports: Vec<ReportChange>,
+}
+
+/// Added, removed and changed ids of one table, for one report.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RowDelta {
+    pub added: Vec<String>,
+    pub removed: Vec<String>,
+    pub changed: Vec<String>,
+}
+
+impl RowDelta {
+    fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.removed.is_empty() && self.changed.is_empty()
+    }
+
+    fn counts(&self) -> String {
+        format!(
+            "+{} -{} ~{}",
+            self.added.len(),
+            self.removed.len(),
+            self.changed.len()
+        )
+    }
+}
+
+/// What changed of one report between two versions. A report keeps its id across versions
+/// while its identity holds (an EDGAR filing: company, form and period; an amendment under
+/// `replace` keeps its original's id), so a revised report is `changed`, and a new fiscal
+/// year is a new report.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReportChange {
+    pub report_id: String,
+    /// Who and what it is: company, form and period (or title, or source path).
+    pub name: String,
+    /// `added`, `removed`, `changed` (its row differs) or `unchanged` (only rows derived from
+    /// it moved, e.g. a chunk's position after an upstream setting changed).
+    pub status: String,
+    pub chunks: RowDelta,
+    pub triplets: RowDelta,
+    /// Questions naming the report among their `report_ids` (a multi-hop question spanning two
+    /// reports is listed under both).
+    pub questions: RowDelta,
 }
 
 /// The kind of semver bump a set of changes calls for.
@@ -101,6 +148,22 @@ impl Changes {
                 t.removed.len(),
                 t.changed.len()
             ));
+        }
+        if !self.reports.is_empty() {
+            out.push_str(
+                "\n## Reports\n\nEach report added, removed or revised, and the rows that changed because of it (added, removed, changed).\n\n| report | status | chunks | triplets | questions |\n|---|---|---|---|---|\n",
+            );
+            for r in &self.reports {
+                out.push_str(&format!(
+                    "| `{}` {} | {} | {} | {} | {} |\n",
+                    r.report_id,
+                    r.name.replace('|', "/"),
+                    r.status,
+                    r.chunks.counts(),
+                    r.triplets.counts(),
+                    r.questions.counts()
+                ));
+            }
         }
         for (name, t) in &self.tables {
             for (label, ids) in [
@@ -187,6 +250,7 @@ pub fn diff(v1: &Path, v2: &Path) -> Result<Changes, String> {
         from: Some(m1.version.clone()),
         to: m2.version.clone(),
         tables: BTreeMap::new(),
+        reports: Vec::new(),
     };
     for name in names {
         let side = |m: &Manifest,
@@ -215,5 +279,154 @@ pub fn diff(v1: &Path, v2: &Path) -> Result<Changes, String> {
         )?;
         changes.tables.insert(name.clone(), t);
     }
+    let files = |m: &Manifest, dir: &Path| -> BTreeMap<String, PathBuf> {
+        m.tables
+            .iter()
+            .map(|(name, e)| (name.clone(), dir.join(&e.file)))
+            .collect()
+    };
+    changes.reports = report_changes(&changes, &files(&m1, v1), &files(&m2, v2))?;
     Ok(changes)
+}
+
+/// A report's readable name: company, form and period when its metadata has them (EDGAR), else
+/// its title, else its source path.
+fn report_name(r: &Report) -> String {
+    let m = &r.metadata;
+    let parts: Vec<&str> = ["company", "filing_type", "period_of_report"]
+        .iter()
+        .filter_map(|k| m.get(*k).map(String::as_str))
+        .filter(|v| !v.is_empty())
+        .collect();
+    if !parts.is_empty() {
+        parts.join(" ")
+    } else if let Some(t) = r.title.as_deref().filter(|t| !t.is_empty()) {
+        t.to_string()
+    } else {
+        r.source_path.clone()
+    }
+}
+
+fn rows_of<T: TableRow>(path: Option<&PathBuf>) -> Result<Vec<T>, String> {
+    match path {
+        Some(p) => table_io::read_rows(p).map_err(|e| e.to_string()),
+        None => Ok(Vec::new()),
+    }
+}
+
+/// Attribute the report track's row changes to reports. `old` and `new` name each version's
+/// table files by table name (`reports`, `chunks`, `triplets`, `questions`; absent tables are
+/// empty); `changes` holds the table diffs. Added and changed rows are read from the new
+/// version, removed rows from the old one. Returns the reports in id order, only those with
+/// something to say.
+pub fn report_changes(
+    changes: &Changes,
+    old: &BTreeMap<String, PathBuf>,
+    new: &BTreeMap<String, PathBuf>,
+) -> Result<Vec<ReportChange>, String> {
+    if !old.contains_key("reports") && !new.contains_key("reports") {
+        return Ok(Vec::new());
+    }
+    let empty = TableChanges::default();
+    let table = |name: &str| changes.tables.get(name).unwrap_or(&empty);
+    let mut by_report: BTreeMap<String, ReportChange> = BTreeMap::new();
+    let mut names: BTreeMap<String, String> = BTreeMap::new();
+    for (side, paths) in [(0, old), (1, new)] {
+        for r in rows_of::<Report>(paths.get("reports"))? {
+            if side == 1 || !names.contains_key(&r.id) {
+                names.insert(r.id.clone(), report_name(&r));
+            }
+        }
+    }
+    fn touch<'a>(by: &'a mut BTreeMap<String, ReportChange>, id: &str) -> &'a mut ReportChange {
+        by.entry(id.to_string()).or_insert_with(|| ReportChange {
+            report_id: id.to_string(),
+            status: "unchanged".into(),
+            ..ReportChange::default()
+        })
+    }
+    let t = table("reports");
+    for (status, ids) in [
+        ("added", &t.added),
+        ("removed", &t.removed),
+        ("changed", &t.changed),
+    ] {
+        for id in ids {
+            touch(&mut by_report, id).status = status.into();
+        }
+    }
+    // One table's changes spread over reports: `report_of` names the reports of a row.
+    fn spread<T: TableRow>(
+        by: &mut BTreeMap<String, ReportChange>,
+        t: &TableChanges,
+        old: Option<&PathBuf>,
+        new: Option<&PathBuf>,
+        id_of: impl Fn(&T) -> &str,
+        reports_of: impl Fn(&T) -> Vec<String>,
+        delta: impl Fn(&mut ReportChange) -> &mut RowDelta,
+    ) -> Result<(), String> {
+        if !t.rows_differ() {
+            return Ok(());
+        }
+        let index = |rows: Vec<T>| -> BTreeMap<String, Vec<String>> {
+            rows.iter()
+                .map(|r| (id_of(r).to_string(), reports_of(r)))
+                .collect()
+        };
+        let before = index(rows_of::<T>(old)?);
+        let after = index(rows_of::<T>(new)?);
+        let place = |by: &mut BTreeMap<String, ReportChange>,
+                     ids: &[String],
+                     side: &BTreeMap<String, Vec<String>>,
+                     pick: fn(&mut RowDelta) -> &mut Vec<String>| {
+            for id in ids {
+                let reports: BTreeSet<&String> = side.get(id).into_iter().flatten().collect();
+                for report in reports {
+                    pick(delta(touch(by, report))).push(id.clone());
+                }
+            }
+        };
+        place(by, &t.added, &after, |d| &mut d.added);
+        place(by, &t.removed, &before, |d| &mut d.removed);
+        place(by, &t.changed, &after, |d| &mut d.changed);
+        Ok(())
+    }
+    spread::<Chunk>(
+        &mut by_report,
+        table("chunks"),
+        old.get("chunks"),
+        new.get("chunks"),
+        |c| &c.id,
+        |c| vec![c.report_id.clone()],
+        |r| &mut r.chunks,
+    )?;
+    spread::<Triplet>(
+        &mut by_report,
+        table("triplets"),
+        old.get("triplets"),
+        new.get("triplets"),
+        |t| &t.id,
+        |t| vec![t.report_id.clone()],
+        |r| &mut r.triplets,
+    )?;
+    spread::<Question>(
+        &mut by_report,
+        table("questions"),
+        old.get("questions"),
+        new.get("questions"),
+        |q| &q.id,
+        |q| q.report_ids.clone(),
+        |r| &mut r.questions,
+    )?;
+    Ok(by_report
+        .into_values()
+        .filter(|r| {
+            r.status != "unchanged"
+                || !(r.chunks.is_empty() && r.triplets.is_empty() && r.questions.is_empty())
+        })
+        .map(|mut r| {
+            r.name = names.get(&r.report_id).cloned().unwrap_or_default();
+            r
+        })
+        .collect())
 }

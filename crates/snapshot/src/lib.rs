@@ -28,7 +28,7 @@ pub mod publish;
 pub mod splits;
 pub mod verify;
 
-pub use changes::{Changes, TableChanges, diff, diff_tables};
+pub use changes::{Changes, ReportChange, RowDelta, TableChanges, diff, diff_tables};
 pub use manifest::{
     CROISSANT, ExportEntry, MANIFEST, Manifest, MetadataEntry, SplitEntry, TableEntry,
 };

@@ -192,6 +192,26 @@ pub fn publish(
         (Some(p), Bump::Major) => Version::new(p.major + 1, 0, 0),
     };
     changes.to = version.to_string();
+    let old_files: BTreeMap<String, PathBuf> = parent_manifest
+        .as_ref()
+        .zip(parent_dir.as_ref())
+        .map(|(m, d)| {
+            m.tables
+                .iter()
+                .map(|(name, e)| (name.clone(), d.join(&e.file)))
+                .collect()
+        })
+        .unwrap_or_default();
+    let new_files: BTreeMap<String, PathBuf> = request
+        .tables
+        .iter()
+        .map(|t| (t.name.clone(), t.path.clone()))
+        .collect();
+    // A first version's reports are all new: the tables say so.
+    if parent_manifest.is_some() {
+        changes.reports = crate::changes::report_changes(&changes, &old_files, &new_files)
+            .map_err(PublishError::Table)?;
+    }
     let final_dir = dataset_dir.join(version.to_string());
     if final_dir.exists() {
         return Err(PublishError::VersionExists {

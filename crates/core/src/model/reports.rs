@@ -143,7 +143,11 @@ impl Record for Triplet {
                 "Knowledge-graph triplets, each grounded in a sentence of the chunk it names."
                     .into(),
             columns: vec![
-                Column::new("id", Str, "Stable id from chunk id and the triplet."),
+                Column::new(
+                    "id",
+                    Str,
+                    "Stable id from the report, the normalised triplet and its sentence (an edit elsewhere in the chunk keeps it).",
+                ),
                 Column::new("report_id", Str, "The report."),
                 Column::new(
                     "chunk_id",
