@@ -13,8 +13,8 @@
 //! - a chunk under `min_words` words is merged into a neighbour that has room, or takes units
 //!   from the end of the previous chunk.
 //!
-//! Counts are exact: every unit is counted once, and the tokens a blank-line join adds depend
-//! only on the unit's last pre-tokenizer piece ([`TokenCounter::join_cost`]).
+//! Counts are exact: every unit is counted once, alone and followed by a blank-line join, which
+//! depends only on its last pre-tokenizer piece ([`TokenCounter::measure`]).
 
 use std::collections::BTreeMap;
 
@@ -77,8 +77,8 @@ struct Unit {
     kind: Kind,
     text: String,
     tokens: usize,
-    /// Tokens a following separator adds.
-    join: usize,
+    /// Tokens of the unit followed by the separator (and further text).
+    joined: usize,
     words: usize,
     page: Option<u32>,
     section: Option<String>,
@@ -90,7 +90,7 @@ struct Unit {
 struct Overlap {
     text: String,
     tokens: usize,
-    join: usize,
+    joined: usize,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -143,13 +143,13 @@ impl Chunker {
     }
 
     fn unit(&self, kind: Kind, text: String, page: Option<u32>, section: &Option<String>) -> Unit {
-        let (tokens, join) = self.counter.measure(&text, SEP);
+        let (tokens, joined) = self.counter.measure(&text, SEP);
         Unit {
             kind,
             words: text.split_whitespace().count(),
             text,
             tokens,
-            join,
+            joined,
             page,
             section: section.clone(),
             oversize: false,
@@ -161,13 +161,14 @@ impl Chunker {
     fn cost(&self, units: &[Unit], ids: &[usize], overlap: Option<&Overlap>) -> usize {
         let mut total = 0;
         if let Some(o) = overlap {
-            total += o.tokens + if ids.is_empty() { 0 } else { o.join };
+            total += if ids.is_empty() { o.tokens } else { o.joined };
         }
         for (k, &i) in ids.iter().enumerate() {
-            total += units[i].tokens;
-            if k + 1 < ids.len() {
-                total += units[i].join;
-            }
+            total += if k + 1 < ids.len() {
+                units[i].joined
+            } else {
+                units[i].tokens
+            };
         }
         total
     }
@@ -200,7 +201,7 @@ impl Chunker {
                         .iter()
                         .rev()
                         .take_while(|u| u.kind == Kind::Heading)
-                        .map(|u| u.tokens + u.join)
+                        .map(|u| u.joined)
                         .sum();
                     let u = self.unit(Kind::Text, text, *page, &section);
                     if u.tokens + lead <= max {
@@ -321,11 +322,11 @@ impl Chunker {
         if text.is_empty() {
             return None;
         }
-        let (tokens, join) = self.counter.measure(text, SEP);
+        let (tokens, joined) = self.counter.measure(text, SEP);
         Some(Overlap {
             text: text.to_string(),
             tokens,
-            join,
+            joined,
         })
     }
 

@@ -27,55 +27,20 @@ use proptest::prelude::*;
 
 use common::{check_invariants, dense, root};
 
+/// Words of a table's column headings besides the months (`noisebench_text::MONTHS`).
 const COLUMN_WORDS: &[&str] = &[
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-    "jan",
-    "feb",
-    "mar",
-    "apr",
-    "jun",
-    "jul",
-    "aug",
-    "sep",
-    "sept",
-    "oct",
-    "nov",
-    "dec",
-    "fiscal",
-    "year",
-    "years",
-    "ended",
-    "change",
-    "quarter",
-    "vs",
-    "vs.",
-    "increase",
-    "decrease",
-    "months",
-    "weeks",
-    "three",
-    "six",
-    "nine",
-    "twelve",
-    "total",
-    "%",
+    "fiscal", "year", "years", "ended", "change", "quarter", "vs", "vs.", "increase", "decrease",
+    "months", "weeks", "three", "six", "nine", "twelve", "total", "%",
 ];
 
 fn column_heading(text: &str) -> bool {
     text.split_whitespace().all(|w| {
         let bare = w.trim_matches(|c: char| matches!(c, ',' | ':' | '(' | ')'));
-        bare.is_empty() || is_value(bare) || COLUMN_WORDS.contains(&bare.to_lowercase().as_str())
+        let lower = bare.to_lowercase();
+        bare.is_empty()
+            || is_value(bare)
+            || noisebench_text::is_month(&lower)
+            || COLUMN_WORDS.contains(&lower.as_str())
     })
 }
 

@@ -151,7 +151,7 @@ proptest! {
                         .take_while(|b| matches!(b, Block::Heading { .. }))
                         .map(|h| {
                             let h = block_text(h);
-                            counter.count(&h) + counter.join_cost(&h, "\n\n")
+                            counter.joined_count(&h, "\n\n")
                         })
                         .sum();
                     if counter.count(&text) + lead <= config.max_tokens {

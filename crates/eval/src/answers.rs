@@ -314,11 +314,11 @@ fn multiplier(word: &str) -> Option<f64> {
 }
 
 fn small_number(word: &str) -> Option<f64> {
-    const WORDS: [&str; 13] = [
-        "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
-        "eleven", "twelve",
-    ];
-    WORDS.iter().position(|w| *w == word).map(|i| i as f64)
+    // One to twenty are their positions; past twenty, "thirty" is read as a word, not 21.
+    noisebench_text::CARDINALS[..=20]
+        .iter()
+        .position(|w| *w == word)
+        .map(|i| i as f64)
 }
 
 /// A number written as one word: `42`, `3.5`, `2.5bn`, `10k`, `seven`.

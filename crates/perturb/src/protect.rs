@@ -64,7 +64,7 @@ pub fn protected_mask<S: AsRef<str>>(text: &str, phrases: &[S]) -> Vec<bool> {
         }
     }
     for (&(s, e), w) in spans.iter().zip(&lower) {
-        if NUMBER_WORDS.contains(&w.as_str()) {
+        if noisebench_text::is_number_word(w) {
             protect(s, e, &mut mask);
             continue;
         }
@@ -85,51 +85,6 @@ pub fn protected_mask<S: AsRef<str>>(text: &str, phrases: &[S]) -> Vec<bool> {
     }
     mask
 }
-
-/// Words that are numbers or part of one ("4.2 million", "twelve percent").
-const NUMBER_WORDS: &[&str] = &[
-    "zero",
-    "one",
-    "two",
-    "three",
-    "four",
-    "five",
-    "six",
-    "seven",
-    "eight",
-    "nine",
-    "ten",
-    "eleven",
-    "twelve",
-    "thirteen",
-    "fourteen",
-    "fifteen",
-    "sixteen",
-    "seventeen",
-    "eighteen",
-    "nineteen",
-    "twenty",
-    "thirty",
-    "forty",
-    "fifty",
-    "sixty",
-    "seventy",
-    "eighty",
-    "ninety",
-    "hundred",
-    "thousand",
-    "million",
-    "billion",
-    "trillion",
-    "percent",
-    "half",
-    "quarter",
-    "first",
-    "second",
-    "third",
-    "fourth",
-    "dozen",
-];
 
 /// Whether the word at byte `at` opens a sentence: nothing but quotes and brackets between it
 /// and the start of the text or a `.`, `!`, `?` or `:`.

@@ -122,3 +122,123 @@ mod tests {
         }
     }
 }
+
+/// Month names and their usual abbreviations, lowercase.
+pub const MONTHS: &[&str] = &[
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+    "jan",
+    "feb",
+    "mar",
+    "apr",
+    "jun",
+    "jul",
+    "aug",
+    "sep",
+    "sept",
+    "oct",
+    "nov",
+    "dec",
+];
+
+/// Cardinal numbers written as words, lowercase, in order from zero (`CARDINALS[i]` is `i` up
+/// to twenty, then the tens).
+pub const CARDINALS: &[&str] = &[
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+    "twenty",
+    "thirty",
+    "forty",
+    "fifty",
+    "sixty",
+    "seventy",
+    "eighty",
+    "ninety",
+];
+
+/// Words that are a number or part of one ("4.2 million", "twelve percent", "the third
+/// quarter", "half a century"), lowercase: the cardinals, scales, ordinals and fractions.
+pub const NUMBER_WORDS: &[&str] = &[
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+    "twenty",
+    "thirty",
+    "forty",
+    "fifty",
+    "sixty",
+    "seventy",
+    "eighty",
+    "ninety",
+    "hundred",
+    "thousand",
+    "million",
+    "billion",
+    "trillion",
+    "dozen",
+    "percent",
+    "half",
+    "quarter",
+    "first",
+    "second",
+    "third",
+    "fourth",
+    "fifth",
+    "tenth",
+    "century",
+];
+
+/// Whether a lowercase word is a month name or abbreviation ([`MONTHS`]).
+pub fn is_month(word: &str) -> bool {
+    MONTHS.contains(&word)
+}
+
+/// Whether a lowercase word is a number word ([`NUMBER_WORDS`]).
+pub fn is_number_word(word: &str) -> bool {
+    NUMBER_WORDS.contains(&word)
+}

@@ -370,77 +370,6 @@ const CLAUSE_CUES: &[&str] = &[
     "do", "will", "would", "can", "could", "should", "shall", "may", "might", "must", "who",
     "whom", "whose", "which", "that", "because", "although",
 ];
-const MONTHS: &[&str] = &[
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-    "jan",
-    "feb",
-    "mar",
-    "apr",
-    "jun",
-    "jul",
-    "aug",
-    "sep",
-    "sept",
-    "oct",
-    "nov",
-    "dec",
-];
-const NUMBER_WORDS: &[&str] = &[
-    "zero",
-    "one",
-    "two",
-    "three",
-    "four",
-    "five",
-    "six",
-    "seven",
-    "eight",
-    "nine",
-    "ten",
-    "eleven",
-    "twelve",
-    "thirteen",
-    "fourteen",
-    "fifteen",
-    "sixteen",
-    "seventeen",
-    "eighteen",
-    "nineteen",
-    "twenty",
-    "thirty",
-    "forty",
-    "fifty",
-    "sixty",
-    "seventy",
-    "eighty",
-    "ninety",
-    "hundred",
-    "thousand",
-    "million",
-    "billion",
-    "trillion",
-    "dozen",
-    "first",
-    "second",
-    "third",
-    "fourth",
-    "fifth",
-    "tenth",
-    "century",
-    "half",
-    "quarter",
-];
 const LEADING_PREPOSITIONS: &[&str] = &[
     "in", "at", "on", "from", "near", "to", "inside", "within", "during", "around",
 ];
@@ -522,7 +451,7 @@ pub fn validate_revision(
     if kind.is_quantity() {
         let marked = revised.chars().any(|c| c.is_ascii_digit())
             || w.iter()
-                .any(|x| MONTHS.contains(&x.as_str()) || NUMBER_WORDS.contains(&x.as_str()));
+                .any(|x| noisebench_text::is_month(x) || noisebench_text::is_number_word(x));
         if !marked {
             return Err(Rejection::NoMarker);
         }
