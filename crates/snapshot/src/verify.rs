@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use noisebench_core::TableKind;
+use noisebench_core::{TableKind, TableSchema};
 use noisebench_pipeline::table_io;
 
 use crate::manifest::{CROISSANT, Manifest};
@@ -25,6 +25,39 @@ impl VerifyReport {
 }
 
 /// Check the snapshot in `dir` against its manifest and the current schemas.
+/// A file against its manifest entry: `Err` when it cannot be read, else what differs (its
+/// sha256, its size).
+fn file_problems(path: &Path, sha256: &str, bytes: u64) -> Result<Vec<String>, String> {
+    let (sha, size) = table_io::hash_file(path).map_err(|e| e.to_string())?;
+    let mut problems = Vec::new();
+    if sha != sha256 {
+        problems.push(format!("sha256 {sha} differs from manifest {sha256}"));
+    }
+    if size != bytes {
+        problems.push(format!("{size} bytes, manifest says {bytes}"));
+    }
+    Ok(problems)
+}
+
+/// A Parquet table against its manifest row count and its schema: what differs, and the rows
+/// it holds (0 when it cannot be opened).
+fn table_problems(path: &Path, schema: &TableSchema, rows: u64) -> (Vec<String>, u64) {
+    match table_io::Table::open(path) {
+        Err(e) => (vec![e.to_string()], 0),
+        Ok(table) => {
+            let n = table.rows() as u64;
+            let mut problems = Vec::new();
+            if n != rows {
+                problems.push(format!("{n} rows, manifest says {rows}"));
+            }
+            if let Err(more) = table.check(schema) {
+                problems.extend(more);
+            }
+            (problems, n)
+        }
+    }
+}
+
 pub fn verify(dir: &Path) -> VerifyReport {
     let mut report = VerifyReport::default();
     let manifest = match Manifest::read(dir) {
@@ -48,25 +81,12 @@ pub fn verify(dir: &Path) -> VerifyReport {
     for (name, entry) in &manifest.tables {
         let path = dir.join(&entry.file);
         let problem = |m: String| format!("table `{name}` ({}): {m}", entry.file);
-        match table_io::hash_file(&path) {
+        match file_problems(&path, &entry.sha256, entry.bytes) {
             Err(e) => {
-                report.problems.push(problem(e.to_string()));
+                report.problems.push(problem(e));
                 continue;
             }
-            Ok((sha, bytes)) => {
-                if sha != entry.sha256 {
-                    report.problems.push(problem(format!(
-                        "sha256 {sha} differs from manifest {}",
-                        entry.sha256
-                    )));
-                }
-                if bytes != entry.bytes {
-                    report.problems.push(problem(format!(
-                        "{bytes} bytes, manifest says {}",
-                        entry.bytes
-                    )));
-                }
-            }
+            Ok(problems) => report.problems.extend(problems.into_iter().map(&problem)),
         }
         let Some(kind) = TableKind::from_name(&entry.kind) else {
             report
@@ -81,22 +101,9 @@ pub fn verify(dir: &Path) -> VerifyReport {
                 schema.table, entry.schema_version, schema.version
             )));
         }
-        match table_io::Table::open(&path) {
-            Err(e) => report.problems.push(problem(e.to_string())),
-            Ok(table) => {
-                if table.rows() as u64 != entry.rows {
-                    report.problems.push(problem(format!(
-                        "{} rows, manifest says {}",
-                        table.rows(),
-                        entry.rows
-                    )));
-                }
-                if let Err(problems) = table.check(&schema) {
-                    report.problems.extend(problems.into_iter().map(&problem));
-                }
-                report.rows_checked += table.rows() as u64;
-            }
-        }
+        let (problems, rows) = table_problems(&path, &schema, entry.rows);
+        report.problems.extend(problems.into_iter().map(&problem));
+        report.rows_checked += rows;
         report.tables_checked += 1;
     }
     for (name, splits) in &manifest.splits {
@@ -113,42 +120,16 @@ pub fn verify(dir: &Path) -> VerifyReport {
         for (split, entry) in splits {
             let problem = |m: String| format!("split `{split}` of `{name}` ({}): {m}", entry.file);
             let path = dir.join(&entry.file);
-            match table_io::hash_file(&path) {
+            match file_problems(&path, &entry.sha256, entry.bytes) {
                 Err(e) => {
-                    report.problems.push(problem(e.to_string()));
+                    report.problems.push(problem(e));
                     continue;
                 }
-                Ok((sha, bytes)) => {
-                    if sha != entry.sha256 {
-                        report.problems.push(problem(format!(
-                            "sha256 {sha} differs from manifest {}",
-                            entry.sha256
-                        )));
-                    }
-                    if bytes != entry.bytes {
-                        report.problems.push(problem(format!(
-                            "{bytes} bytes, manifest says {}",
-                            entry.bytes
-                        )));
-                    }
-                }
+                Ok(problems) => report.problems.extend(problems.into_iter().map(&problem)),
             }
-            match table_io::Table::open(&path) {
-                Err(e) => report.problems.push(problem(e.to_string())),
-                Ok(t) => {
-                    rows += t.rows() as u64;
-                    if t.rows() as u64 != entry.rows {
-                        report.problems.push(problem(format!(
-                            "{} rows, manifest says {}",
-                            t.rows(),
-                            entry.rows
-                        )));
-                    }
-                    if let Err(problems) = t.check(&kind.schema()) {
-                        report.problems.extend(problems.into_iter().map(&problem));
-                    }
-                }
-            }
+            let (problems, n) = table_problems(&path, &kind.schema(), entry.rows);
+            report.problems.extend(problems.into_iter().map(&problem));
+            rows += n;
             report.splits_checked += 1;
         }
         if rows != table.rows {
@@ -189,23 +170,11 @@ pub fn verify(dir: &Path) -> VerifyReport {
         }
     }
     for (file, entry) in &manifest.metadata {
-        match table_io::hash_file(&dir.join(file)) {
-            Err(e) => report.problems.push(format!("{file}: {e}")),
-            Ok((sha, bytes)) => {
-                if sha != entry.sha256 {
-                    report.problems.push(format!(
-                        "{file}: sha256 {sha} differs from manifest {}",
-                        entry.sha256
-                    ));
-                }
-                if bytes != entry.bytes {
-                    report.problems.push(format!(
-                        "{file}: {bytes} bytes, manifest says {}",
-                        entry.bytes
-                    ));
-                }
-            }
-        }
+        let problems =
+            file_problems(&dir.join(file), &entry.sha256, entry.bytes).unwrap_or_else(|e| vec![e]);
+        report
+            .problems
+            .extend(problems.into_iter().map(|m| format!("{file}: {m}")));
     }
     // Versions published before Croissant have no croissant.json; a later one must list its own.
     if dir.join(CROISSANT).is_file() && !manifest.metadata.contains_key(CROISSANT) {
@@ -214,23 +183,11 @@ pub fn verify(dir: &Path) -> VerifyReport {
             .push(format!("{CROISSANT} is not in the manifest"));
     }
     for (file, entry) in &manifest.exports {
-        match table_io::hash_file(&dir.join(file)) {
-            Err(e) => report.problems.push(format!("export {file}: {e}")),
-            Ok((sha, bytes)) => {
-                if sha != entry.sha256 {
-                    report.problems.push(format!(
-                        "export {file}: sha256 {sha} differs from manifest {}",
-                        entry.sha256
-                    ));
-                }
-                if bytes != entry.bytes {
-                    report.problems.push(format!(
-                        "export {file}: {bytes} bytes, manifest says {}",
-                        entry.bytes
-                    ));
-                }
-            }
-        }
+        let problems =
+            file_problems(&dir.join(file), &entry.sha256, entry.bytes).unwrap_or_else(|e| vec![e]);
+        report
+            .problems
+            .extend(problems.into_iter().map(|m| format!("export {file}: {m}")));
         report.exports_checked += 1;
     }
     for folder in std::fs::read_dir(dir.join("exports"))
