@@ -24,7 +24,9 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::{LoadError, bad, domain_of, file_label, json_kind, json_text, read_json_list};
+use super::{
+    LoadError, bad, domain_of, file_label, json_kind, json_text, read_json_list, string_field,
+};
 use crate::data::{Credibility, EvalClaim, EvalData, EvalDocument};
 
 fn parse_label(s: &str) -> Option<bool> {
@@ -33,14 +35,6 @@ fn parse_label(s: &str) -> Option<bool> {
         "refuted" | "no" | "false" => Some(false),
         _ => None,
     }
-}
-
-fn string_field(o: &serde_json::Map<String, Value>, key: &str) -> Option<String> {
-    o.get(key)
-        .and_then(Value::as_str)
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(str::to_string)
 }
 
 fn credibility_of(e: &serde_json::Map<String, Value>) -> Credibility {

@@ -141,6 +141,18 @@ pub(crate) fn json_kind(v: &serde_json::Value) -> &'static str {
     }
 }
 
+/// A string field of a JSON object, trimmed; `None` when absent, not a string, or empty.
+pub(crate) fn string_field(
+    o: &serde_json::Map<String, serde_json::Value>,
+    key: &str,
+) -> Option<String> {
+    o.get(key)
+        .and_then(serde_json::Value::as_str)
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+}
+
 /// A JSON string or number as text (ids are written either way); `None` for anything else or
 /// an empty string.
 pub(crate) fn json_text(v: Option<&serde_json::Value>) -> Option<String> {

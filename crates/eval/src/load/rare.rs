@@ -36,16 +36,9 @@ use serde_json::Value;
 
 use super::{
     LoadError, bad, file_label, json_kind, json_text, parse_json_list, read_json_list, read_text,
+    string_field,
 };
 use crate::data::{BadRow, DocVariant, EvalChunk, EvalData, EvalQuestion, QueryVariant};
-
-fn string_field(o: &serde_json::Map<String, Value>, key: &str) -> Option<String> {
-    o.get(key)
-        .and_then(Value::as_str)
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(str::to_string)
-}
 
 /// A list of strings (ids or sentences); non-strings and empty strings left out.
 fn string_list(v: Option<&Value>) -> Vec<String> {
