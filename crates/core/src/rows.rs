@@ -105,6 +105,47 @@ macro_rules! tables {
                 })
             }
 
+            /// Serialise every row, in order, into `sink` (a serde serializer over `&mut W`, such
+            /// as a column writer); an error names the 0-based index of the row.
+            pub fn serialize_each<W, E>(&self, sink: &mut W) -> Result<(), (usize, E)>
+            where
+                for<'a> &'a mut W: serde::Serializer<Ok = (), Error = E>,
+            {
+                match self {
+                    $(Rows::$variant(v) => {
+                        for (i, r) in v.iter().enumerate() {
+                            r.serialize(&mut *sink).map_err(|e| (i, e))?;
+                        }
+                    }),*
+                }
+                Ok(())
+            }
+
+            /// `n` rows of `kind`, each deserialised from `source` in turn (a serde deserializer
+            /// over `&mut R` that moves to the next row after each, such as a column reader); an
+            /// error names the 0-based index of the row.
+            pub fn deserialize_each<R, E>(
+                kind: TableKind,
+                n: usize,
+                source: &mut R,
+            ) -> Result<Rows, (usize, E)>
+            where
+                for<'a> &'a mut R: serde::Deserializer<'static, Error = E>,
+            {
+                Ok(match kind {
+                    $(TableKind::$variant => {
+                        let mut rows = Vec::with_capacity(n);
+                        for i in 0..n {
+                            rows.push(
+                                <$ty as serde::Deserialize>::deserialize(&mut *source)
+                                    .map_err(|e| (i, e))?,
+                            );
+                        }
+                        Rows::$variant(rows)
+                    }),*
+                })
+            }
+
             /// Ids that occur more than once, each once, sorted.
             pub fn duplicate_ids(&self) -> Vec<String> {
                 fn dups<'a>(ids: impl Iterator<Item = &'a str>) -> Vec<String> {

@@ -11,6 +11,7 @@
 //! What this crate is not: it holds no stage logic and no snapshot logic (see `noisebench-snapshot`).
 
 pub mod atomic;
+mod columns;
 pub mod file;
 pub mod plan;
 pub mod progress;

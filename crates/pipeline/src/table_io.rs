@@ -1,8 +1,10 @@
 //! Rows <-> polars DataFrames <-> zstd Parquet, for every table, in one place.
 //!
-//! The conversion is generic: each row is serialised with serde into a JSON object whose keys are the
-//! table's columns (the core test guarantees it), and each column is built according to its
-//! [`DType`]. Reading reverses the path. Json columns hold nested values as JSON text.
+//! The conversion is generic and columnar: each row is serialised by serde straight into one
+//! builder per column of the table's schema (its fields are the columns, in order: the core test
+//! guarantees it), each built according to its [`DType`]; reading hands serde each row's cells
+//! from the columns. No JSON value stands between a row and its columns; Json columns hold their
+//! nested values as JSON text.
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Write};
@@ -10,10 +12,10 @@ use std::path::{Path, PathBuf};
 
 use noisebench_core::{DType, Rows, TableKind, TableSchema};
 use polars::prelude::*;
-use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::atomic::write_atomic_with;
+use crate::columns::{Builder, ColumnCells, ColumnReader, ColumnWriter};
 
 #[derive(Debug, thiserror::Error)]
 pub enum TableError {
@@ -58,14 +60,6 @@ pub struct WrittenTable {
     pub bytes: u64,
 }
 
-enum Builder {
-    Str(Vec<Option<String>>),
-    Int(Vec<Option<i64>>),
-    Float(Vec<Option<f64>>),
-    Bool(Vec<Option<bool>>),
-    List(Box<ListStringChunkedBuilder>),
-}
-
 /// The polars dtype a schema column is stored as.
 fn polars_dtype(dtype: DType) -> DataType {
     match dtype {
@@ -77,47 +71,20 @@ fn polars_dtype(dtype: DType) -> DataType {
     }
 }
 
-/// Build a DataFrame from typed rows, one column per schema column, in schema order.
+/// Build a DataFrame from typed rows, one column per schema column, in schema order: each row is
+/// serialised by serde straight into its columns' builders ([`ColumnWriter`]).
 fn rows_to_frame(rows: &Rows) -> Result<DataFrame, TableError> {
     let schema = rows.kind().schema();
     let height = rows.len();
-    let mut builders: Vec<Builder> = schema
-        .columns
-        .iter()
-        .map(|c| match c.dtype {
-            DType::Str | DType::Json => Builder::Str(Vec::with_capacity(height)),
-            DType::Int => Builder::Int(Vec::with_capacity(height)),
-            DType::Float => Builder::Float(Vec::with_capacity(height)),
-            DType::Bool => Builder::Bool(Vec::with_capacity(height)),
-            DType::StrList => Builder::List(Box::new(ListStringChunkedBuilder::new(
-                c.name.as_str().into(),
-                height,
-                height,
-            ))),
-        })
-        .collect();
-    for (row_index, value) in rows.json_rows().enumerate() {
-        let Value::Object(mut object) = value else {
-            return Err(value_error(&schema, row_index, "", "row is not an object"));
-        };
-        for (column, builder) in schema.columns.iter().zip(builders.iter_mut()) {
-            let cell = object.remove(&column.name).unwrap_or(Value::Null);
-            if cell.is_null() && !column.nullable {
-                return Err(value_error(
-                    &schema,
-                    row_index,
-                    &column.name,
-                    "null in a non-nullable column",
-                ));
-            }
-            push_cell(builder, column.dtype, cell)
-                .map_err(|m| value_error(&schema, row_index, &column.name, &m))?;
-        }
+    let mut writer = ColumnWriter::new(&schema, height);
+    if let Err((row, e)) = rows.serialize_each(&mut writer) {
+        let column = writer.failed_column.take().unwrap_or_default();
+        return Err(value_error(&schema, row, &column, &e.to_string()));
     }
     let columns: Vec<Column> = schema
         .columns
         .iter()
-        .zip(builders)
+        .zip(writer.builders)
         .map(|(c, b)| {
             let name: PlSmallStr = c.name.as_str().into();
             match b {
@@ -144,59 +111,8 @@ fn value_error(schema: &TableSchema, row: usize, column: &str, message: &str) ->
     }
 }
 
-fn push_cell(builder: &mut Builder, dtype: DType, cell: Value) -> Result<(), String> {
-    match (builder, dtype) {
-        (Builder::Str(v), DType::Json) => {
-            v.push(if cell.is_null() {
-                None
-            } else {
-                Some(cell.to_string())
-            });
-        }
-        (Builder::Str(v), _) => match cell {
-            Value::Null => v.push(None),
-            Value::String(s) => v.push(Some(s)),
-            other => return Err(format!("expected a string, got {other}")),
-        },
-        (Builder::Int(v), _) => match cell {
-            Value::Null => v.push(None),
-            Value::Number(n) => v.push(Some(
-                n.as_i64()
-                    .ok_or_else(|| format!("{n} is not a 64-bit integer"))?,
-            )),
-            other => return Err(format!("expected an integer, got {other}")),
-        },
-        (Builder::Float(v), _) => match cell {
-            Value::Null => v.push(None),
-            Value::Number(n) => v.push(n.as_f64()),
-            other => return Err(format!("expected a number, got {other}")),
-        },
-        (Builder::Bool(v), _) => match cell {
-            Value::Null => v.push(None),
-            Value::Bool(b) => v.push(Some(b)),
-            other => return Err(format!("expected a boolean, got {other}")),
-        },
-        (Builder::List(l), _) => match cell {
-            Value::Null => l.append_null(),
-            Value::Array(items) => {
-                let mut strings = Vec::with_capacity(items.len());
-                for item in items {
-                    match item {
-                        Value::String(s) => strings.push(s),
-                        other => {
-                            return Err(format!("expected a list of strings, got item {other}"));
-                        }
-                    }
-                }
-                l.append_values_iter(strings.iter().map(String::as_str));
-            }
-            other => return Err(format!("expected a list, got {other}")),
-        },
-    }
-    Ok(())
-}
-
-/// Decode a DataFrame into typed rows of `kind`, checking it against the table's schema first.
+/// Decode a DataFrame into typed rows of `kind`, checking it against the table's schema first:
+/// serde builds each row straight from the columns' cells ([`ColumnReader`]).
 fn frame_to_rows(kind: TableKind, df: &DataFrame, path: &Path) -> Result<Rows, TableError> {
     let schema = kind.schema();
     check_frame(df, &schema).map_err(|problems| TableError::Schema {
@@ -204,94 +120,30 @@ fn frame_to_rows(kind: TableKind, df: &DataFrame, path: &Path) -> Result<Rows, T
         table: schema.table.clone(),
         problems,
     })?;
-    let height = df.height();
-    // Each row as a JSON array in column order: the schema's columns are the row type's fields
-    // in order (a core test holds them to it), and serde builds a struct from a sequence of its
-    // fields, so no per-cell key is cloned or hashed.
-    let mut objects: Vec<Vec<Value>> = (0..height)
-        .map(|_| Vec::with_capacity(schema.columns.len()))
-        .collect();
     let polars_err = |e: PolarsError| TableError::Parquet {
         path: path.into(),
         message: e.to_string(),
     };
+    let mut reader = ColumnReader {
+        columns: Vec::with_capacity(schema.columns.len()),
+        names: Vec::with_capacity(schema.columns.len()),
+        row: 0,
+        failed_column: None,
+    };
     for column in &schema.columns {
         let col = df.column(&column.name).map_err(polars_err)?;
-        match column.dtype {
-            DType::Str => {
-                for (obj, v) in objects
-                    .iter_mut()
-                    .zip(col.str().map_err(polars_err)?.iter())
-                {
-                    obj.push(v.map_or(Value::Null, |s| Value::String(s.to_string())));
-                }
-            }
-            DType::Json => {
-                for (row, (obj, v)) in objects
-                    .iter_mut()
-                    .zip(col.str().map_err(polars_err)?.iter())
-                    .enumerate()
-                {
-                    let value = match v {
-                        None => Value::Null,
-                        Some(s) => {
-                            serde_json::from_str(s).map_err(|source| TableError::Decode {
-                                path: path.into(),
-                                table: schema.table.clone(),
-                                row,
-                                source,
-                            })?
-                        }
-                    };
-                    obj.push(value);
-                }
-            }
-            DType::Int => {
-                for (obj, v) in objects
-                    .iter_mut()
-                    .zip(col.i64().map_err(polars_err)?.iter())
-                {
-                    obj.push(v.map_or(Value::Null, Value::from));
-                }
-            }
-            DType::Float => {
-                for (obj, v) in objects
-                    .iter_mut()
-                    .zip(col.f64().map_err(polars_err)?.iter())
-                {
-                    obj.push(v.map_or(Value::Null, Value::from));
-                }
-            }
-            DType::Bool => {
-                for (obj, v) in objects
-                    .iter_mut()
-                    .zip(col.bool().map_err(polars_err)?.iter())
-                {
-                    obj.push(v.map_or(Value::Null, Value::Bool));
-                }
-            }
-            DType::StrList => {
-                for (obj, v) in objects
-                    .iter_mut()
-                    .zip(col.list().map_err(polars_err)?.series_iter())
-                {
-                    let value = match v {
-                        None => Value::Null,
-                        Some(series) => Value::Array(
-                            series
-                                .str()
-                                .map_err(polars_err)?
-                                .iter()
-                                .map(|s| s.map_or(Value::Null, |s| Value::String(s.to_string())))
-                                .collect(),
-                        ),
-                    };
-                    obj.push(value);
-                }
-            }
-        }
+        reader
+            .columns
+            .push(ColumnCells::read(col, column.dtype).map_err(polars_err)?);
+        reader.names.push(column.name.as_str());
     }
-    Rows::from_json_rows(kind, objects.into_iter().map(Value::Array)).map_err(|(row, source)| {
+    Rows::deserialize_each(kind, df.height(), &mut reader).map_err(|(row, source)| {
+        let source = match reader.failed_column.take() {
+            Some(c) => {
+                <serde_json::Error as serde::de::Error>::custom(format!("column `{c}`: {source}"))
+            }
+            None => source,
+        };
         TableError::Decode {
             path: path.into(),
             table: schema.table.clone(),
@@ -460,4 +312,41 @@ pub fn hash_file(path: &Path) -> std::io::Result<(String, u64)> {
     let mut hasher = Sha256::new();
     let bytes = std::io::copy(&mut file, &mut hasher)?;
     Ok((hex::encode(hasher.finalize()), bytes))
+}
+
+/// polars alone on the same table, for the benchmark that holds [`write_table`] and
+/// [`read_table`] to it (`crates/snapshot/benches/publish.rs`): the frame is built outside the
+/// timing, then written and read with the same Parquet settings and nothing else (no schema
+/// check, no hashing, no rows). Not for use outside benchmarks.
+#[doc(hidden)]
+pub mod baseline {
+    use super::*;
+
+    /// A table's frame, built from rows.
+    pub struct Frame(DataFrame);
+
+    pub fn frame(rows: &Rows) -> Result<Frame, TableError> {
+        Ok(Frame(rows_to_frame(rows)?))
+    }
+
+    /// polars writes the frame as zstd Parquet.
+    pub fn write(frame: &mut Frame, path: &Path) -> Result<(), TableError> {
+        let file = File::create(path).map_err(|source| TableError::Io {
+            path: path.into(),
+            source,
+        })?;
+        ParquetWriter::new(BufWriter::new(file))
+            .with_compression(ParquetCompression::Zstd(None))
+            .finish(&mut frame.0)
+            .map(|_| ())
+            .map_err(|e| TableError::Parquet {
+                path: path.into(),
+                message: e.to_string(),
+            })
+    }
+
+    /// polars reads the file into a frame; its height.
+    pub fn read(path: &Path) -> Result<usize, TableError> {
+        Ok(read_frame(path)?.height())
+    }
 }

@@ -40,9 +40,27 @@ fn main() {
         })
         .collect();
     let table = dir.path().join("work/claims.parquet");
+    let rows = Rows::Claims(rows);
     let started = Instant::now();
-    let written = table_io::write_table(&table, &Rows::Claims(rows)).expect("write");
+    let written = table_io::write_table(&table, &rows).expect("write");
     let write_s = started.elapsed().as_secs_f64();
+    let started = Instant::now();
+    let back = table_io::read_table(&table, TableKind::Claims).expect("read");
+    let read_s = started.elapsed().as_secs_f64();
+    assert_eq!(back, rows, "the table reads back as written");
+    // polars alone, side by side: the same frame written and read with the same settings.
+    let mut frame = table_io::baseline::frame(&rows).expect("frame");
+    let polars_file = dir.path().join("polars.parquet");
+    let started = Instant::now();
+    table_io::baseline::write(&mut frame, &polars_file).expect("polars write");
+    let polars_write_s = started.elapsed().as_secs_f64();
+    let started = Instant::now();
+    assert_eq!(
+        table_io::baseline::read(&polars_file).expect("polars read"),
+        n
+    );
+    let polars_read_s = started.elapsed().as_secs_f64();
+    drop((back, frame, rows));
     let request = PublishRequest {
         snapshots_dir: dir.path().join("snapshots"),
         dataset: "bench".into(),
@@ -76,6 +94,19 @@ fn main() {
     println!(
         "write table:     {write_s:.2} s ({:.0} rows/s)",
         n as f64 / write_s
+    );
+    println!(
+        "read table:      {read_s:.2} s ({:.0} rows/s)",
+        n as f64 / read_s
+    );
+    println!(
+        "polars alone:    write {polars_write_s:.2} s, read {polars_read_s:.2} s (the same frame)"
+    );
+    println!(
+        "ratio to polars: write {:.2}x, read {:.2}x, write + read {:.2}x (limit 3x)",
+        write_s / polars_write_s,
+        read_s / polars_read_s,
+        (write_s + read_s) / (polars_write_s + polars_read_s)
     );
     println!("publish:         {publish_s:.2} s (hash, diff, copy, card, manifest)");
     println!("verify:          {verify_s:.2} s");
