@@ -184,53 +184,11 @@ pub const CARDINALS: &[&str] = &[
     "ninety",
 ];
 
-/// Words that are a number or part of one ("4.2 million", "twelve percent", "the third
-/// quarter", "half a century"), lowercase: the cardinals, scales, ordinals and fractions.
-pub const NUMBER_WORDS: &[&str] = &[
-    "zero",
-    "one",
-    "two",
-    "three",
-    "four",
-    "five",
-    "six",
-    "seven",
-    "eight",
-    "nine",
-    "ten",
-    "eleven",
-    "twelve",
-    "thirteen",
-    "fourteen",
-    "fifteen",
-    "sixteen",
-    "seventeen",
-    "eighteen",
-    "nineteen",
-    "twenty",
-    "thirty",
-    "forty",
-    "fifty",
-    "sixty",
-    "seventy",
-    "eighty",
-    "ninety",
-    "hundred",
-    "thousand",
-    "million",
-    "billion",
-    "trillion",
-    "dozen",
-    "percent",
-    "half",
-    "quarter",
-    "first",
-    "second",
-    "third",
-    "fourth",
-    "fifth",
-    "tenth",
-    "century",
+/// Words besides the [`CARDINALS`] that are a number or part of one ("4.2 million", "twelve
+/// percent", "the third quarter", "half a century"), lowercase: scales, ordinals, fractions.
+const NUMBER_PARTS: &[&str] = &[
+    "hundred", "thousand", "million", "billion", "trillion", "dozen", "percent", "half", "quarter",
+    "first", "second", "third", "fourth", "fifth", "tenth", "century",
 ];
 
 /// Whether a lowercase word is a month name or abbreviation ([`MONTHS`]).
@@ -238,7 +196,8 @@ pub fn is_month(word: &str) -> bool {
     MONTHS.contains(&word)
 }
 
-/// Whether a lowercase word is a number word ([`NUMBER_WORDS`]).
+/// Whether a lowercase word is a number or part of one: a cardinal ([`CARDINALS`]), a scale
+/// ("million"), an ordinal ("third"), a fraction ("half", "quarter"), "percent" or "century".
 pub fn is_number_word(word: &str) -> bool {
-    NUMBER_WORDS.contains(&word)
+    CARDINALS.contains(&word) || NUMBER_PARTS.contains(&word)
 }
