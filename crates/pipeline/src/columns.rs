@@ -25,7 +25,9 @@ fn error(message: impl std::fmt::Display) -> Error {
 
 /// One column being built.
 pub(crate) enum Builder {
-    Str(Vec<Option<String>>),
+    /// Strings go straight into polars' string builder; the flag says whether the last cell
+    /// was null.
+    Str(Box<StringChunkedBuilder>, bool),
     Int(Vec<Option<i64>>),
     Float(Vec<Option<f64>>),
     Bool(Vec<Option<bool>>),
@@ -35,7 +37,10 @@ pub(crate) enum Builder {
 impl Builder {
     fn push_null(&mut self) {
         match self {
-            Builder::Str(v) => v.push(None),
+            Builder::Str(b, last_null) => {
+                b.append_null();
+                *last_null = true;
+            }
             Builder::Int(v) => v.push(None),
             Builder::Float(v) => v.push(None),
             Builder::Bool(v) => v.push(None),
@@ -45,7 +50,7 @@ impl Builder {
 
     fn expects(&self) -> &'static str {
         match self {
-            Builder::Str(_) => "a string",
+            Builder::Str(..) => "a string",
             Builder::Int(_) => "an integer",
             Builder::Float(_) => "a number",
             Builder::Bool(_) => "a boolean",
@@ -68,7 +73,10 @@ impl<'s> ColumnWriter<'s> {
             .columns
             .iter()
             .map(|c| match c.dtype {
-                DType::Str | DType::Json => Builder::Str(Vec::with_capacity(height)),
+                DType::Str | DType::Json => Builder::Str(
+                    Box::new(StringChunkedBuilder::new(c.name.as_str().into(), height)),
+                    false,
+                ),
                 DType::Int => Builder::Int(Vec::with_capacity(height)),
                 DType::Float => Builder::Float(Vec::with_capacity(height)),
                 DType::Bool => Builder::Bool(Vec::with_capacity(height)),
@@ -249,14 +257,15 @@ impl ser::SerializeStruct for RowFields<'_, '_> {
         }
         let builder = &mut self.writer.builders[self.column];
         let result = if column.dtype == DType::Json {
-            match serde_json::to_value(value) {
-                Ok(serde_json::Value::Null) => {
+            match serde_json::to_string(value) {
+                Ok(text) if text == "null" => {
                     builder.push_null();
                     Ok(())
                 }
-                Ok(v) => {
-                    if let Builder::Str(texts) = builder {
-                        texts.push(Some(v.to_string()));
+                Ok(text) => {
+                    if let Builder::Str(b, last_null) = builder {
+                        b.append_value(text);
+                        *last_null = false;
                     }
                     Ok(())
                 }
@@ -292,7 +301,7 @@ impl ser::SerializeStruct for RowFields<'_, '_> {
 
 fn is_null_last(b: &Builder) -> bool {
     match b {
-        Builder::Str(v) => matches!(v.last(), Some(None)),
+        Builder::Str(_, last_null) => *last_null,
         Builder::Int(v) => matches!(v.last(), Some(None)),
         Builder::Float(v) => matches!(v.last(), Some(None)),
         Builder::Bool(v) => matches!(v.last(), Some(None)),
@@ -380,7 +389,10 @@ impl<'b> ser::Serializer for Cell<'b> {
     }
     fn serialize_str(self, v: &str) -> Result<(), Error> {
         match self.builder {
-            Builder::Str(cells) => cells.push(Some(v.to_string())),
+            Builder::Str(b, last_null) => {
+                b.append_value(v);
+                *last_null = false;
+            }
             _ => return Err(self.mismatch("a string")),
         }
         Ok(())
@@ -520,12 +532,23 @@ impl<'df> ColumnCells<'df> {
             DType::Float => ColumnCells::Float(column.f64()?.iter().collect()),
             DType::Bool => ColumnCells::Bool(column.bool()?.iter().collect()),
             DType::StrList => {
-                let mut cells = Vec::with_capacity(column.len());
-                for series in column.list()?.series_iter() {
-                    cells.push(match series {
-                        None => None,
-                        Some(s) => Some(s.str()?.iter().map(|v| v.map(str::to_string)).collect()),
-                    });
+                // Through the flat values and the offsets, not a Series per row.
+                let lists = column.list()?.rechunk();
+                let nulls: Vec<bool> = lists.is_null().iter().map(|n| n == Some(true)).collect();
+                let inner = lists.get_inner();
+                let values: Vec<Option<&str>> = inner.str()?.iter().collect();
+                let mut cells = Vec::with_capacity(lists.len());
+                for arr in lists.downcast_iter() {
+                    let offsets = arr.offsets();
+                    for i in 0..arr.len() {
+                        let (start, end) = offsets.start_end(i);
+                        cells.push((!nulls[cells.len()]).then(|| {
+                            values[start..end]
+                                .iter()
+                                .map(|v| v.map(str::to_string))
+                                .collect()
+                        }));
+                    }
                 }
                 ColumnCells::List(cells)
             }

@@ -88,7 +88,7 @@ fn rows_to_frame(rows: &Rows) -> Result<DataFrame, TableError> {
         .map(|(c, b)| {
             let name: PlSmallStr = c.name.as_str().into();
             match b {
-                Builder::Str(v) => Column::new(name, v),
+                Builder::Str(b, _) => b.finish().into_series().into_column(),
                 Builder::Int(v) => Column::new(name, v),
                 Builder::Float(v) => Column::new(name, v),
                 Builder::Bool(v) => Column::new(name, v),
