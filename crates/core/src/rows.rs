@@ -146,6 +146,19 @@ macro_rules! tables {
                 })
             }
 
+            /// Append `other`'s rows after these. Panics when `other` holds another table (a
+            /// caller's bug: the parts of one table are one kind).
+            pub fn append(&mut self, other: Rows) {
+                match (self, other) {
+                    $((Rows::$variant(a), Rows::$variant(b)) => a.extend(b),)*
+                    (this, other) => panic!(
+                        "appending {} rows to {} rows",
+                        other.kind().name(),
+                        this.kind().name()
+                    ),
+                }
+            }
+
             /// Ids that occur more than once, each once, sorted.
             pub fn duplicate_ids(&self) -> Vec<String> {
                 fn dups<'a>(ids: impl Iterator<Item = &'a str>) -> Vec<String> {

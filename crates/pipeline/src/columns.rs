@@ -519,12 +519,19 @@ pub(crate) enum ColumnCells<'df> {
     Int(Vec<Option<i64>>),
     Float(Vec<Option<f64>>),
     Bool(Vec<Option<bool>>),
-    List(Vec<Option<Vec<Option<String>>>>),
+    /// Each row's range in the flat values (`None`: a null list), and the values.
+    List(Vec<Option<(usize, usize)>>, Vec<Option<&'df str>>),
 }
 
 impl<'df> ColumnCells<'df> {
-    /// The cells of `column` read as `dtype` (the caller has checked the frame's schema).
-    pub(crate) fn read(column: &'df Column, dtype: DType) -> PolarsResult<Self> {
+    /// The cells of `column` read as `dtype` (the caller has checked the frame's schema). A
+    /// list column's flat values are read from `inner`, which the caller keeps
+    /// ([`list_values`]).
+    pub(crate) fn read(
+        column: &'df Column,
+        dtype: DType,
+        inner: Option<&'df Series>,
+    ) -> PolarsResult<Self> {
         Ok(match dtype {
             DType::Str => ColumnCells::Str(column.str()?.iter().collect()),
             DType::Json => ColumnCells::Json(column.str()?.iter().collect()),
@@ -533,39 +540,44 @@ impl<'df> ColumnCells<'df> {
             DType::Bool => ColumnCells::Bool(column.bool()?.iter().collect()),
             DType::StrList => {
                 // Through the flat values and the offsets, not a Series per row.
-                let lists = column.list()?.rechunk();
-                let nulls: Vec<bool> = lists.is_null().iter().map(|n| n == Some(true)).collect();
-                let inner = lists.get_inner();
-                let values: Vec<Option<&str>> = inner.str()?.iter().collect();
-                let mut cells = Vec::with_capacity(lists.len());
+                let lists = column.list()?;
+                let values: Vec<Option<&str>> = match inner {
+                    Some(inner) => inner.str()?.iter().collect(),
+                    None => Vec::new(),
+                };
+                let mut ranges = Vec::with_capacity(lists.len());
                 for arr in lists.downcast_iter() {
                     let offsets = arr.offsets();
+                    let validity = arr.validity();
                     for i in 0..arr.len() {
-                        let (start, end) = offsets.start_end(i);
-                        cells.push((!nulls[cells.len()]).then(|| {
-                            values[start..end]
-                                .iter()
-                                .map(|v| v.map(str::to_string))
-                                .collect()
-                        }));
+                        let valid = validity.is_none_or(|v| v.get_bit(i));
+                        ranges.push(valid.then(|| offsets.start_end(i)));
                     }
                 }
-                ColumnCells::List(cells)
+                ColumnCells::List(ranges, values)
             }
         })
     }
 }
 
+/// A list column made one chunk (its offsets then index one values array), and its flat
+/// values, for [`ColumnCells::read`].
+pub(crate) fn list_values(column: &Column) -> PolarsResult<(Column, Series)> {
+    let lists = column.list()?.rechunk();
+    let inner = lists.get_inner();
+    Ok((lists.into_owned().into_series().into_column(), inner))
+}
+
 /// Deserialises rows from columns, one row per `deserialize` call.
-pub(crate) struct ColumnReader<'df> {
-    pub(crate) columns: Vec<ColumnCells<'df>>,
+pub(crate) struct ColumnReader<'c, 'df> {
+    pub(crate) columns: &'c [ColumnCells<'df>],
     pub(crate) names: Vec<&'df str>,
     pub(crate) row: usize,
     /// The column a failure happened in (for the caller's error).
     pub(crate) failed_column: Option<String>,
 }
 
-impl<'de, 'r, 'df> de::Deserializer<'de> for &'r mut ColumnReader<'df> {
+impl<'de, 'r, 'c, 'df> de::Deserializer<'de> for &'r mut ColumnReader<'c, 'df> {
     type Error = Error;
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
@@ -585,12 +597,12 @@ impl<'de, 'r, 'df> de::Deserializer<'de> for &'r mut ColumnReader<'df> {
 }
 
 /// A row's cells as a sequence of its fields, in column order.
-struct RowCells<'r, 'df> {
-    reader: &'r mut ColumnReader<'df>,
+struct RowCells<'r, 'c, 'df> {
+    reader: &'r mut ColumnReader<'c, 'df>,
     column: usize,
 }
 
-impl<'de> SeqAccess<'de> for RowCells<'_, '_> {
+impl<'de> SeqAccess<'de> for RowCells<'_, '_, '_> {
     type Error = Error;
 
     fn next_element_seed<T: DeserializeSeed<'de>>(
@@ -603,13 +615,15 @@ impl<'de> SeqAccess<'de> for RowCells<'_, '_> {
         }
         self.column += 1;
         let row = self.reader.row;
-        let cell = match &mut self.reader.columns[c] {
+        let cell = match &self.reader.columns[c] {
             ColumnCells::Str(v) => CellValue::Str(v[row]),
             ColumnCells::Json(v) => CellValue::Json(v[row]),
             ColumnCells::Int(v) => CellValue::Int(v[row]),
             ColumnCells::Float(v) => CellValue::Float(v[row]),
             ColumnCells::Bool(v) => CellValue::Bool(v[row]),
-            ColumnCells::List(v) => CellValue::List(v[row].take()),
+            ColumnCells::List(ranges, values) => {
+                CellValue::List(ranges[row].map(|(start, end)| &values[start..end]))
+            }
         };
         let result = seed.deserialize(cell);
         if result.is_err() {
@@ -630,7 +644,7 @@ enum CellValue<'df> {
     Int(Option<i64>),
     Float(Option<f64>),
     Bool(Option<bool>),
-    List(Option<Vec<Option<String>>>),
+    List(Option<&'df [Option<&'df str>]>),
 }
 
 impl CellValue<'_> {
@@ -660,7 +674,7 @@ impl<'de> de::Deserializer<'de> for CellValue<'_> {
             CellValue::Float(Some(v)) => visitor.visit_f64(v),
             CellValue::Bool(Some(v)) => visitor.visit_bool(v),
             CellValue::List(Some(items)) => visitor.visit_seq(ListItems {
-                items: items.into_iter(),
+                items: items.iter(),
             }),
             _ => visitor.visit_unit(),
         }
@@ -710,11 +724,11 @@ impl<'de> de::Deserializer<'de> for CellValue<'_> {
 }
 
 /// The strings of a list cell.
-struct ListItems {
-    items: std::vec::IntoIter<Option<String>>,
+struct ListItems<'v, 'df> {
+    items: std::slice::Iter<'v, Option<&'df str>>,
 }
 
-impl<'de> SeqAccess<'de> for ListItems {
+impl<'de> SeqAccess<'de> for ListItems<'_, '_> {
     type Error = Error;
 
     fn next_element_seed<T: DeserializeSeed<'de>>(
@@ -723,7 +737,9 @@ impl<'de> SeqAccess<'de> for ListItems {
     ) -> Result<Option<T::Value>, Error> {
         match self.items.next() {
             None => Ok(None),
-            Some(Some(s)) => seed.deserialize(s.into_deserializer()).map(Some),
+            Some(Some(s)) => seed
+                .deserialize(de::value::StrDeserializer::<Error>::new(s))
+                .map(Some),
             Some(None) => seed
                 .deserialize(de::value::UnitDeserializer::<Error>::new())
                 .map(Some),

@@ -15,7 +15,7 @@ use polars::prelude::*;
 use sha2::{Digest, Sha256};
 
 use crate::atomic::write_atomic_with;
-use crate::columns::{Builder, ColumnCells, ColumnReader, ColumnWriter};
+use crate::columns::{Builder, ColumnCells, ColumnReader, ColumnWriter, list_values};
 
 #[derive(Debug, thiserror::Error)]
 pub enum TableError {
@@ -124,34 +124,84 @@ fn frame_to_rows(kind: TableKind, df: &DataFrame, path: &Path) -> Result<Rows, T
         path: path.into(),
         message: e.to_string(),
     };
-    let mut reader = ColumnReader {
-        columns: Vec::with_capacity(schema.columns.len()),
-        names: Vec::with_capacity(schema.columns.len()),
-        row: 0,
-        failed_column: None,
-    };
+    // List columns as one chunk with their flat values, kept here for the cells to borrow.
+    let mut lists: Vec<Option<(Column, Series)>> = Vec::with_capacity(schema.columns.len());
     for column in &schema.columns {
         let col = df.column(&column.name).map_err(polars_err)?;
-        reader
-            .columns
-            .push(ColumnCells::read(col, column.dtype).map_err(polars_err)?);
-        reader.names.push(column.name.as_str());
+        lists.push(match column.dtype {
+            DType::StrList => Some(list_values(col).map_err(polars_err)?),
+            _ => None,
+        });
     }
-    Rows::deserialize_each(kind, df.height(), &mut reader).map_err(|(row, source)| {
-        let source = match reader.failed_column.take() {
-            Some(c) => {
-                <serde_json::Error as serde::de::Error>::custom(format!("column `{c}`: {source}"))
-            }
-            None => source,
+    let mut cells = Vec::with_capacity(schema.columns.len());
+    for (column, list) in schema.columns.iter().zip(&lists) {
+        let read = match list {
+            Some((col, inner)) => ColumnCells::read(col, column.dtype, Some(inner)),
+            None => ColumnCells::read(
+                df.column(&column.name).map_err(polars_err)?,
+                column.dtype,
+                None,
+            ),
         };
-        TableError::Decode {
-            path: path.into(),
-            table: schema.table.clone(),
-            row,
-            source,
-        }
-    })
+        cells.push(read.map_err(polars_err)?);
+    }
+    let names: Vec<&str> = schema.columns.iter().map(|c| c.name.as_str()).collect();
+    // Rows are decoded in parts on as many threads as there are cores (polars reads the file
+    // with all of them too), each part from its own reader over the shared cells, then joined
+    // in order.
+    let height = df.height();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let parts = threads.min(height / ROWS_PER_THREAD + 1).max(1);
+    let bounds: Vec<(usize, usize)> = (0..parts)
+        .map(|k| (height * k / parts, height * (k + 1) / parts))
+        .collect();
+    let decode = |(start, end): (usize, usize)| {
+        let mut reader = ColumnReader {
+            columns: &cells,
+            names: names.clone(),
+            row: start,
+            failed_column: None,
+        };
+        Rows::deserialize_each(kind, end - start, &mut reader)
+            .map_err(|(row, source)| (start + row, reader.failed_column.take(), source))
+    };
+    let decoded: Vec<_> = if parts == 1 {
+        vec![decode(bounds[0])]
+    } else {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = bounds
+                .iter()
+                .map(|&b| scope.spawn(move || decode(b)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("a decoding thread panicked"))
+                .collect()
+        })
+    };
+    let mut rows = Rows::empty(kind);
+    for part in decoded {
+        let part = part.map_err(|(row, column, source)| {
+            let source = match column {
+                Some(c) => <serde_json::Error as serde::de::Error>::custom(format!(
+                    "column `{c}`: {source}"
+                )),
+                None => source,
+            };
+            TableError::Decode {
+                path: path.into(),
+                table: schema.table.clone(),
+                row,
+                source,
+            }
+        })?;
+        rows.append(part);
+    }
+    Ok(rows)
 }
+
+/// Rows a decoding thread takes at least: below twice this, a table is decoded on one thread.
+const ROWS_PER_THREAD: usize = 50_000;
 
 /// Check a frame against a schema: column names and order, dtypes, nulls in non-nullable columns.
 fn check_frame(df: &DataFrame, schema: &TableSchema) -> Result<(), Vec<String>> {

@@ -77,3 +77,25 @@ fn a_file_of_another_table_is_refused_naming_the_file() {
         "{err}"
     );
 }
+
+#[test]
+fn a_table_decoded_on_several_threads_keeps_its_rows_in_order() {
+    // Over 100,000 rows a table is decoded in parts, one per core; the parts join in order.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("claims.parquet");
+    let rows: Vec<Claim> = (0..120_001)
+        .map(|i| Claim {
+            id: format!("claim_{i:06}"),
+            text: format!("claim {i}"),
+            speaker: (i % 3 != 0).then(|| format!("speaker {}", i % 7)),
+            topics: (0..i % 4).map(|k| format!("t{k}-{i}")).collect(),
+            ..Claim::default()
+        })
+        .collect();
+    let rows = Rows::Claims(rows);
+    table_io::write_table(&path, &rows).unwrap();
+    assert_eq!(
+        table_io::read_table(&path, TableKind::Claims).unwrap(),
+        rows
+    );
+}
