@@ -72,57 +72,6 @@ pub fn upper_first(s: &str) -> String {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-
-    #[test]
-    fn words_ignore_case_and_punctuation() {
-        assert_eq!(
-            words("The U.S. grew 3.5%!"),
-            ["the", "u", "s", "grew", "3", "5"]
-        );
-        assert_eq!(normalize("  Net-sales,  ROSE. "), "net sales rose");
-        assert_eq!(
-            content_words("Says the moon is made of cheese"),
-            ["cheese", "made", "moon"].map(String::from).into()
-        );
-    }
-
-    #[test]
-    fn phrases_match_whole_words_only() {
-        assert!(contains_phrase(
-            "Free public transport, in Luxembourg.",
-            "public TRANSPORT"
-        ));
-        assert!(!contains_phrase("transportation", "transport"));
-        assert!(!contains_phrase("anything", " ,. "));
-        let w = words("No evidence: it is false, false and a hoax. Not true.");
-        let found = count_phrases(&w, &["false", "no evidence", "not true", "debunked"]);
-        assert_eq!(
-            found.into_iter().collect::<Vec<_>>(),
-            [
-                ("false".to_string(), 2),
-                ("no evidence".into(), 1),
-                ("not true".into(), 1)
-            ]
-        );
-        let text = words("The city banned plastic bags");
-        assert_eq!(share_found("City bans plastic bags", &text), 0.75);
-        assert_eq!(share_found("the of", &text), 0.0);
-    }
-
-    proptest! {
-        #[test]
-        fn normalizing_is_idempotent(s in "\\PC{0,80}") {
-            let once = normalize(&s);
-            prop_assert_eq!(normalize(&once), once.clone());
-            prop_assert!(once.is_empty() || contains_phrase(&s, &once));
-        }
-    }
-}
-
 /// Month names and their usual abbreviations, lowercase.
 pub const MONTHS: &[&str] = &[
     "january",
@@ -200,4 +149,55 @@ pub fn is_month(word: &str) -> bool {
 /// ("million"), an ordinal ("third"), a fraction ("half", "quarter"), "percent" or "century".
 pub fn is_number_word(word: &str) -> bool {
     CARDINALS.contains(&word) || NUMBER_PARTS.contains(&word)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn words_ignore_case_and_punctuation() {
+        assert_eq!(
+            words("The U.S. grew 3.5%!"),
+            ["the", "u", "s", "grew", "3", "5"]
+        );
+        assert_eq!(normalize("  Net-sales,  ROSE. "), "net sales rose");
+        assert_eq!(
+            content_words("Says the moon is made of cheese"),
+            ["cheese", "made", "moon"].map(String::from).into()
+        );
+    }
+
+    #[test]
+    fn phrases_match_whole_words_only() {
+        assert!(contains_phrase(
+            "Free public transport, in Luxembourg.",
+            "public TRANSPORT"
+        ));
+        assert!(!contains_phrase("transportation", "transport"));
+        assert!(!contains_phrase("anything", " ,. "));
+        let w = words("No evidence: it is false, false and a hoax. Not true.");
+        let found = count_phrases(&w, &["false", "no evidence", "not true", "debunked"]);
+        assert_eq!(
+            found.into_iter().collect::<Vec<_>>(),
+            [
+                ("false".to_string(), 2),
+                ("no evidence".into(), 1),
+                ("not true".into(), 1)
+            ]
+        );
+        let text = words("The city banned plastic bags");
+        assert_eq!(share_found("City bans plastic bags", &text), 0.75);
+        assert_eq!(share_found("the of", &text), 0.0);
+    }
+
+    proptest! {
+        #[test]
+        fn normalizing_is_idempotent(s in "\\PC{0,80}") {
+            let once = normalize(&s);
+            prop_assert_eq!(normalize(&once), once.clone());
+            prop_assert!(once.is_empty() || contains_phrase(&s, &once));
+        }
+    }
 }
