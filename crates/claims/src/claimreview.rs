@@ -42,7 +42,7 @@ static LD_JSON: LazyLock<Selector> = LazyLock::new(|| {
 /// Every ClaimReview in the JSON-LD blocks of `html`, in document order. Blocks that are not valid
 /// JSON are skipped (publishers ship trailing commas and HTML comments).
 pub fn extract(html: &str) -> Vec<ClaimReview> {
-    let doc = Html::parse_document(html);
+    let doc = Html::parse_document(&noisebench_web::nesting::limit_nesting(html));
     extract_from(&doc)
 }
 

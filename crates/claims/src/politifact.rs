@@ -182,7 +182,7 @@ fn non_empty(s: String) -> Option<String> {
 
 /// Parse a listing page; relative links resolve against `base` (the page's URL).
 pub fn parse_listing(html: &str, base: &Url) -> ListingPage {
-    let doc = Html::parse_document(html);
+    let doc = Html::parse_document(&noisebench_web::nesting::limit_nesting(html));
     let mut items: Vec<ElementRef<'_>> = doc.select(&ITEM).collect();
     if items.is_empty() {
         items = doc.select(&ITEM_OLD).collect();
@@ -321,7 +321,7 @@ static OLD_BY: LazyLock<Regex> = LazyLock::new(|| {
 
 /// Parse a fact-check article page in either layout.
 pub fn parse_article(html: &str, base: &Url) -> Article {
-    let doc = Html::parse_document(html);
+    let doc = Html::parse_document(&noisebench_web::nesting::limit_nesting(html));
     parse_article_doc(&doc, base)
 }
 

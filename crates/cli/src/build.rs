@@ -38,6 +38,25 @@ pub struct LlmTotals {
     pub models: BTreeMap<String, u64>,
     /// Calls per task.
     pub tasks: BTreeMap<String, u64>,
+    /// Per model (`openai:<model>`): its task answers and how many of them its sense checks
+    /// dropped (`off_topic`, `copied_example`...): a large share says the model is too weak for
+    /// the job. Offline rules are not models and are left out.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub sense: BTreeMap<String, SenseShare>,
+    /// Tasks whose categorical answers (stance, verdict) never changed over the run
+    /// (`Llm::constant_answers`), one line each.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub constant_answers: Vec<String>,
+}
+
+/// One model's answers and sense-check drops in a call log.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct SenseShare {
+    /// Task calls (embedding requests not counted), cache hits included.
+    pub answers: u64,
+    /// Of those, dropped by a sense check.
+    pub dropped: u64,
+    pub reasons: BTreeMap<String, u64>,
 }
 
 impl LlmTotals {
@@ -59,6 +78,15 @@ impl LlmTotals {
             } else {
                 format!("{}:{}", c.backend, c.model)
             };
+            if c.backend != "offline" && c.task != "embedding" {
+                let share = t.sense.entry(model.clone()).or_default();
+                share.answers += 1;
+                let reason = c.error.as_deref().and_then(|e| e.split(':').next());
+                if let Some(r) = reason.filter(|r| noisebench_llm::Sense::is_code(r)) {
+                    share.dropped += 1;
+                    *share.reasons.entry(r.to_string()).or_default() += 1;
+                }
+            }
             *t.models.entry(model).or_default() += 1;
             *t.tasks.entry(c.task.clone()).or_default() += 1;
         }
@@ -75,8 +103,28 @@ impl LlmTotals {
         Ok(Self::of(&calls))
     }
 
-    /// One line for the end of a run.
+    /// One line for the end of a run, then one per model with its sense-check drops, and one per
+    /// task whose answers never changed.
     pub fn render(&self) -> String {
+        let mut out = self.render_calls();
+        for (model, s) in &self.sense {
+            let reasons: Vec<String> = s.reasons.iter().map(|(r, n)| format!("{r}={n}")).collect();
+            out.push_str(&format!(
+                "\nsense checks, {model}: {} of {} answers dropped ({:.1}%){}{}",
+                s.dropped,
+                s.answers,
+                100.0 * s.dropped as f64 / s.answers.max(1) as f64,
+                if reasons.is_empty() { "" } else { ": " },
+                reasons.join(" ")
+            ));
+        }
+        for line in &self.constant_answers {
+            out.push_str(&format!("\nthe same answer all run long: {line}"));
+        }
+        out
+    }
+
+    fn render_calls(&self) -> String {
         format!(
             "LLM calls of the stages' last runs: {} ({} cache hits, {} failed), {} tokens in, {} out sent (cache hits not counted), estimated {:.4} USD",
             self.calls,
@@ -98,8 +146,12 @@ pub fn build_snapshot(
 ) -> Result<Built> {
     let loaded = ws.load(pipeline)?;
     let plan = &loaded.plan;
+    // Held across the run and the publish: a second build of this pipeline in this folder is
+    // refused until this one has published (the run takes the same lock again on this thread).
+    let _lock = noisebench_pipeline::FolderLock::acquire(&ws.work_dir.join(plan.name()))?;
     let run = ws.run(&loaded, None, force)?;
-    let llm = LlmTotals::of_run(&run.run_dir)?;
+    let mut llm = LlmTotals::of_run(&run.run_dir)?;
+    llm.constant_answers = loaded.layers.llm.constant_answers();
     let unfinished = run.unfinished_message();
     let Some(section) = &plan.file.snapshot else {
         return Ok(Built {

@@ -32,7 +32,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use noisebench_core::TableKind;
 
-pub use build::{Built, LlmTotals, build_snapshot, code_version};
+pub use build::{Built, LlmTotals, SenseShare, build_snapshot, code_version};
 pub use eval::{
     CALLS_FILE, EvalRequest, EvalRun, METRICS_FILE, PREDICTIONS_FILE, RESULTS_FILE, SUMMARY_FILE,
     compare_evals, detect_format, load_snapshot, run_eval,

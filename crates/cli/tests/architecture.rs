@@ -19,6 +19,8 @@ const LAYERS: &[&str] = &[
     "noisebench-report",
     "noisebench-cli",
     "noisebench-testkit",
+    // fuzz targets over every stage crate's parsers; nothing depends on it
+    "noisebench-fuzz-targets",
 ];
 
 /// Shared crates a stage crate may use.

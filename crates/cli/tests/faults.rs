@@ -111,6 +111,8 @@ backend = "openai"
 model = "fake"
 cache = {{ dir = "{cache}" }}
 embeddings = {{ backend = "hashed" }}
+# The fake's fixed keywords and question are not about the claims; faults are tested here.
+sense_checks = false
 [llm.models.fake]
 name = "fake-model"
 endpoints = [{{ name = "local", url = "{url}" }}]

@@ -50,9 +50,17 @@ impl Task for ExamVerdict {
     fn check(_: &exam::Input, reply: &Value) -> Result<(), String> {
         exam::check(reply)
     }
+    fn category(reply: &Value) -> Option<String> {
+        Verdict::in_reply(reply).map(|v| v.as_str().to_string())
+    }
     fn offline(input: &exam::Input) -> Value {
         exam::offline_reply(input, noisebench_text::cues::cue_counts)
     }
+}
+
+/// A stance reply's category for the run-wide constant-answer flag.
+fn stance_category(reply: &Value) -> Option<String> {
+    Stance::in_reply(reply).map(|s| s.as_str().to_string())
 }
 
 fn need_stance(reply: &Value) -> Result<(), String> {
@@ -78,6 +86,9 @@ impl Task for StanceUrl {
     fn check(_: &StanceUrlInput, reply: &Value) -> Result<(), String> {
         need_stance(reply)
     }
+    fn category(reply: &Value) -> Option<String> {
+        stance_category(reply)
+    }
     fn offline(input: &StanceUrlInput) -> Value {
         serde_json::json!({ "stance": stance_url_rule(input).as_str() })
     }
@@ -101,6 +112,9 @@ impl Task for StanceText {
     fn check(_: &StanceTextInput, reply: &Value) -> Result<(), String> {
         need_stance(reply)
     }
+    fn category(reply: &Value) -> Option<String> {
+        stance_category(reply)
+    }
     fn offline(input: &StanceTextInput) -> Value {
         serde_json::json!({ "stance": stance_text_rule(input).0.as_str() })
     }
@@ -116,6 +130,9 @@ impl Task for StanceReasoned {
     type Output = Value;
     fn check(_: &StanceTextInput, reply: &Value) -> Result<(), String> {
         need_stance(reply)
+    }
+    fn category(reply: &Value) -> Option<String> {
+        stance_category(reply)
     }
     fn offline(input: &StanceTextInput) -> Value {
         let (stance, reasoning) = stance_text_rule(input);

@@ -256,7 +256,7 @@ fn exam_stance_conflicts_and_credibility() {
     assert_eq!(facts["labels"]["supporting"], 2);
     assert_eq!(facts["model_conflicts"], 1);
     assert_eq!(facts["models"]["exam_verdict"], "openai:fake-gpt");
-    assert_eq!(facts["prompt_versions"]["stance_reasoned"], "1");
+    assert_eq!(facts["prompt_versions"]["stance_reasoned"], "2");
     assert_eq!(facts["credibility_sources"]["generated"], 1);
 }
 

@@ -16,6 +16,9 @@ use crate::openai::Effort;
 use crate::request::Prepared;
 use crate::task::Task;
 
+/// Answers a task must have had before one category for all of them is flagged.
+pub const CONSTANT_AFTER: u64 = 5;
+
 /// Counters over the life of an [`Llm`].
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct LlmStats {
@@ -53,6 +56,49 @@ impl Llm {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone()
+    }
+
+    /// Tasks whose categorical answers ([`Task::category`]) from a model all fell in one
+    /// category this run, over at least [`CONSTANT_AFTER`] answers (cache hits included), one
+    /// line each: `stance_text (openai:smollm2): "support" for all 24 answers`. A model that
+    /// gives every pair the same stance is not reading the pairs; the run summary shows these.
+    pub fn constant_answers(&self) -> Vec<String> {
+        let categories = self
+            .inner
+            .categories
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        categories
+            .iter()
+            .filter_map(|((task, model), counts)| {
+                let total: u64 = counts.values().sum();
+                match counts.iter().next() {
+                    Some((only, _)) if counts.len() == 1 && total >= CONSTANT_AFTER => Some(
+                        format!("{task} (openai:{model}): \"{only}\" for all {total} answers"),
+                    ),
+                    _ => None,
+                }
+            })
+            .collect()
+    }
+
+    /// Count a model's categorical answer for [`Llm::constant_answers`].
+    pub(crate) fn note_category<T: Task>(&self, p: &Prepared<T>, value: &T::Output) {
+        if p.model.is_none() {
+            return;
+        }
+        if let Some(c) = T::category(value) {
+            let mut categories = self
+                .inner
+                .categories
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            *categories
+                .entry((T::NAME.to_string(), p.model_name.clone()))
+                .or_default()
+                .entry(c)
+                .or_insert(0) += 1;
+        }
     }
 
     /// Estimated USD spent on calls that reached a server.

@@ -62,6 +62,15 @@ pub struct LlmConfig {
     pub temperature: f64,
     /// `max_tokens` sent with every request (part of the cache key).
     pub max_tokens: u32,
+    /// The budget of the one re-ask of an answer cut off at `max_tokens` (`finish_reason:
+    /// length`); an answer cut off again fails the item with `truncated`. Equal to
+    /// `max_tokens`: no re-ask, a cut answer fails at once.
+    pub max_tokens_ceiling: u32,
+    /// Check that models' well-formed answers are about their inputs (each task's sense
+    /// checks: `off_topic`, `copied_example`...), cached answers included; a failure is a
+    /// counted drop. Off: answers are kept as the model gave them (to measure what the checks
+    /// catch).
+    pub sense_checks: bool,
     /// Optional `seed` sent with every request (part of the cache key).
     pub seed: Option<u64>,
     /// Re-asks after unparseable output (each quotes the parse error). 0 disables.
@@ -85,6 +94,8 @@ impl Default for LlmConfig {
             prompts_dir: PathBuf::from("pipelines/prompts"),
             temperature: 0.0,
             max_tokens: 1024,
+            max_tokens_ceiling: 4096,
+            sense_checks: true,
             seed: None,
             max_reasks: 2,
             max_cost: None,
@@ -292,6 +303,15 @@ impl LlmConfig {
         }
         if !(0.0..=2.0).contains(&self.temperature) {
             return Err(ConfigError::new("llm.temperature", "must be in 0..=2"));
+        }
+        if self.max_tokens == 0 {
+            return Err(ConfigError::new("llm.max_tokens", "must be >= 1"));
+        }
+        if self.max_tokens_ceiling < self.max_tokens {
+            return Err(ConfigError::new(
+                "llm.max_tokens_ceiling",
+                format!("must be >= llm.max_tokens ({})", self.max_tokens),
+            ));
         }
         if let Some(c) = self.max_cost
             && (c.is_nan() || c < 0.0)

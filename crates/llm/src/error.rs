@@ -20,6 +20,13 @@ pub enum LlmError {
     RetriesExhausted { attempts: u32, last: String },
     #[error("unusable answer after {tries} tries: {detail}")]
     Unparseable { tries: u32, detail: String },
+    /// The answer ran into `max_tokens` (`finish_reason: length`) also after one re-ask with
+    /// the larger budget `llm.max_tokens_ceiling` allows, or with no larger budget allowed.
+    #[error("answer cut off at max_tokens {max_tokens} (finish_reason: length)")]
+    Truncated { max_tokens: u32 },
+    /// A well-formed answer that fails its task's sense check ([`crate::sense`]).
+    #[error("answer not about its input: {0}")]
+    Senseless(crate::sense::Senseless),
     #[error("prompt: {0}")]
     Prompt(String),
     #[error("embedding: {0}")]
@@ -48,6 +55,8 @@ impl LlmError {
             LlmError::Http { .. } => "http_error",
             LlmError::RetriesExhausted { .. } => "retries_exhausted",
             LlmError::Unparseable { .. } => "unparseable_output",
+            LlmError::Truncated { .. } => "truncated",
+            LlmError::Senseless(s) => s.sense.code(),
             LlmError::Prompt(_) => "prompt_error",
             LlmError::Embedding(_) => "embedding_error",
             LlmError::Config(_) => "config_error",

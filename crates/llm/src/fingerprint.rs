@@ -34,7 +34,7 @@ impl Llm {
                 (t.name, v)
             })
             .collect();
-        serde_json::json!({
+        let mut fp = serde_json::json!({
             "backend": c.backend.as_str(),
             "tasks": tasks,
             "temperature": c.temperature,
@@ -42,7 +42,14 @@ impl Llm {
             "seed": c.seed,
             "max_reasks": c.max_reasks,
             "embedder": self.embedder_name(),
-        })
+        });
+        // Which of a model's answers are kept: the budget a cut-off answer gets once more, and
+        // whether answers must pass their sense checks. The offline rules are neither.
+        if let Backend::Openai { .. } = &self.inner.backend {
+            fp["max_tokens_ceiling"] = c.max_tokens_ceiling.into();
+            fp["sense_checks"] = c.sense_checks.into();
+        }
+        fp
     }
 
     /// [`Llm::fingerprint_of`] every task declared so far ([`Llm::require`]): once a pipeline is
@@ -94,7 +101,7 @@ mod tests {
         };
         let base = fp(config("gpt-a", 60, None), &[KEYWORDS, EXAM]);
         assert_eq!(base["tasks"]["keywords"]["model"], "openai:gpt-a");
-        assert_eq!(base["tasks"]["keywords"]["prompt_version"], "1");
+        assert_eq!(base["tasks"]["keywords"]["prompt_version"], "2");
         assert_eq!(
             base["tasks"]["keywords"]["prompt_sha256"]
                 .as_str()

@@ -10,7 +10,9 @@
 //! ([`prompt`]), two backends (the offline backend, which answers with each task's deterministic
 //! rule, and any OpenAI-compatible endpoint, [`openai`]), a crash-safe response [`cache`] keyed by
 //! sha256 of everything that determines an answer, rate, token, concurrency and cost limits,
-//! strict JSON parsing with a bounded repair and re-asks ([`parse`]), a call log of
+//! strict JSON parsing with a bounded repair and re-asks ([`parse`]), one re-ask with a larger
+//! budget for an answer cut off at `max_tokens`, sense checks that an answer is about its input
+//! and a flag for categorical answers that never change ([`sense`]), a call log of
 //! [`noisebench_core::LlmCall`] records, and sentence embeddings ([`embed`]).
 //!
 //! What this crate is not: it writes no tables (the runner writes the call log it drains from
@@ -46,6 +48,7 @@ pub mod openai;
 pub mod parse;
 pub mod prompt;
 pub mod rerank;
+pub mod sense;
 pub mod task;
 
 // The engine behind the handle.
@@ -71,6 +74,7 @@ pub use embed::Embeddings;
 pub use error::LlmError;
 pub use request::sha256_hex_bytes;
 pub use rerank::{RerankConfig, RerankHit, Reranker};
+pub use sense::{Sense, Senseless};
 pub use task::{Task, TaskInfo};
 
 use cache::Cache;
@@ -116,6 +120,9 @@ struct Inner {
     memo: Mutex<HashMap<String, serde_json::Value>>,
     seq: Mutex<BTreeMap<String, u64>>,
     stats: Mutex<LlmStats>,
+    /// Categorical answers of models per (task, model) and category: what
+    /// [`Llm::constant_answers`] reads.
+    categories: Mutex<BTreeMap<(String, String), BTreeMap<String, u64>>>,
     budget: Arc<openai::Budget>,
     secrets: Vec<String>,
 }

@@ -22,7 +22,7 @@ impl Llm {
         start: Instant,
     ) -> Option<Result<Answer<T::Output>, LlmError>> {
         if let Some(a) = self.lookup(p, start) {
-            return Some(Ok(a));
+            return Some(a);
         }
         let use_cache = self.uses_cache(p);
         if use_cache {
@@ -68,10 +68,16 @@ impl Llm {
     }
 
     /// A cache hit (or, without a cache, an answer this handle already received), logged;
-    /// `None` on a miss.
-    fn lookup<T: Task>(&self, p: &Prepared<T>, start: Instant) -> Option<Answer<T::Output>> {
+    /// `None` on a miss. A model's cached answer passes the task's sense check again (the
+    /// checks may be newer than the answer, or were off when it was stored): one that fails is
+    /// the item's failure, with the check's reason.
+    fn lookup<T: Task>(
+        &self,
+        p: &Prepared<T>,
+        start: Instant,
+    ) -> Option<Result<Answer<T::Output>, LlmError>> {
         if p.model.is_some() && self.inner.cache.is_none() {
-            return self.recall(p, start);
+            return self.recall(p, start).map(Ok);
         }
         if !self.uses_cache(p) {
             return None;
@@ -80,6 +86,25 @@ impl Llm {
         let bytes = cache.get(&p.key)?;
         let entry: Entry = serde_json::from_slice(&bytes).ok()?;
         let value: T::Output = serde_json::from_value(entry.answer).ok()?;
+        if p.model.is_some() {
+            if let Err(senseless) = self.sense_of::<T>(&p.input, &value) {
+                let e = LlmError::Senseless(senseless);
+                self.record(
+                    p,
+                    Record {
+                        endpoint: String::new(),
+                        tokens_in: entry.tokens_in,
+                        tokens_out: entry.tokens_out,
+                        cache_hit: true,
+                        cost: self.price_of(p).map(|_| 0.0),
+                        error: Some(self.describe(&e)),
+                        effort: answered_locally(start),
+                    },
+                );
+                return Some(Err(e));
+            }
+            self.note_category::<T>(p, &value);
+        }
         self.record(
             p,
             Record {
@@ -92,13 +117,13 @@ impl Llm {
                 effort: answered_locally(start),
             },
         );
-        Some(Answer {
+        Some(Ok(Answer {
             value,
             provenance: Self::provenance_of(p),
             request_hash: p.key.clone(),
             prompt_version: p.prompt_version.clone(),
             cache_hit: true,
-        })
+        }))
     }
 
     /// Keep a successful, checked answer so that no later item or run pays for it again: in the

@@ -122,6 +122,10 @@ pub(crate) struct OpenAiModel {
     http: HttpClient,
     api_key: Option<String>,
     semaphore: Semaphore,
+    /// Items between their first request and their answer's storing, at most
+    /// `max_concurrency`: held across the call, the parse and the cache write, so a process
+    /// killed at any moment loses (and a resumed run asks again) at most that many answers.
+    pub(crate) item_slots: Semaphore,
     rpm: Option<DefaultDirectRateLimiter>,
     tpm: Option<(DefaultDirectRateLimiter, u32)>,
     budget: Arc<Budget>,
@@ -195,6 +199,16 @@ struct ChatResponse {
 #[derive(Deserialize)]
 struct ChatChoice {
     message: ChatMessage,
+    #[serde(default)]
+    finish_reason: Option<String>,
+}
+
+/// A chat completion's text and why the model stopped.
+#[derive(Debug, Clone)]
+pub(crate) struct Completion {
+    pub content: String,
+    /// `finish_reason: "length"`: the answer ran into `max_tokens` and was cut off.
+    pub truncated: bool,
 }
 #[derive(Deserialize)]
 struct ChatMessage {
@@ -276,6 +290,7 @@ impl OpenAiModel {
             http,
             api_key,
             semaphore: Semaphore::new(config.max_concurrency),
+            item_slots: Semaphore::new(config.max_concurrency),
             rpm,
             tpm,
             budget,
@@ -557,7 +572,7 @@ impl OpenAiModel {
         _salt: u64,
         new_call: bool,
         effort: &mut Effort,
-    ) -> Result<Reply<String>, LlmError> {
+    ) -> Result<Reply<Completion>, LlmError> {
         let mut body = serde_json::json!({
             "model": self.model_id,
             "messages": messages,
@@ -577,14 +592,16 @@ impl OpenAiModel {
             new_call,
             |bytes| {
                 let r: ChatResponse = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
-                let content = r
-                    .choices
-                    .into_iter()
-                    .next()
-                    .and_then(|c| c.message.content)
-                    .ok_or("no choices[0].message.content")?;
+                let choice = r.choices.into_iter().next().ok_or("no choices[0]")?;
+                let truncated = choice.finish_reason.as_deref() == Some("length");
+                let content = match choice.message.content {
+                    Some(c) => c,
+                    // A cut-off answer may come with no text at all; it fails as truncated.
+                    None if truncated => String::new(),
+                    None => return Err("no choices[0].message.content".into()),
+                };
                 Ok((
-                    content,
+                    Completion { content, truncated },
                     r.usage.map(|u| (u.prompt_tokens, u.completion_tokens)),
                 ))
             },

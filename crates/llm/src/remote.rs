@@ -1,7 +1,10 @@
 //! The remote call path of one prepared item: the budget and limits (in [`crate::openai`]), the
-//! call, a strict parse with one repair ([`crate::parse`]), and up to `max_reasks` re-asks that
-//! show the model why its reply was unusable (`reask.md`, else a fixed text). Everything a server
-//! sends back is redacted of the configured keys before it reaches an error or the call log.
+//! call, a strict parse with one repair ([`crate::parse`]), up to `max_reasks` re-asks that show
+//! the model why its reply was unusable (`reask.md`, else a fixed text), and the task's sense
+//! check ([`crate::sense`]). An answer cut off at `max_tokens` (`finish_reason: "length"`) is
+//! never parsed nor re-asked as it was: it is asked once more with `max_tokens_ceiling`, then
+//! fails as `truncated`. Everything a server sends back is redacted of the configured keys
+//! before it reaches an error or the call log.
 
 use std::path::Path;
 
@@ -23,86 +26,143 @@ impl Llm {
         let Some(model) = p.model.clone() else {
             return Err(LlmError::Internal("remote call without a model".into()));
         };
+        // Held until the answer is stored (or the item fails): see `OpenAiModel::item_slots`.
+        let _slot = model
+            .item_slots
+            .acquire()
+            .await
+            .map_err(|_| LlmError::Internal("item slots closed".into()))?;
         let salt = u64::from_str_radix(&p.key[..16], 16).unwrap_or(0);
+        let cfg = &self.inner.config;
         let mut messages = p.messages.clone();
+        let mut params = p.params.clone();
+        let mut max_tokens = cfg.max_tokens;
         let (mut tokens_in, mut tokens_out) = (0u64, 0u64);
         let mut effort = Effort::default();
         let mut endpoint = String::new();
-        let max_tries = self.inner.config.max_reasks + 1;
-        let mut last_error = String::new();
-        for tr in 1..=max_tries {
-            let estimate = openai::estimate_tokens(&messages) + self.inner.config.max_tokens as u64;
+        let max_tries = cfg.max_reasks + 1;
+        // Requests sent, answers that failed to parse or check, and whether the one re-ask for
+        // a cut-off answer and the one for a senseless answer were used.
+        let (mut sent, mut tries) = (0u64, 0u32);
+        let (mut widened, mut sense_reasked) = (false, false);
+        let failure = loop {
+            let estimate = openai::estimate_tokens(&messages) + max_tokens as u64;
             let reply = model
                 .chat(
                     &messages,
-                    &p.params,
+                    &params,
                     p.response_format.clone(),
                     estimate,
-                    salt.wrapping_add(tr as u64),
-                    tr == 1,
+                    salt.wrapping_add(sent + 1),
+                    sent == 0,
                     &mut effort,
                 )
                 .await;
+            sent += 1;
             let reply = match reply {
                 Ok(r) => r,
                 Err(e) => {
                     let e = self.redact_error(e);
-                    self.record_failure(&p, &e, effort, endpoint);
+                    self.record_failure_tokens(&p, &e, effort, endpoint, tokens_in, tokens_out);
                     return Err(e);
                 }
             };
             tokens_in += reply.tokens_in;
             tokens_out += reply.tokens_out;
             endpoint = reply.endpoint.clone();
-            match parse::parse_answer::<T>(&p.input, &reply.value) {
+            let completion = reply.value;
+            if completion.truncated {
+                // Cut off at the budget: the same request again would be cut again. Once, the
+                // same messages with the ceiling's budget; then the item fails as truncated.
+                if !widened && cfg.max_tokens_ceiling > max_tokens {
+                    widened = true;
+                    tracing::debug!(task = %T::NAME, max_tokens, ceiling = cfg.max_tokens_ceiling, "answer cut off: asking again with a larger budget");
+                    max_tokens = cfg.max_tokens_ceiling;
+                    params["max_tokens"] = max_tokens.into();
+                    continue;
+                }
+                break LlmError::Truncated { max_tokens };
+            }
+            let why = match parse::parse_answer::<T>(&p.input, &completion.content) {
                 Ok((value, how)) => {
                     if how == parse::Parsed::Repaired {
                         tracing::debug!(task = %T::NAME, "answer repaired");
                     }
-                    self.store(&p, &value, tokens_in, tokens_out);
-                    let cost = model.config.price.map(|pr| pr.cost(tokens_in, tokens_out));
-                    self.record(
-                        &p,
-                        Record {
-                            endpoint,
-                            tokens_in,
-                            tokens_out,
-                            cache_hit: false,
-                            cost,
-                            error: None,
-                            effort,
-                        },
-                    );
-                    return Ok(Answer {
-                        value,
-                        provenance: Self::provenance_of(&p),
-                        request_hash: p.key.clone(),
-                        prompt_version: p.prompt_version.clone(),
-                        cache_hit: false,
-                    });
-                }
-                Err(why) => {
-                    tracing::debug!(task = %T::NAME, try_ = tr, error = %why, "unusable answer");
-                    last_error = why.clone();
-                    if tr < max_tries {
-                        messages.push(Message {
-                            role: "assistant".into(),
-                            content: reply.value.clone(),
-                        });
-                        messages.push(Message {
-                            role: "user".into(),
-                            content: self.reask_text(&why),
-                        });
+                    match self.sense_of::<T>(&p.input, &value) {
+                        Ok(()) => {
+                            self.note_category::<T>(&p, &value);
+                            self.store(&p, &value, tokens_in, tokens_out);
+                            let cost = model.config.price.map(|pr| pr.cost(tokens_in, tokens_out));
+                            self.record(
+                                &p,
+                                Record {
+                                    endpoint,
+                                    tokens_in,
+                                    tokens_out,
+                                    cache_hit: false,
+                                    cost,
+                                    error: None,
+                                    effort,
+                                },
+                            );
+                            return Ok(Answer {
+                                value,
+                                provenance: Self::provenance_of(&p),
+                                request_hash: p.key.clone(),
+                                prompt_version: p.prompt_version.clone(),
+                                cache_hit: false,
+                            });
+                        }
+                        Err(senseless) => {
+                            tracing::debug!(task = %T::NAME, reason = %senseless, "answer fails a sense check");
+                            if !T::REASK_SENSELESS || sense_reasked || tries + 1 >= max_tries {
+                                break LlmError::Senseless(senseless);
+                            }
+                            sense_reasked = true;
+                            senseless.to_string()
+                        }
                     }
                 }
+                Err(why) => why,
+            };
+            tracing::debug!(task = %T::NAME, try_ = tries + 1, error = %why, "unusable answer");
+            tries += 1;
+            if tries >= max_tries {
+                break LlmError::Unparseable {
+                    tries: max_tries,
+                    detail: self.redact_text(&why),
+                };
             }
-        }
-        let e = LlmError::Unparseable {
-            tries: max_tries,
-            detail: self.redact_text(&last_error),
+            messages.push(Message {
+                role: "assistant".into(),
+                content: completion.content.clone(),
+            });
+            messages.push(Message {
+                role: "user".into(),
+                content: self.reask_text(&why),
+            });
+        };
+        let e = match failure {
+            LlmError::Senseless(s) => LlmError::Senseless(crate::sense::Senseless {
+                detail: self.redact_text(&s.detail),
+                ..s
+            }),
+            other => other,
         };
         self.record_failure_tokens(&p, &e, effort, endpoint, tokens_in, tokens_out);
         Err(e)
+    }
+
+    /// The task's sense check, unless `llm.sense_checks` is off.
+    pub(crate) fn sense_of<T: Task>(
+        &self,
+        input: &T::Input,
+        value: &T::Output,
+    ) -> Result<(), crate::sense::Senseless> {
+        if !self.inner.config.sense_checks {
+            return Ok(());
+        }
+        T::sense(input, value)
     }
 
     fn reask_text(&self, error: &str) -> String {

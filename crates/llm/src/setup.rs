@@ -90,6 +90,7 @@ impl Llm {
                 memo: Mutex::new(HashMap::new()),
                 seq: Mutex::new(BTreeMap::new()),
                 stats: Mutex::new(LlmStats::default()),
+                categories: Mutex::new(BTreeMap::new()),
                 budget,
                 secrets,
             }),

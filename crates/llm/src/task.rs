@@ -30,6 +30,26 @@ pub trait Task: Send + Sync + 'static {
         Ok(())
     }
 
+    /// Whether a well-formed answer is about its input ([`crate::sense`]: off topic, the
+    /// prompt's example copied, an entity its sentence does not hold...). A failure is a drop
+    /// with the sense's reason code (after one re-ask when [`Task::REASK_SENSELESS`]); applied
+    /// to a model's answers, cached ones included, unless `llm.sense_checks` is off. The
+    /// offline rule's answers must pass it ([`offline_self_check`]).
+    fn sense(_input: &Self::Input, _output: &Self::Output) -> Result<(), crate::sense::Senseless> {
+        Ok(())
+    }
+
+    /// Re-ask once, quoting the failed sense check, before dropping the item (default: drop at
+    /// once; a re-ask costs a call and small models tend to repeat themselves).
+    const REASK_SENSELESS: bool = false;
+
+    /// The answer's category when the task's answer is categorical (a stance, a verdict): a
+    /// task whose answers fall in one category over a whole run is flagged in the run summary
+    /// ([`crate::Llm::constant_answers`]). `None`: not categorical.
+    fn category(_output: &Self::Output) -> Option<String> {
+        None
+    }
+
     /// The offline backend's deterministic answer.
     fn offline(input: &Self::Input) -> Self::Output;
 
@@ -94,6 +114,8 @@ pub fn offline_self_check<T: Task>(
     }
     T::check(&input, &a.value)
         .map_err(|e| format!("{}: the offline answer fails its check: {e}", T::NAME))?;
+    T::sense(&input, &a.value)
+        .map_err(|e| format!("{}: the offline answer fails its sense check: {e}", T::NAME))?;
     let json = serde_json::to_string(&a.value).map_err(|e| e.to_string())?;
     if json != serde_json::to_string(&b.value).map_err(|e| e.to_string())? {
         return Err(format!(

@@ -66,7 +66,7 @@ fn answers_then_serves_the_same_call_from_cache_without_a_request() {
             miss.task.as_str(),
             miss.prompt_version.as_str()
         ),
-        ("queries", "keywords", "1")
+        ("queries", "keywords", "2")
     );
     assert_eq!(
         (

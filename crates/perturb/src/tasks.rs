@@ -14,6 +14,7 @@
 
 use std::sync::OnceLock;
 
+use noisebench_llm::sense::{self, Sense, Senseless};
 use noisebench_llm::{Task, TaskInfo};
 use serde::{Deserialize, Serialize};
 
@@ -55,6 +56,23 @@ fn check_rewrites(input: &RewriteInput, o: &Rewrites) -> Result<(), String> {
     Ok(())
 }
 
+/// A rewrite list none of whose rewrites shares a content word with the question is about
+/// something else: `off_topic`.
+fn sense_rewrites(input: &RewriteInput, o: &Rewrites) -> Result<(), Senseless> {
+    let query = noisebench_text::content_words(&input.query);
+    if o.rewrites
+        .iter()
+        .any(|r| sense::on_topic("a rewrite", &noisebench_text::content_words(r), &query).is_ok())
+    {
+        return Ok(());
+    }
+    sense::on_topic(
+        "every rewrite",
+        &noisebench_text::content_words(&o.rewrites.join(" ")),
+        &query,
+    )
+}
+
 /// `query_grammar`: grammar, punctuation and word-order rewrites.
 pub struct QueryGrammar;
 
@@ -66,6 +84,10 @@ impl Task for QueryGrammar {
 
     fn check(input: &RewriteInput, o: &Rewrites) -> Result<(), String> {
         check_rewrites(input, o)
+    }
+
+    fn sense(input: &RewriteInput, o: &Rewrites) -> Result<(), Senseless> {
+        sense_rewrites(input, o)
     }
 
     fn offline(input: &RewriteInput) -> Rewrites {
@@ -150,6 +172,10 @@ impl Task for QueryIrrelevant {
         check_rewrites(input, o)
     }
 
+    fn sense(input: &RewriteInput, o: &Rewrites) -> Result<(), Senseless> {
+        sense_rewrites(input, o)
+    }
+
     fn offline(input: &RewriteInput) -> Rewrites {
         let q = input.query.trim();
         let start = (fnv(q) % LEAD_INS.len() as u64) as usize;
@@ -214,7 +240,20 @@ impl Task for BackTranslate {
     type Input = BackTranslateInput;
     type Output = BackTranslation;
 
-    /// Nothing: an empty or wrong-language text is the stage's counted drop, not a re-ask.
+    /// The back-translation must come back in the passage's language (English, or whatever
+    /// the passage itself reads as): `wrong_language`, the stage's own rule
+    /// ([`crate::document::translation_rejection`]) applied to the model's answer so that it
+    /// counts against the model. An empty text stays the stage's counted drop.
+    fn sense(input: &BackTranslateInput, o: &BackTranslation) -> Result<(), Senseless> {
+        match crate::document::translation_rejection(&input.text, &o.text, "") {
+            Some("wrong_language") => Err(Sense::WrongLanguage.because(format!(
+                "the back-translation reads as {}, not as the passage's language",
+                whatlang::detect_lang(&o.text).map_or("unknown", |l| l.eng_name())
+            ))),
+            _ => Ok(()),
+        }
+    }
+
     fn offline(input: &BackTranslateInput) -> BackTranslation {
         static RE: OnceLock<regex::Regex> = OnceLock::new();
         let re = RE.get_or_init(|| {

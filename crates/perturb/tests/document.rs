@@ -256,7 +256,8 @@ fn back_translations_are_checked_and_deletions_made_through_the_fake_endpoint() 
             ),
             (
                 "q3/c_french/back_translation".to_string(),
-                "wrong_language".to_string()
+                // The task's sense check, counted against the model.
+                "llm_wrong_language".to_string()
             ),
             ("q4/c_blank".to_string(), "no_chunk_text".to_string()),
             (

@@ -30,6 +30,7 @@ pub fn write_atomic_with(
     let tmp = temp_path(path);
     let result = (|| {
         let mut file = File::create(&tmp)?;
+        injected_full_disk(path)?;
         fill(&mut file)?;
         file.sync_all()?;
         drop(file);
@@ -40,6 +41,21 @@ pub fn write_atomic_with(
         let _ = fs::remove_file(&tmp);
     }
     result
+}
+
+/// The environment variable naming a folder whose files every atomic write fails on with
+/// `ENOSPC`, as on a full disk: a test hook for machines where a test cannot mount a small file
+/// system (it needs root). Unset, it costs one lookup per write.
+pub const FULL_DISK_HOOK: &str = "NOISEBENCH_TEST_FULL_DISK_UNDER";
+
+fn injected_full_disk(path: &Path) -> io::Result<()> {
+    match std::env::var_os(FULL_DISK_HOOK) {
+        Some(dir) if !dir.is_empty() && path.starts_with(&dir) => {
+            // ENOSPC's number on Linux and macOS.
+            Err(io::Error::from_raw_os_error(28))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Remove, in `dir` (not below it), the temporary files [`write_atomic_with`] left when its

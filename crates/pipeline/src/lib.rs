@@ -8,17 +8,22 @@
 //! [`table_io`] converts typed [`noisebench_core::Rows`] to and from polars DataFrames for every
 //! table, driven by the table's schema: stage crates never see polars.
 //!
+//! A run holds [`lock::FolderLock`] on `work/<pipeline>/` from start to end: a second run of the
+//! same pipeline in the same folder is refused, naming the holder, and never interleaves writes.
+//!
 //! What this crate is not: it holds no stage logic and no snapshot logic (see `noisebench-snapshot`).
 
 pub mod atomic;
 mod columns;
 pub mod file;
+pub mod lock;
 pub mod plan;
 pub mod progress;
 pub mod runner;
 pub mod table_io;
 
 pub use file::{PipelineFile, SnapshotSection, StageEntry};
+pub use lock::{FolderLock, LockError};
 pub use plan::{Plan, PlanError, PlannedStage, Registry, TableRef};
 pub use progress::BarProgress;
 pub use runner::{

@@ -85,6 +85,8 @@ pub enum RunError {
     Plan(#[from] PlanError),
     #[error(transparent)]
     Table(#[from] TableError),
+    #[error(transparent)]
+    Locked(#[from] crate::lock::LockError),
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,
@@ -272,8 +274,10 @@ impl<'a> Runner<'a> {
             Some(id) => self.plan.upstream_of(id)?,
             None => self.plan.stages.iter().collect(),
         };
-        // Half-written files of killed runs: never read, but they should not pile up.
+        // One run per work folder: a second is refused before it writes anything.
         let run_dir = self.run_dir();
+        let _lock = crate::lock::FolderLock::acquire(&run_dir)?;
+        // Half-written files of killed runs: never read, but they should not pile up.
         let swept = sweep_orphan_temps(&run_dir)
             + self
                 .plan
@@ -287,8 +291,15 @@ impl<'a> Runner<'a> {
         let result = self.run_stages(&stages);
         // The run's call log gathers every stage's, also when a stage failed or was halted, so
         // what was paid for is never lost from view.
-        if self.options.call_log.is_some() {
-            self.write_run_call_log(&stages)?;
+        if self.options.call_log.is_some()
+            && let Err(e) = self.write_run_call_log(&stages)
+        {
+            // A failed stage's own error (e.g. the output it could not write on a full disk)
+            // says more than the call log's, which then usually fails the same way.
+            if result.is_ok() {
+                return Err(e);
+            }
+            tracing::warn!("the run's call log was not written: {e}");
         }
         result
     }

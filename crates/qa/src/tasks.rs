@@ -58,6 +58,39 @@ fn fact_key(t: &TripletText, chunk_ordinal: usize) -> serde_json::Value {
     ])
 }
 
+/// `anchor_missing` when a generated question (not a declined one) shares no content word with
+/// its facts' entities and relations once the answer's words and the pivot's are set aside: a
+/// question that could be about anything. Facts with no such words leave nothing to check.
+fn anchor_sense(
+    o: &QaOutput,
+    triplets: &[TripletText],
+    pivots: &[String],
+) -> Result<(), noisebench_llm::Senseless> {
+    use noisebench_text::content_words;
+    if o.question.trim().is_empty() {
+        return Ok(());
+    }
+    let mut hidden = content_words(&o.answer);
+    for p in pivots {
+        hidden.extend(content_words(p));
+    }
+    let anchor: BTreeSet<String> = triplets
+        .iter()
+        .flat_map(|t| content_words(&format!("{} {} {}", t.entity_1, t.relation, t.entity_2)))
+        .filter(|w| !hidden.contains(w))
+        .collect();
+    let question = content_words(&o.question);
+    if anchor.is_empty() || noisebench_llm::sense::shares_word(&question, &anchor) {
+        return Ok(());
+    }
+    let mut named: Vec<&str> = anchor.iter().map(String::as_str).take(6).collect();
+    named.sort_unstable();
+    Err(noisebench_llm::Sense::AnchorMissing.because(format!(
+        "the question names none of its facts' words ({})",
+        named.join(" ")
+    )))
+}
+
 fn declined() -> QaOutput {
     QaOutput {
         question: String::new(),
@@ -86,6 +119,11 @@ impl Task for QaSingle {
 
     fn check(_: &QaSingleInput, o: &QaOutput) -> Result<(), String> {
         qa_check(o)
+    }
+
+    /// The question mentions its fact: a content word of the triplet other than the answer's.
+    fn sense(input: &QaSingleInput, o: &QaOutput) -> Result<(), noisebench_llm::Senseless> {
+        anchor_sense(o, std::slice::from_ref(&input.triplet), &[])
     }
 
     /// The fact, its sentence and the report's details: an edit elsewhere in the chunk keeps
@@ -166,6 +204,12 @@ impl Task for QaMulti {
 
     fn check(_: &QaMultiInput, o: &QaOutput) -> Result<(), String> {
         qa_check(o)
+    }
+
+    /// The question mentions its pattern's anchor: a content word of the facts other than the
+    /// answer's and the pivot's (which the question names only indirectly).
+    fn sense(input: &QaMultiInput, o: &QaOutput) -> Result<(), noisebench_llm::Senseless> {
+        anchor_sense(o, &input.triplets, &input.pivots)
     }
 
     /// The pattern, its facts with their sentences and which of them share a chunk, the pivot's

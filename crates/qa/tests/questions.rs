@@ -109,7 +109,10 @@ fn generator(body: &Value) -> Reply {
     if has("Declo Holdings") {
         qa("", "")
     } else if has("Longo Holdings") {
-        qa(&format!("{}?", "very ".repeat(501)), "Longo Target")
+        qa(
+            &format!("Did Longo Holdings buy a {}?", "very ".repeat(501)),
+            "Longo Target",
+        )
     } else if has("Sentra Holdings") {
         qa(
             "What happened in the spring?",

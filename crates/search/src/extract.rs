@@ -63,8 +63,9 @@ pub fn normalise_date(raw: &str) -> Option<String> {
     if let Ok(t) = chrono::DateTime::parse_from_rfc3339(raw) {
         return Some(t.with_timezone(&chrono::Utc).format("%Y-%m-%d").to_string());
     }
-    if raw.len() >= 10
-        && let Ok(d) = chrono::NaiveDate::parse_from_str(&raw[..10], "%Y-%m-%d")
+    // `get`: byte 10 may fall inside a character (a hostile API answer; found by fuzzing).
+    if let Some(head) = raw.get(..10)
+        && let Ok(d) = chrono::NaiveDate::parse_from_str(head, "%Y-%m-%d")
     {
         return Some(d.format("%Y-%m-%d").to_string());
     }
@@ -96,7 +97,9 @@ pub fn extract_html(html: &str, url: &str) -> Result<Extracted, ExtractError> {
         ..Config::default()
     };
     let doc_url = url::Url::parse(url).ok().map(|_| url);
-    let mut reader = Readability::new(html, doc_url, Some(config))
+    // Nesting far past any real page's would cost the parser minutes (see `nesting`).
+    let html = noisebench_web::nesting::limit_nesting(html);
+    let mut reader = Readability::new(html.as_ref(), doc_url, Some(config))
         .map_err(|e| ExtractError::Unparseable(e.to_string()))?;
     let metadata = reader.get_article_metadata(reader.parse_json_ld());
     let fallback_body = tidy_text(&reader.doc.select("body").text());
@@ -129,6 +132,19 @@ pub fn extract_html(html: &str, url: &str) -> Result<Extracted, ExtractError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_date_with_a_character_across_byte_ten_is_kept_as_found() {
+        // fuzz/corpus/search_api/crash-normalise-date-char-boundary: panicked before.
+        assert_eq!(
+            normalise_date("2020-05-0\u{fffd}x").as_deref(),
+            Some("2020-05-0\u{fffd}x")
+        );
+        assert_eq!(
+            normalise_date("2020-05-01\u{e9}").as_deref(),
+            Some("2020-05-01")
+        );
+    }
 
     #[test]
     fn article_text_title_date_and_language() {

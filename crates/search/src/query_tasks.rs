@@ -15,8 +15,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use noisebench_core::vocab::exam;
+use noisebench_llm::sense::{self, Senseless};
 use noisebench_llm::{Task, TaskInfo};
-use noisebench_text::is_stopword;
+use noisebench_text::{content_words, is_stopword};
 use serde::{Deserialize, Serialize};
 
 /// The tasks the `queries` stage may call: its fingerprint covers these, and its configuration
@@ -57,10 +58,26 @@ impl Task for Keywords {
         }
         Ok(())
     }
+    /// The keywords, together, must share a content word with the claim (a list such as
+    /// `["type", "array", "items"]` echoes the schema, not the claim).
+    fn sense(input: &KeywordsInput, o: &KeywordsOutput) -> Result<(), Senseless> {
+        sense::on_topic(
+            "the keyword list",
+            &content_words(&o.keywords.join(" ")),
+            &content_words(&input.claim),
+        )
+    }
     fn offline(input: &KeywordsInput) -> KeywordsOutput {
         rake(input)
     }
 }
+
+/// The example of `pipelines/prompts/claim_to_question.md`: a question that repeats it for a
+/// claim about something else was copied from the prompt.
+pub const QUESTION_EXAMPLE: (&str, &str) = (
+    "Nigeria had a population of 45 million at the time of independence",
+    "Did Nigeria have a population of 45 million at the time of independence?",
+);
 
 /// `claim_to_question`: a yes/no question asking whether the claim holds (CONF-FACT 3.2).
 pub struct ClaimToQuestion;
@@ -85,6 +102,17 @@ impl Task for ClaimToQuestion {
         }
         Ok(())
     }
+    /// Not the prompt's example question, and sharing a content word with the claim.
+    fn sense(input: &ClaimToQuestionInput, o: &ClaimToQuestionOutput) -> Result<(), Senseless> {
+        let (question, claim) = (content_words(&o.question), content_words(&input.claim));
+        sense::not_the_example(
+            &question,
+            &content_words(QUESTION_EXAMPLE.1),
+            &claim,
+            &content_words(QUESTION_EXAMPLE.0),
+        )?;
+        sense::on_topic("the question", &question, &claim)
+    }
     fn offline(input: &ClaimToQuestionInput) -> ClaimToQuestionOutput {
         yes_no_question(input)
     }
@@ -103,6 +131,9 @@ impl Task for ExamVerdict {
     type Output = serde_json::Value;
     fn check(_: &exam::Input, reply: &serde_json::Value) -> Result<(), String> {
         exam::check(reply)
+    }
+    fn category(reply: &serde_json::Value) -> Option<String> {
+        noisebench_core::vocab::Verdict::in_reply(reply).map(|v| v.as_str().to_string())
     }
     fn offline(input: &exam::Input) -> serde_json::Value {
         exam::offline_reply(input, noisebench_text::cues::cue_counts)

@@ -7,6 +7,8 @@
 //! way Croissant 1.1 defines it: rows only added -> minor; rows changed or removed -> major; the same
 //! rows re-serialised -> patch; nothing changed -> no new version. A version is never overwritten, and
 //! a publish is staged in a hidden folder and renamed into place, so a crash leaves no partial version.
+//! One publisher of a dataset at a time: a publish holds a lock on `snapshots/.locks/<dataset>/`
+//! from choosing the parent to the rename, so two refreshes of one dataset never both publish.
 //! The pipeline's exports (RAGuard CSVs, CONF-FACT JSON) go in as `exports/<format>/...`, hashed
 //! in the manifest, so a downloaded version holds the files the papers' loaders read.
 //! Every version also holds `croissant.json` (Croissant 1.1 metadata: files, record sets typed from

@@ -126,6 +126,10 @@ pub fn publish(
 ) -> Result<PublishOutcome, PublishError> {
     let dataset_dir = request.snapshots_dir.join(&request.dataset);
     fs::create_dir_all(&dataset_dir).map_err(io(&dataset_dir))?;
+    // One publisher of a dataset at a time, from the choice of the parent to the rename: a second
+    // waits, then diffs against what the first published (identical tables: `Unchanged`), so two
+    // refreshes never both publish the same change, and neither removes the other's staging.
+    let _lock = publish_lock(&request.snapshots_dir, &request.dataset)?;
     remove_stale_staging(&dataset_dir);
     let parent = latest_version(&dataset_dir);
     let parent_manifest = match &parent {
@@ -396,6 +400,22 @@ pub fn publish(
 }
 
 /// Staging folders left by a crashed publish hold no version; remove them.
+/// How long a publisher waits for another publisher of the same dataset.
+pub const PUBLISH_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// The lock on publishing `dataset`: `snapshots/.locks/<dataset>/.lock`, outside the dataset's
+/// folder (which holds versions and their reports only).
+fn publish_lock(
+    snapshots_dir: &Path,
+    dataset: &str,
+) -> Result<noisebench_pipeline::FolderLock, PublishError> {
+    let dir = snapshots_dir.join(".locks").join(dataset);
+    noisebench_pipeline::FolderLock::acquire_within(&dir, PUBLISH_LOCK_WAIT).map_err(|e| match e {
+        noisebench_pipeline::LockError::Io { path, source } => PublishError::Io { path, source },
+        held => PublishError::Table(held.to_string()),
+    })
+}
+
 fn remove_stale_staging(dataset_dir: &Path) {
     for entry in fs::read_dir(dataset_dir).into_iter().flatten().flatten() {
         if entry.file_name().to_string_lossy().starts_with(".staging-") {

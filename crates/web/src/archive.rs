@@ -94,10 +94,31 @@ pub fn object_path(dir: &Path, sha256: &str) -> PathBuf {
         .join(format!("{sha256}.zst"))
 }
 
-/// Read and decompress an archived body.
+/// The most an archived object may decompress to. Bodies are capped when fetched (10 MiB by
+/// default), so anything past this is a corrupt or planted object (a decompression bomb).
+pub const MAX_OBJECT_BYTES: u64 = 256 << 20;
+
+/// Read and decompress an archived body; an object decompressing past [`MAX_OBJECT_BYTES`] is
+/// refused (`InvalidData`) after at most that many bytes, never inflated whole.
 pub fn read_object(dir: &Path, sha256: &str) -> io::Result<Vec<u8>> {
-    let compressed = fs::read(object_path(dir, sha256))?;
-    zstd::decode_all(compressed.as_slice())
+    read_object_capped(dir, sha256, MAX_OBJECT_BYTES)
+}
+
+/// [`read_object`] with a cap of `max` bytes.
+pub fn read_object_capped(dir: &Path, sha256: &str, max: u64) -> io::Result<Vec<u8>> {
+    use std::io::Read;
+    let file = File::open(object_path(dir, sha256))?;
+    let mut out = Vec::new();
+    zstd::stream::read::Decoder::new(file)?
+        .take(max + 1)
+        .read_to_end(&mut out)?;
+    if out.len() as u64 > max {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("archived object {sha256} decompresses to more than {max} bytes: refused"),
+        ));
+    }
+    Ok(out)
 }
 
 /// All index lines of the archive at `dir`, in write order. A torn last line (crash while
@@ -105,12 +126,22 @@ pub fn read_object(dir: &Path, sha256: &str) -> io::Result<Vec<u8>> {
 pub fn read_index(dir: &Path) -> io::Result<Vec<ArchiveRecord>> {
     let file = File::open(dir.join(INDEX_FILE))?;
     let mut records = Vec::new();
-    for line in BufReader::new(file).lines() {
-        let line = line?;
+    let mut reader = BufReader::new(file);
+    let mut bytes = Vec::new();
+    loop {
+        bytes.clear();
+        if reader.read_until(b'\n', &mut bytes)? == 0 {
+            break;
+        }
+        // A line that is not UTF-8 is a bad line, skipped like any other, not a failed read.
+        let Ok(line) = std::str::from_utf8(&bytes) else {
+            tracing::warn!(dir = %dir.display(), "skipping archive index line that is not UTF-8");
+            continue;
+        };
         if line.trim().is_empty() {
             continue;
         }
-        match serde_json::from_str(&line) {
+        match serde_json::from_str(line) {
             Ok(r) => records.push(r),
             Err(e) => tracing::warn!(dir = %dir.display(), "skipping bad archive index line: {e}"),
         }

@@ -25,6 +25,7 @@ pub mod config;
 pub mod error;
 pub mod guard;
 mod http;
+pub mod nesting;
 pub mod replay;
 mod retry;
 

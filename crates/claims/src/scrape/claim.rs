@@ -25,7 +25,7 @@ pub(super) fn claim_from_page(
     resolved: &Resolved,
 ) -> Result<Claim, (&'static str, String)> {
     let base = Url::parse(&page.final_url).map_err(|e| ("bad_url", e.to_string()))?;
-    let doc = Html::parse_document(&page.text);
+    let doc = Html::parse_document(&noisebench_web::nesting::limit_nesting(&page.text));
     let review = claimreview::extract_from(&doc).into_iter().next();
     let article = politifact::parse_article_doc(&doc, &base);
     build_claim(page, &base, review.as_ref(), &article, listing, resolved)

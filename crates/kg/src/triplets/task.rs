@@ -13,8 +13,9 @@
 //! task with `found` filled) returns the rule's triplets not in `found`: none, the rule having
 //! given them all the first time.
 
+use noisebench_llm::sense::{Sense, Senseless};
 use noisebench_llm::{Task, TaskInfo};
-use noisebench_text::{is_stopword, normalize, sentences};
+use noisebench_text::{contains_phrase, is_stopword, normalize, sentences};
 use serde::{Deserialize, Serialize};
 
 /// The tasks the `triplets` stage may call: its fingerprint covers these.
@@ -92,6 +93,26 @@ impl Task for Triplets {
         Ok(())
     }
 
+    /// An answer of [`SENSE_MIN_TRIPLETS`] or more triplets of which none has both entities in
+    /// its own source sentence is not an extraction from the window (a small model's invented
+    /// or echoed facts): the window is dropped as `llm_entity_not_in_sentence`, counted against
+    /// the model. One triplet with its entities in its sentence keeps the answer, and every
+    /// triplet is still judged on its own by the stage's grounding (`entity_not_in_sentence`,
+    /// `ungrounded`...), as are answers of fewer triplets.
+    fn sense(_: &TripletsInput, o: &TripletsOutput) -> Result<(), Senseless> {
+        if o.triplets.len() < SENSE_MIN_TRIPLETS || o.triplets.iter().any(entities_in_sentence) {
+            return Ok(());
+        }
+        let t = &o.triplets[0];
+        Err(Sense::EntityNotInSentence.because(format!(
+            "no triplet of {} has both entities in its source sentence (first: `{}` / `{}` in \"{}\")",
+            o.triplets.len(),
+            t.entity_1,
+            t.entity_2,
+            t.source_sentence.chars().take(120).collect::<String>()
+        )))
+    }
+
     fn offline(input: &TripletsInput) -> TripletsOutput {
         let found: std::collections::BTreeSet<[String; 3]> = input.found.iter().map(key).collect();
         let mut seen = std::collections::BTreeSet::new();
@@ -106,6 +127,17 @@ impl Task for Triplets {
         triplets.truncate(input.target.max(1));
         TripletsOutput { triplets }
     }
+}
+
+/// The fewest triplets an answer must have before "none of them has its entities in its
+/// sentence" condemns the whole answer.
+pub const SENSE_MIN_TRIPLETS: usize = 3;
+
+/// Both entities occur in the triplet's own source sentence, as whole words after
+/// normalisation.
+fn entities_in_sentence(t: &ExtractedTriplet) -> bool {
+    contains_phrase(&t.source_sentence, &t.entity_1)
+        && contains_phrase(&t.source_sentence, &t.entity_2)
 }
 
 fn key(t: &ExtractedTriplet) -> [String; 3] {

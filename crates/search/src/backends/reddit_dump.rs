@@ -62,8 +62,53 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> DumpError + '_ {
 pub struct DumpStats {
     pub lines: u64,
     pub posts: u64,
-    /// Lines that were not JSON objects or had no post id.
+    /// Lines that were not JSON objects or had no post id (oversized lines included).
     pub bad_lines: u64,
+    /// Lines longer than [`MAX_LINE_BYTES`], skipped unread (counted in `bad_lines` too): a
+    /// decompression bomb or a corrupt dump never makes a line buffer grow past the limit.
+    pub oversized_lines: u64,
+}
+
+/// The longest dump line read: a real submission is a few KiB, the largest a few hundred.
+pub const MAX_LINE_BYTES: usize = 4 << 20;
+
+/// The next line of `reader` into `buf` (without reading more than `max` bytes into it):
+/// `None` at the end, `Some(true)` for a line that fit, `Some(false)` for one that did not (the
+/// rest of it is skipped).
+fn next_line(
+    reader: &mut dyn BufRead,
+    buf: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<Option<bool>> {
+    buf.clear();
+    let mut fits = true;
+    let mut any = false;
+    loop {
+        let chunk = match reader.fill_buf() {
+            Ok(c) => c,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if chunk.is_empty() {
+            return Ok(any.then_some(fits));
+        }
+        any = true;
+        let (part, done) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => (&chunk[..=i], true),
+            None => (chunk, false),
+        };
+        let used = part.len();
+        if fits && buf.len() + used <= max {
+            buf.extend_from_slice(part);
+        } else {
+            fits = false;
+            buf.clear();
+        }
+        reader.consume(used);
+        if done {
+            return Ok(Some(fits));
+        }
+    }
 }
 
 /// Open a dump for line reading: zstd when the name ends in `.zst`/`.zstd`, else plain.
@@ -84,13 +129,18 @@ fn open_lines(path: &Path) -> Result<Box<dyn BufRead>, DumpError> {
 pub fn read_posts(path: &Path, mut f: impl FnMut(RedditPost)) -> Result<DumpStats, DumpError> {
     let mut stats = DumpStats::default();
     let mut reader = open_lines(path)?;
-    let mut line = String::new();
-    loop {
-        line.clear();
-        let n = reader.read_line(&mut line).map_err(io_err(path))?;
-        if n == 0 {
-            break;
+    let mut bytes = Vec::new();
+    while let Some(fits) =
+        next_line(&mut *reader, &mut bytes, MAX_LINE_BYTES).map_err(io_err(path))?
+    {
+        if !fits {
+            stats.lines += 1;
+            stats.bad_lines += 1;
+            stats.oversized_lines += 1;
+            continue;
         }
+        // Invalid UTF-8 is replaced, not fatal: one bad byte loses at most its field.
+        let line = String::from_utf8_lossy(&bytes);
         if line.trim().is_empty() {
             continue;
         }

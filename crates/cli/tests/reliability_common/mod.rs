@@ -1,0 +1,285 @@
+//! Shared by the reliability tests (kills, faults, two runs, full disk): an answer for every LLM
+//! task the demo asks (both tracks: the report track's triplets come from the offline rule over
+//! the chunks the prompt shows, so the graph, questions and perturbations get real work), a
+//! checkout of the demo pointed at a fake endpoint, and the hashes of a published version.
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+/// What identifies a request: its task and messages (the cache key's varying part).
+pub fn request_key(body: &Value) -> String {
+    json!([
+        body["response_format"]["json_schema"]["name"],
+        body["messages"]
+    ])
+    .to_string()
+}
+
+pub fn hash_of(key: &str) -> u64 {
+    let mut h = DefaultHasher::new();
+    key.hash(&mut h);
+    h.finish()
+}
+
+/// The task a request is for.
+pub fn task_of(body: &Value) -> &str {
+    body["response_format"]["json_schema"]["name"]
+        .as_str()
+        .unwrap_or("")
+}
+
+fn user_message(body: &Value) -> &str {
+    noisebench_testkit::first_message(body, "user")
+}
+
+/// A valid answer for each task the demo uses, a function of the request only (so a resumed or
+/// repaired build gets the same answers as an uninterrupted one).
+pub fn answer(body: &Value) -> String {
+    let task = task_of(body);
+    let h = hash_of(&request_key(body)) >> 8;
+    let verdict = ["true", "false", "undecided"][(h % 3) as usize];
+    let stance = ["support", "reject", "not enough evidence"][(h % 3) as usize];
+    let prompt = user_message(body);
+    let claim = field(prompt, "Claim: ");
+    match task {
+        "keywords" => json!({"keywords": keywords(claim)}),
+        "claim_to_question" => json!({"question": format!("Is it true that {claim}?")}),
+        "exam_verdict" => json!({"verdict": verdict}),
+        "stance_url" | "stance_text" => json!({"stance": stance}),
+        "stance_reasoned" => json!({"reasoning": "The page says so.", "stance": stance}),
+        "credibility" => json!({"credibility": "medium", "source_type": "other"}),
+        "triplets" => json!({"triplets": triplets(user_message(body))}),
+        "qa_single" => qa_single(user_message(body)),
+        // Multi-hop questions declined: a counted drop, the same in every run.
+        "qa_multi" => json!({"question": "", "answer": ""}),
+        "qa_judge" => json!({"clarity": 4, "correctness": 4, "reasonableness": 4}),
+        "query_grammar" => {
+            let q = field(prompt, "Question: ").trim_end_matches('?');
+            json!({"rewrites": [format!("{q}, is that so?")]})
+        }
+        "query_irrelevant" => {
+            let q = field(prompt, "Question: ");
+            json!({"rewrites": [format!("On a rainy Tuesday, {q}")]})
+        }
+        "back_translate" => {
+            let passage = prompt
+                .split_once("Passage:\n")
+                .map(|(_, rest)| rest)
+                .and_then(|rest| rest.rsplit_once("\nReply with only"))
+                .map(|(p, _)| p.trim())
+                .unwrap_or("The report says so.");
+            json!({"pivot": "Le rapport le dit.", "text": passage})
+        }
+        other => panic!("the demo asked for an unexpected task `{other}`"),
+    }
+    .to_string()
+}
+
+/// The rest of the prompt's line starting with `label` ("" if none).
+fn field<'a>(prompt: &'a str, label: &str) -> &'a str {
+    prompt
+        .lines()
+        .find_map(|l| l.strip_prefix(label))
+        .unwrap_or("")
+        .trim()
+}
+
+/// Up to three longer words of the claim: keywords a model would pick, on the claim's topic.
+fn keywords(claim: &str) -> Vec<String> {
+    let words: Vec<String> = claim
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.chars().count() >= 5)
+        .take(3)
+        .map(str::to_lowercase)
+        .collect();
+    if words.is_empty() {
+        vec![claim.to_string()]
+    } else {
+        words
+    }
+}
+
+/// The offline rule's triplets over the prompt's chunks (`Chunk ID: <id>` then its text); none
+/// on a gleaning pass (the prompt lists what was found already).
+fn triplets(prompt: &str) -> Vec<Value> {
+    if prompt.contains("These triplets were extracted already") {
+        return vec![];
+    }
+    let target: usize = prompt
+        .split("about ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(5);
+    let mut out = Vec::new();
+    let mut blocks = prompt.split("Chunk ID: ").skip(1).peekable();
+    while let Some(block) = blocks.next() {
+        let (id, text) = block.split_once('\n').unwrap_or((block, ""));
+        let text = if blocks.peek().is_none() {
+            text.rsplit_once("Reply with only")
+                .map(|(t, _)| t)
+                .unwrap_or(text)
+        } else {
+            text
+        };
+        for t in noisebench_kg::triplets::task::rule_triplets(id.trim(), text.trim()) {
+            out.push(serde_json::to_value(t).unwrap());
+        }
+    }
+    out.truncate(target.max(1));
+    out
+}
+
+/// A question whose answer is the fact's second entity.
+fn qa_single(prompt: &str) -> Value {
+    let fact = prompt
+        .lines()
+        .find_map(|l| l.strip_prefix("Fact: ("))
+        .and_then(|f| f.strip_suffix(')'));
+    let Some(fact) = fact else {
+        return json!({"question": "", "answer": ""});
+    };
+    let parts: Vec<&str> = fact.splitn(3, ", ").collect();
+    match parts.as_slice() {
+        [e1, rel, e2] => json!({"question": format!("What did {e1} say it {rel}?"), "answer": e2}),
+        _ => json!({"question": "", "answer": ""}),
+    }
+}
+
+/// A checkout with the demo pipeline pointed at `url`; `model` is extra lines for the model's
+/// table (`timeout_secs = 2`; `max_concurrency` replaces [`CONCURRENCY`]), empty for the
+/// defaults.
+pub fn checkout(url: &str, model: &str) -> tempfile::TempDir {
+    let dir = noisebench_testkit::checkout();
+    point_at(dir.path(), url, model);
+    dir
+}
+
+/// Replace the demo's offline `[llm]` table in `root` with the fake endpoint at `url`.
+pub fn point_at(root: &Path, url: &str, model: &str) {
+    let concurrency = if model.contains("max_concurrency") {
+        String::new()
+    } else {
+        format!("max_concurrency = {CONCURRENCY}")
+    };
+    let path = root.join("pipelines/demo.toml");
+    let demo = std::fs::read_to_string(&path).unwrap();
+    let llm = format!(
+        r#"[llm]
+backend = "openai"
+model = "fake"
+cache = {{ dir = "work/cache" }}
+embeddings = {{ backend = "hashed" }}
+[llm.models.fake]
+name = "fake-model"
+endpoints = [{{ name = "local", url = "{url}" }}]
+json_schema = true
+{concurrency}
+{model}
+"#
+    );
+    let pointed = demo.replacen("[llm]\nbackend = \"offline\"\n", &llm, 1);
+    assert_ne!(pointed, demo, "the demo's [llm] table has moved");
+    std::fs::write(path, pointed).unwrap();
+}
+
+/// The configured concurrency of the fake model.
+pub const CONCURRENCY: usize = 4;
+
+/// sha256 of every file of a published version, by path inside it. What legitimately differs
+/// between two builds of the same inputs is masked first: the creation time, and the counters of
+/// how the run went (calls, cache hits, tokens: a resumed build answers from its cache). In the
+/// manifest these are `created_at`, `provenance.llm.run` and the hashes of the card and the
+/// Croissant file (compared themselves, masked).
+pub fn version_files(version_dir: &Path) -> BTreeMap<String, String> {
+    let mut manifest: Value =
+        serde_json::from_slice(&std::fs::read(version_dir.join("manifest.json")).unwrap()).unwrap();
+    let created = manifest["created_at"].as_str().unwrap_or("").to_string();
+    let mut out = BTreeMap::new();
+    let mut stack = vec![version_dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let name = path
+                .strip_prefix(version_dir)
+                .unwrap()
+                .display()
+                .to_string();
+            let mut bytes = std::fs::read(&path).unwrap();
+            if name == "README.md" || name == "croissant.json" {
+                let text = String::from_utf8(bytes)
+                    .unwrap()
+                    .replace(&created, "<created_at>");
+                let masked: Vec<String> = text
+                    .lines()
+                    .map(|l| match l.find("Calls over the stages' last runs:") {
+                        Some(at) => format!("{}<run counters>", &l[..at]),
+                        None => l.to_string(),
+                    })
+                    .collect();
+                bytes = masked.join("\n").into_bytes();
+            } else if name == "manifest.json" {
+                let m = manifest.as_object_mut().unwrap();
+                m.remove("created_at");
+                m.remove("metadata");
+                if let Some(llm) = m
+                    .get_mut("provenance")
+                    .and_then(|p| p.get_mut("llm"))
+                    .and_then(|l| l.as_object_mut())
+                {
+                    llm.remove("run");
+                }
+                bytes = serde_json::to_vec_pretty(&manifest).unwrap();
+            }
+            out.insert(name, noisebench_core::sha256_hex(&bytes));
+        }
+    }
+    out
+}
+
+/// The only version of `snapshots/demo` under `root`, checking there is exactly one.
+pub fn only_version(root: &Path) -> std::path::PathBuf {
+    let dataset = root.join("snapshots/demo");
+    let versions: Vec<String> = std::fs::read_dir(&dataset)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| !name.ends_with(".report.html") && !name.starts_with('.'))
+        .collect();
+    assert_eq!(versions, ["1.0.0"], "{}", dataset.display());
+    dataset.join("1.0.0")
+}
+
+/// A deterministic generator for seeded choices (splitmix64).
+pub struct Seeded(pub u64);
+
+impl Seeded {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n`.
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+/// A count from the environment (`NOISEBENCH_KILLS=20`), else `default`.
+pub fn count_from_env(var: &str, default: usize) -> usize {
+    std::env::var(var)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
