@@ -28,6 +28,11 @@ test:
 bench:
     cargo bench --workspace
 
+# The report track at RARE's scale: 527 synthetic reports (about 40K chunks) built offline at 1/8,
+# 1/4, 1/2 and 1 of that size, each in a fresh process: seconds per stage and peak memory.
+bench-rare:
+    cargo bench -p noisebench-cli --bench rare_scale
+
 # Evaluate a model on a snapshot (default: the demo's latest version, offline, every task family);
 # extra arguments go to `noisebench eval` (`just eval snapshots/demo --system astute`).
 eval snapshot="snapshots/demo" *args="":
@@ -80,3 +85,13 @@ test-real-llm:
     url="$(NOISEBENCH_REAL_LLM_PID_FILE="$pid_file" scripts/real-llm/serve.sh)"
     echo "llama-server at $url"
     NOISEBENCH_REAL_LLM_URL="$url" cargo test -p noisebench-cli --test real_llm -- --ignored --nocapture
+
+# scripts/slurm/setup.sh installs slurmctld, slurmd and munge with apt when missing and starts them
+# on localhost (they keep running; scripts/slurm/teardown.sh stops them); smoke.sh checks an array
+# job and a job depending on it; then the demo runs as `plan --emit slurm --shards 3` jobs and its
+# snapshot is compared byte for byte with an unsharded build.
+# The Slurm plan on a real single-node Slurm cluster on this machine (needs root on Debian).
+test-slurm:
+    scripts/slurm/setup.sh
+    scripts/slurm/smoke.sh
+    cargo test -p noisebench-cli --test slurm -- --ignored --nocapture

@@ -3,8 +3,8 @@
 use std::path::Path;
 
 use noisebench_core::{
-    Chunk, ConfigError, Drops, InputSpec, Inputs, OutputSpec, Report, StageContext, StageError,
-    StageOutput, StageReport, TableKind, TypedStage,
+    Chunk, ConfigError, Drops, InputSpec, Inputs, OutputSpec, Report, ShardKey, StageContext,
+    StageError, StageOutput, StageReport, TableKind, TypedStage,
 };
 use serde::Deserialize;
 
@@ -113,6 +113,11 @@ impl TypedStage for ChunksStage {
 
     fn inputs(&self) -> Vec<InputSpec> {
         vec![InputSpec::required("reports", TableKind::Reports)]
+    }
+
+    /// One report is one item.
+    fn shard_keys(&self) -> Vec<ShardKey> {
+        vec![ShardKey::new("reports", "id")]
     }
 
     fn outputs(&self) -> Vec<OutputSpec> {

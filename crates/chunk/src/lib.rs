@@ -19,6 +19,7 @@ pub mod markdown;
 pub mod mineru;
 pub mod preset;
 pub mod reports;
+pub mod synthetic;
 pub mod table;
 pub mod text_layout;
 

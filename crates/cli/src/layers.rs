@@ -25,6 +25,9 @@ pub struct LlmOverrides {
     pub max_cost: Option<f64>,
     /// `--cache-only`: answer only from the LLM cache; a miss fails the item (reproducibility).
     pub cache_only: bool,
+    /// `merge`: a live web layer serves pages only from its archive (what the shards fetched)
+    /// and fetches nothing.
+    pub archive_only: bool,
 }
 
 impl Layers {
@@ -58,7 +61,14 @@ impl Layers {
         {
             obj.insert("archive_dir".into(), serde_json::json!(DEFAULT_ARCHIVE_DIR));
         }
-        let web = Web::from_value(&web_table, root).map_err(|e| anyhow::anyhow!("[web]: {e}"))?;
+        let web = if overrides.archive_only {
+            let config = noisebench_web::WebConfig::from_value(&web_table)
+                .map_err(|e| anyhow::anyhow!("[web]: {e}"))?;
+            Web::archive_only(config, root)
+        } else {
+            Web::from_value(&web_table, root)
+        }
+        .map_err(|e| anyhow::anyhow!("[web]: {e}"))?;
         Ok(Layers {
             llm,
             web: Arc::new(web),

@@ -12,7 +12,8 @@
 //! `export`, `validate` (the dataset's own rules over a published snapshot), `eval` (a model on
 //! a snapshot or a seed release, through the `eval` crate; results under `evals/`), `report` (a
 //! version's self-contained HTML report, beside the version folder, through the `report`
-//! crate), `reference` (the configuration reference `schemas` writes).
+//! crate), `reference` (the configuration reference `schemas` writes), `remote_work`
+//! (`--remote-work`: the work folder shared through object storage).
 //!
 //! What this crate is not: it holds no stage logic. Its library half exists so the end-to-end tests
 //! can drive the same code paths as the binary.
@@ -23,7 +24,9 @@ mod export;
 mod inspect;
 mod layers;
 mod reference;
+pub mod remote_work;
 mod report;
+pub mod scale;
 mod validate;
 mod workspace;
 

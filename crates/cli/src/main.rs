@@ -36,6 +36,12 @@ struct Cli {
     /// Answer LLM tasks only from the cache; a miss fails the item (reproducibility checks).
     #[arg(long, global = true)]
     cache_only: bool,
+    /// Share the work folder through object storage (`s3://bucket/prefix`; also
+    /// NOISEBENCH_REMOTE_WORK): stage folders, shard parts and the web archive are pulled from
+    /// `<prefix>/work/` before stages run and pushed there after, so shards on different
+    /// machines find their upstream and a merge its parts.
+    #[arg(long, global = true, value_name = "LOCATION")]
+    remote_work: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -83,6 +89,49 @@ enum Command {
         pipeline: String,
         #[arg(long)]
         force: bool,
+        /// Run only shard i of n (`--shard 2/8`, from 0) of a per-item stage: the items whose
+        /// key hashes to it, into `work/<pipeline>/<stage>/shards/<i>-of-<n>/`. What the stage
+        /// needs must be up to date (run or merged) first; `merge` joins the parts.
+        #[arg(long)]
+        shard: Option<String>,
+    },
+    /// Join the parts of a stage run in shards: checks all n parts are complete, runs the stage
+    /// over its whole input with every LLM answer read from the parts' work (nothing is asked
+    /// again), checks each part's rows against the result, and records the parts' calls.
+    Merge {
+        stage: String,
+        #[arg(long, default_value = "pipelines/demo.toml")]
+        pipeline: String,
+        /// How many shards the stage was run in.
+        #[arg(long)]
+        shards: u32,
+    },
+    /// Write a pipeline as jobs for a scheduler that already runs your cluster: Slurm job arrays
+    /// with `--dependency=afterok` (`OUT/submit.sh` submits them) or Kubernetes Indexed Jobs
+    /// (`OUT/jobs.yaml`, `OUT/apply.sh` applies them in order). Per-item stages run as `--shards`
+    /// shards followed by a merge; the rest run once; the last step publishes.
+    Plan {
+        #[arg(default_value = "pipelines/demo.toml")]
+        pipeline: String,
+        /// `slurm` or `k8s`.
+        #[arg(long, value_parser = ["slurm", "k8s"])]
+        emit: String,
+        /// Shards per per-item stage.
+        #[arg(long, default_value_t = 4)]
+        shards: u32,
+        /// The folder to write.
+        #[arg(long, default_value = "work/plan")]
+        out: PathBuf,
+        /// Kubernetes: the container image (holding `noisebench` and the repository at `--workdir`).
+        #[arg(long, default_value = "noisebench:latest")]
+        image: String,
+        /// Kubernetes: the volume claim mounted at `--workdir` (shared by every pod: work, cache,
+        /// snapshots).
+        #[arg(long, default_value = "noisebench-work")]
+        claim: String,
+        /// Kubernetes: the repository folder inside the container.
+        #[arg(long, default_value = "/work")]
+        workdir: String,
     },
     /// Recheck a snapshot's hashes, sizes, row counts and schemas.
     Verify {
@@ -134,6 +183,24 @@ enum Command {
         /// Evaluation results to include: `<evals>/<dataset>@<version>/*/metrics.parquet`.
         #[arg(long, default_value = "evals")]
         evals: PathBuf,
+    },
+    /// Write a seeded synthetic report corpus of RARE's shape (10-K JSON, survey Markdown, plan
+    /// HTML; about 76 chunks a report) and `OUT/pipeline.toml`, the report track over it with
+    /// the offline backend: `noisebench build-snapshot OUT/pipeline.toml` runs it.
+    GenerateReports {
+        /// How many reports (RARE: 527).
+        #[arg(long, default_value_t = noisebench_chunk::synthetic::RARE_REPORTS)]
+        reports: usize,
+        #[arg(long, default_value_t = 42)]
+        seed: u64,
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Object storage (`s3://bucket/prefix`, AWS_* environment variables): publish, list and
+    /// download snapshot versions; push and pull stage folders.
+    Store {
+        #[command(subcommand)]
+        command: noisebench_store::cli::StoreCommand,
     },
     /// Write the generated references: schemas/<table>.json for every table, and the
     /// configuration reference (schemas/config/<stage-kind>.json, llm.json, web.json and
@@ -227,6 +294,8 @@ fn main() {
         )
         .with_writer(std::io::stderr)
         .init();
+    // `[llm.cache] remote = "s3://..."` opens through the store crate.
+    noisebench_store::install_llm_cache_remote();
     if let Err(e) = run(Cli::parse()) {
         eprintln!("error: {e:#}");
         std::process::exit(1);
@@ -238,7 +307,9 @@ fn run(cli: Cli) -> Result<()> {
     ws.llm_overrides = LlmOverrides {
         max_cost: cli.max_cost,
         cache_only: cli.cache_only,
+        ..LlmOverrides::default()
     };
+    ws.remote_work = noisebench_cli::remote_work::RemoteWork::from_option(cli.remote_work)?;
     match cli.command {
         Command::BuildSnapshot {
             pipeline,
@@ -264,10 +335,82 @@ fn run(cli: Cli) -> Result<()> {
             }
         }
         Command::Check { pipeline } => print!("{}", check(&ws, &pipeline)?),
+        Command::Store { command } => print!("{}", noisebench_store::cli::run(command)?),
         Command::Run {
             stage,
             pipeline,
             force,
+            shard: Some(shard),
+        } => {
+            let shard = noisebench_core::Shard::parse(&shard).map_err(anyhow::Error::msg)?;
+            let loaded = ws.load(&pipeline)?;
+            let result = ws.run_shard(&loaded, &stage, shard, force)?;
+            print!("{}", result.render_summary());
+            println!("{}", LlmTotals::of_run(&result.run_dir)?.render());
+            if let Some(message) = result.unfinished_message() {
+                bail!("{message}");
+            }
+        }
+        Command::Merge {
+            stage,
+            pipeline,
+            shards,
+        } => {
+            // Every answer comes from the parts: a miss is an item no shard finished.
+            ws.llm_overrides.cache_only = true;
+            ws.llm_overrides.archive_only = true;
+            let loaded = ws.load(&pipeline)?;
+            let (result, check) = ws.merge(&loaded, &stage, shards)?;
+            print!("{}", result.render_summary());
+            println!(
+                "merged {} parts of `{stage}`: {} items; {} of {} part rows kept as they were, {} removed by steps over every item; {} LLM calls made by the parts",
+                check.parts,
+                check.items_in,
+                check.same,
+                check.part_rows,
+                check.not_kept,
+                check.calls
+            );
+        }
+        Command::Plan {
+            pipeline,
+            emit,
+            shards,
+            out,
+            image,
+            claim,
+            workdir,
+        } => {
+            let loaded = ws.load(&pipeline)?;
+            let out = if out.is_absolute() {
+                out
+            } else {
+                cli.root.join(out)
+            };
+            let request = noisebench_cli::scale::PlanRequest {
+                pipeline: ws.pipeline_path(&pipeline),
+                root: std::fs::canonicalize(&cli.root)?,
+                shards,
+                binary: std::env::var_os("NOISEBENCH_BIN")
+                    .map(PathBuf::from)
+                    .unwrap_or(std::env::current_exe()?),
+                image,
+                claim,
+                workdir,
+            };
+            let written = match emit.as_str() {
+                "slurm" => noisebench_cli::scale::write_slurm(&loaded.plan, &request, &out)?,
+                _ => noisebench_cli::scale::write_k8s(&loaded.plan, &request, &out)?,
+            };
+            for path in written {
+                println!("{}", path.display());
+            }
+        }
+        Command::Run {
+            stage,
+            pipeline,
+            force,
+            shard: None,
         } => {
             let loaded = ws.load(&pipeline)?;
             let result = ws.run(&loaded, Some(stage), force)?;
@@ -388,6 +531,19 @@ fn run(cli: Cli) -> Result<()> {
             let dir = resolve_snapshot(&snapshot)?;
             let path = write_report(&dir, Some(&cli.root.join(&evals)), out.as_deref())?;
             println!("{}", path.display());
+        }
+        Command::GenerateReports { reports, seed, out } => {
+            let spec = noisebench_chunk::synthetic::CorpusSpec::rare(reports, seed);
+            let out = cli.root.join(out);
+            let w = noisebench_chunk::synthetic::write_corpus(&out, &spec)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", out.display()))?;
+            println!(
+                "wrote {} reports ({} words, {} bytes); pipeline {}",
+                w.reports,
+                w.words,
+                w.bytes,
+                w.pipeline.display()
+            );
         }
         Command::Schemas { dir, doc } => {
             let dir = cli.root.join(dir);

@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use noisebench_core::Progress;
-use noisebench_pipeline::{PipelineFile, Plan, RunOptions, RunResult, Runner};
+use noisebench_core::Shard;
+use noisebench_pipeline::{MergeCheck, PipelineFile, Plan, RunOptions, RunResult, Runner};
 
 use crate::{Layers, LlmOverrides, registry};
 
@@ -93,6 +94,9 @@ pub struct Workspace {
     /// `--allow-partial`: publish even when items failed for a transient cause (the manifest
     /// says how many); without it such a build publishes nothing.
     pub allow_partial: bool,
+    /// `--remote-work`: the work folder shared through object storage (pulled before stages
+    /// run, pushed after; see `remote_work`).
+    pub remote_work: Option<crate::remote_work::RemoteWork>,
 }
 
 impl Workspace {
@@ -105,6 +109,7 @@ impl Workspace {
             llm_overrides: LlmOverrides::default(),
             refresh: false,
             allow_partial: false,
+            remote_work: None,
         }
     }
 
@@ -130,6 +135,13 @@ impl Workspace {
         let path = self.pipeline_path(pipeline);
         let context = || format!("pipeline {}", path.display());
         let file = PipelineFile::load(&path).with_context(context)?;
+        // A merge's archive-only web layer reads the archive as it opens: pull it first.
+        if let Some(remote) = &self.remote_work {
+            let moved = remote.pull_archive(&file, &self.root)?;
+            if moved.archive_objects + moved.archive_lines > 0 {
+                eprintln!("remote work: {}", moved.render("pulled"));
+            }
+        }
         let layers = Layers::of(&file, &self.root, &self.llm_overrides).with_context(context)?;
         let plan = Plan::new(file, &self.root, &registry(&layers)).with_context(context)?;
         // The stages declared their LLM tasks while the plan checked them; a task model for a
@@ -143,12 +155,151 @@ impl Workspace {
     }
 
     pub fn run(&self, loaded: &Loaded, only: Option<String>, force: bool) -> Result<RunResult> {
+        let folders = match &self.remote_work {
+            Some(_) => crate::remote_work::stages_of(&loaded.plan, only.as_deref())?,
+            None => Vec::new(),
+        };
+        self.with_remote(loaded, &folders, &folders, || {
+            Ok(Runner::new(&loaded.plan, self.options(loaded, only, force)).run()?)
+        })
+    }
+
+    /// With `--remote-work`: pull `pull` (stage folders or shard parts of the pipeline), run
+    /// `f`, then push `push` and the web archive, also when `f` failed (what finished is kept).
+    fn with_remote<T>(
+        &self,
+        loaded: &Loaded,
+        pull: &[String],
+        push: &[String],
+        f: impl FnOnce() -> Result<T>,
+    ) -> Result<T> {
+        let Some(remote) = &self.remote_work else {
+            return f();
+        };
+        let name = loaded.plan.name();
+        let pulled = remote.pull(&self.work_dir, name, pull)?;
+        eprintln!("remote work: {}", pulled.render("pulled"));
+        let result = f();
+        let pushed = remote.push(&self.work_dir, name, push).and_then(|mut m| {
+            let a = remote.push_archive(&loaded.plan.file, &self.root)?;
+            m.archive_objects += a.archive_objects;
+            m.archive_lines += a.archive_lines;
+            m.bytes += a.bytes;
+            m.seconds += a.seconds;
+            Ok(m)
+        });
+        match (result, pushed) {
+            (Ok(v), Ok(m)) => {
+                eprintln!("remote work: {}", m.render("pushed"));
+                Ok(v)
+            }
+            (Ok(_), Err(e)) => Err(e.context(format!(
+                "the command finished but pushing its work to {} failed; run it again to push",
+                remote.location
+            ))),
+            (Err(e), pushed) => {
+                if let Err(p) = pushed {
+                    tracing::warn!("pushing to the remote work folder failed too: {p:#}");
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// `run STAGE --shard i/n`: the stage's share of the items, into
+    /// `work/<pipeline>/<stage>/shards/<i>-of-<n>/`. Upstream stages must be up to date.
+    pub fn run_shard(
+        &self,
+        loaded: &Loaded,
+        stage: &str,
+        shard: Shard,
+        force: bool,
+    ) -> Result<RunResult> {
+        let mut options = self.options(loaded, Some(stage.to_string()), force);
+        options.shard = Some(shard);
+        let part = vec![crate::remote_work::shard_folder(stage, shard)];
+        let mut pull = self.remote_upstream(loaded, stage)?;
+        pull.extend(part.clone());
+        self.with_remote(loaded, &pull, &part, || {
+            Ok(Runner::new(&loaded.plan, options).run()?)
+        })
+    }
+
+    /// With `--remote-work`: the stages `stage` needs (itself not included).
+    fn remote_upstream(&self, loaded: &Loaded, stage: &str) -> Result<Vec<String>> {
+        if self.remote_work.is_none() {
+            return Ok(Vec::new());
+        }
+        let mut ids = crate::remote_work::stages_of(&loaded.plan, Some(stage))?;
+        ids.retain(|id| id != stage);
+        Ok(ids)
+    }
+
+    /// `merge STAGE --shards n`: check that the `n` parts are complete, run the stage over its
+    /// whole input with every LLM answer read back from the parts' work (`loaded` must have been
+    /// loaded with a cache-only LLM layer: an answer no part made fails its item, it is not
+    /// asked again), then check the parts' rows against the merged tables.
+    pub fn merge(
+        &self,
+        loaded: &Loaded,
+        stage: &str,
+        count: u32,
+    ) -> Result<(RunResult, MergeCheck)> {
+        let mut pull = self.remote_upstream(loaded, stage)?;
+        if self.remote_work.is_some() {
+            pull.extend(
+                (0..count)
+                    .map(|index| crate::remote_work::shard_folder(stage, Shard { index, count })),
+            );
+        }
+        self.with_remote(loaded, &pull, &[stage.to_string()], || {
+            self.merge_here(loaded, stage, count)
+        })
+    }
+
+    fn merge_here(
+        &self,
+        loaded: &Loaded,
+        stage: &str,
+        count: u32,
+    ) -> Result<(RunResult, MergeCheck)> {
+        let options = self.options(loaded, Some(stage.to_string()), false);
+        let runner = Runner::new(&loaded.plan, options);
+        let parts = runner.shard_parts(count)?;
+        let result = runner.run()?;
+        if let Some(message) = result.unfinished_message() {
+            anyhow::bail!(
+                "the merge found items no shard answered: {message}; rerun the shards of `{stage}` (their finished answers are cached), then merge again"
+            );
+        }
+        let merged = result
+            .records
+            .get(stage)
+            .context("the merged stage has no record")?;
+        let check = runner.check_parts(&parts, merged)?;
+        if !check.differing.is_empty() {
+            anyhow::bail!(
+                "{} rows of the parts differ from the merged tables (first: {}): the stage gave an item different outputs in a shard and in the merge",
+                check.differing.len(),
+                check
+                    .differing
+                    .iter()
+                    .take(5)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+        Ok((result, check))
+    }
+
+    fn options(&self, loaded: &Loaded, only: Option<String>, force: bool) -> RunOptions {
         let mut options = RunOptions::new(&self.work_dir);
         options.only = only;
         options.force = force;
         options.refresh = self.refresh;
         options.progress = self.progress.clone();
         options.call_log = Some(Arc::new(loaded.layers.llm.clone()));
-        Ok(Runner::new(&loaded.plan, options).run()?)
+        options
     }
 }

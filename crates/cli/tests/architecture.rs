@@ -18,6 +18,8 @@ const LAYERS: &[&str] = &[
     "noisebench-index",
     "noisebench-report",
     "noisebench-cli",
+    // object storage for snapshots, stage folders, the web archive and the LLM cache
+    "noisebench-store",
     "noisebench-testkit",
     // fuzz targets over every stage crate's parsers; nothing depends on it
     "noisebench-fuzz-targets",

@@ -71,6 +71,7 @@ config = {{ kinds = ["keywords"] }}
     ws.llm_overrides = LlmOverrides {
         max_cost: Some(0.005),
         cache_only: false,
+        ..LlmOverrides::default()
     };
     let err = build_snapshot(&ws, path, false, &PublishOptions::default())
         .err()
@@ -113,6 +114,7 @@ config = {{ kinds = ["keywords"] }}
     ws.llm_overrides = LlmOverrides {
         max_cost: None,
         cache_only: true,
+        ..LlmOverrides::default()
     };
     let again = build_snapshot(&ws, path, true, &PublishOptions::default()).unwrap();
     assert_eq!(again.llm.cache_hits as usize, claims);

@@ -283,6 +283,7 @@ fn max_cost_stops_an_evaluation_and_the_same_command_resumes_it() {
         &LlmOverrides {
             max_cost: Some(0.005),
             cache_only: false,
+            ..LlmOverrides::default()
         },
     )
     .unwrap();

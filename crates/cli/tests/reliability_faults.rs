@@ -335,6 +335,30 @@ fn faulty_build_completes(seed: u64) -> String {
     );
     let llm = noisebench_cli::LlmTotals::of_run(&run_dir).unwrap();
     assert!(llm.failures > 0, "the call log counts the failed items");
+    // Items whose requests hash alike share one request (two claims with the same text linked
+    // to one document ask the same thing): a request that fails for good fails each of its
+    // items, so the drops can outnumber the failed requests, never the failed items.
+    let calls: Vec<noisebench_core::LlmCall> =
+        table_io::read_rows(&run_dir.join("labels/llm_calls.parquet")).unwrap();
+    let failed: Vec<&noisebench_core::LlmCall> = calls
+        .iter()
+        .filter(|c| {
+            c.error
+                .as_deref()
+                .is_some_and(|e| e.contains("unparseable"))
+        })
+        .collect();
+    let failed_requests: BTreeSet<&str> = failed.iter().map(|c| c.request_hash.as_str()).collect();
+    let shared = failed.iter().filter(|c| c.attempts == 0).count();
+    eprintln!(
+        "labels: {} failed items over {} failed requests ({shared} items shared another's request), {} drops, {} permanent request keys",
+        failed.len(),
+        failed_requests.len(),
+        unparseable.len(),
+        permanent_items.len()
+    );
+    assert_eq!(failed_requests.len(), permanent_items.len());
+    assert_eq!(unparseable.len(), failed.len());
 
     // No failure is cached: with the endpoint healthy, a forced rerun sends exactly the calls
     // that never got an answer (the first asks of the failed items), and nothing answered.

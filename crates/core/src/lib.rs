@@ -21,6 +21,6 @@ pub use rows::{FETCH_COLUMNS, Record, Rows, TableKind, TableRow};
 pub use schema::{Column, DType, TableSchema};
 pub use stage::{
     CallLog, ConfigError, DropRecord, Drops, InputSpec, Inputs, NoProgress, OutputSpec, Progress,
-    ProgressBar, SideFile, Stage, StageContext, StageError, StageFacts, StageOutput, StageReport,
-    TypedStage, is_transient_reason, parse_config,
+    ProgressBar, Shard, ShardKey, SideFile, Stage, StageContext, StageError, StageFacts,
+    StageOutput, StageReport, TypedStage, is_transient_reason, parse_config,
 };

@@ -146,6 +146,80 @@ macro_rules! tables {
                 })
             }
 
+            /// `n` rows of `kind` decoded in parts, each on its own thread from its own source
+            /// (`source(start)`, positioned at the part's first row), straight into one table:
+            /// no part is copied to join them. `parts` are `(start, end)` row ranges covering
+            /// `0..n` in order. An error names the 0-based index of the row.
+            pub fn deserialize_parts<R, E: Send>(
+                kind: TableKind,
+                n: usize,
+                parts: &[(usize, usize)],
+                source: impl Fn(usize) -> R + Sync,
+            ) -> Result<Rows, (usize, E)>
+            where
+                for<'a> &'a mut R: serde::Deserializer<'static, Error = E>,
+            {
+                Ok(match kind {
+                    $(TableKind::$variant => {
+                        // Defaults first (empty strings allocate nothing), so each thread
+                        // fills its own slice safely.
+                        let mut rows: Vec<$ty> = Vec::new();
+                        rows.resize_with(n, Default::default);
+                        let mut slices = Vec::with_capacity(parts.len());
+                        let mut rest: &mut [$ty] = &mut rows;
+                        for &(start, end) in parts {
+                            let (part, tail) = rest.split_at_mut(end - start);
+                            slices.push((start, part));
+                            rest = tail;
+                        }
+                        let source = &source;
+                        std::thread::scope(|scope| {
+                            let handles: Vec<_> = slices
+                                .into_iter()
+                                .map(|(start, part)| {
+                                    scope.spawn(move || {
+                                        let mut r = source(start);
+                                        for (i, slot) in part.iter_mut().enumerate() {
+                                            *slot = <$ty as serde::Deserialize>::deserialize(
+                                                &mut r,
+                                            )
+                                            .map_err(|e| (start + i, e))?;
+                                        }
+                                        Ok(())
+                                    })
+                                })
+                                .collect();
+                            handles
+                                .into_iter()
+                                .map(|h| h.join().expect("a decoding thread panicked"))
+                                .collect::<Result<(), (usize, E)>>()
+                        })?;
+                        Rows::$variant(rows)
+                    }),*
+                })
+            }
+
+            /// The rows at `indices`, in that order (cloned).
+            pub fn select(&self, indices: &[usize]) -> Rows {
+                match self {
+                    $(Rows::$variant(v) => Rows::$variant(indices.iter().map(|&i| v[i].clone()).collect())),*
+                }
+            }
+
+            /// Each row's value in the string column `column`: `None` when the table has no such
+            /// column or it holds another type (an empty table gives an empty list).
+            pub fn string_column(&self, column: &str) -> Option<Vec<String>> {
+                let mut out = Vec::with_capacity(self.len());
+                for v in self.json_rows() {
+                    out.push(v.get(column)?.as_str()?.to_string());
+                }
+                if self.is_empty() {
+                    let schema = self.kind().schema();
+                    schema.columns.iter().find(|c| c.name == column)?;
+                }
+                Some(out)
+            }
+
             /// Append `other`'s rows after these. Panics when `other` holds another table (a
             /// caller's bug: the parts of one table are one kind).
             pub fn append(&mut self, other: Rows) {

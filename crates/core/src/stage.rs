@@ -209,6 +209,7 @@ const TRANSIENT_CODES: &[&str] = &[
     "retries_exhausted",
     "budget_exhausted",
     "cache_miss",
+    "not_archived",
     "timeout",
     "connect_failed",
     "dns_failed",
@@ -385,6 +386,102 @@ impl StageOutput {
     }
 }
 
+/// How a per-item stage splits into shards: the input tables whose rows are dealt out, each by
+/// the column holding the item key. A row goes to shard `i` of `n` when the key's hash is `i`
+/// modulo `n` ([`Shard::owns`]), so all rows of one item (a report's chunks, a document's
+/// claim links) land in the same shard. Inputs not listed are given whole to every shard.
+#[derive(Debug, Clone, Copy)]
+pub struct ShardKey {
+    /// The input role.
+    pub role: &'static str,
+    /// The column of that input whose value is the item key (a string column).
+    pub column: &'static str,
+    /// Maps the column's value to the item key when they differ (two URLs of one page).
+    pub map: Option<fn(&str) -> String>,
+}
+
+impl ShardKey {
+    pub const fn new(role: &'static str, column: &'static str) -> Self {
+        Self {
+            role,
+            column,
+            map: None,
+        }
+    }
+
+    /// The item key is `map` of the column's value: rows whose values map alike are one item.
+    pub const fn mapped(role: &'static str, column: &'static str, map: fn(&str) -> String) -> Self {
+        Self {
+            role,
+            column,
+            map: Some(map),
+        }
+    }
+
+    /// The item key of a row whose `column` holds `value`.
+    pub fn key(&self, value: &str) -> String {
+        match self.map {
+            Some(map) => map(value),
+            None => value.to_string(),
+        }
+    }
+}
+
+/// Shard `index` of `count` (`--shard 2/8`: index 2, count 8; indices from 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct Shard {
+    pub index: u32,
+    pub count: u32,
+}
+
+impl Shard {
+    /// Parse `i/n` with `0 <= i < n`; the error says what is wrong.
+    pub fn parse(text: &str) -> Result<Shard, String> {
+        let (i, n) = text
+            .split_once('/')
+            .ok_or_else(|| format!("`{text}`: a shard is written i/n, e.g. 0/4"))?;
+        let index: u32 = i
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{text}`: `{i}` is not a shard index"))?;
+        let count: u32 = n
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{text}`: `{n}` is not a shard count"))?;
+        if count == 0 || index >= count {
+            return Err(format!(
+                "`{text}`: the index must be below the count (0/{count} to {}/{count})",
+                count.saturating_sub(1)
+            ));
+        }
+        Ok(Shard { index, count })
+    }
+
+    /// The shard an item key belongs to: the first 8 bytes of its sha256, modulo the count
+    /// (stable across machines, platforms and releases).
+    pub fn of_key(key: &str, count: u32) -> u32 {
+        let digest = <sha2::Sha256 as sha2::Digest>::digest(key.as_bytes());
+        let mut head = [0u8; 8];
+        head.copy_from_slice(&digest[..8]);
+        (u64::from_be_bytes(head) % u64::from(count.max(1))) as u32
+    }
+
+    pub fn owns(&self, key: &str) -> bool {
+        Self::of_key(key, self.count) == self.index
+    }
+
+    /// The shard's folder name under its stage's `shards/`: `2-of-8`.
+    pub fn dir_name(&self) -> String {
+        format!("{}-of-{}", self.index, self.count)
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
 /// A stage with a typed configuration. Implement this; the runner sees it as a [`Stage`].
 pub trait TypedStage: Send + Sync {
     /// The stage's configuration, `#[serde(deny_unknown_fields)]`. Its JSON Schema (doc comments
@@ -431,6 +528,20 @@ pub trait TypedStage: Send + Sync {
         false
     }
 
+    /// How the stage's items split into shards (`run STAGE --shard i/n`); empty (the default):
+    /// the stage needs its whole input and runs once.
+    fn shard_keys(&self) -> Vec<ShardKey> {
+        Vec::new()
+    }
+
+    /// Output tables whose rows gather several items (a claim's conflicts over all its
+    /// documents): a shard's rows of them are partial, and only the merge, which sees every item,
+    /// makes them whole. The other outputs are per item, and the merge checks each part's rows
+    /// against its own.
+    fn gathered_outputs(&self) -> Vec<&'static str> {
+        Vec::new()
+    }
+
     fn run(
         &self,
         config: &Self::Config,
@@ -463,6 +574,10 @@ pub trait Stage: Send + Sync {
     fn environment(&self) -> serde_json::Value;
     /// See [`TypedStage::reads_live_sources`]; `false` when the configuration does not parse.
     fn reads_live_sources(&self, config: &serde_json::Value) -> bool;
+    /// See [`TypedStage::shard_keys`].
+    fn shard_keys(&self) -> Vec<ShardKey>;
+    /// See [`TypedStage::gathered_outputs`].
+    fn gathered_outputs(&self) -> Vec<&'static str>;
     fn run(
         &self,
         config: &serde_json::Value,
@@ -538,6 +653,12 @@ impl<T: TypedStage> Stage for T {
     fn reads_live_sources(&self, config: &serde_json::Value) -> bool {
         parse_config::<T::Config>(config).is_ok_and(|c| TypedStage::reads_live_sources(self, &c))
     }
+    fn shard_keys(&self) -> Vec<ShardKey> {
+        TypedStage::shard_keys(self)
+    }
+    fn gathered_outputs(&self) -> Vec<&'static str> {
+        TypedStage::gathered_outputs(self)
+    }
     fn run(
         &self,
         config: &serde_json::Value,
@@ -554,6 +675,32 @@ mod tests {
     use super::*;
     use crate::{Record, TableKind};
     use serde::Deserialize;
+
+    #[test]
+    fn shards_parse_and_every_key_has_exactly_one_shard() {
+        assert_eq!(Shard::parse("2/8"), Ok(Shard { index: 2, count: 8 }));
+        assert_eq!(Shard::parse("0/1").unwrap().dir_name(), "0-of-1");
+        for bad in ["8/8", "1/0", "a/2", "2", "-1/2", ""] {
+            assert!(Shard::parse(bad).is_err(), "{bad}");
+        }
+        // Stable across machines and releases: a shard's part must mean the same items
+        // wherever it runs.
+        assert_eq!(Shard::of_key("claim_0001", 1000), 973);
+        let mut per_shard = [0usize; 4];
+        for i in 0..4000 {
+            let key = format!("item-{i}");
+            let owners: Vec<u32> = (0..4)
+                .filter(|&index| Shard { index, count: 4 }.owns(&key))
+                .collect();
+            assert_eq!(owners.len(), 1, "{key}");
+            per_shard[owners[0] as usize] += 1;
+        }
+        // Roughly even: each within 10% of a quarter.
+        assert!(
+            per_shard.iter().all(|&n| (900..=1100).contains(&n)),
+            "{per_shard:?}"
+        );
+    }
 
     #[test]
     fn transient_reasons_are_recognised_with_or_without_a_layer_prefix() {

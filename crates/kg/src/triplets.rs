@@ -17,8 +17,8 @@ pub mod windows;
 use std::collections::{BTreeMap, BTreeSet};
 
 use noisebench_core::{
-    Chunk, ConfigError, Drops, InputSpec, Inputs, OutputSpec, StageContext, StageError, StageFacts,
-    StageOutput, StageReport, TableKind, Triplet, TypedStage, stable_id,
+    Chunk, ConfigError, Drops, InputSpec, Inputs, OutputSpec, ShardKey, StageContext, StageError,
+    StageFacts, StageOutput, StageReport, TableKind, Triplet, TypedStage, stable_id,
 };
 use noisebench_llm::{Answer, Llm, LlmError, TaskInfo};
 use schemars::JsonSchema;
@@ -269,6 +269,11 @@ impl TypedStage for TripletsStage {
 
     fn inputs(&self) -> Vec<InputSpec> {
         vec![InputSpec::required("chunks", TableKind::Chunks)]
+    }
+
+    /// One report is one item: windows never cross reports.
+    fn shard_keys(&self) -> Vec<ShardKey> {
+        vec![ShardKey::new("chunks", "report_id")]
     }
 
     fn outputs(&self) -> Vec<OutputSpec> {

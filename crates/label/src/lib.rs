@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 
 use noisebench_core::{
     Claim, ClaimDocument, ClaimDocumentLabel, ConfigError, Document, DocumentCredibility, Drops,
-    InputSpec, Inputs, OutputSpec, Query, SideFile, StageContext, StageError, StageFacts,
+    InputSpec, Inputs, OutputSpec, Query, ShardKey, SideFile, StageContext, StageError, StageFacts,
     StageOutput, StageReport, TableKind, TypedStage,
 };
 use noisebench_llm::{Llm, TaskInfo};
@@ -151,6 +151,19 @@ impl TypedStage for LabelStage {
             InputSpec::required("documents", TableKind::Documents),
             InputSpec::required("claim_documents", TableKind::ClaimDocuments),
         ]
+    }
+
+    /// One document is one item: its credibility and every (claim, document) pair it is in.
+    fn shard_keys(&self) -> Vec<ShardKey> {
+        vec![
+            ShardKey::new("documents", "id"),
+            ShardKey::new("claim_documents", "document_id"),
+        ]
+    }
+
+    /// A claim's conflicts weigh all its documents, which sit in several shards.
+    fn gathered_outputs(&self) -> Vec<&'static str> {
+        vec!["conflicts"]
     }
 
     fn outputs(&self) -> Vec<OutputSpec> {

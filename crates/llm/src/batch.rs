@@ -2,7 +2,8 @@
 //! the async [`Llm::call`]). Each item is prepared and, where it can be, answered on the calling
 //! thread; items whose requests hash alike share one request (the first sends it, the others get
 //! its outcome with a record of no attempts, tokens or cost); the remaining requests run
-//! concurrently on the handle's runtime. Results come back in input order, one per item.
+//! concurrently on the handle's runtime, or, with `llm.mode = "batch"`, go as one Batch API job
+//! ([`crate::batch_api`]). Results come back in input order, one per item.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -92,7 +93,12 @@ impl Llm {
                 }
             }
         }
-        if !requests.is_empty() {
+        if !requests.is_empty() && self.batch_mode() {
+            let me = self.clone();
+            for (i, r) in self.block_on(me.remote_batch::<T>(requests, bar)) {
+                results[i] = Some(r);
+            }
+        } else if !requests.is_empty() {
             let me = self.clone();
             let done = self.block_on(async move {
                 use futures::StreamExt;
@@ -137,6 +143,26 @@ impl Llm {
             return r;
         }
         let handle = self.runtime().handle().clone();
+        if self.batch_mode() {
+            // A batch of one: batch mode sends every request through the Batch API.
+            let me = self.clone();
+            let request = Request {
+                sender: 0,
+                prepared: p,
+                sharers: Vec::new(),
+            };
+            return handle
+                .spawn(async move {
+                    me.remote_batch::<T>(vec![request], &crate::batch_api::NoBar)
+                        .await
+                })
+                .await
+                .map_err(|e| LlmError::Internal(format!("task: {e}")))?
+                .into_iter()
+                .next()
+                .map(|(_, r)| r)
+                .unwrap_or_else(|| Err(LlmError::Internal("empty batch result".into())));
+        }
         handle
             .spawn(self.clone().remote::<T>(p))
             .await
@@ -144,7 +170,7 @@ impl Llm {
     }
 
     /// Give an item the outcome of the identical request another item of its batch sent.
-    fn share<T: Task>(
+    pub(crate) fn share<T: Task>(
         &self,
         p: &Prepared<T>,
         outcome: &Result<Answer<T::Output>, LlmError>,
@@ -186,8 +212,8 @@ impl Llm {
 
 /// One distinct request of a batch: the item that sends it and the items that share its outcome
 /// (with the item's start, from which their wait is measured).
-struct Request<T: Task> {
-    sender: usize,
-    prepared: Prepared<T>,
-    sharers: Vec<(usize, Prepared<T>, Instant)>,
+pub(crate) struct Request<T: Task> {
+    pub(crate) sender: usize,
+    pub(crate) prepared: Prepared<T>,
+    pub(crate) sharers: Vec<(usize, Prepared<T>, Instant)>,
 }

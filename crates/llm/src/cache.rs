@@ -7,12 +7,19 @@
 //! killed writer leaves at most a `*.tmp` file, which readers never look at and [`Cache::open`]
 //! sweeps once no live process can own it. zstd frames carry a checksum, so an entry damaged on
 //! disk reads as a miss (and is rewritten), never as a wrong answer. Failures are never written.
+//!
+//! A [`RemoteCache`] (`[llm.cache] remote`, object storage through `noisebench-store`) can sit
+//! under the local directory, which stays the working copy: a local miss reads the remote entry
+//! (and keeps it locally), a new entry is also written there, create-only (an entry another
+//! machine wrote first is the same answer to the same request and is left as it is). A remote
+//! that fails is logged and treated as a miss: the cache never fails a call.
 
 use std::cell::RefCell;
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime};
 
 use crate::error::LlmError;
@@ -22,6 +29,37 @@ use crate::error::LlmError;
 pub struct Cache {
     dir: PathBuf,
     counter: AtomicU64,
+    remote: Option<Arc<dyn RemoteCache>>,
+}
+
+/// Entries shared with other machines: compressed entry bytes by `<shard>/<key>.zst`.
+pub trait RemoteCache: Send + Sync + std::fmt::Debug {
+    /// The stored bytes, `None` when there is no such entry.
+    fn get(&self, name: &str) -> Result<Option<Vec<u8>>, String>;
+    /// Store unless an entry exists (then leave it).
+    fn put_if_absent(&self, name: &str, bytes: Vec<u8>) -> Result<(), String>;
+}
+
+/// Opens a [`RemoteCache`] from `[llm.cache] remote` (a URL such as `s3://bucket/prefix`).
+pub type RemoteOpener = fn(&str) -> Result<Arc<dyn RemoteCache>, String>;
+
+static REMOTE_OPENER: OnceLock<RemoteOpener> = OnceLock::new();
+
+/// Register how `[llm.cache] remote` URLs are opened (`noisebench_store::install_llm_cache_remote`
+/// does): this crate does not link an object store client itself. The first registration wins.
+pub fn set_remote_opener(opener: RemoteOpener) {
+    let _ = REMOTE_OPENER.set(opener);
+}
+
+/// Open `[llm.cache] remote` with the registered opener.
+pub fn open_remote(url: &str) -> Result<Arc<dyn RemoteCache>, LlmError> {
+    let opener = REMOTE_OPENER.get().ok_or_else(|| {
+        LlmError::Config(format!(
+            "llm.cache.remote = \"{url}\": this program has no object storage support registered \
+             (noisebench_store::install_llm_cache_remote)"
+        ))
+    })?;
+    opener(url).map_err(|e| LlmError::Config(format!("llm.cache.remote: {e}")))
 }
 
 /// Temporary files older than this are leftovers of a killed writer, whoever wrote them.
@@ -40,6 +78,7 @@ impl Cache {
         let me = Self {
             dir: dir.to_path_buf(),
             counter: AtomicU64::new(0),
+            remote: None,
         };
         me.sweep();
         Ok(me)
@@ -47,6 +86,40 @@ impl Cache {
 
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// Read through to and write through to `remote` (see the module documentation).
+    pub fn with_remote(mut self, remote: Arc<dyn RemoteCache>) -> Self {
+        self.remote = Some(remote);
+        self
+    }
+
+    fn remote_name(key: &str) -> String {
+        format!("{}/{key}.zst", &key[..2])
+    }
+
+    /// A local miss: the remote entry, kept locally when it decompresses.
+    fn get_remote(&self, key: &str) -> Option<Vec<u8>> {
+        let remote = self.remote.as_ref()?;
+        let bytes = match remote.get(&Self::remote_name(key)) {
+            Ok(b) => b?,
+            Err(e) => {
+                tracing::warn!(key, error = %e, "remote cache read failed: a miss");
+                return None;
+            }
+        };
+        match decompress(&bytes) {
+            Ok(v) => {
+                if let Err(e) = self.write_local(key, &bytes) {
+                    tracing::warn!(key, error = %e, "remote cache entry not kept locally");
+                }
+                Some(v)
+            }
+            Err(e) => {
+                tracing::warn!(key, error = %e, "damaged remote cache entry ignored");
+                None
+            }
+        }
     }
 
     fn path(&self, key: &str) -> PathBuf {
@@ -95,12 +168,14 @@ impl Cache {
         if !valid_key(key) {
             return None;
         }
-        let bytes = fs::read(self.path(key)).ok()?;
+        let Ok(bytes) = fs::read(self.path(key)) else {
+            return self.get_remote(key);
+        };
         match decompress(&bytes) {
             Ok(v) => Some(v),
             Err(e) => {
                 tracing::warn!(key, error = %e, "damaged cache entry ignored");
-                None
+                self.get_remote(key)
             }
         }
     }
@@ -110,6 +185,19 @@ impl Cache {
         if !valid_key(key) {
             return Err(LlmError::Cache(format!("invalid key `{key}`")));
         }
+        let compressed = compress(value)
+            .map_err(|e| LlmError::Cache(format!("{}: zstd: {e}", self.dir.display())))?;
+        self.write_local(key, &compressed)?;
+        if let Some(remote) = &self.remote
+            && let Err(e) = remote.put_if_absent(&Self::remote_name(key), compressed)
+        {
+            tracing::warn!(key, error = %e, "remote cache write failed: kept locally only");
+        }
+        Ok(())
+    }
+
+    /// Write compressed entry bytes atomically under the local directory.
+    fn write_local(&self, key: &str, compressed: &[u8]) -> Result<(), LlmError> {
         let path = self.path(key);
         let shard = path
             .parent()
@@ -118,12 +206,11 @@ impl Cache {
             LlmError::Cache(format!("{}: {what}: {e}", shard.display()))
         };
         fs::create_dir_all(shard).map_err(|e| io("create shard", e))?;
-        let compressed = compress(value).map_err(|e| io("zstd", e))?;
         let n = self.counter.fetch_add(1, Ordering::Relaxed);
         let tmp = shard.join(format!("{key}.{}.{n}.tmp", std::process::id()));
         let result = (|| {
             let mut f = fs::File::create(&tmp)?;
-            f.write_all(&compressed)?;
+            f.write_all(compressed)?;
             f.sync_all()?;
             fs::rename(&tmp, &path)?;
             // Make the rename itself durable.
@@ -136,7 +223,7 @@ impl Cache {
         Ok(())
     }
 
-    /// Every complete entry's key, sorted.
+    /// Every complete local entry's key, sorted (a remote layer's entries are not listed).
     pub fn keys(&self) -> Vec<String> {
         let mut out = Vec::new();
         let Ok(shards) = fs::read_dir(&self.dir) else {
@@ -246,6 +333,72 @@ mod tests {
         fs::write(p.with_file_name(format!("{key}.1.1.tmp")), b"partial").unwrap();
         assert_eq!(c.keys(), vec![key]);
         assert!(c.put("../../etc", b"x").is_err());
+    }
+
+    /// A shared store in memory; `down` makes every call fail.
+    #[derive(Debug, Default)]
+    struct Shared {
+        entries: std::sync::Mutex<std::collections::BTreeMap<String, Vec<u8>>>,
+        down: std::sync::atomic::AtomicBool,
+    }
+
+    impl RemoteCache for Shared {
+        fn get(&self, name: &str) -> Result<Option<Vec<u8>>, String> {
+            if self.down.load(Ordering::Relaxed) {
+                return Err("connection refused".into());
+            }
+            Ok(self.entries.lock().unwrap().get(name).cloned())
+        }
+        fn put_if_absent(&self, name: &str, bytes: Vec<u8>) -> Result<(), String> {
+            if self.down.load(Ordering::Relaxed) {
+                return Err("connection refused".into());
+            }
+            self.entries
+                .lock()
+                .unwrap()
+                .entry(name.to_string())
+                .or_insert(bytes);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_remote_layer_is_read_through_and_written_through() {
+        let shared = Arc::new(Shared::default());
+        let (d1, d2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let a = Cache::open(d1.path()).unwrap().with_remote(shared.clone());
+        let b = Cache::open(d2.path()).unwrap().with_remote(shared.clone());
+        let key = crate::sha256_hex_bytes(b"k");
+        a.put(&key, b"first").unwrap();
+        let name = format!("{}/{key}.zst", &key[..2]);
+        assert_eq!(
+            shared.entries.lock().unwrap()[&name],
+            fs::read(a.path(&key)).unwrap(),
+            "the remote holds the local file's bytes"
+        );
+        assert!(b.keys().is_empty());
+        assert_eq!(b.get(&key).as_deref(), Some(&b"first"[..]));
+        assert_eq!(b.keys(), vec![key.clone()], "kept locally");
+        // Create-only: an entry already shared stays as it is.
+        b.put(&key, b"second").unwrap();
+        let d3 = tempfile::tempdir().unwrap();
+        let c = Cache::open(d3.path()).unwrap().with_remote(shared.clone());
+        assert_eq!(c.get(&key).as_deref(), Some(&b"first"[..]));
+        // A failing remote is a miss on read and a local-only write, never an error.
+        shared.down.store(true, Ordering::Relaxed);
+        let other = crate::sha256_hex_bytes(b"other");
+        assert_eq!(a.get(&other), None);
+        a.put(&other, b"x").unwrap();
+        assert_eq!(a.get(&other).as_deref(), Some(&b"x"[..]));
+        // A damaged shared entry is a miss.
+        shared.down.store(false, Ordering::Relaxed);
+        let bad = crate::sha256_hex_bytes(b"bad");
+        shared
+            .entries
+            .lock()
+            .unwrap()
+            .insert(format!("{}/{bad}.zst", &bad[..2]), b"not zstd".to_vec());
+        assert_eq!(a.get(&bad), None);
     }
 
     #[test]

@@ -135,6 +135,21 @@ impl Llm {
         tokens_out: u64,
     ) {
         let cost = self.price_of(p).map(|pr| pr.cost(tokens_in, tokens_out));
+        self.record_failure_priced(p, e, effort, endpoint, tokens_in, tokens_out, cost);
+    }
+
+    /// [`Llm::record_failure_tokens`] with the cost given (a batch answer's is discounted).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn record_failure_priced<T: Task>(
+        &self,
+        p: &Prepared<T>,
+        e: &LlmError,
+        effort: Effort,
+        endpoint: String,
+        tokens_in: u64,
+        tokens_out: u64,
+        cost: Option<f64>,
+    ) {
         self.record(
             p,
             Record {

@@ -42,6 +42,20 @@ pub enum CacheMode {
     Off,
 }
 
+/// How a model's requests are sent (`llm.mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum LlmMode {
+    /// One chat completion request per item, answered at once.
+    #[default]
+    Live,
+    /// The requests of one stage call (the items that missed the cache) go to the model's
+    /// first endpoint as one OpenAI Batch API job (`/v1/files`, `/v1/batches`), polled until it
+    /// ends: the providers' batch price, answers within their 24 h window; a killed run polls
+    /// the same job again. Re-asks go live. README, "Batch mode".
+    Batch,
+}
+
 /// The `[llm]` table.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
@@ -78,6 +92,20 @@ pub struct LlmConfig {
     /// Stop issuing new calls once the estimated cost in USD reaches this; in-flight calls finish,
     /// the rest fail with `budget_exhausted`.
     pub max_cost: Option<f64>,
+    /// `live` (default) or `batch`: send a stage call's uncached requests as one Batch API job.
+    pub mode: LlmMode,
+    /// The providers' discount on batch calls, as a fraction of the listed price: a batch
+    /// answer is costed (call log, `max_cost`) at `price * (1 - batch_discount)`. 0.5 is
+    /// OpenAI's.
+    pub batch_discount: f64,
+    /// Seconds between polls of a batch's status.
+    pub batch_poll_seconds: f64,
+    /// Seconds a run waits for a batch before its items fail as `batch_timeout` (transient);
+    /// the batch id stays recorded, so the next run polls the same batch instead of sending it
+    /// again.
+    pub batch_timeout_seconds: f64,
+    /// Requests per batch job at most (OpenAI: 50,000); a stage call with more sends several.
+    pub batch_max_requests: usize,
     /// The response cache (`[llm.cache]`).
     pub cache: CacheConfig,
     /// How vectors are made (`[llm.embeddings]`).
@@ -99,6 +127,12 @@ impl Default for LlmConfig {
             seed: None,
             max_reasks: 2,
             max_cost: None,
+            mode: LlmMode::Live,
+            batch_discount: 0.5,
+            batch_poll_seconds: 30.0,
+            // The providers' 24 h window and an hour for the output to be written.
+            batch_timeout_seconds: 25.0 * 3600.0,
+            batch_max_requests: 50_000,
             cache: CacheConfig::default(),
             embeddings: EmbeddingsConfig::default(),
         }
@@ -116,6 +150,12 @@ pub struct CacheConfig {
     /// Also cache the offline backend's answers (off by default: recomputing is cheaper than a
     /// file write, and the rules are versioned).
     pub offline: bool,
+    /// Shared entries on object storage (`s3://bucket/prefix`), under `dir`, which stays the
+    /// working copy: a local miss reads them, new entries are written there too, so shards on
+    /// other machines reuse each other's answers. Credentials and endpoint come from the
+    /// `AWS_*` environment variables only. Needs a program that registered object storage
+    /// support (`noisebench_store::install_llm_cache_remote`).
+    pub remote: Option<String>,
 }
 
 impl Default for CacheConfig {
@@ -124,6 +164,7 @@ impl Default for CacheConfig {
             mode: CacheMode::ReadWrite,
             dir: PathBuf::from("work/cache/llm"),
             offline: false,
+            remote: None,
         }
     }
 }
@@ -318,6 +359,18 @@ impl LlmConfig {
         {
             return Err(ConfigError::new("llm.max_cost", "must be >= 0"));
         }
+        if !(0.0..=1.0).contains(&self.batch_discount) {
+            return Err(ConfigError::new("llm.batch_discount", "must be in 0..=1"));
+        }
+        if self.batch_poll_seconds.is_nan() || self.batch_poll_seconds <= 0.0 {
+            return Err(ConfigError::new("llm.batch_poll_seconds", "must be > 0"));
+        }
+        if self.batch_timeout_seconds.is_nan() || self.batch_timeout_seconds <= 0.0 {
+            return Err(ConfigError::new("llm.batch_timeout_seconds", "must be > 0"));
+        }
+        if self.batch_max_requests == 0 {
+            return Err(ConfigError::new("llm.batch_max_requests", "must be >= 1"));
+        }
         for (name, m) in &self.models {
             let f = |field: &str| format!("llm.models.{name}.{field}");
             if m.endpoints.is_empty() {
@@ -415,6 +468,21 @@ mod tests {
             LlmConfig::from_value(&v).unwrap_err().field,
             "llm.models.m.endpoints[0].url"
         );
+        for (field, value) in [
+            ("batch_discount", serde_json::json!(1.5)),
+            ("batch_poll_seconds", serde_json::json!(0.0)),
+            ("batch_timeout_seconds", serde_json::json!(-1.0)),
+            ("batch_max_requests", serde_json::json!(0)),
+            ("mode", serde_json::json!("bulk")),
+        ] {
+            let v = serde_json::json!({ field: value });
+            assert_eq!(
+                LlmConfig::from_value(&v).unwrap_err().field,
+                format!("llm.{field}")
+            );
+        }
+        let v = serde_json::json!({"mode": "batch", "batch_poll_seconds": 0.5});
+        assert_eq!(LlmConfig::from_value(&v).unwrap().mode, LlmMode::Batch);
         let v = serde_json::json!({"task_models": {"nope": "m"}});
         assert_eq!(
             LlmConfig::from_value(&v).unwrap_err().field,
@@ -467,6 +535,7 @@ backend = "auto"
     fn empty_table_is_the_offline_default() {
         let c = LlmConfig::from_value(&serde_json::json!({})).unwrap();
         assert_eq!(c.backend, BackendKind::Offline);
+        assert_eq!(c.mode, LlmMode::Live);
         assert_eq!(c.cache.mode, CacheMode::ReadWrite);
     }
 }

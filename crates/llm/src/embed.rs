@@ -130,17 +130,21 @@ pub fn hashed(text: &str, dim: usize) -> Vec<f32> {
     )
     .chars()
     .collect();
-    for n in 3..=5 {
-        for w in chars.windows(n) {
-            let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-            for c in w {
-                for b in (*c as u32).to_le_bytes() {
-                    h ^= b as u64;
-                    h = h.wrapping_mul(0x0100_0000_01b3);
-                }
+    // FNV-1a is sequential, so the 3-, 4- and 5-gram starting at one place share their
+    // prefix's hash: one pass per place instead of one per n-gram. The buckets only ever gain
+    // or lose whole units, which f32 adds exactly in any order, so the vector is the same as
+    // hashing each n-gram on its own.
+    for start in 0..chars.len() {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for (k, c) in chars[start..chars.len().min(start + 5)].iter().enumerate() {
+            for b in (*c as u32).to_le_bytes() {
+                h ^= b as u64;
+                h = h.wrapping_mul(0x0100_0000_01b3);
             }
-            let idx = (h % v.len() as u64) as usize;
-            v[idx] += if h >> 63 == 0 { 1.0 } else { -1.0 };
+            if k >= 2 {
+                let idx = (h % v.len() as u64) as usize;
+                v[idx] += if h >> 63 == 0 { 1.0 } else { -1.0 };
+            }
         }
     }
     normalise(&mut v);
@@ -461,6 +465,52 @@ pub mod local {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The n-gram hashing as first written, one n-gram at a time.
+    fn hashed_per_ngram(text: &str, dim: usize) -> Vec<f32> {
+        let mut v = vec![0f32; dim.max(1)];
+        let joined = text
+            .to_lowercase()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        let chars: Vec<char> = format!(" {joined} ").chars().collect();
+        for n in 3..=5 {
+            for w in chars.windows(n) {
+                let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+                for c in w {
+                    for b in (*c as u32).to_le_bytes() {
+                        h ^= b as u64;
+                        h = h.wrapping_mul(0x0100_0000_01b3);
+                    }
+                }
+                let idx = (h % v.len() as u64) as usize;
+                v[idx] += if h >> 63 == 0 { 1.0 } else { -1.0 };
+            }
+        }
+        normalise(&mut v);
+        v
+    }
+
+    #[test]
+    fn shared_prefix_hashing_gives_the_same_vectors() {
+        for text in [
+            "",
+            "a",
+            "ab",
+            "Revenue rose 5% in 2022.",
+            "Ünïcode — façade, naïve café ✓ 東京",
+            &"Calder Port Authority operates Eastgate Terminal. ".repeat(80),
+        ] {
+            for dim in [1, 8, 384] {
+                assert_eq!(
+                    hashed(text, dim),
+                    hashed_per_ngram(text, dim),
+                    "{text:?} {dim}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn hashed_vectors_are_deterministic_and_normalised() {

@@ -27,6 +27,15 @@ pub enum LlmError {
     /// A well-formed answer that fails its task's sense check ([`crate::sense`]).
     #[error("answer not about its input: {0}")]
     Senseless(crate::sense::Senseless),
+    /// A Batch API job gave no answer for this item: its line came back with an error, or the
+    /// job ended (`failed`, `expired`, `cancelled`) before answering it. Transient: the next
+    /// run sends it again.
+    #[error("batch {batch_id}: {detail}")]
+    BatchRequest { batch_id: String, detail: String },
+    /// A Batch API job had not ended within `llm.batch_timeout_seconds`. Transient: its id stays
+    /// recorded and the next run polls it again.
+    #[error("batch {batch_id} not done after {waited_secs:.0} s (llm.batch_timeout_seconds)")]
+    BatchTimeout { batch_id: String, waited_secs: f64 },
     #[error("prompt: {0}")]
     Prompt(String),
     #[error("embedding: {0}")]
@@ -57,6 +66,9 @@ impl LlmError {
             LlmError::Unparseable { .. } => "unparseable_output",
             LlmError::Truncated { .. } => "truncated",
             LlmError::Senseless(s) => s.sense.code(),
+            // Both end in a transient code (`noisebench_core::is_transient_reason`).
+            LlmError::BatchRequest { .. } => "batch_request_failed",
+            LlmError::BatchTimeout { .. } => "batch_timeout",
             LlmError::Prompt(_) => "prompt_error",
             LlmError::Embedding(_) => "embedding_error",
             LlmError::Config(_) => "config_error",

@@ -13,7 +13,9 @@
 //! strict JSON parsing with a bounded repair and re-asks ([`parse`]), one re-ask with a larger
 //! budget for an answer cut off at `max_tokens`, sense checks that an answer is about its input
 //! and a flag for categorical answers that never change ([`sense`]), a call log of
-//! [`noisebench_core::LlmCall`] records, and sentence embeddings ([`embed`]).
+//! [`noisebench_core::LlmCall`] records, and sentence embeddings ([`embed`]). With
+//! `mode = "batch"` a stage call's uncached requests go as one OpenAI Batch API job at the batch
+//! price, resumed by the next run if this one is killed (`batch_api`, [`Llm::batch_jsonl`]).
 //!
 //! What this crate is not: it writes no tables (the runner writes the call log it drains from
 //! [`Llm::drain_call_log`]), knows nothing of pipelines, and never reads a key from anywhere but
@@ -53,6 +55,7 @@ pub mod task;
 
 // The engine behind the handle.
 mod batch; // `run_batch` and friends: one request per distinct request hash
+mod batch_api; // `llm.mode = "batch"`: a stage call's requests as one OpenAI Batch API job
 mod call_log; // the `LlmCall` records and `LlmStats`
 mod declared; // the tasks the stages declare: `require`, `check_task_models`
 mod fingerprint; // what decides a stage's answers: `fingerprint_of`, `fingerprint`
@@ -68,8 +71,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use noisebench_core::LlmCall;
 
+pub use batch_api::{BatchLine, BatchStats};
 pub use call_log::LlmStats;
-pub use config::{BackendKind, CacheMode, EmbeddingBackend, LlmConfig, ModelConfig};
+pub use config::{BackendKind, CacheMode, EmbeddingBackend, LlmConfig, LlmMode, ModelConfig};
 pub use embed::Embeddings;
 pub use error::LlmError;
 pub use request::sha256_hex_bytes;
@@ -120,6 +124,8 @@ struct Inner {
     memo: Mutex<HashMap<String, serde_json::Value>>,
     seq: Mutex<BTreeMap<String, u64>>,
     stats: Mutex<LlmStats>,
+    /// What batch mode did: [`Llm::batch_stats`].
+    batch_stats: Mutex<BatchStats>,
     /// Categorical answers of models per (task, model) and category: what
     /// [`Llm::constant_answers`] reads.
     categories: Mutex<BTreeMap<(String, String), BTreeMap<String, u64>>>,

@@ -55,7 +55,7 @@ impl Budget {
         self.refused.load(Ordering::SeqCst)
     }
 
-    fn add(&self, usd: f64) {
+    pub(crate) fn add(&self, usd: f64) {
         *self.spent.lock().unwrap_or_else(|e| e.into_inner()) += usd;
     }
 
@@ -573,6 +573,25 @@ impl OpenAiModel {
         new_call: bool,
         effort: &mut Effort,
     ) -> Result<Reply<Completion>, LlmError> {
+        let body = self.chat_request_body(messages, params, response_format);
+        self.post(
+            "chat/completions",
+            &body,
+            estimated_tokens,
+            new_call,
+            parse_chat_response,
+            effort,
+        )
+        .await
+    }
+
+    /// The body of a chat completion request: also each line's `body` in a Batch API job.
+    pub(crate) fn chat_request_body(
+        &self,
+        messages: &[Message],
+        params: &serde_json::Value,
+        response_format: Option<serde_json::Value>,
+    ) -> serde_json::Value {
         let mut body = serde_json::json!({
             "model": self.model_id,
             "messages": messages,
@@ -585,29 +604,22 @@ impl OpenAiModel {
                 obj.insert("response_format".into(), rf);
             }
         }
-        self.post(
-            "chat/completions",
-            &body,
-            estimated_tokens,
-            new_call,
-            |bytes| {
-                let r: ChatResponse = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
-                let choice = r.choices.into_iter().next().ok_or("no choices[0]")?;
-                let truncated = choice.finish_reason.as_deref() == Some("length");
-                let content = match choice.message.content {
-                    Some(c) => c,
-                    // A cut-off answer may come with no text at all; it fails as truncated.
-                    None if truncated => String::new(),
-                    None => return Err("no choices[0].message.content".into()),
-                };
-                Ok((
-                    Completion { content, truncated },
-                    r.usage.map(|u| (u.prompt_tokens, u.completion_tokens)),
-                ))
-            },
-            effort,
-        )
-        .await
+        body
+    }
+
+    /// The HTTP client this model's requests go through (the Batch API's too).
+    pub(crate) fn http(&self) -> &HttpClient {
+        &self.http
+    }
+
+    /// `(name, base URL)` of the endpoint named `name`, or of the first endpoint: where Batch
+    /// API jobs go (a job lives on one server, so it is not spread).
+    pub(crate) fn endpoint_base(&self, name: Option<&str>) -> Option<(&str, &str)> {
+        match name {
+            Some(n) => self.endpoints.iter().find(|e| e.name == n),
+            None => self.endpoints.first(),
+        }
+        .map(|e| (e.name.as_str(), e.base.as_str()))
     }
 
     /// One embeddings request; vectors in input order (`_salt`: see [`OpenAiModel::chat`]).
@@ -640,6 +652,25 @@ impl OpenAiModel {
         )
         .await
     }
+}
+
+/// A chat completion's envelope: its first choice's text, whether it was cut off, and usage.
+pub(crate) fn parse_chat_response(
+    bytes: &[u8],
+) -> Result<(Completion, Option<(u64, u64)>), String> {
+    let r: ChatResponse = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+    let choice = r.choices.into_iter().next().ok_or("no choices[0]")?;
+    let truncated = choice.finish_reason.as_deref() == Some("length");
+    let content = match choice.message.content {
+        Some(c) => c,
+        // A cut-off answer may come with no text at all; it fails as truncated.
+        None if truncated => String::new(),
+        None => return Err("no choices[0].message.content".into()),
+    };
+    Ok((
+        Completion { content, truncated },
+        r.usage.map(|u| (u.prompt_tokens, u.completion_tokens)),
+    ))
 }
 
 /// Rate and burst for a requests-per-minute limit such that no sliding minute ever sees more

@@ -5,6 +5,10 @@
 //! never parsed nor re-asked as it was: it is asked once more with `max_tokens_ceiling`, then
 //! fails as `truncated`. Everything a server sends back is redacted of the configured keys
 //! before it reaches an error or the call log.
+//!
+//! In batch mode ([`crate::batch_api`]) the first reply comes from the item's line of a Batch
+//! API job and takes this same path; what follows it (a re-ask, the wider budget) goes live, at
+//! the full price, and the call log row keeps the batch's `batch:<endpoint>` marker.
 
 use std::path::Path;
 
@@ -23,6 +27,15 @@ impl Llm {
         self,
         p: Prepared<T>,
     ) -> Result<Answer<T::Output>, LlmError> {
+        self.remote_with(p, None).await
+    }
+
+    /// [`Llm::remote`], the first reply taken from a Batch API job when `first` is given.
+    pub(crate) async fn remote_with<T: Task>(
+        self,
+        p: Prepared<T>,
+        mut first: Option<crate::batch_api::BatchReply>,
+    ) -> Result<Answer<T::Output>, LlmError> {
         let Some(model) = p.model.clone() else {
             return Err(LlmError::Internal("remote call without a model".into()));
         };
@@ -40,6 +53,19 @@ impl Llm {
         let (mut tokens_in, mut tokens_out) = (0u64, 0u64);
         let mut effort = Effort::default();
         let mut endpoint = String::new();
+        // The tokens of the batch's reply, costed at the batch price; the rest at the full one.
+        let from_batch = first.is_some();
+        let mut batch_tokens = (0u64, 0u64);
+        if let Some(b) = &first {
+            endpoint = b.endpoint.clone();
+        }
+        let batch_factor = 1.0 - cfg.batch_discount;
+        let cost_of = |tokens_in: u64, tokens_out: u64, batch: (u64, u64)| {
+            model.config.price.map(|pr| {
+                pr.cost(tokens_in - batch.0, tokens_out - batch.1)
+                    + pr.cost(batch.0, batch.1) * batch_factor
+            })
+        };
         let max_tries = cfg.max_reasks + 1;
         // Requests sent, answers that failed to parse or check, and whether the one re-ask for
         // a cut-off answer and the one for a senseless answer were used.
@@ -47,29 +73,46 @@ impl Llm {
         let (mut widened, mut sense_reasked) = (false, false);
         let failure = loop {
             let estimate = openai::estimate_tokens(&messages) + max_tokens as u64;
-            let reply = model
-                .chat(
-                    &messages,
-                    &params,
-                    p.response_format.clone(),
-                    estimate,
-                    salt.wrapping_add(sent + 1),
-                    sent == 0,
-                    &mut effort,
-                )
-                .await;
+            let reply = match first.take() {
+                Some(b) => {
+                    effort.attempts += 1;
+                    effort.latency += b.waited;
+                    if let Ok(r) = &b.reply {
+                        batch_tokens = (r.tokens_in, r.tokens_out);
+                    }
+                    b.reply
+                }
+                None => {
+                    model
+                        .chat(
+                            &messages,
+                            &params,
+                            p.response_format.clone(),
+                            estimate,
+                            salt.wrapping_add(sent + 1),
+                            sent == 0,
+                            &mut effort,
+                        )
+                        .await
+                }
+            };
             sent += 1;
             let reply = match reply {
                 Ok(r) => r,
                 Err(e) => {
                     let e = self.redact_error(e);
-                    self.record_failure_tokens(&p, &e, effort, endpoint, tokens_in, tokens_out);
+                    let cost = cost_of(tokens_in, tokens_out, batch_tokens);
+                    self.record_failure_priced(
+                        &p, &e, effort, endpoint, tokens_in, tokens_out, cost,
+                    );
                     return Err(e);
                 }
             };
             tokens_in += reply.tokens_in;
             tokens_out += reply.tokens_out;
-            endpoint = reply.endpoint.clone();
+            if !from_batch {
+                endpoint = reply.endpoint.clone();
+            }
             let completion = reply.value;
             if completion.truncated {
                 // Cut off at the budget: the same request again would be cut again. Once, the
@@ -92,7 +135,7 @@ impl Llm {
                         Ok(()) => {
                             self.note_category::<T>(&p, &value);
                             self.store(&p, &value, tokens_in, tokens_out);
-                            let cost = model.config.price.map(|pr| pr.cost(tokens_in, tokens_out));
+                            let cost = cost_of(tokens_in, tokens_out, batch_tokens);
                             self.record(
                                 &p,
                                 Record {
@@ -149,7 +192,8 @@ impl Llm {
             }),
             other => other,
         };
-        self.record_failure_tokens(&p, &e, effort, endpoint, tokens_in, tokens_out);
+        let cost = cost_of(tokens_in, tokens_out, batch_tokens);
+        self.record_failure_priced(&p, &e, effort, endpoint, tokens_in, tokens_out, cost);
         Err(e)
     }
 

@@ -98,24 +98,21 @@ impl Llm {
                     "params": params,
                     "response_format": response_format,
                 });
-                let key = match T::reuse_key(&input) {
-                    Some(reuse) => request_key(
-                        "openai",
-                        &model.model_id,
-                        T::NAME,
-                        &prompt.version,
-                        &serde_json::json!({ "reuse_key": reuse }),
-                        &key_params,
-                    ),
-                    None => request_key(
-                        "openai",
-                        &model.model_id,
-                        T::NAME,
-                        &prompt.version,
-                        &messages,
-                        &key_params,
-                    ),
+                // What the answer is keyed on: the task's reuse key when it declares one (so an
+                // edit elsewhere in a prompt's context keeps the answer), else the messages.
+                let keyed_on = match T::reuse_key(&input) {
+                    Some(reuse) => serde_json::json!({ "reuse_key": reuse }),
+                    None => serde_json::to_value(&messages)
+                        .map_err(|e| LlmError::Internal(format!("messages: {e}")))?,
                 };
+                let key = request_key(
+                    "openai",
+                    &model.model_id,
+                    T::NAME,
+                    &prompt.version,
+                    &keyed_on,
+                    &key_params,
+                );
                 Ok(Prepared {
                     stage: stage.to_string(),
                     input,

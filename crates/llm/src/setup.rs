@@ -69,7 +69,13 @@ impl Llm {
         }
         let cache = match config.cache.mode {
             CacheMode::Off => None,
-            _ => Some(Cache::open(&resolve(&config.cache.dir))?),
+            _ => {
+                let cache = Cache::open(&resolve(&config.cache.dir))?;
+                match &config.cache.remote {
+                    Some(url) => Some(cache.with_remote(crate::cache::open_remote(url)?)),
+                    None => Some(cache),
+                }
+            }
         };
         let embedder = embed::Embedder::new(&config.embeddings, &models, root)?;
         let backend = match config.backend {
@@ -90,6 +96,7 @@ impl Llm {
                 memo: Mutex::new(HashMap::new()),
                 seq: Mutex::new(BTreeMap::new()),
                 stats: Mutex::new(LlmStats::default()),
+                batch_stats: Mutex::new(Default::default()),
                 categories: Mutex::new(BTreeMap::new()),
                 budget,
                 secrets,

@@ -18,8 +18,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use noisebench_core::{
     Chunk, ConfigError, DocumentPerturbation, Drops, InputSpec, Inputs, OutputSpec, Question,
-    StageContext, StageError, StageFacts, StageOutput, StageReport, TableKind, Triplet, TypedStage,
-    stable_id,
+    ShardKey, StageContext, StageError, StageFacts, StageOutput, StageReport, TableKind, Triplet,
+    TypedStage, stable_id,
 };
 use noisebench_llm::Llm;
 use noisebench_text::{contains_phrase, sentences};
@@ -296,6 +296,11 @@ impl TypedStage for DocumentPerturbationsStage {
         ]
     }
 
+    /// One question is one item: the perturbations of its evidence chunks.
+    fn shard_keys(&self) -> Vec<ShardKey> {
+        vec![ShardKey::new("questions", "id")]
+    }
+
     fn outputs(&self) -> Vec<OutputSpec> {
         vec![OutputSpec::new(
             "document_perturbations",
@@ -487,15 +492,24 @@ impl TypedStage for DocumentPerturbationsStage {
 
         let mut rows = Vec::new();
         if !made.is_empty() {
+            // Each distinct text embedded once: a chunk that many questions rest on, and its
+            // one back-translation, would otherwise be embedded once per question.
             let mut texts: Vec<String> = Vec::new();
+            let mut index: std::collections::HashMap<&str, usize> = Default::default();
+            let mut at = Vec::with_capacity(2 * made.len());
             for m in &made {
-                texts.push(m.chunk.text.clone());
-                texts.push(m.text.clone());
+                for t in [m.chunk.text.as_str(), m.text.as_str()] {
+                    let i = *index.entry(t).or_insert_with(|| {
+                        texts.push(t.to_string());
+                        texts.len() - 1
+                    });
+                    at.push(i);
+                }
             }
             match self.llm.embed(stage, &texts) {
                 Ok(e) => {
                     for (i, m) in made.iter().enumerate() {
-                        let (a, b) = (&e.vectors[2 * i], &e.vectors[2 * i + 1]);
+                        let (a, b) = (&e.vectors[at[2 * i]], &e.vectors[at[2 * i + 1]]);
                         let sim: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
                         rows.push(DocumentPerturbation {
                             id: stable_id("dpert", &[&m.question.id, &m.chunk.id, m.kind]),

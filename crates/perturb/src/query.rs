@@ -22,8 +22,9 @@ use noisebench_index::vector::dot;
 use std::collections::BTreeMap;
 
 use noisebench_core::{
-    ConfigError, Drops, InputSpec, Inputs, OutputSpec, QueryPerturbation, Question, StageContext,
-    StageError, StageFacts, StageOutput, StageReport, TableKind, TypedStage, stable_id,
+    ConfigError, Drops, InputSpec, Inputs, OutputSpec, QueryPerturbation, Question, ShardKey,
+    StageContext, StageError, StageFacts, StageOutput, StageReport, TableKind, TypedStage,
+    stable_id,
 };
 use noisebench_llm::{Answer, Llm, LlmError, Task};
 use rand::SeedableRng;
@@ -243,6 +244,11 @@ impl TypedStage for QueryPerturbationsStage {
 
     fn inputs(&self) -> Vec<InputSpec> {
         vec![InputSpec::required("questions", TableKind::Questions)]
+    }
+
+    /// One question is one item.
+    fn shard_keys(&self) -> Vec<ShardKey> {
+        vec![ShardKey::new("questions", "id")]
     }
 
     fn outputs(&self) -> Vec<OutputSpec> {

@@ -512,13 +512,53 @@ impl ser::SerializeSeq for ListCell<'_> {
     }
 }
 
-/// A column's cells as read, one per row, taken as rows are decoded.
+/// A column's arrays as polars read them (one per chunk), indexed by row without copying
+/// the cells out first: a table of 1M rows and 16 columns would otherwise be copied once more
+/// (16M cell references) before any row is decoded.
+pub(crate) struct Chunks<'df, A> {
+    arrays: Vec<&'df A>,
+    /// The row after each array's last.
+    ends: Vec<usize>,
+}
+
+impl<'df, A: StaticArray> Chunks<'df, A> {
+    fn of(arrays: impl Iterator<Item = &'df A>) -> Self {
+        let arrays: Vec<&A> = arrays.collect();
+        let mut end = 0;
+        let ends = arrays
+            .iter()
+            .map(|a| {
+                end += a.len();
+                end
+            })
+            .collect();
+        Self { arrays, ends }
+    }
+
+    /// The array holding `row`, and the row's index in it.
+    #[inline]
+    fn locate(&self, row: usize) -> (&'df A, usize) {
+        if self.arrays.len() == 1 {
+            return (self.arrays[0], row);
+        }
+        let k = self.ends.partition_point(|&e| e <= row);
+        let start = if k == 0 { 0 } else { self.ends[k - 1] };
+        (self.arrays[k], row - start)
+    }
+}
+
+type StrArray = <StringType as PolarsDataType>::Array;
+type I64Array = <Int64Type as PolarsDataType>::Array;
+type F64Array = <Float64Type as PolarsDataType>::Array;
+type BoolArray = <BooleanType as PolarsDataType>::Array;
+
+/// A column's cells, read row by row as rows are decoded.
 pub(crate) enum ColumnCells<'df> {
-    Str(Vec<Option<&'df str>>),
-    Json(Vec<Option<&'df str>>),
-    Int(Vec<Option<i64>>),
-    Float(Vec<Option<f64>>),
-    Bool(Vec<Option<bool>>),
+    Str(Chunks<'df, StrArray>),
+    Json(Chunks<'df, StrArray>),
+    Int(Chunks<'df, I64Array>),
+    Float(Chunks<'df, F64Array>),
+    Bool(Chunks<'df, BoolArray>),
     /// Each row's range in the flat values (`None`: a null list), and the values.
     List(Vec<Option<(usize, usize)>>, Vec<Option<&'df str>>),
 }
@@ -533,11 +573,11 @@ impl<'df> ColumnCells<'df> {
         inner: Option<&'df Series>,
     ) -> PolarsResult<Self> {
         Ok(match dtype {
-            DType::Str => ColumnCells::Str(column.str()?.iter().collect()),
-            DType::Json => ColumnCells::Json(column.str()?.iter().collect()),
-            DType::Int => ColumnCells::Int(column.i64()?.iter().collect()),
-            DType::Float => ColumnCells::Float(column.f64()?.iter().collect()),
-            DType::Bool => ColumnCells::Bool(column.bool()?.iter().collect()),
+            DType::Str => ColumnCells::Str(Chunks::of(column.str()?.downcast_iter())),
+            DType::Json => ColumnCells::Json(Chunks::of(column.str()?.downcast_iter())),
+            DType::Int => ColumnCells::Int(Chunks::of(column.i64()?.downcast_iter())),
+            DType::Float => ColumnCells::Float(Chunks::of(column.f64()?.downcast_iter())),
+            DType::Bool => ColumnCells::Bool(Chunks::of(column.bool()?.downcast_iter())),
             DType::StrList => {
                 // Through the flat values and the offsets, not a Series per row.
                 let lists = column.list()?;
@@ -558,6 +598,36 @@ impl<'df> ColumnCells<'df> {
             }
         })
     }
+
+    /// The cell at `row`.
+    #[inline]
+    fn cell(&self, row: usize) -> CellValue<'_> {
+        match self {
+            ColumnCells::Str(c) => {
+                let (a, i) = c.locate(row);
+                CellValue::Str(a.get(i))
+            }
+            ColumnCells::Json(c) => {
+                let (a, i) = c.locate(row);
+                CellValue::Json(a.get(i))
+            }
+            ColumnCells::Int(c) => {
+                let (a, i) = c.locate(row);
+                CellValue::Int(a.get(i))
+            }
+            ColumnCells::Float(c) => {
+                let (a, i) = c.locate(row);
+                CellValue::Float(a.get(i))
+            }
+            ColumnCells::Bool(c) => {
+                let (a, i) = c.locate(row);
+                CellValue::Bool(a.get(i))
+            }
+            ColumnCells::List(ranges, values) => {
+                CellValue::List(ranges[row].map(|(start, end)| &values[start..end]))
+            }
+        }
+    }
 }
 
 /// A list column made one chunk (its offsets then index one values array), and its flat
@@ -573,8 +643,6 @@ pub(crate) struct ColumnReader<'c, 'df> {
     pub(crate) columns: &'c [ColumnCells<'df>],
     pub(crate) names: Vec<&'df str>,
     pub(crate) row: usize,
-    /// The column a failure happened in (for the caller's error).
-    pub(crate) failed_column: Option<String>,
 }
 
 impl<'de, 'r, 'c, 'df> de::Deserializer<'de> for &'r mut ColumnReader<'c, 'df> {
@@ -614,22 +682,11 @@ impl<'de> SeqAccess<'de> for RowCells<'_, '_, '_> {
             return Ok(None);
         }
         self.column += 1;
-        let row = self.reader.row;
-        let cell = match &self.reader.columns[c] {
-            ColumnCells::Str(v) => CellValue::Str(v[row]),
-            ColumnCells::Json(v) => CellValue::Json(v[row]),
-            ColumnCells::Int(v) => CellValue::Int(v[row]),
-            ColumnCells::Float(v) => CellValue::Float(v[row]),
-            ColumnCells::Bool(v) => CellValue::Bool(v[row]),
-            ColumnCells::List(ranges, values) => {
-                CellValue::List(ranges[row].map(|(start, end)| &values[start..end]))
-            }
-        };
-        let result = seed.deserialize(cell);
-        if result.is_err() {
-            self.reader.failed_column = Some(self.reader.names[c].to_string());
-        }
-        result.map(Some)
+        let cell = self.reader.columns[c].cell(self.reader.row);
+        // The error names its column here: the reader runs on a decoding thread of its own.
+        seed.deserialize(cell)
+            .map(Some)
+            .map_err(|e| error(format!("column `{}`: {e}", self.reader.names[c])))
     }
 
     fn size_hint(&self) -> Option<usize> {

@@ -27,5 +27,6 @@ pub use lock::{FolderLock, LockError};
 pub use plan::{Plan, PlanError, PlannedStage, Registry, TableRef};
 pub use progress::BarProgress;
 pub use runner::{
-    LLM_CALLS, RunError, RunOptions, RunResult, Runner, SideFileRecord, StageRecord, TableFile,
+    LLM_CALLS, MergeCheck, RunError, RunOptions, RunResult, Runner, SHARDS_DIR, SideFileRecord,
+    StageRecord, TableFile,
 };

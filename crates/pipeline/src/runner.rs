@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use noisebench_core::{
-    CallLog, DropRecord, Inputs, LlmCall, NoProgress, Progress, Rows, StageContext, StageFacts,
-    StageSummary, TableKind, is_transient_reason, sha256_hex,
+    CallLog, DropRecord, Inputs, LlmCall, NoProgress, Progress, Rows, Shard, StageContext,
+    StageFacts, StageSummary, TableKind, is_transient_reason, sha256_hex,
 };
 use serde::{Deserialize, Serialize};
 
@@ -18,6 +18,9 @@ use crate::table_io::{self, TableError};
 /// File name of the LLM calls a stage made (in its stage directory), and of the run's whole call
 /// log (in the run directory).
 pub const LLM_CALLS: &str = "llm_calls.parquet";
+
+/// The folder of a stage's shard parts, in its stage directory: `shards/<i>-of-<n>/`.
+pub const SHARDS_DIR: &str = "shards";
 
 /// File name of a stage's record, written last: its presence with a matching fingerprint means the
 /// stage's outputs are complete.
@@ -69,6 +72,30 @@ pub struct SideFileRecord {
 }
 
 impl StageRecord {
+    /// `partial` when items are left to retry, else `ran` (for a record this run made).
+    fn status(&self) -> &'static str {
+        if self.retry_items > 0 {
+            "partial"
+        } else {
+            "ran"
+        }
+    }
+
+    /// The run summary's row for this record, under `id`.
+    fn summary(&self, id: String, status: &str, seconds: f64) -> StageSummary {
+        StageSummary {
+            id,
+            kind: self.kind.clone(),
+            status: status.into(),
+            fingerprint: self.fingerprint.clone(),
+            items_in: self.items_in as i64,
+            items_out: self.items_out as i64,
+            items_dropped: self.items_dropped as i64,
+            drop_reasons: self.drop_reasons.clone(),
+            seconds,
+        }
+    }
+
     /// The transient drop reasons and their counts (those behind `retry_items`).
     pub fn retry_reasons(&self) -> BTreeMap<String, i64> {
         self.drop_reasons
@@ -138,6 +165,26 @@ pub enum RunError {
         ids: Vec<String>,
     },
     #[error(
+        "stage `{stage}` does not run in shards: it needs its whole input (stages that do: {shardable})"
+    )]
+    NotShardable { stage: String, shardable: String },
+    #[error(
+        "shard {shard} of stage `{stage}` needs `{upstream}` up to date, and it is not: run it (or merge its shards) first"
+    )]
+    ShardUpstream {
+        stage: String,
+        shard: Shard,
+        upstream: String,
+    },
+    #[error(
+        "stage `{stage}` cannot be merged: {problem}; run the missing shards (`run {stage} --shard i/{count}`) first"
+    )]
+    PartsMissing {
+        stage: String,
+        count: u32,
+        problem: String,
+    },
+    #[error(
         "stage `{stage}` needs `{input}` from stage `{upstream}`, which has not run: run it first"
     )]
     UpstreamMissing {
@@ -161,6 +208,10 @@ pub struct RunOptions {
     pub progress: Arc<dyn Progress>,
     /// Where stages' LLM calls are collected (the pipeline's LLM layer), if any.
     pub call_log: Option<Arc<dyn CallLog>>,
+    /// Run only this shard of the `only` stage, into its `shards/<i>-of-<n>/` folder: the items
+    /// whose key hashes to it (see [`noisebench_core::ShardKey`]). Upstream stages must be up to
+    /// date; they are not run.
+    pub shard: Option<Shard>,
 }
 
 impl RunOptions {
@@ -172,6 +223,7 @@ impl RunOptions {
             refresh: false,
             progress: Arc::new(NoProgress),
             call_log: None,
+            shard: None,
         }
     }
 }
@@ -269,7 +321,17 @@ impl<'a> Runner<'a> {
         self.run_dir().join(stage)
     }
 
+    /// Where shard `shard` of `stage` writes its part.
+    pub fn shard_dir(&self, stage: &str, shard: Shard) -> PathBuf {
+        self.stage_dir(stage)
+            .join(SHARDS_DIR)
+            .join(shard.dir_name())
+    }
+
     pub fn run(&self) -> Result<RunResult, RunError> {
+        if let Some(shard) = self.options.shard {
+            return self.run_shard(shard);
+        }
         let stages: Vec<&PlannedStage> = match &self.options.only {
             Some(id) => self.plan.upstream_of(id)?,
             None => self.plan.stages.iter().collect(),
@@ -302,6 +364,203 @@ impl<'a> Runner<'a> {
             tracing::warn!("the run's call log was not written: {e}");
         }
         result
+    }
+
+    /// The `only` stage with its upstream, checked to be one that runs in shards.
+    fn shardable_target(&self) -> Result<(Vec<&'a PlannedStage>, &'a PlannedStage), RunError> {
+        let plan: &'a Plan = self.plan;
+        let id = self
+            .options
+            .only
+            .clone()
+            .ok_or_else(|| RunError::NotShardable {
+                stage: "(none)".into(),
+                shardable: shardable_stages(plan),
+            })?;
+        let stages = plan.upstream_of(&id)?;
+        let target = *stages
+            .iter()
+            .find(|s| s.id == id)
+            .expect("upstream_of includes the stage itself");
+        if target.stage.shard_keys().is_empty() {
+            return Err(RunError::NotShardable {
+                stage: id,
+                shardable: shardable_stages(plan),
+            });
+        }
+        Ok((stages, target))
+    }
+
+    /// Records of every stage `target` depends on, each required up to date (fingerprint equal,
+    /// outputs intact, nothing left to retry): a shard or a merge never runs upstream work.
+    fn upstream_records(
+        &self,
+        stages: &[&PlannedStage],
+        target: &PlannedStage,
+        shard: Shard,
+    ) -> Result<BTreeMap<String, StageRecord>, RunError> {
+        let mut records = BTreeMap::new();
+        for &s in stages.iter().filter(|s| s.id != target.id) {
+            let fingerprint = self.fingerprint(s, &records)?;
+            match read_record(&self.stage_dir(&s.id)) {
+                Some(r)
+                    if r.fingerprint == fingerprint
+                        && r.retry_items == 0
+                        && self.outputs_intact(&s.id, &r) =>
+                {
+                    records.insert(s.id.clone(), r);
+                }
+                _ => {
+                    return Err(RunError::ShardUpstream {
+                        stage: target.id.clone(),
+                        shard,
+                        upstream: s.id.clone(),
+                    });
+                }
+            }
+        }
+        Ok(records)
+    }
+
+    /// `run STAGE --shard i/n`: the stage over its share of the items, into its shard folder
+    /// (locked on its own, so the shards of a stage run side by side on one machine too).
+    fn run_shard(&self, shard: Shard) -> Result<RunResult, RunError> {
+        let (stages, target) = self.shardable_target()?;
+        let dir = self.shard_dir(&target.id, shard);
+        let _lock = crate::lock::FolderLock::acquire(&dir)?;
+        sweep_orphan_temps(&dir);
+        let records = self.upstream_records(&stages, target, shard)?;
+        let started = Instant::now();
+        let fingerprint = self.fingerprint_of(target, Some(shard), &records)?;
+        let previous = read_record(&dir);
+        let reusable = matches!(&previous, Some(r) if !self.options.force
+            && r.fingerprint == fingerprint
+            && r.retry_items == 0
+            && self.outputs_intact_in(&dir, r));
+        let (record, status) = if reusable {
+            (previous.expect("checked above"), "skipped")
+        } else {
+            if let Some(log) = &self.options.call_log {
+                log.drain_calls();
+            }
+            let record = self.run_stage(target, &dir, Some(shard), fingerprint, &records)?;
+            let status = record.status();
+            (record, status)
+        };
+        let summary = vec![record.summary(
+            format!("{} [{shard}]", record.id),
+            status,
+            started.elapsed().as_secs_f64(),
+        )];
+        let mut all = BTreeMap::new();
+        all.insert(target.id.clone(), record);
+        Ok(RunResult {
+            run_dir: dir,
+            summary,
+            records: all,
+        })
+    }
+
+    /// The records of the `count` parts of the `only` stage, each checked complete and made from
+    /// today's inputs and configuration.
+    pub fn shard_parts(&self, count: u32) -> Result<Vec<(Shard, StageRecord)>, RunError> {
+        let (stages, target) = self.shardable_target()?;
+        let first = Shard { index: 0, count };
+        let records = self.upstream_records(&stages, target, first)?;
+        let mut parts = Vec::new();
+        let mut problems = Vec::new();
+        for index in 0..count {
+            let shard = Shard { index, count };
+            let dir = self.shard_dir(&target.id, shard);
+            let fingerprint = self.fingerprint_of(target, Some(shard), &records)?;
+            match read_record(&dir) {
+                None => problems.push(format!("shard {shard} has not run")),
+                Some(r) if r.fingerprint != fingerprint => problems.push(format!(
+                    "shard {shard} ran on other inputs or another configuration"
+                )),
+                Some(r) if r.retry_items > 0 => problems.push(format!(
+                    "shard {shard} left {} items to retry",
+                    r.retry_items
+                )),
+                Some(r) if !self.outputs_intact_in(&dir, &r) => {
+                    problems.push(format!("shard {shard}'s outputs were changed or removed"))
+                }
+                Some(r) => parts.push((shard, r)),
+            }
+        }
+        if !problems.is_empty() {
+            return Err(RunError::PartsMissing {
+                stage: target.id.clone(),
+                count,
+                problem: problems.join("; "),
+            });
+        }
+        Ok(parts)
+    }
+
+    /// After the `only` stage ran over its whole input from its parts' answers: check every row a
+    /// part wrote against the merged table (a row kept under the same id must be the same row),
+    /// and make the stage's call log the parts' calls (what was paid for; the merge itself only
+    /// read answers back).
+    pub fn check_parts(
+        &self,
+        parts: &[(Shard, StageRecord)],
+        merged: &StageRecord,
+    ) -> Result<MergeCheck, RunError> {
+        let stage = merged.id.clone();
+        let mut check = MergeCheck {
+            parts: parts.len() as u32,
+            ..MergeCheck::default()
+        };
+        let stage_kind = self
+            .plan
+            .stage(&stage)
+            .map(|s| s.stage.gathered_outputs())
+            .unwrap_or_default();
+        for (name, file) in &merged.tables {
+            if name == "drops" || stage_kind.contains(&name.as_str()) {
+                continue;
+            }
+            let kind = TableKind::from_name(&file.kind).unwrap_or(TableKind::Drops);
+            let rows = table_io::read_table(&self.stage_dir(&stage).join(&file.file), kind)?;
+            let by_id: BTreeMap<String, serde_json::Value> = rows
+                .json_rows()
+                .map(|v| (v["id"].as_str().unwrap_or_default().to_string(), v))
+                .collect();
+            for (shard, part) in parts {
+                let Some(pf) = part.tables.get(name) else {
+                    continue;
+                };
+                let dir = self.shard_dir(&stage, *shard);
+                let part_rows = table_io::read_table(&dir.join(&pf.file), kind)?;
+                for v in part_rows.json_rows() {
+                    check.part_rows += 1;
+                    let id = v["id"].as_str().unwrap_or_default();
+                    match by_id.get(id) {
+                        Some(m) if *m == v => check.same += 1,
+                        Some(_) => check.differing.push(format!("{name} {id} (shard {shard})")),
+                        None => check.not_kept += 1,
+                    }
+                }
+            }
+        }
+        check.items_in = parts.iter().map(|(_, r)| r.items_in).sum();
+        let mut calls: Vec<LlmCall> = Vec::new();
+        for (shard, _) in parts {
+            let path = self.shard_dir(&stage, *shard).join(LLM_CALLS);
+            if path.is_file()
+                && let Rows::LlmCalls(rows) = table_io::read_table(&path, TableKind::LlmCalls)?
+            {
+                calls.extend(rows);
+            }
+        }
+        check.calls = calls.len() as u64;
+        self.write_stage_call_log(&self.stage_dir(&stage), calls)?;
+        if self.options.call_log.is_some() {
+            let stages = self.plan.upstream_of(&stage)?;
+            self.write_run_call_log(&stages)?;
+        }
+        Ok(check)
     }
 
     /// `work/<pipeline>/llm_calls.parquet`: the calls of every stage of this run (ran or skipped:
@@ -348,29 +607,17 @@ impl<'a> Runner<'a> {
                 tracing::info!(stage = %stage.id, "unchanged; skipped");
                 (previous.expect("checked above"), "skipped")
             } else {
-                let record = self.run_stage(stage, fingerprint, &records)?;
-                let status = if record.retry_items > 0 {
-                    "partial"
-                } else {
-                    "ran"
-                };
+                let dir = self.stage_dir(&stage.id);
+                let record = self.run_stage(stage, &dir, None, fingerprint, &records)?;
+                let status = record.status();
                 (record, status)
             };
-            summary.push(StageSummary {
-                id: record.id.clone(),
-                kind: record.kind.clone(),
-                status: status.into(),
-                fingerprint: record.fingerprint.clone(),
-                items_in: record.items_in as i64,
-                items_out: record.items_out as i64,
-                items_dropped: record.items_dropped as i64,
-                drop_reasons: record.drop_reasons.clone(),
-                seconds: if status != "skipped" {
-                    started.elapsed().as_secs_f64()
-                } else {
-                    0.0
-                },
-            });
+            let seconds = if status != "skipped" {
+                started.elapsed().as_secs_f64()
+            } else {
+                0.0
+            };
+            summary.push(record.summary(record.id.clone(), status, seconds));
             records.insert(stage.id.clone(), record);
         }
         let run_dir = self.run_dir();
@@ -389,6 +636,16 @@ impl<'a> Runner<'a> {
     fn fingerprint(
         &self,
         stage: &PlannedStage,
+        records: &BTreeMap<String, StageRecord>,
+    ) -> Result<String, RunError> {
+        self.fingerprint_of(stage, None, records)
+    }
+
+    /// The fingerprint of a stage, or of one shard of it (the shard is part of the material).
+    fn fingerprint_of(
+        &self,
+        stage: &PlannedStage,
+        shard: Option<Shard>,
         records: &BTreeMap<String, StageRecord>,
     ) -> Result<String, RunError> {
         let mut inputs = BTreeMap::new();
@@ -424,6 +681,9 @@ impl<'a> Runner<'a> {
         if !environment.is_null() {
             material["environment"] = environment;
         }
+        if let Some(shard) = shard {
+            material["shard"] = serde_json::json!(shard.to_string());
+        }
         Ok(sha256_hex(material.to_string().as_bytes()))
     }
 
@@ -451,8 +711,12 @@ impl<'a> Runner<'a> {
     }
 
     fn outputs_intact(&self, stage: &str, record: &StageRecord) -> bool {
+        self.outputs_intact_in(&self.stage_dir(stage), record)
+    }
+
+    fn outputs_intact_in(&self, dir: &Path, record: &StageRecord) -> bool {
         let intact = |file: &str, sha256: &str| {
-            let path = self.stage_dir(stage).join(file);
+            let path = dir.join(file);
             matches!(table_io::hash_file(&path), Ok((hash, _)) if hash == sha256)
         };
         record.tables.values().all(|t| intact(&t.file, &t.sha256))
@@ -462,10 +726,12 @@ impl<'a> Runner<'a> {
     fn run_stage(
         &self,
         stage: &PlannedStage,
+        dir: &Path,
+        shard: Option<Shard>,
         fingerprint: String,
         records: &BTreeMap<String, StageRecord>,
     ) -> Result<StageRecord, RunError> {
-        let dir = self.stage_dir(&stage.id);
+        let dir = dir.to_path_buf();
         std::fs::create_dir_all(&dir).map_err(|source| RunError::Io {
             path: dir.clone(),
             source,
@@ -496,6 +762,9 @@ impl<'a> Runner<'a> {
         for (role, table) in &stage.inputs {
             let (path, _) = self.input_file(stage, role, table, records)?;
             tables.insert(role.clone(), table_io::read_table(&path, table.kind)?);
+        }
+        if let Some(shard) = shard {
+            shard_inputs(stage, shard, &mut tables)?;
         }
         let ctx = StageContext {
             root: self.plan.root.clone(),
@@ -636,6 +905,73 @@ impl<'a> Runner<'a> {
         }
         table_io::write_table(&path, &Rows::LlmCalls(calls))?;
         Ok(())
+    }
+}
+
+/// What [`Runner::check_parts`] found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MergeCheck {
+    pub parts: u32,
+    /// Items the parts read, together (the whole input, once).
+    pub items_in: u64,
+    /// Rows the parts wrote.
+    pub part_rows: u64,
+    /// Of those, rows the merged table has unchanged.
+    pub same: u64,
+    /// Rows the merged table does not have: removed by a step that sees every item (near
+    /// duplicates across parts, same-content documents).
+    pub not_kept: u64,
+    /// Rows the merged table has under the same id but with other values: the stage did not
+    /// give an item the same output in both runs (the merge fails on any).
+    pub differing: Vec<String>,
+    /// LLM calls the parts made (the merged stage's call log).
+    pub calls: u64,
+}
+
+/// Shard stage `stage`'s inputs: the roles its [`noisebench_core::ShardKey`]s name keep the rows
+/// whose key belongs to `shard`, in their order.
+fn shard_inputs(
+    stage: &PlannedStage,
+    shard: Shard,
+    tables: &mut BTreeMap<String, Rows>,
+) -> Result<(), RunError> {
+    for key in stage.stage.shard_keys() {
+        let Some(rows) = tables.get(key.role) else {
+            continue;
+        };
+        let values = rows
+            .string_column(key.column)
+            .ok_or_else(|| RunError::Stage {
+                stage: stage.id.clone(),
+                source: noisebench_core::StageError::Input {
+                    role: key.role.into(),
+                    message: format!("no string column `{}` to shard by", key.column),
+                },
+            })?;
+        let keep: Vec<usize> = values
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| shard.owns(&key.key(v)))
+            .map(|(i, _)| i)
+            .collect();
+        let kept = rows.select(&keep);
+        tables.insert(key.role.to_string(), kept);
+    }
+    Ok(())
+}
+
+/// The ids of the plan's stages that run in shards, for messages.
+fn shardable_stages(plan: &Plan) -> String {
+    let ids: Vec<&str> = plan
+        .stages
+        .iter()
+        .filter(|s| !s.stage.shard_keys().is_empty())
+        .map(|s| s.id.as_str())
+        .collect();
+    if ids.is_empty() {
+        "none".into()
+    } else {
+        ids.join(", ")
     }
 }
 

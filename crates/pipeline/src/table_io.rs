@@ -147,57 +147,25 @@ fn frame_to_rows(kind: TableKind, df: &DataFrame, path: &Path) -> Result<Rows, T
     }
     let names: Vec<&str> = schema.columns.iter().map(|c| c.name.as_str()).collect();
     // Rows are decoded in parts on as many threads as there are cores (polars reads the file
-    // with all of them too), each part from its own reader over the shared cells, then joined
-    // in order.
+    // with all of them too), each part from its own reader over the shared cells, straight
+    // into one table: decoding parts and joining them would copy every row once more.
     let height = df.height();
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let parts = threads.min(height / ROWS_PER_THREAD + 1).max(1);
     let bounds: Vec<(usize, usize)> = (0..parts)
         .map(|k| (height * k / parts, height * (k + 1) / parts))
         .collect();
-    let decode = |(start, end): (usize, usize)| {
-        let mut reader = ColumnReader {
-            columns: &cells,
-            names: names.clone(),
-            row: start,
-            failed_column: None,
-        };
-        Rows::deserialize_each(kind, end - start, &mut reader)
-            .map_err(|(row, source)| (start + row, reader.failed_column.take(), source))
-    };
-    let decoded: Vec<_> = if parts == 1 {
-        vec![decode(bounds[0])]
-    } else {
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = bounds
-                .iter()
-                .map(|&b| scope.spawn(move || decode(b)))
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().expect("a decoding thread panicked"))
-                .collect()
-        })
-    };
-    let mut rows = Rows::empty(kind);
-    for part in decoded {
-        let part = part.map_err(|(row, column, source)| {
-            let source = match column {
-                Some(c) => <serde_json::Error as serde::de::Error>::custom(format!(
-                    "column `{c}`: {source}"
-                )),
-                None => source,
-            };
-            TableError::Decode {
-                path: path.into(),
-                table: schema.table.clone(),
-                row,
-                source,
-            }
-        })?;
-        rows.append(part);
-    }
-    Ok(rows)
+    Rows::deserialize_parts(kind, height, &bounds, |start| ColumnReader {
+        columns: &cells,
+        names: names.clone(),
+        row: start,
+    })
+    .map_err(|(row, source)| TableError::Decode {
+        path: path.into(),
+        table: schema.table.clone(),
+        row,
+        source,
+    })
 }
 
 /// Rows a decoding thread takes at least: below twice this, a table is decoded on one thread.
@@ -398,5 +366,29 @@ pub mod baseline {
     /// polars reads the file into a frame; its height.
     pub fn read(path: &Path) -> Result<usize, TableError> {
         Ok(read_frame(path)?.height())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use noisebench_core::Report;
+
+    #[test]
+    fn a_cell_that_does_not_decode_names_its_row_and_column() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("reports.parquet");
+        let rows = Rows::Reports(vec![Report::default(), Report::default()]);
+        let mut df = rows_to_frame(&rows).unwrap();
+        // Still a string column, so the schema check passes; row 1 is not JSON.
+        df.with_column(Series::new("metadata".into(), ["{}", "not json"]).into_column())
+            .unwrap();
+        write_frame(&path, &mut df).unwrap();
+        let Err(TableError::Decode { row, source, .. }) = read_table(&path, TableKind::Reports)
+        else {
+            panic!("expected a decode error")
+        };
+        assert_eq!(row, 1);
+        assert!(source.to_string().contains("column `metadata`"), "{source}");
     }
 }

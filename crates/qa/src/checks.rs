@@ -396,11 +396,13 @@ pub fn near_duplicates(
 ) -> Vec<Option<usize>> {
     let mut by_answer: BTreeMap<String, Vec<usize>> = BTreeMap::new();
     let mut out = vec![None; questions.len()];
-    for (i, (q, a)) in questions.iter().enumerate() {
+    // Normalised once: a frequent answer's group is scanned once per question that has it.
+    let texts: Vec<String> = questions.iter().map(|(q, _)| normalize(q)).collect();
+    for (i, (_, a)) in questions.iter().enumerate() {
         let group = by_answer.entry(normalize(a)).or_default();
-        let text = normalize(q);
+        let text = &texts[i];
         let dup = group.iter().copied().find(|&j| {
-            normalize(questions[j].0) == text
+            &texts[j] == text
                 || match (vectors.get(i), vectors.get(j)) {
                     (Some(x), Some(y)) => cosine(x, y) >= threshold,
                     _ => false,

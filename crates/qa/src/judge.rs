@@ -11,8 +11,8 @@ use std::path::Path;
 
 use noisebench_core::{
     Chunk, ConfigError, Drops, InputSpec, Inputs, OutputSpec, Question, QuestionJudgement,
-    RejectedQuestion, StageContext, StageError, StageFacts, StageOutput, StageReport, TableKind,
-    TypedStage, stable_id,
+    RejectedQuestion, ShardKey, StageContext, StageError, StageFacts, StageOutput, StageReport,
+    TableKind, TypedStage, stable_id,
 };
 use noisebench_llm::Llm;
 use schemars::JsonSchema;
@@ -179,6 +179,11 @@ impl TypedStage for JudgeStage {
             InputSpec::required("questions", TableKind::Questions),
             InputSpec::required("chunks", TableKind::Chunks),
         ]
+    }
+
+    /// One question is one item.
+    fn shard_keys(&self) -> Vec<ShardKey> {
+        vec![ShardKey::new("questions", "id")]
     }
 
     fn outputs(&self) -> Vec<OutputSpec> {

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use noisebench_core::{
-    Chunk, ConfigError, Drops, InputSpec, Inputs, OutputSpec, Pattern, Question, Report,
+    Chunk, ConfigError, Drops, InputSpec, Inputs, OutputSpec, Pattern, Question, Report, ShardKey,
     StageContext, StageError, StageFacts, StageOutput, StageReport, TableKind, Triplet, TypedStage,
     stable_id,
 };
@@ -508,6 +508,11 @@ impl TypedStage for QuestionsStage {
             InputSpec::required("chunks", TableKind::Chunks),
             InputSpec::required("reports", TableKind::Reports),
         ]
+    }
+
+    /// One pattern is one item; merging redoes the near-duplicate removal over every question.
+    fn shard_keys(&self) -> Vec<ShardKey> {
+        vec![ShardKey::new("patterns", "id")]
     }
 
     fn outputs(&self) -> Vec<OutputSpec> {

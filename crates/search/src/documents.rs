@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use noisebench_core::{
     ClaimDocument, ConfigError, Document, Drops, InputSpec, Inputs, OutputSpec, Passage, Query,
-    SearchHit, StageContext, StageError, StageOutput, StageReport, TableKind, TypedStage,
+    SearchHit, ShardKey, StageContext, StageError, StageOutput, StageReport, TableKind, TypedStage,
     sha256_hex, stable_id,
 };
 use noisebench_web::{Page, Web};
@@ -253,6 +253,22 @@ impl TypedStage for DocumentsStage {
             InputSpec::required("search_hits", TableKind::SearchHits),
             InputSpec::optional("queries", TableKind::Queries),
         ]
+    }
+
+    /// One page is one item: hits are dealt out by their canonical URL (tracking variants and
+    /// hosts of one page land in one shard, which fetches it once); merging redoes the steps
+    /// across pages (same-content documents, claim links) over every hit, with pages from the
+    /// archive.
+    fn shard_keys(&self) -> Vec<ShardKey> {
+        vec![ShardKey::mapped("search_hits", "url", |url| {
+            canonical_url(url).unwrap_or_else(|_| url.to_string())
+        })]
+    }
+
+    /// A claim's link to a document gathers its hits of every URL that led there (tracking
+    /// variants, pages of the same content), which may sit in several shards.
+    fn gathered_outputs(&self) -> Vec<&'static str> {
+        vec!["claim_documents"]
     }
 
     fn outputs(&self) -> Vec<OutputSpec> {

@@ -11,8 +11,8 @@ use std::collections::BTreeSet;
 
 use noisebench_core::vocab::{Verdict, exam};
 use noisebench_core::{
-    Claim, ConfigError, Drops, InputSpec, Inputs, OutputSpec, Query, StageContext, StageError,
-    StageOutput, StageReport, TableKind, TypedStage, stable_id,
+    Claim, ConfigError, Drops, InputSpec, Inputs, OutputSpec, Query, ShardKey, StageContext,
+    StageError, StageOutput, StageReport, TableKind, TypedStage, stable_id,
 };
 use noisebench_llm::{Llm, TaskInfo};
 
@@ -107,6 +107,11 @@ impl TypedStage for QueriesStage {
 
     fn inputs(&self) -> Vec<InputSpec> {
         vec![InputSpec::required("claims", TableKind::Claims)]
+    }
+
+    /// One claim is one item: its queries come from it alone.
+    fn shard_keys(&self) -> Vec<ShardKey> {
+        vec![ShardKey::new("claims", "id")]
     }
 
     fn outputs(&self) -> Vec<OutputSpec> {

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use noisebench_core::{
-    ConfigError, Drops, InputSpec, Inputs, OutputSpec, Query, SearchHit, StageContext, StageError,
-    StageOutput, StageReport, TableKind, TypedStage, stable_id,
+    ConfigError, Drops, InputSpec, Inputs, OutputSpec, Query, SearchHit, ShardKey, StageContext,
+    StageError, StageOutput, StageReport, TableKind, TypedStage, stable_id,
 };
 use noisebench_web::Web;
 use schemars::JsonSchema;
@@ -182,6 +182,16 @@ impl TypedStage for SearchStage {
 
     fn inputs(&self) -> Vec<InputSpec> {
         vec![InputSpec::required("queries", TableKind::Queries)]
+    }
+
+    /// One query is one item. Not in live mode: API answers are not archived (they may carry
+    /// keys), so a merge could not read them back, and a search API's quota is per key, so
+    /// shards would not make it faster; a live search runs once.
+    fn shard_keys(&self) -> Vec<ShardKey> {
+        if self.web.config().mode == noisebench_web::Mode::Live {
+            return Vec::new();
+        }
+        vec![ShardKey::new("queries", "id")]
     }
 
     fn outputs(&self) -> Vec<OutputSpec> {

@@ -1,8 +1,8 @@
 //! Test support shared by the workspace's integration tests, benches and nothing else: fake HTTP
 //! servers on 127.0.0.1 and a way to run the Python checks. [`Served`] serves any axum `Router`
 //! on a background thread and stops it when dropped; [`FakeServer`] is a fake OpenAI-compatible
-//! endpoint (chat completions and embeddings) answering from a script, a default reply or a rule
-//! over the request body, and recording what it received; [`pandas_available`] and
+//! endpoint (chat completions, embeddings and the Batch API) answering from a script, a default
+//! reply or a rule over the request body, and recording what it received; [`pandas_available`] and
 //! [`run_python_json`] run a Python script (e.g. a release loader) over test output;
 //! [`checkout`] copies the repository's pipelines and fixtures into a temporary folder;
 //! [`capture_logs`] keeps every log line of a test binary for secret checks.
@@ -21,8 +21,8 @@ mod served;
 pub use checkout::{checkout, copy_dir, repo_root};
 pub use logs::{CapturedLogs, capture_logs};
 pub use openai::{
-    FakeServer, KEYWORDS_OK, Record, Reply, Rule, ServerState, fake_vector, first_message,
-    openai_config, strict_openai_config,
+    BatchApi, FakeBatch, FakeServer, KEYWORDS_OK, LineFilter, Record, Reply, Rule, ServerState,
+    StoredFile, fake_vector, first_message, openai_config, strict_openai_config,
 };
 pub use python::{pandas_available, run_python_json};
 pub use served::{Served, refused_addr, respond};

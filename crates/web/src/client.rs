@@ -76,6 +76,8 @@ struct Inner {
     replay: Option<ReplayStore>,
     archive: Option<Archive>,
     robots: Mutex<HashMap<String, RobotsCell>>,
+    /// Serves only what the live archive holds, fetches nothing (see [`Web::archive_only`]).
+    archive_only: bool,
 }
 
 /// The polite web client. Build once per run; cheap to share by reference across threads.
@@ -157,9 +159,44 @@ impl Web {
                 replay,
                 archive,
                 robots: Mutex::new(HashMap::new()),
+                archive_only: false,
             }),
             runtime: Some(runtime),
         })
+    }
+
+    /// A live layer that fetches nothing: every page comes from its archive (`archive_dir`),
+    /// as the merge of a sharded stage reads back what its shards fetched. The configuration in
+    /// force still says live, so the stages' fingerprints are those of the live run. A page the
+    /// archive lacks fails with `not_archived`, a transient failure: its shard must run again.
+    pub fn archive_only(config: WebConfig, root: &Path) -> Result<Self, WebError> {
+        if config.mode != Mode::Live {
+            return Self::new(config, root);
+        }
+        let dir = config.archive_dir.clone().ok_or_else(|| WebError::Replay {
+            path: root.to_path_buf(),
+            message: "an archive-only web layer needs `archive_dir`".into(),
+        })?;
+        let dir = if dir.is_relative() {
+            root.join(dir)
+        } else {
+            dir
+        };
+        let mut replaying = config.clone();
+        replaying.mode = Mode::Replay;
+        replaying.replay_fixtures = Vec::new();
+        replaying.archive_dir = None;
+        replaying.replay_archive = dir.is_dir().then_some(dir);
+        let mut web = Self::new(replaying, root)?;
+        let inner = Arc::get_mut(&mut web.inner).expect("a new layer is not shared yet");
+        inner.archive_only = true;
+        inner.config = config;
+        for p in inner.config.archive_dir.iter_mut() {
+            if p.is_relative() {
+                *p = root.join(&*p);
+            }
+        }
+        Ok(web)
     }
 
     /// Build from the pipeline file's `[web]` table.
@@ -272,6 +309,7 @@ impl Inner {
     async fn request(&self, request: &HttpRequest) -> Result<HttpResponse, FetchError> {
         match &self.http {
             Some(http) => http.send(request).await,
+            None if self.archive_only => Err(FetchError::NotArchived(request.redacted_url())),
             None => Err(FetchError::NotInReplay(request.redacted_url())),
         }
     }
@@ -280,6 +318,10 @@ impl Inner {
         let start = parse_http_url(url)?;
         let mut hops: Vec<Raw> = Vec::new();
         let result = self.follow(&start, true, &mut hops).await;
+        let result = match result {
+            Err(FetchError::NotInReplay(u)) if self.archive_only => Err(FetchError::NotArchived(u)),
+            other => other,
+        };
         self.archive_hops(&hops)?;
         let (final_url, redirects) = result?;
         let last = hops

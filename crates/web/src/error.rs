@@ -33,6 +33,10 @@ pub enum FetchError {
     Request(String),
     #[error("not in the replay archive or fixtures: {0}")]
     NotInReplay(String),
+    /// An archive-only layer (a merge of shards) found no archived response: the shard that
+    /// should have fetched it did not finish.
+    #[error("not in the archive (the shard that fetches it has not run): {0}")]
+    NotArchived(String),
     #[error("archive {path}: {message}")]
     Archive { path: PathBuf, message: String },
 }
@@ -55,6 +59,7 @@ impl FetchError {
             FetchError::Dns(_) => "dns_failed".into(),
             FetchError::Request(_) => "request_failed".into(),
             FetchError::NotInReplay(_) => "not_in_replay".into(),
+            FetchError::NotArchived(_) => "not_archived".into(),
             FetchError::Archive { .. } => "archive_error".into(),
         }
     }

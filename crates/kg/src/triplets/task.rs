@@ -309,15 +309,36 @@ pub fn rule_triplets(chunk_id: &str, text: &str) -> Vec<ExtractedTriplet> {
     out
 }
 
+/// [`VERBS`] split into words and grouped by their first word, each group in `VERBS`' order:
+/// the rule looks up the word at each position instead of trying every phrase there (the
+/// rule's cost at RARE's scale, 20M words).
+fn verb_index() -> &'static std::collections::HashMap<&'static str, Vec<Vec<&'static str>>> {
+    static INDEX: std::sync::OnceLock<
+        std::collections::HashMap<&'static str, Vec<Vec<&'static str>>>,
+    > = std::sync::OnceLock::new();
+    INDEX.get_or_init(|| {
+        let mut index: std::collections::HashMap<&str, Vec<Vec<&str>>> = Default::default();
+        for verb in VERBS {
+            let words: Vec<&str> = verb.split(' ').collect();
+            index.entry(words[0]).or_default().push(words);
+        }
+        index
+    })
+}
+
 /// `<head> <verb phrase> [complement] <Capitalised name or number phrase>` in one sentence.
 fn sentence_triplet(sentence: &str) -> Option<(String, String, String)> {
     let tokens: Vec<&str> = sentence.split_whitespace().collect();
     let lower: Vec<String> = tokens.iter().map(|t| core_of(t).0.to_lowercase()).collect();
+    let index = verb_index();
     for at in 1..tokens.len() {
-        for verb in VERBS {
-            let vw: Vec<&str> = verb.split(' ').collect();
+        // Only the verb phrases starting with this word can match here, in VERBS' order.
+        let Some(candidates) = index.get(lower[at].as_str()) else {
+            continue;
+        };
+        for vw in candidates {
             let end = at + vw.len();
-            if end >= tokens.len() || lower[at..end].iter().zip(&vw).any(|(a, b)| a != b) {
+            if end >= tokens.len() || lower[at..end].iter().zip(vw.iter()).any(|(a, b)| a != b) {
                 continue;
             }
             // Punctuation inside the verb phrase ("owns, and") breaks it.
@@ -332,7 +353,7 @@ fn sentence_triplet(sentence: &str) -> Option<(String, String, String)> {
             };
             // A few plain words may complete the relation ("recognized an impairment charge
             // of $846 million"); the tail follows them.
-            let mut relation: Vec<&str> = vw.clone();
+            let mut relation: Vec<&str> = vw.to_vec();
             for k in end..(end + MAX_COMPLEMENT + 1).min(tokens.len()) {
                 if let Some(tail) =
                     tail_after(&tokens, k).filter(|t| t.chars().any(char::is_alphanumeric))

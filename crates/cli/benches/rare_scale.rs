@@ -1,0 +1,165 @@
+//! The report track at RARE's scale: a synthetic corpus of 527 reports (about 40K chunks,
+//! `noisebench_chunk::synthetic`) built end to end with the offline backend, at 1/8, 1/4, 1/2
+//! and 1 of that size. Each scale runs in a fresh child process (this bench, re-executed), so
+//! its peak memory (VmHWM) is its own. Prints per-stage seconds, rows out, the publish time and
+//! peak memory per scale, then the totals side by side.
+//!
+//! `cargo bench -p noisebench-cli --bench rare_scale` (or `just bench-rare`). Environment:
+//! `RARE_SCALE_REPORTS=527` (the full size), `RARE_SCALE_FRACTIONS=8,4,2,1` (divisors),
+//! `RARE_SCALE_KEEP=dir` keeps the corpus and work folder of the last scale there.
+//!
+//! What is timed: `build_snapshot` as the command line runs it (every stage, then publishing the
+//! snapshot's 15 tables); the corpus is generated and written before the clock starts.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use noisebench_chunk::synthetic::{CorpusSpec, write_corpus};
+use noisebench_cli::{Workspace, build_snapshot};
+use noisebench_core::NoProgress;
+use noisebench_snapshot::PublishOptions;
+
+/// The allocator the `noisebench` binary uses.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+const CHILD: &str = "RARE_SCALE_CHILD";
+
+fn main() {
+    if let Ok(reports) = std::env::var(CHILD) {
+        child(reports.parse().expect("a report count"));
+        return;
+    }
+    // `cargo bench` passes `--bench`; nothing else is read from the arguments.
+    let full: usize = env_or("RARE_SCALE_REPORTS", 527);
+    let divisors: Vec<usize> = std::env::var("RARE_SCALE_FRACTIONS")
+        .unwrap_or_else(|_| "8,4,2,1".into())
+        .split(',')
+        .map(|d| {
+            d.trim()
+                .parse()
+                .expect("RARE_SCALE_FRACTIONS: divisors like 8,4,2,1")
+        })
+        .collect();
+    let exe = std::env::current_exe().expect("the bench's own path");
+    let mut rows = Vec::new();
+    for d in divisors {
+        let reports = full.div_ceil(d);
+        eprintln!("rare_scale: 1/{d} = {reports} reports");
+        let out = std::process::Command::new(&exe)
+            .env(CHILD, reports.to_string())
+            .stderr(std::process::Stdio::inherit())
+            .output()
+            .expect("run the child");
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        print!("{text}");
+        assert!(out.status.success(), "scale 1/{d} failed");
+        let total = text
+            .lines()
+            .find_map(|l| l.strip_prefix("TOTAL "))
+            .expect("the child prints its totals")
+            .to_string();
+        rows.push((d, reports, total));
+    }
+    println!(
+        "\nscale  reports  chunks  triplets  edges  patterns  questions  stages_s  publish_s  total_s  peak_MB"
+    );
+    for (d, reports, total) in rows {
+        println!("1/{d:<4} {reports:>7}  {total}");
+    }
+}
+
+fn env_or(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Peak resident memory of this process, in MB (VmHWM).
+fn peak_mb() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map(|kb| kb / 1024.0)
+        .unwrap_or(f64::NAN)
+}
+
+fn child(reports: usize) {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let root = dir.path();
+    // The prompts the LLM tasks declare are read from pipelines/prompts/ under the root.
+    noisebench_testkit::copy_dir(
+        &noisebench_testkit::repo_root().join("pipelines"),
+        &root.join("pipelines"),
+    );
+    let started = Instant::now();
+    let corpus = write_corpus(&root.join("corpus"), &CorpusSpec::rare(reports, 42))
+        .expect("write the corpus");
+    eprintln!(
+        "  corpus: {} reports, {} words, {:.1} MB, written in {:.1} s",
+        corpus.reports,
+        corpus.words,
+        corpus.bytes as f64 / 1e6,
+        started.elapsed().as_secs_f64()
+    );
+    let ws = Workspace::at(root, Arc::new(NoProgress));
+    let started = Instant::now();
+    let built = build_snapshot(
+        &ws,
+        corpus.pipeline.to_str().expect("a UTF-8 path"),
+        false,
+        &PublishOptions::default(),
+    )
+    .expect("build the snapshot");
+    let total = started.elapsed().as_secs_f64();
+    assert!(built.outcome.is_some(), "{:?}", built.withheld);
+    let mut stage_sum = 0.0;
+    let rows_of = |id: &str| {
+        built
+            .run
+            .summary
+            .iter()
+            .find(|s| s.id == id)
+            .map(|s| s.items_out)
+            .unwrap_or(-1)
+    };
+    println!(
+        "{:<24} {:>8} {:>9} {:>9}",
+        "stage", "seconds", "items_in", "items_out"
+    );
+    for s in &built.run.summary {
+        stage_sum += s.seconds;
+        println!(
+            "{:<24} {:>8.2} {:>9} {:>9}",
+            s.id, s.seconds, s.items_in, s.items_out
+        );
+    }
+    let peak = peak_mb();
+    println!(
+        "{:<24} {:>8.2}\n{:<24} {:>8.2}\npeak memory {peak:.0} MB",
+        "publish (and overhead)",
+        total - stage_sum,
+        "total",
+        total
+    );
+    println!(
+        "TOTAL {:>6}  {:>8}  {:>5}  {:>8}  {:>9}  {:>8.1}  {:>9.1}  {:>7.1}  {:>7.0}",
+        rows_of("chunks"),
+        rows_of("triplets"),
+        rows_of("graph"),
+        rows_of("patterns"),
+        rows_of("qa-judge"),
+        stage_sum,
+        total - stage_sum,
+        total,
+        peak
+    );
+    if let Ok(keep) = std::env::var("RARE_SCALE_KEEP") {
+        let keep = std::path::PathBuf::from(keep);
+        let _ = std::fs::remove_dir_all(&keep);
+        noisebench_testkit::copy_dir(root, &keep);
+    }
+}
