@@ -12,33 +12,13 @@ mod s3;
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
 use std::sync::Arc;
 
 use noisebench_cli::Workspace;
 use noisebench_core::NoProgress;
 use noisebench_store::{Location, Remote};
 use noisebench_testkit::{FakeServer, Reply};
-use reliability_common::{answer, checkout, only_version, version_files};
-
-/// Run the binary; `remote` goes in as `--remote-work` (`Some`) or not at all, `env` is extra
-/// environment.
-fn noisebench(root: &Path, args: &[&str], env: &[(&str, &str)]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_noisebench"))
-        .arg("--root")
-        .arg(root)
-        .args(args)
-        .envs(env.iter().copied())
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "noisebench {args:?} failed:\n{text}");
-    text
-}
+use reliability_common::{answer, checkout, noisebench, only_version, version_files};
 
 /// The demo's cache folder, backed by `remote`.
 fn share_cache(root: &Path, remote: &str) {

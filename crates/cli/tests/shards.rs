@@ -17,19 +17,7 @@ use noisebench_testkit::{FakeServer, Reply};
 use reliability_common::{answer, checkout, only_version, version_files};
 
 fn noisebench(root: &Path, args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_noisebench"))
-        .arg("--root")
-        .arg(root)
-        .args(args)
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "noisebench {args:?} failed:\n{text}");
-    text
+    reliability_common::noisebench(root, args, &[])
 }
 
 /// Every stage's record, by stage: its tables' sha256 by table name.

@@ -1,7 +1,8 @@
 //! Shared by the reliability tests (kills, faults, two runs, full disk): an answer for every LLM
 //! task the demo asks (both tracks: the report track's triplets come from the offline rule over
 //! the chunks the prompt shows, so the graph, questions and perturbations get real work), a
-//! checkout of the demo pointed at a fake endpoint, and the hashes of a published version.
+//! checkout of the demo pointed at a fake endpoint, the hashes of a published version, and a
+//! run of the binary. The shard tests use it too.
 
 #![allow(dead_code)]
 
@@ -10,6 +11,25 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::Path;
 
 use serde_json::{Value, json};
+
+/// Run the `noisebench` binary under `root` with `args` and extra environment `env`, asserting
+/// it succeeds; its stdout and stderr.
+pub fn noisebench(root: &Path, args: &[&str], env: &[(&str, &str)]) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_noisebench"))
+        .arg("--root")
+        .arg(root)
+        .args(args)
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "noisebench {args:?} failed:\n{text}");
+    text
+}
 
 /// What identifies a request: its task and messages (the cache key's varying part).
 pub fn request_key(body: &Value) -> String {
