@@ -452,7 +452,9 @@ fn a_reask_after_a_batch_answer_goes_live_at_the_full_price() {
 #[test]
 fn the_key_is_sent_on_every_batch_request_and_never_logged() {
     // SAFETY: no other thread of this test binary reads this variable.
-    unsafe { std::env::set_var("NOISEBENCH_BATCH_TEST_KEY", "sk-batch-secret-1234") };
+    // A per-run value for the fake endpoint: nothing key-shaped is committed.
+    let key = format!("nbtestbatch{}", std::process::id());
+    unsafe { std::env::set_var("NOISEBENCH_BATCH_TEST_KEY", &key) };
     let srv = FakeServer::answering(by_claim);
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = config(&srv.url(), dir.path(), true);
@@ -463,9 +465,9 @@ fn the_key_is_sent_on_every_batch_request_and_never_logged() {
     assert!(r.iter().all(Result::is_err));
     let api = srv.batch();
     assert!(api.auths.len() >= 3);
-    assert!(api.auths.iter().all(|a| a == "Bearer sk-batch-secret-1234"));
+    assert!(api.auths.iter().all(|a| *a == format!("Bearer {key}")));
     let log = format!("{:?}", llm.drain_call_log());
-    assert!(!log.contains("sk-batch-secret"));
+    assert!(!log.contains(&key));
 }
 
 #[test]

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{SECRET_KEY, bucket, moto};
+use common::{bucket, moto, secret_key};
 use noisebench_core::{Claim, Rows};
 use noisebench_pipeline::table_io;
 use noisebench_store::{Location, Remote, stage};
@@ -47,6 +47,6 @@ fn the_secret_key_appears_in_no_log_error_or_debug_output() {
     assert!(outputs[3].contains("no-such-bucket"), "{}", outputs[3]);
     for (what, out) in std::iter::once(("logs", &text)).chain(outputs.iter().map(|o| ("output", o)))
     {
-        assert!(!out.contains(SECRET_KEY), "secret key in {what}: {out}");
+        assert!(!out.contains(secret_key()), "secret key in {what}: {out}");
     }
 }

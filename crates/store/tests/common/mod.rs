@@ -10,8 +10,23 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-pub const ACCESS_KEY: &str = "AKIATESTNOISEBENCH01";
-pub const SECRET_KEY: &str = "nb-secret-Zq7wYx3PvR9sKd2LmN8tBc5Hf";
+/// Credentials for the local moto server only, made per test binary at run time (moto accepts
+/// any): nothing key-shaped is committed, and the secrets test still has a value to look for.
+pub fn access_key() -> &'static str {
+    static KEY: OnceLock<String> = OnceLock::new();
+    KEY.get_or_init(|| format!("nbtestaccess{}", std::process::id()))
+}
+
+pub fn secret_key() -> &'static str {
+    static KEY: OnceLock<String> = OnceLock::new();
+    KEY.get_or_init(|| {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        format!("nbtestsecret{}x{nanos}", std::process::id())
+    })
+}
 
 pub struct Moto {
     pub addr: SocketAddr,
@@ -62,8 +77,8 @@ pub fn moto() -> &'static Moto {
         // SAFETY: set once, before any test of this binary opens a store (each calls moto()
         // first, under this OnceLock); nothing else in these tests writes the environment.
         unsafe {
-            std::env::set_var("AWS_ACCESS_KEY_ID", ACCESS_KEY);
-            std::env::set_var("AWS_SECRET_ACCESS_KEY", SECRET_KEY);
+            std::env::set_var("AWS_ACCESS_KEY_ID", access_key());
+            std::env::set_var("AWS_SECRET_ACCESS_KEY", secret_key());
             std::env::set_var("AWS_REGION", "us-east-1");
             std::env::set_var("AWS_ENDPOINT_URL", format!("http://{addr}"));
             std::env::set_var("AWS_ALLOW_HTTP", "true");
