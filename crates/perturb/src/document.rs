@@ -99,24 +99,48 @@ pub struct Deletion {
     pub answer_sentences_deleted: usize,
 }
 
-/// Delete every case-insensitive occurrence of `sentence` (any run of whitespace matching any
-/// other) from `text`; returns how many were deleted.
-fn delete_all(text: &mut String, sentence: &str) -> usize {
-    let words: Vec<String> = sentence.split_whitespace().map(regex::escape).collect();
-    if words.is_empty() {
-        return 0;
+/// The case-insensitive, whitespace-flexible pattern of each sentence deleted so far (`None`: no
+/// pattern). Questions resting on one chunk share evidence sentences, so each pattern is compiled
+/// once; the cache is emptied when it holds [`Patterns::MAX`] of them, to bound its memory.
+#[derive(Default)]
+pub struct Patterns {
+    compiled: std::collections::HashMap<String, Option<regex::Regex>>,
+}
+
+impl Patterns {
+    const MAX: usize = 4096;
+
+    fn get(&mut self, sentence: &str) -> Option<&regex::Regex> {
+        if !self.compiled.contains_key(sentence) {
+            if self.compiled.len() >= Self::MAX {
+                self.compiled.clear();
+            }
+            let words: Vec<String> = sentence.split_whitespace().map(regex::escape).collect();
+            let re = (!words.is_empty())
+                .then(|| {
+                    regex::RegexBuilder::new(&words.join(r"\s+"))
+                        .case_insensitive(true)
+                        .build()
+                        .ok()
+                })
+                .flatten();
+            self.compiled.insert(sentence.to_string(), re);
+        }
+        self.compiled.get(sentence).and_then(Option::as_ref)
     }
-    let Ok(re) = regex::RegexBuilder::new(&words.join(r"\s+"))
-        .case_insensitive(true)
-        .build()
-    else {
-        return 0;
-    };
-    let n = re.find_iter(text).count();
-    if n > 0 {
-        *text = re.replace_all(text, "").into_owned();
+
+    /// Delete every case-insensitive occurrence of `sentence` (any run of whitespace matching
+    /// any other) from `text`; returns how many were deleted.
+    fn delete_all(&mut self, text: &mut String, sentence: &str) -> usize {
+        let Some(re) = self.get(sentence) else {
+            return 0;
+        };
+        let n = re.find_iter(text).count();
+        if n > 0 {
+            *text = re.replace_all(text, "").into_owned();
+        }
+        n
     }
-    n
 }
 
 /// Spaces left doubled by a deletion closed up, line by line; lines left empty removed.
@@ -136,17 +160,27 @@ pub fn delete_answer(
     evidence: &[&str],
     answer: &str,
 ) -> Result<Deletion, DeletionRejection> {
+    delete_answer_with(&mut Patterns::default(), chunk, evidence, answer)
+}
+
+/// [`delete_answer`] with the patterns compiled so far.
+pub fn delete_answer_with(
+    patterns: &mut Patterns,
+    chunk: &str,
+    evidence: &[&str],
+    answer: &str,
+) -> Result<Deletion, DeletionRejection> {
     let mut text = chunk.to_string();
     let mut evidence_deleted = 0;
     for s in evidence {
-        evidence_deleted += delete_all(&mut text, s.trim());
+        evidence_deleted += patterns.delete_all(&mut text, s.trim());
     }
     let mut answer_sentences_deleted = 0;
     let has_answer = |t: &str| !answer.trim().is_empty() && contains_phrase(t, answer);
     if has_answer(&text) {
         for s in sentences(&text) {
             if contains_phrase(&s, answer) {
-                answer_sentences_deleted += delete_all(&mut text, &s);
+                answer_sentences_deleted += patterns.delete_all(&mut text, &s);
             }
         }
     }
@@ -170,6 +204,12 @@ pub fn translation_rejection(
     translated: &str,
     answer: &str,
 ) -> Option<&'static str> {
+    language_rejection(original, translated)
+        .or_else(|| answer_rejection(original, translated, answer))
+}
+
+/// The checks of [`translation_rejection`] that depend on the texts alone (once per chunk).
+pub fn language_rejection(original: &str, translated: &str) -> Option<&'static str> {
     if !translated.chars().any(char::is_alphanumeric) {
         return Some("empty_translation");
     }
@@ -182,6 +222,11 @@ pub fn translation_rejection(
     {
         return Some("wrong_language");
     }
+    None
+}
+
+/// The check of [`translation_rejection`] that depends on the question's answer.
+fn answer_rejection(original: &str, translated: &str, answer: &str) -> Option<&'static str> {
     let held = !answer.trim().is_empty() && contains_phrase(original, answer);
     if held && !contains_phrase(translated, answer) {
         return Some("answer_lost_in_translation");
@@ -399,9 +444,10 @@ impl TypedStage for DocumentPerturbationsStage {
 
         let mut made: Vec<Made<'_>> = Vec::new();
         if wants("regex_delete") {
+            let mut patterns = Patterns::default();
             for &(q, ch) in &pairs {
                 let evidence = evidence_of(q, &triplet_by_id);
-                match delete_answer(&ch.text, &evidence, &q.answer) {
+                match delete_answer_with(&mut patterns, &ch.text, &evidence, &q.answer) {
                     Ok(d) => {
                         summary.extra_deletions += usize::from(d.answer_sentences_deleted > 0);
                         made.push(Made {
@@ -457,6 +503,18 @@ impl TypedStage for DocumentPerturbationsStage {
                 .map(|ch| ch.id.as_str())
                 .zip(&answers)
                 .collect();
+            // The language of each translation checked once per chunk, not once per question.
+            let language: BTreeMap<&str, Option<&'static str>> = distinct
+                .iter()
+                .zip(&answers)
+                .map(|(ch, a)| {
+                    let verdict = a
+                        .as_ref()
+                        .ok()
+                        .and_then(|a| language_rejection(&ch.text, a.value.text.trim()));
+                    (ch.id.as_str(), verdict)
+                })
+                .collect();
             for &(q, ch) in &pairs {
                 let item = format!("{}/{}/back_translation", q.id, ch.id);
                 match by_chunk[ch.id.as_str()] {
@@ -470,7 +528,9 @@ impl TypedStage for DocumentPerturbationsStage {
                     Ok(a) => {
                         let BackTranslation { text, .. } = &a.value;
                         let text = text.trim();
-                        match translation_rejection(&ch.text, text, &q.answer) {
+                        let rejected = language[ch.id.as_str()]
+                            .or_else(|| answer_rejection(&ch.text, text, &q.answer));
+                        match rejected {
                             Some(reason) => {
                                 drop_item(&mut drops, &mut summary, item, reason, clip(text))
                             }

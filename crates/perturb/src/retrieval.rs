@@ -670,11 +670,12 @@ impl RetrievalStage {
         } else {
             c.threads
         };
-        let results = search::parallel_map(&query_vectors, threads, |v| {
-            let r = index.search(v, depth, &lookup).ok();
-            bar.inc(1);
-            r
-        });
+        let tick = |n: u64| bar.inc(n);
+        let results = index
+            .search_all(&query_vectors, depth, threads, &lookup, &tick)
+            .into_iter()
+            .map(Result::ok)
+            .collect();
         bar.finish();
         Ok((results, index.is_exact()))
     }

@@ -161,6 +161,9 @@ pub fn default_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
+/// Queries per block of exact search: a block is one pass over every vector.
+const EXACT_BLOCK: usize = 256;
+
 /// A unit vector as an HNSW point; distance is 1 - cosine.
 #[derive(Clone)]
 struct Unit(Vec<f32>);
@@ -274,6 +277,55 @@ impl VectorSearch {
         matches!(self.inner, Inner::Exact { .. })
     }
 
+    /// [`VectorSearch::search`] for every query on `threads` threads, results in query order.
+    /// Exact search takes the queries in blocks (each block one pass over the vectors, four
+    /// queries per row read); `tick(n)` is called as n more queries are done.
+    pub fn search_all(
+        &self,
+        queries: &[Vec<f32>],
+        k: usize,
+        threads: usize,
+        position: &(dyn Fn(&str) -> Option<usize> + Sync),
+        tick: &(dyn Fn(u64) + Sync),
+    ) -> Vec<Result<Vec<Scored>, VectorError>> {
+        match &self.inner {
+            Inner::Exact { index } => {
+                let blocks: Vec<&[Vec<f32>]> = queries.chunks(EXACT_BLOCK).collect();
+                let done = parallel_map(&blocks, threads, |block| {
+                    let found = match index.search_many(block, k) {
+                        Ok(hits) => hits
+                            .into_iter()
+                            .map(|hits| {
+                                Ok(hits
+                                    .into_iter()
+                                    .filter_map(|h| {
+                                        position(&h.id).map(|chunk| Scored {
+                                            chunk,
+                                            score: f64::from(h.score),
+                                        })
+                                    })
+                                    .collect())
+                            })
+                            .collect(),
+                        // A bad query fails the block: search each alone to find which.
+                        Err(_) => block
+                            .iter()
+                            .map(|q| self.search(q, k, position))
+                            .collect::<Vec<_>>(),
+                    };
+                    tick(block.len() as u64);
+                    found
+                });
+                done.into_iter().flatten().collect()
+            }
+            Inner::Approximate { .. } => parallel_map(queries, threads, |q| {
+                let r = self.search(q, k, position);
+                tick(1);
+                r
+            }),
+        }
+    }
+
     /// The `k` chunks most similar to `query`, best first, ties by id; `position` maps an id
     /// to its chunk's position.
     pub fn search(
@@ -307,15 +359,20 @@ impl VectorSearch {
                         want: vectors.first().map_or(0, Vec::len),
                     });
                 }
-                let mut search = Search::default();
-                let mut found: Vec<(f32, usize)> = map
-                    .search(&Unit(q.clone()), &mut search)
-                    .take((*ef_search).max(k))
-                    .map(|item| {
-                        let i = *item.value;
-                        (dot(&q, &vectors[i]).clamp(-1.0, 1.0), i)
-                    })
-                    .collect();
+                thread_local! {
+                    // The search's scratch space (visited set, candidate heaps), reused by
+                    // every query on this thread.
+                    static SEARCH: std::cell::RefCell<Search> = std::cell::RefCell::new(Search::default());
+                }
+                let mut found: Vec<(f32, usize)> = SEARCH.with_borrow_mut(|search| {
+                    map.search(&Unit(q.clone()), search)
+                        .take((*ef_search).max(k))
+                        .map(|item| {
+                            let i = *item.value;
+                            (dot(&q, &vectors[i]).clamp(-1.0, 1.0), i)
+                        })
+                        .collect()
+                });
                 found.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| ids[a.1].cmp(&ids[b.1])));
                 Ok(found
                     .into_iter()
