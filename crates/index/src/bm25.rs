@@ -122,9 +122,9 @@ pub enum Location<'a> {
     Dir(&'a Path),
 }
 
-struct Fields {
-    id: Field,
-    text: Vec<Field>,
+pub(crate) struct Fields {
+    pub(crate) id: Field,
+    pub(crate) text: Vec<Field>,
     stored: Vec<Field>,
     time: Option<Field>,
 }
@@ -328,6 +328,11 @@ impl Bm25 {
             spec,
             dir,
         })
+    }
+
+    /// A searcher and the fields (for [`crate::impact`]).
+    pub(crate) fn parts(&self) -> (tantivy::Searcher, &Fields) {
+        (self.reader.searcher(), &self.fields)
     }
 
     /// Documents in the index.

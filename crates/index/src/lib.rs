@@ -1,6 +1,6 @@
 //! noisebench's shared retrieval, below every stage crate: BM25 over a collection of documents
-//! ([`Bm25`], tantivy, in RAM or on disk) and exact cosine top-k over vectors in memory
-//! ([`VectorIndex`]).
+//! ([`Bm25`], tantivy, in RAM or on disk; [`Impacts`], its scored postings in memory for many
+//! short queries) and exact cosine top-k over vectors in memory ([`VectorIndex`]).
 //!
 //! The Reddit dump search backend indexes posts with it; the report track's stages will index
 //! chunks with it (simulated retrieval, distractor checks, evaluation). Results are deterministic:
@@ -13,7 +13,9 @@
 //! one benchmark) for an exact scan.
 
 pub mod bm25;
+pub mod impact;
 pub mod vector;
 
 pub use bm25::{Bm25, Bm25Builder, Doc, Hit, IndexError, Location, Query, Spec, TextField, terms};
+pub use impact::{Impacts, Scratch};
 pub use vector::{VectorError, VectorHit, VectorIndex, cosine};

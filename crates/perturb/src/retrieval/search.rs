@@ -1,5 +1,5 @@
-//! The retrievers, apart from the stage: BM25 over chunk texts ([`Bm25Chunks`], through
-//! `noisebench-index`'s tantivy index) and nearest neighbours over embedding vectors
+//! The retrievers, apart from the stage: BM25 over chunk texts ([`Bm25Chunks`], tantivy's
+//! scores through `noisebench-index`'s in-memory scored postings) and nearest neighbours over embedding vectors
 //! ([`VectorSearch`]: exact up to a size, HNSW beyond it). Each returns, per query, its top k
 //! chunks by score with ties broken by chunk id, so a run is reproducible.
 //!
@@ -10,8 +10,11 @@
 //! brings mmap, logging and SIMD dependencies we do not need at tens of thousands of chunks.
 
 use instant_distance::{Builder, HnswMap, Point, Search};
-use noisebench_index::bm25::{Bm25, Doc, IndexError, Query, Spec, TextField};
+use std::collections::BTreeSet;
+
+use noisebench_index::bm25::{Bm25, Doc, IndexError, Spec, TextField, terms};
 use noisebench_index::vector::{VectorError, VectorIndex, dot};
+use noisebench_index::{Impacts, Scratch};
 
 /// One retrieved chunk: its position in the chunk list and its score.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -20,10 +23,13 @@ pub struct Scored {
     pub score: f64,
 }
 
-/// A BM25 index over chunk texts; results point into the chunk list it was built from.
+/// A BM25 index over chunk texts; results point into the chunk list it was built from. Built
+/// with tantivy, searched through its scored postings held in memory
+/// ([`noisebench_index::Impacts`]: tantivy's scores, none of its per-query work).
 pub struct Bm25Chunks {
-    index: Bm25,
-    ids: std::collections::HashMap<String, usize>,
+    impacts: Impacts,
+    /// The chunk of each of the index's documents.
+    chunk_of: Vec<usize>,
 }
 
 fn spec() -> Spec {
@@ -53,25 +59,31 @@ impl Bm25Chunks {
                 time: None,
             });
         }
-        Ok(Self {
-            index: Bm25::in_ram(&spec(), docs)?,
-            ids,
-        })
+        let impacts = Bm25::in_ram(&spec(), docs)?.impacts(0)?;
+        let chunk_of = (0..impacts.len() as u32)
+            .map(|d| ids.get(impacts.id(d)).copied().unwrap_or(usize::MAX))
+            .collect();
+        Ok(Self { impacts, chunk_of })
+    }
+
+    fn scored(&self, hits: Vec<(f32, u32)>) -> Vec<Scored> {
+        hits.into_iter()
+            .filter_map(|(score, d)| {
+                let chunk = self.chunk_of[d as usize];
+                (chunk != usize::MAX).then_some(Scored {
+                    chunk,
+                    score: f64::from(score),
+                })
+            })
+            .collect()
     }
 
     /// The `k` best chunks for `text`, best first, ties by chunk id.
     pub fn search(&self, text: &str, k: usize) -> Result<Vec<Scored>, IndexError> {
-        Ok(self
-            .index
-            .search(&Query::new(text, k))?
-            .into_iter()
-            .filter_map(|h| {
-                self.ids.get(&h.id).map(|&chunk| Scored {
-                    chunk,
-                    score: f64::from(h.score),
-                })
-            })
-            .collect())
+        let hits = self
+            .impacts
+            .search(&terms(text), k, &mut Scratch::default());
+        Ok(self.scored(hits))
     }
 
     /// [`Bm25Chunks::search`] for many queries on `threads` threads; results in input order.
@@ -85,38 +97,38 @@ impl Bm25Chunks {
         threads: usize,
         tick: &(dyn Fn() + Sync),
     ) -> Vec<Result<Vec<Scored>, IndexError>> {
-        let keys: Vec<String> = parallel_map(texts, threads, |t| {
-            noisebench_index::bm25::terms(t)
-                .into_iter()
-                .collect::<Vec<_>>()
-                .join(" ")
-        });
-        let mut first: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+        let keys: Vec<BTreeSet<String>> = parallel_map(texts, threads, |t| terms(t));
+        let mut first: std::collections::HashMap<&BTreeSet<String>, usize> =
+            std::collections::HashMap::new();
         let mut distinct: Vec<usize> = Vec::new();
         let slot: Vec<usize> = keys
             .iter()
             .enumerate()
             .map(|(i, key)| {
-                *first.entry(key.as_str()).or_insert_with(|| {
+                *first.entry(key).or_insert_with(|| {
                     distinct.push(i);
                     distinct.len() - 1
                 })
             })
             .collect();
-        let found = parallel_map(&distinct, threads, |&i| {
-            let r = self.search(texts[i], k);
-            tick();
-            r
-        });
-        slot.into_iter()
-            .map(|d| match &found[d] {
-                Ok(v) => Ok(v.clone()),
-                Err(e) => Err(IndexError::Tantivy {
-                    location: "(in memory)".into(),
-                    message: e.to_string(),
-                }),
-            })
-            .collect()
+        // Contiguous runs of queries per thread, each with its own score array.
+        let runs: Vec<&[usize]> = distinct
+            .chunks(distinct.len().div_ceil(threads.max(1)).max(1))
+            .collect();
+        let found: Vec<Vec<Scored>> = parallel_map(&runs, threads, |run| {
+            let mut scratch = Scratch::default();
+            run.iter()
+                .map(|&i| {
+                    let hits = self.impacts.search(&keys[i], k, &mut scratch);
+                    tick();
+                    self.scored(hits)
+                })
+                .collect::<Vec<_>>()
+        })
+        .into_iter()
+        .flatten()
+        .collect();
+        slot.into_iter().map(|d| Ok(found[d].clone())).collect()
     }
 
     /// How many distinct analysed queries `texts` hold (what [`Bm25Chunks::search_all`] runs).
