@@ -60,6 +60,20 @@ pub struct Spec {
     pub time: Option<&'static str>,
 }
 
+impl Spec {
+    /// One text field searched and not stored, nothing else: a plain passage collection.
+    pub fn one_text(name: &'static str) -> Self {
+        Spec {
+            text: vec![TextField {
+                name,
+                stored: false,
+            }],
+            stored: Vec::new(),
+            time: None,
+        }
+    }
+}
+
 /// One document of a collection.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Doc {

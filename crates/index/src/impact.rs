@@ -188,19 +188,8 @@ impl Impacts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bm25::{Doc, Query, Spec, TextField, terms};
+    use crate::bm25::{Doc, Query, Spec, terms};
     use proptest::prelude::*;
-
-    fn spec() -> Spec {
-        Spec {
-            text: vec![TextField {
-                name: "text",
-                stored: false,
-            }],
-            stored: Vec::new(),
-            time: None,
-        }
-    }
 
     const WORDS: [&str; 12] = [
         "revenue",
@@ -237,7 +226,7 @@ mod tests {
             let n = docs.len();
             // Ids out of insertion order, so ties are broken by id, not by number.
             let index = Bm25::in_ram(
-                &spec(),
+                &Spec::one_text("text"),
                 docs.iter().enumerate().map(|(i, d)| Doc {
                     id: format!("d{:03}", (i * 37) % 101),
                     text: vec![text(d)],
@@ -275,7 +264,7 @@ mod tests {
     #[test]
     fn no_terms_no_hits() {
         let index = Bm25::in_ram(
-            &spec(),
+            &Spec::one_text("text"),
             [Doc {
                 id: "a".into(),
                 text: vec!["housing plan".into()],

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use noisebench_index::{Bm25, Doc, Query, Spec, TextField};
+use noisebench_index::{Bm25, Doc, Query, Spec};
 use noisebench_text::sentences::sentences;
 
 use crate::data::EvalDocument;
@@ -190,17 +190,6 @@ impl std::fmt::Debug for ClaimIndex {
     }
 }
 
-fn spec() -> Spec {
-    Spec {
-        text: vec![TextField {
-            name: "text",
-            stored: false,
-        }],
-        stored: Vec::new(),
-        time: None,
-    }
-}
-
 impl ClaimIndex {
     /// An in-RAM BM25 index of `passages`.
     pub fn new(passages: Vec<Passage>) -> ClaimIndex {
@@ -217,7 +206,7 @@ impl ClaimIndex {
             stored: Vec::new(),
             time: None,
         });
-        match Bm25::in_ram(&spec(), docs) {
+        match Bm25::in_ram(&Spec::one_text("text"), docs) {
             Ok(bm25) => ClaimIndex {
                 passages,
                 bm25: Some(bm25),

@@ -12,7 +12,7 @@
 use instant_distance::{Builder, HnswMap, Point, Search};
 use std::collections::BTreeSet;
 
-use noisebench_index::bm25::{Bm25, Doc, IndexError, Spec, TextField, terms};
+use noisebench_index::bm25::{Bm25, Doc, IndexError, Spec, terms};
 use noisebench_index::vector::{VectorError, VectorIndex, dot};
 use noisebench_index::{Impacts, Scratch};
 
@@ -32,17 +32,6 @@ pub struct Bm25Chunks {
     chunk_of: Vec<usize>,
 }
 
-fn spec() -> Spec {
-    Spec {
-        text: vec![TextField {
-            name: "text",
-            stored: false,
-        }],
-        stored: Vec::new(),
-        time: None,
-    }
-}
-
 impl Bm25Chunks {
     /// Index `(id, text)` pairs (ids unique).
     pub fn build<'a>(
@@ -59,7 +48,7 @@ impl Bm25Chunks {
                 time: None,
             });
         }
-        let impacts = Bm25::in_ram(&spec(), docs)?.impacts(0)?;
+        let impacts = Bm25::in_ram(&Spec::one_text("text"), docs)?.impacts(0)?;
         let chunk_of = (0..impacts.len() as u32)
             .map(|d| ids.get(impacts.id(d)).copied().unwrap_or(usize::MAX))
             .collect();
