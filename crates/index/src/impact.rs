@@ -19,6 +19,7 @@ use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::{DocSet, TERMINATED, TantivyDocument, Term};
 
 use crate::bm25::{Bm25, IndexError};
+use crate::vector::TopK;
 
 /// One term's documents and their BM25 scores for it.
 #[derive(Debug, Clone, Default)]
@@ -160,26 +161,14 @@ impl Impacts {
                 *a += s;
             }
         }
-        let mut best: Vec<(f32, u32)> = Vec::with_capacity(k + 1);
-        let better = |a: (f32, u32), b: (f32, u32)| a.0 > b.0 || (a.0 == b.0 && a.1 < b.1);
+        let mut top = TopK::new(k);
         for &d in &scratch.touched {
             let s = std::mem::take(&mut scratch.acc[d as usize]);
-            if k == 0 {
-                continue;
-            }
-            let cand = (s, self.rank[d as usize]);
-            if best.len() == k && !better(cand, *best.last().unwrap_or(&cand)) {
-                continue;
-            }
-            let at = best
-                .iter()
-                .position(|e| better(cand, *e))
-                .unwrap_or(best.len());
-            best.insert(at, cand);
-            best.truncate(k);
+            top.offer(s, self.rank[d as usize]);
         }
         // Back from places in id order to document numbers.
-        best.into_iter()
+        top.best
+            .into_iter()
             .map(|(s, r)| (s, self.order[r as usize]))
             .collect()
     }

@@ -231,13 +231,13 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
 /// The `k` best `(score, rank)` pairs seen, best first: higher score, then lower rank (the id's
 /// place in id order). Holds at most k entries; a score below the worst kept costs one compare.
 #[derive(Debug, Clone)]
-struct TopK {
+pub(crate) struct TopK {
     k: usize,
-    best: Vec<(f32, u32)>,
+    pub(crate) best: Vec<(f32, u32)>,
 }
 
 impl TopK {
-    fn new(k: usize) -> Self {
+    pub(crate) fn new(k: usize) -> Self {
         Self {
             k,
             best: Vec::with_capacity(k + 1),
@@ -245,7 +245,7 @@ impl TopK {
     }
 
     #[inline]
-    fn offer(&mut self, score: f32, rank: u32) {
+    pub(crate) fn offer(&mut self, score: f32, rank: u32) {
         let better = |a: &(f32, u32), b: &(f32, u32)| a.0 > b.0 || (a.0 == b.0 && a.1 < b.1);
         if self.best.len() == self.k {
             match self.best.last() {
