@@ -21,11 +21,33 @@ use tantivy::{DocSet, TERMINATED, TantivyDocument, Term};
 use crate::bm25::{Bm25, IndexError};
 use crate::vector::TopK;
 
-/// One term's documents and their BM25 scores for it.
+/// One term's documents (ascending) and their BM25 scores for it, and the highest of them.
 #[derive(Debug, Clone, Default)]
 struct Scored {
     docs: Vec<u32>,
     scores: Vec<f32>,
+    max: f32,
+}
+
+impl Scored {
+    /// The score of `doc`, searching from `*from` (galloping, then binary search) and leaving
+    /// `*from` at the first document not below `doc`: ascending lookups cost O(log gap) each.
+    #[inline]
+    fn score_from(&self, doc: u32, from: &mut usize) -> Option<f32> {
+        let docs = &self.docs;
+        let mut lo = *from;
+        let mut step = 1;
+        let mut hi = lo;
+        while hi < docs.len() && docs[hi] < doc {
+            lo = hi + 1;
+            hi += step;
+            step *= 2;
+        }
+        let hi = hi.min(docs.len());
+        let at = lo + docs[lo..hi].partition_point(|d| *d < doc);
+        *from = at;
+        (docs.get(at) == Some(&doc)).then(|| self.scores[at])
+    }
 }
 
 /// The postings of one text field of a [`Bm25`] index, scored.
@@ -44,6 +66,10 @@ pub struct Impacts {
 pub struct Scratch {
     acc: Vec<f32>,
     touched: Vec<u32>,
+    /// Candidates once no new document can reach the top k (their partial scores are in
+    /// `acc`).
+    candidates: Vec<u32>,
+    partials: Vec<f32>,
 }
 
 impl Bm25 {
@@ -109,6 +135,9 @@ impl Bm25 {
                 }
             }
         }
+        for t in terms.values_mut() {
+            t.max = t.scores.iter().fold(0f32, |m, s| m.max(*s));
+        }
         let mut order: Vec<u32> = (0..ids.len() as u32).collect();
         order.sort_by(|a, b| ids[*a as usize].cmp(&ids[*b as usize]));
         let mut rank = vec![0u32; ids.len()];
@@ -141,18 +170,43 @@ impl Impacts {
 
     /// The `k` best documents for the analysed `terms` (as [`crate::terms`] gives them), best
     /// first, ties by id, as `(score, document)`. Documents matching no term are never hits.
+    ///
+    /// A document's score is its terms' scores added from the term with the highest maximum
+    /// down ([`Impacts::search_exhaustive`] adds them in the same order, every list whole).
+    /// Terms are taken in that order (MaxScore): each is added to a score array while a
+    /// document matching none of the terms so far could still reach the k-th best partial
+    /// score, which is a lower bound of the k-th best score (scores are positive). Once the
+    /// remaining terms' maxima add up to less, only the documents already seen can be hits;
+    /// those whose partial score plus the remaining maxima cannot reach it are dropped, and
+    /// the remaining terms are looked up for the rest (galloping through each list).
     pub fn search(
         &self,
         terms: &BTreeSet<String>,
         k: usize,
         scratch: &mut Scratch,
     ) -> Vec<(f32, u32)> {
+        if k == 0 {
+            return Vec::new();
+        }
+        let lists = self.lists(terms);
         if scratch.acc.len() != self.ids.len() {
             scratch.acc = vec![0.0; self.ids.len()];
         }
         scratch.touched.clear();
-        for t in terms {
-            let Some(p) = self.terms.get(t) else { continue };
+        // rest[i]: the most terms i.. can add to any document (f64: an upper bound after f32
+        // rounding too, with the margin below).
+        let mut rest = vec![0f64; lists.len() + 1];
+        for i in (0..lists.len()).rev() {
+            rest[i] = rest[i + 1] + f64::from(lists[i].max);
+        }
+        // Adding n positive f32s rounds each partial by at most 2^-24 of it: a relative margin
+        // of n such steps (twice over) covers every sum here.
+        let steps = (lists.len() + 1) as f64;
+        let margin = |theta: f64| 2.0 * steps * f64::from(f32::EPSILON) * theta.abs().max(1.0);
+        let mut theta = f64::NEG_INFINITY;
+        let mut open = 0;
+        while open < lists.len() && rest[open] >= theta - margin(theta) {
+            let p = lists[open];
             for (&d, &s) in p.docs.iter().zip(&p.scores) {
                 let a = &mut scratch.acc[d as usize];
                 if *a == 0.0 {
@@ -160,11 +214,90 @@ impl Impacts {
                 }
                 *a += s;
             }
+            open += 1;
+            // Theta is at most the maxima of the lists added so far: it is worth computing
+            // only once the remaining maxima add up to less than those.
+            if scratch.touched.len() >= k && open < lists.len() && rest[open] < rest[0] - rest[open]
+            {
+                theta = f64::from(kth_largest(
+                    &mut scratch.partials,
+                    scratch.touched.iter().map(|&d| scratch.acc[d as usize]),
+                    k,
+                ));
+            }
         }
         let mut top = TopK::new(k);
-        for &d in &scratch.touched {
-            let s = std::mem::take(&mut scratch.acc[d as usize]);
-            top.offer(s, self.rank[d as usize]);
+        if open == lists.len() {
+            for &d in &scratch.touched {
+                let s = std::mem::take(&mut scratch.acc[d as usize]);
+                top.offer(s, self.rank[d as usize]);
+            }
+        } else {
+            // Closed: the documents seen, less those that cannot reach theta; their partial
+            // scores stay in the array, every other document's is cleared.
+            let mut bound = theta - margin(theta);
+            scratch.candidates.clear();
+            for &d in &scratch.touched {
+                let a = &mut scratch.acc[d as usize];
+                if f64::from(*a) + rest[open] >= bound {
+                    scratch.candidates.push(d);
+                } else {
+                    *a = 0.0;
+                }
+            }
+            let mut sorted = false;
+            for (i, p) in lists.iter().enumerate().skip(open) {
+                let acc = &mut scratch.acc;
+                if scratch.candidates.len() * 16 < p.docs.len() {
+                    // Few candidates, a long list: look each up.
+                    if !sorted {
+                        scratch.candidates.sort_unstable();
+                        sorted = true;
+                    }
+                    let mut from = 0;
+                    for &d in &scratch.candidates {
+                        if let Some(x) = p.score_from(d, &mut from) {
+                            acc[d as usize] += x;
+                        }
+                    }
+                } else {
+                    // Many: read the list, adding to candidates only.
+                    for (&d, &x) in p.docs.iter().zip(&p.scores) {
+                        let a = &mut acc[d as usize];
+                        if *a != 0.0 {
+                            *a += x;
+                        }
+                    }
+                }
+                if i + 1 == lists.len() {
+                    break;
+                }
+                // Partial scores only grow: the k-th best of them is a better lower bound.
+                if scratch.candidates.len() >= k {
+                    let kth = f64::from(kth_largest(
+                        &mut scratch.partials,
+                        scratch.candidates.iter().map(|&d| acc[d as usize]),
+                        k,
+                    ));
+                    if kth > theta {
+                        theta = kth;
+                        bound = theta - margin(theta);
+                    }
+                }
+                // Order is kept: a sorted list stays sorted.
+                scratch.candidates.retain(|&d| {
+                    let a = &mut acc[d as usize];
+                    let keep = f64::from(*a) + rest[i + 1] >= bound;
+                    if !keep {
+                        *a = 0.0;
+                    }
+                    keep
+                });
+            }
+            for &d in &scratch.candidates {
+                let s = std::mem::take(&mut scratch.acc[d as usize]);
+                top.offer(s, self.rank[d as usize]);
+            }
         }
         // Back from places in id order to document numbers.
         top.best
@@ -172,6 +305,59 @@ impl Impacts {
             .map(|(s, r)| (s, self.order[r as usize]))
             .collect()
     }
+
+    /// The posting lists of `terms` held, highest maximum first (ties in term order): the order
+    /// a document's scores are added in.
+    fn lists(&self, terms: &BTreeSet<String>) -> Vec<&Scored> {
+        let mut lists: Vec<&Scored> = terms.iter().filter_map(|t| self.terms.get(t)).collect();
+        lists.sort_by(|a, b| b.max.total_cmp(&a.max));
+        lists
+    }
+
+    /// [`Impacts::search`] without pruning: every list added whole, in the same order, every
+    /// document matched offered. The reference the pruned search is tested against.
+    pub fn search_exhaustive(&self, terms: &BTreeSet<String>, k: usize) -> Vec<(f32, u32)> {
+        let mut acc: HashMap<u32, f32> = HashMap::new();
+        for p in self.lists(terms) {
+            for (&d, &s) in p.docs.iter().zip(&p.scores) {
+                *acc.entry(d).or_default() += s;
+            }
+        }
+        let mut top = TopK::new(k);
+        for (d, s) in acc {
+            top.offer(s, self.rank[d as usize]);
+        }
+        top.best
+            .into_iter()
+            .map(|(s, r)| (s, self.order[r as usize]))
+            .collect()
+    }
+}
+
+/// The k-th largest of `values` (at least k of them), using `buf` as scratch: for a small k
+/// the k best are kept sorted as they come (one compare for most values), else selected.
+fn kth_largest(buf: &mut Vec<f32>, values: impl Iterator<Item = f32>, k: usize) -> f32 {
+    buf.clear();
+    if k <= 16 {
+        // buf: the k best so far, worst first.
+        let mut worst = f32::NEG_INFINITY;
+        for v in values {
+            if buf.len() < k {
+                let at = buf.partition_point(|x| *x < v);
+                buf.insert(at, v);
+                worst = buf[0];
+            } else if v > worst {
+                let at = buf.partition_point(|x| *x < v);
+                buf.insert(at, v);
+                buf.remove(0);
+                worst = buf[0];
+            }
+        }
+        return worst;
+    }
+    buf.extend(values);
+    let at = buf.len() - k;
+    *buf.select_nth_unstable_by(at, f32::total_cmp).1
 }
 
 #[cfg(test)]
@@ -246,6 +432,52 @@ mod tests {
                 }
             }
             // The scratch space is left clean for the next query.
+            prop_assert!(scratch.acc.iter().all(|a| *a == 0.0));
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn kth_largest_is_the_kth_of_the_sorted_values(
+            values in proptest::collection::vec(0.0f32..50.0, 1..80),
+            k in 1usize..40,
+        ) {
+            prop_assume!(k <= values.len());
+            let mut sorted = values.clone();
+            sorted.sort_by(|a, b| b.total_cmp(a));
+            let got = kth_largest(&mut Vec::new(), values.iter().copied(), k);
+            prop_assert_eq!(got, sorted[k - 1]);
+        }
+
+        /// Pruning changes nothing: the same hits, bit for bit, as adding every list whole, on
+        /// documents with a skewed vocabulary (a few words in most of them, most in few).
+        #[test]
+        fn pruned_search_is_exhaustive_search(
+            docs in proptest::collection::vec(
+                proptest::collection::vec((0u32..1000).prop_map(|x| x * x / 25_000), 1..30),
+                1..150,
+            ),
+            queries in proptest::collection::vec(proptest::collection::vec(0u32..40, 1..9), 1..12),
+            k in 0usize..6,
+        ) {
+            let word = |w: u32| format!("w{w}x");
+            let index = Bm25::in_ram(
+                &Spec::one_text("text"),
+                docs.iter().enumerate().map(|(i, d)| Doc {
+                    id: format!("d{:03}", (i * 37) % 151),
+                    text: vec![d.iter().map(|w| word(*w)).collect::<Vec<_>>().join(" ")],
+                    stored: Vec::new(),
+                    time: None,
+                }),
+            )
+            .unwrap();
+            let impacts = index.impacts(0).unwrap();
+            let mut scratch = Scratch::default();
+            for q in &queries {
+                let qtext = q.iter().map(|w| word(*w)).collect::<Vec<_>>().join(" ");
+                let t = terms(&qtext);
+                prop_assert_eq!(impacts.search(&t, k, &mut scratch), impacts.search_exhaustive(&t, k));
+            }
             prop_assert!(scratch.acc.iter().all(|a| *a == 0.0));
         }
     }

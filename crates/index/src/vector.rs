@@ -374,7 +374,28 @@ impl VectorIndex {
                         &g[3].codes[..],
                     ];
                     let widest = [0, 1, 2, 3].map(|j| self.widest_bound(&g[j]));
-                    for (r, row) in rows.chunks_exact(dim).enumerate() {
+                    let n = rows.len() / dim;
+                    let thresholds = [0, 1, 2, 3].map(|j| st[j].threshold);
+                    let mut offer = |j: usize, r: usize, int: i32| {
+                        let at = first + r;
+                        st[j].offer(self.bounds(&g[j], at, int), at as u32);
+                        st[j].threshold
+                    };
+                    let scanned = quantized::scan4x4(&mut quantized::Scan4x4 {
+                        queries: q,
+                        query_scales: [0, 1, 2, 3].map(|j| g[j].scale),
+                        query_norms: [0, 1, 2, 3].map(|j| g[j].norm),
+                        query_errors: [0, 1, 2, 3].map(|j| g[j].error),
+                        thresholds,
+                        rows,
+                        row_sums: &self.code_sum[first..first + n],
+                        row_scales: &self.code_scale[first..first + n],
+                        row_norms: &self.code_norm[first..first + n],
+                        row_errors: &self.code_error[first..first + n],
+                        dim,
+                        offer: &mut offer,
+                    });
+                    for (r, row) in rows.chunks_exact(dim).enumerate().skip(scanned) {
                         let at = first + r;
                         let ints = quantized::idot4(q, row, self.code_sum[at]);
                         let row_scale = self.code_scale[at];
@@ -566,13 +587,16 @@ mod tests {
         /// gives each query's own search: a full sort of every score, ties by id.
         #[test]
         fn search_many_is_each_query_searched_alone(
-            vectors in proptest::collection::vec(proptest::collection::vec(-3i8..=3, 37), 1..60),
-            queries in proptest::collection::vec(proptest::collection::vec(-3i8..=3, 37), 0..11),
+            (dim, vectors, queries) in prop_oneof![Just(37usize), Just(64), Just(128)].prop_flat_map(|d| (
+                Just(d),
+                proptest::collection::vec(proptest::collection::vec(-3i8..=3, d), 1..60),
+                proptest::collection::vec(proptest::collection::vec(-3i8..=3, d), 0..11),
+            )),
             k in 0usize..8,
             shuffle in any::<u64>(),
         ) {
             let as_f32 = |v: &Vec<i8>| v.iter().map(|x| f32::from(*x)).collect::<Vec<f32>>();
-            let mut index = VectorIndex::new(37);
+            let mut index = VectorIndex::new(dim);
             // Ids not in insertion order, so ties are broken by id, not by position.
             let n = vectors.len() as u64;
             for (i, v) in vectors.iter().enumerate() {
@@ -589,7 +613,7 @@ mod tests {
                     .iter()
                     .enumerate()
                     .map(|(i, id)| {
-                        (dot_body(&unit_q, &index.data[i * 37..(i + 1) * 37]).clamp(-1.0, 1.0), id.as_str())
+                        (dot_body(&unit_q, &index.data[i * dim..(i + 1) * dim]).clamp(-1.0, 1.0), id.as_str())
                     })
                     .collect();
                 all.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));

@@ -22,7 +22,7 @@ use noisebench_core::{
     TypedStage, stable_id,
 };
 use noisebench_llm::Llm;
-use noisebench_text::{contains_phrase, sentences};
+use noisebench_text::{Phrase, sentences};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -176,10 +176,11 @@ pub fn delete_answer_with(
         evidence_deleted += patterns.delete_all(&mut text, s.trim());
     }
     let mut answer_sentences_deleted = 0;
-    let has_answer = |t: &str| !answer.trim().is_empty() && contains_phrase(t, answer);
+    let answer = Phrase::new(answer);
+    let has_answer = |t: &str| answer.is_in(t);
     if has_answer(&text) {
         for s in sentences(&text) {
-            if contains_phrase(&s, answer) {
+            if answer.is_in(&s) {
                 answer_sentences_deleted += patterns.delete_all(&mut text, &s);
             }
         }
@@ -227,8 +228,8 @@ pub fn language_rejection(original: &str, translated: &str) -> Option<&'static s
 
 /// The check of [`translation_rejection`] that depends on the question's answer.
 fn answer_rejection(original: &str, translated: &str, answer: &str) -> Option<&'static str> {
-    let held = !answer.trim().is_empty() && contains_phrase(original, answer);
-    if held && !contains_phrase(translated, answer) {
+    let answer = Phrase::new(answer);
+    if answer.is_in(original) && !answer.is_in(translated) {
         return Some("answer_lost_in_translation");
     }
     None
@@ -639,7 +640,10 @@ mod tests {
         .unwrap();
         assert_eq!(d.text, "Revenue grew 8%.\nCosts were flat.");
         assert_eq!((d.evidence_deleted, d.answer_sentences_deleted), (1, 1));
-        assert!(!contains_phrase(&d.text, "Baltic Freight Lines"));
+        assert!(!noisebench_text::contains_phrase(
+            &d.text,
+            "Baltic Freight Lines"
+        ));
     }
 
     #[test]

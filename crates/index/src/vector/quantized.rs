@@ -120,10 +120,204 @@ mod wide {
         out
     }
 
+    /// Four lanes' sums of 4 × 4 accumulators (`acc[g][j]`: row g, query j) in one vector,
+    /// lane 4g + j: pairs of accumulators are interleaved and added (4 lanes per 128-bit block
+    /// become 2, then 1), then the 128-bit blocks are added across vectors.
+    #[target_feature(enable = "avx512f")]
+    fn reduce16(acc: &[[__m512i; 4]; 4]) -> __m512i {
+        let mut x = [_mm512_setzero_si512(); 4];
+        for (xg, a) in x.iter_mut().zip(acc) {
+            // Per 128-bit block: [a0+a2, b0+b2, a1+a3, b1+b3].
+            let ab = _mm512_add_epi32(
+                _mm512_unpacklo_epi32(a[0], a[1]),
+                _mm512_unpackhi_epi32(a[0], a[1]),
+            );
+            let cd = _mm512_add_epi32(
+                _mm512_unpacklo_epi32(a[2], a[3]),
+                _mm512_unpackhi_epi32(a[2], a[3]),
+            );
+            // Per block: [a, b, c, d], each its block's sum.
+            *xg = _mm512_add_epi32(_mm512_unpacklo_epi64(ab, cd), _mm512_unpackhi_epi64(ab, cd));
+        }
+        // Blocks (0+1, 2+3) of x0 and x1, then of x2 and x3; then whole sums, group g in block g.
+        let y01 = _mm512_add_epi32(
+            _mm512_shuffle_i32x4::<0b10_00_10_00>(x[0], x[1]),
+            _mm512_shuffle_i32x4::<0b11_01_11_01>(x[0], x[1]),
+        );
+        let y23 = _mm512_add_epi32(
+            _mm512_shuffle_i32x4::<0b10_00_10_00>(x[2], x[3]),
+            _mm512_shuffle_i32x4::<0b11_01_11_01>(x[2], x[3]),
+        );
+        _mm512_add_epi32(
+            _mm512_shuffle_i32x4::<0b10_00_10_00>(y01, y23),
+            _mm512_shuffle_i32x4::<0b11_01_11_01>(y01, y23),
+        )
+    }
+
+    /// Rows r0, r0 + 1 (lanes 0..4, 4..8) and r0 + 2, r0 + 3 of `v`, each over four lanes.
+    ///
+    /// # Safety
+    /// `v` has at least r0 + 4 values.
+    #[target_feature(enable = "avx512f")]
+    unsafe fn per_row(v: &[f64], r0: usize) -> [__m512d; 2] {
+        let spread = _mm512_setr_epi64(0, 0, 0, 0, 1, 1, 1, 1);
+        // SAFETY: r0 + 4 <= v.len(), by the caller.
+        unsafe {
+            [
+                _mm512_permutexvar_pd(
+                    spread,
+                    _mm512_castpd128_pd512(_mm_loadu_pd(v.as_ptr().add(r0))),
+                ),
+                _mm512_permutexvar_pd(
+                    spread,
+                    _mm512_castpd128_pd512(_mm_loadu_pd(v.as_ptr().add(r0 + 2))),
+                ),
+            ]
+        }
+    }
+
+    /// The upper bound of [`super::bounds`] for 8 pairs, with the same operations in the same
+    /// order; `q` is the queries' code steps, |q̂|, |e_q| and the slack.
+    #[target_feature(enable = "avx512f")]
+    fn upper(q: [__m512d; 4], ints: __m512d, rs: __m512d, rn: __m512d, re: __m512d) -> __m512d {
+        let [qs, qn, qe, slack] = q;
+        let approx = _mm512_mul_pd(_mm512_mul_pd(qs, rs), ints);
+        let width = _mm512_add_pd(
+            _mm512_add_pd(
+                _mm512_add_pd(_mm512_mul_pd(qn, re), _mm512_mul_pd(qe, rn)),
+                _mm512_mul_pd(qe, re),
+            ),
+            slack,
+        );
+        _mm512_add_pd(approx, width)
+    }
+
+    /// Four values twice over: lanes 0..4 and 4..8 (one per query, for two rows).
+    #[target_feature(enable = "avx512f")]
+    fn twice(t: &[f64; 4]) -> __m512d {
+        _mm512_setr_pd(t[0], t[1], t[2], t[3], t[0], t[1], t[2], t[3])
+    }
+
+    /// [`super::scan4x4`] on AVX-512 VNNI: 4 queries × 4 rows per step of 64 codes (16
+    /// `vpdpbusd`, 8 loads), the 16 sums reduced into one vector, and their upper bounds
+    /// tested against the thresholds all at once in f64 (the same operations as [`bounds`]).
+    #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+    pub(super) fn scan4x4_vnni(scan: &mut super::Scan4x4<'_>) -> usize {
+        let dim = scan.dim;
+        let n = scan.rows.len() / dim;
+        let quads = n / 4;
+        let shift = _mm512_set1_epi8(-128);
+        let [q0, q1, q2, q3] = scan.queries;
+        let qs = twice(&scan.query_scales);
+        let qn = twice(&scan.query_norms);
+        let qe = twice(&scan.query_errors);
+        let slack = _mm512_set1_pd(super::slack(dim));
+        let mut thr = twice(&scan.thresholds);
+        let spread_i = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+        for quad in 0..quads {
+            let r0 = quad * 4;
+            let mut acc = [[_mm512_setzero_si512(); 4]; 4];
+            let mut at = 0;
+            // SAFETY: rows r0..r0 + 4 are in `rows` (quads = n / 4), every query has `dim`
+            // codes, and at + 64 <= dim (dim is a multiple of 64).
+            unsafe {
+                let base = scan.rows.as_ptr().add(r0 * dim);
+                while at < dim {
+                    let u0 =
+                        _mm512_xor_si512(_mm512_loadu_si512(q0.as_ptr().add(at).cast()), shift);
+                    let u1 =
+                        _mm512_xor_si512(_mm512_loadu_si512(q1.as_ptr().add(at).cast()), shift);
+                    let u2 =
+                        _mm512_xor_si512(_mm512_loadu_si512(q2.as_ptr().add(at).cast()), shift);
+                    let u3 =
+                        _mm512_xor_si512(_mm512_loadu_si512(q3.as_ptr().add(at).cast()), shift);
+                    for (g, a) in acc.iter_mut().enumerate() {
+                        let r = _mm512_loadu_si512(base.add(g * dim + at).cast());
+                        a[0] = _mm512_dpbusd_epi32(a[0], u0, r);
+                        a[1] = _mm512_dpbusd_epi32(a[1], u1, r);
+                        a[2] = _mm512_dpbusd_epi32(a[2], u2, r);
+                        a[3] = _mm512_dpbusd_epi32(a[3], u3, r);
+                    }
+                    at += 64;
+                }
+            }
+            let sums = reduce16(&acc);
+            // SAFETY: rows r0..r0 + 4 have a code sum and a scale each.
+            let (ints, [rs_lo, rs_hi], [rn_lo, rn_hi], [re_lo, re_hi]) = unsafe {
+                let row_sums = _mm512_permutexvar_epi32(
+                    spread_i,
+                    _mm512_castsi128_si512(_mm_loadu_si128(scan.row_sums.as_ptr().add(r0).cast())),
+                );
+                let ints = _mm512_sub_epi32(sums, _mm512_slli_epi32::<7>(row_sums));
+                (
+                    ints,
+                    per_row(scan.row_scales, r0),
+                    per_row(scan.row_norms, r0),
+                    per_row(scan.row_errors, r0),
+                )
+            };
+            let lo = _mm512_cvtepi32_pd(_mm512_castsi512_si256(ints));
+            let hi = _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64::<1>(ints));
+            let v_lo = upper([qs, qn, qe, slack], lo, rs_lo, rn_lo, re_lo);
+            let v_hi = upper([qs, qn, qe, slack], hi, rs_hi, rn_hi, re_hi);
+            // Kept unless below the threshold (what the scalar test's `<` rules out).
+            let keep = u16::from(_mm512_cmp_pd_mask::<_CMP_NLT_UQ>(v_lo, thr))
+                | (u16::from(_mm512_cmp_pd_mask::<_CMP_NLT_UQ>(v_hi, thr)) << 8);
+            if keep != 0 {
+                let mut lanes = [0i32; 16];
+                // SAFETY: 16 i32 lanes into 16 i32s.
+                unsafe { _mm512_storeu_si512(lanes.as_mut_ptr().cast(), ints) };
+                let mut bits = keep;
+                while bits != 0 {
+                    let lane = bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    let (g, j) = (lane / 4, lane % 4);
+                    scan.thresholds[j] = (scan.offer)(j, r0 + g, lanes[lane]);
+                }
+                thr = twice(&scan.thresholds);
+            }
+        }
+        quads * 4
+    }
+
     #[target_feature(enable = "avx2")]
     pub(super) fn idot4_avx2(q: [&[i8]; 4], row: &[i8]) -> [i32; 4] {
         super::idot4_body(q, row)
     }
+}
+
+/// A first pass of four queries over a block of rows, four rows at a time ([`scan4x4`]).
+pub(super) struct Scan4x4<'a> {
+    pub queries: [&'a [i8]; 4],
+    pub query_scales: [f64; 4],
+    /// Each query's |q̂| and |e_q|.
+    pub query_norms: [f64; 4],
+    pub query_errors: [f64; 4],
+    /// Each query's current threshold; updated from what `offer` returns.
+    pub thresholds: [f64; 4],
+    /// The block's rows' codes, row after row, and per row its [`block_sum`] and code step.
+    pub rows: &'a [i8],
+    pub row_sums: &'a [i32],
+    pub row_scales: &'a [f64],
+    pub row_norms: &'a [f64],
+    pub row_errors: &'a [f64],
+    pub dim: usize,
+    /// Called for (query, row in the block, c_q·c_r) when the row's upper bound ([`bounds`])
+    /// reaches the query's threshold; returns the query's new threshold.
+    pub offer: &'a mut dyn FnMut(usize, usize, i32) -> f64,
+}
+
+/// The rows of a [`Scan4x4`] it scanned: a multiple of four from the block's start, or none
+/// where the CPU lacks AVX-512 VNNI or `dim` is not a multiple of 64 (the caller scans the
+/// rest row by row, with the same test).
+pub(super) fn scan4x4(scan: &mut Scan4x4<'_>) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if scan.dim > 0 && scan.dim.is_multiple_of(64) && level() == 3 {
+        // SAFETY: the features the function is compiled for were detected on this CPU.
+        return unsafe { wide::scan4x4_vnni(scan) };
+    }
+    let _ = scan;
+    0
 }
 
 /// The sum of a row's codes over its whole blocks of 64 (what [`idot4`] takes back off).
@@ -139,22 +333,7 @@ pub(super) fn block_sum(row: &[i8]) -> i32 {
 pub(super) fn idot4(q: [&[i8]; 4], row: &[i8], row_sum: i32) -> [i32; 4] {
     #[cfg(target_arch = "x86_64")]
     {
-        use std::sync::atomic::{AtomicU8, Ordering};
-        static LEVEL: AtomicU8 = AtomicU8::new(0);
-        let mut level = LEVEL.load(Ordering::Relaxed);
-        if level == 0 {
-            level = if std::arch::is_x86_feature_detected!("avx512bw")
-                && std::arch::is_x86_feature_detected!("avx512vnni")
-            {
-                3
-            } else if std::arch::is_x86_feature_detected!("avx2") {
-                2
-            } else {
-                1
-            };
-            LEVEL.store(level, Ordering::Relaxed);
-        }
-        match level {
+        match level() {
             // SAFETY: the features each function is compiled for were detected on this CPU.
             3 => return unsafe { wide::idot4_vnni(q, row, row_sum) },
             2 => return unsafe { wide::idot4_avx2(q, row) },
@@ -163,6 +342,27 @@ pub(super) fn idot4(q: [&[i8]; 4], row: &[i8], row_sum: i32) -> [i32; 4] {
     }
     let _ = row_sum;
     idot4_body(q, row)
+}
+
+/// What the CPU offers: 3 AVX-512 VNNI, 2 AVX2, 1 neither (detected once).
+#[cfg(target_arch = "x86_64")]
+fn level() -> u8 {
+    use std::sync::atomic::{AtomicU8, Ordering};
+    static LEVEL: AtomicU8 = AtomicU8::new(0);
+    let mut level = LEVEL.load(Ordering::Relaxed);
+    if level == 0 {
+        level = if std::arch::is_x86_feature_detected!("avx512bw")
+            && std::arch::is_x86_feature_detected!("avx512vnni")
+        {
+            3
+        } else if std::arch::is_x86_feature_detected!("avx2") {
+            2
+        } else {
+            1
+        };
+        LEVEL.store(level, Ordering::Relaxed);
+    }
+    level
 }
 
 pub(super) fn idot(a: &[i8], b: &[i8]) -> i32 {
@@ -175,6 +375,57 @@ mod tests {
     use proptest::prelude::*;
 
     proptest! {
+        /// The 4 × 4 scan finds every (query, row) product, in its place, where it runs; with
+        /// no threshold every pair is offered.
+        #[test]
+        fn scan4x4_offers_every_product(
+            (dim, rows, queries) in prop_oneof![Just(64usize), Just(192)].prop_flat_map(|d| (
+                Just(d),
+                proptest::collection::vec(any::<i8>(), d * 4..d * 13),
+                proptest::collection::vec(proptest::collection::vec(any::<i8>(), d), 4),
+            )),
+        ) {
+            let rows = &rows[..rows.len() / dim * dim];
+            let rows = rows.iter().map(|c| (*c).max(-127)).collect::<Vec<i8>>();
+            let queries: Vec<Vec<i8>> =
+                queries.iter().map(|q| q.iter().map(|c| (*c).max(-127)).collect()).collect();
+            let n = rows.len() / dim;
+            let sums: Vec<i32> = rows.chunks(dim).map(block_sum).collect();
+            let scales = vec![1.0; n];
+            let mut seen = Vec::new();
+            let mut offer = |j: usize, r: usize, int: i32| {
+                seen.push((r, j, int));
+                f64::NEG_INFINITY
+            };
+            let scanned = scan4x4(&mut Scan4x4 {
+                queries: [&queries[0], &queries[1], &queries[2], &queries[3]],
+                query_scales: [1.0; 4],
+                query_norms: [0.0; 4],
+                query_errors: [0.0; 4],
+                thresholds: [f64::NEG_INFINITY; 4],
+                rows: &rows,
+                row_sums: &sums,
+                row_scales: &scales,
+                row_norms: &scales,
+                row_errors: &scales,
+                dim,
+                offer: &mut offer,
+            });
+            prop_assert!(scanned == 0 || scanned == n / 4 * 4);
+            #[cfg(target_arch = "x86_64")]
+            if level() == 3 {
+                prop_assert_eq!(scanned, n / 4 * 4, "the VNNI scan runs on this CPU");
+            }
+            let mut want = Vec::new();
+            for r in 0..scanned {
+                for (j, q) in queries.iter().enumerate() {
+                    want.push((r, j, idot_body(q, &rows[r * dim..(r + 1) * dim])));
+                }
+            }
+            seen.sort_unstable();
+            prop_assert_eq!(seen, want);
+        }
+
         /// The bound holds: the exact dot product of two unit vectors lies between the bounds
         /// their codes give.
         #[test]
