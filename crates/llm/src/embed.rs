@@ -121,15 +121,19 @@ fn local_or_err(_dir: &Path, _batch: usize) -> Result<Embedder, LlmError> {
 /// there is no semantics beyond that.
 pub fn hashed(text: &str, dim: usize) -> Vec<f32> {
     let mut v = vec![0f32; dim.max(1)];
-    let chars: Vec<char> = format!(
-        " {} ",
-        text.to_lowercase()
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ")
-    )
-    .chars()
-    .collect();
+    // The words of the lowercased text, each followed by a space, after one: " a b " (two
+    // spaces for no words).
+    let lower = text.to_lowercase();
+    let mut chars: Vec<char> = Vec::with_capacity(lower.len() + 2);
+    chars.push(' ');
+    for w in lower.split_whitespace() {
+        chars.extend(w.chars());
+        chars.push(' ');
+    }
+    if chars.len() == 1 {
+        chars.push(' ');
+    }
+    let modulo = FastMod::new(v.len() as u64);
     // FNV-1a is sequential, so the 3-, 4- and 5-gram starting at one place share their
     // prefix's hash: one pass per place instead of one per n-gram. The buckets only ever gain
     // or lose whole units, which f32 adds exactly in any order, so the vector is the same as
@@ -137,18 +141,82 @@ pub fn hashed(text: &str, dim: usize) -> Vec<f32> {
     for start in 0..chars.len() {
         let mut h: u64 = 0xcbf2_9ce4_8422_2325;
         for (k, c) in chars[start..chars.len().min(start + 5)].iter().enumerate() {
-            for b in (*c as u32).to_le_bytes() {
-                h ^= b as u64;
-                h = h.wrapping_mul(0x0100_0000_01b3);
-            }
+            h = fnv_char(h, *c);
             if k >= 2 {
-                let idx = (h % v.len() as u64) as usize;
+                let idx = modulo.rem(h) as usize;
                 v[idx] += if h >> 63 == 0 { 1.0 } else { -1.0 };
             }
         }
     }
     normalise(&mut v);
     v
+}
+
+const FNV_PRIME: u64 = 0x0100_0000_01b3;
+
+/// FNV-1a over the four little-endian bytes of `c`. A character below U+0100 has three zero
+/// bytes, whose steps (xor 0, multiply) are one multiply by the prime's fourth power.
+#[inline]
+fn fnv_char(h: u64, c: char) -> u64 {
+    const PRIME4: u64 = FNV_PRIME
+        .wrapping_mul(FNV_PRIME)
+        .wrapping_mul(FNV_PRIME)
+        .wrapping_mul(FNV_PRIME);
+    let c = c as u32;
+    if c < 0x100 {
+        return (h ^ u64::from(c)).wrapping_mul(PRIME4);
+    }
+    c.to_le_bytes()
+        .iter()
+        .fold(h, |h, b| (h ^ u64::from(*b)).wrapping_mul(FNV_PRIME))
+}
+
+/// `n % d` for a fixed d without a division (Lemire, Kaser and Kurz, "Faster remainder by
+/// direct computation", 2019: m = ⌊(2¹²⁸ − 1) / d⌋ + 1, then the high 64 bits of
+/// (m·n mod 2¹²⁸)·d), exact for every 64-bit n.
+#[derive(Debug, Clone, Copy)]
+struct FastMod {
+    d: u64,
+    m: u128,
+}
+
+impl FastMod {
+    fn new(d: u64) -> Self {
+        Self {
+            d,
+            m: (u128::MAX / u128::from(d.max(1))).wrapping_add(1),
+        }
+    }
+
+    #[inline]
+    fn rem(self, n: u64) -> u64 {
+        if self.d <= 1 {
+            return 0;
+        }
+        let low = self.m.wrapping_mul(u128::from(n));
+        let d = u128::from(self.d);
+        let bottom = ((low & u128::from(u64::MAX)) * d) >> 64;
+        let top = (low >> 64) * d;
+        ((bottom + top) >> 64) as u64
+    }
+}
+
+/// [`hashed`] for every text, in order, on every core for a large batch.
+fn hashed_all(texts: &[String], dim: usize) -> Vec<Vec<f32>> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if threads < 2 || texts.len() < 64 {
+        return texts.iter().map(|t| hashed(t, dim)).collect();
+    }
+    std::thread::scope(|s| {
+        let parts: Vec<_> = texts
+            .chunks(texts.len().div_ceil(threads))
+            .map(|part| s.spawn(move || part.iter().map(|t| hashed(t, dim)).collect::<Vec<_>>()))
+            .collect();
+        parts
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    })
 }
 
 pub(crate) fn normalise(v: &mut [f32]) {
@@ -195,7 +263,7 @@ pub(crate) fn embed(llm: &Llm, stage: &str, texts: &[String]) -> Result<Embeddin
     let provenance = embedder.name();
     match embedder {
         Embedder::Hashed { dim } => Ok(Embeddings {
-            vectors: texts.iter().map(|t| hashed(t, *dim)).collect(),
+            vectors: hashed_all(texts, *dim),
             provenance,
         }),
         #[cfg(feature = "local-embeddings")]
@@ -490,6 +558,19 @@ mod tests {
         }
         normalise(&mut v);
         v
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn fast_remainders_are_remainders(n in proptest::num::u64::ANY, d in 1u64..5000, big in proptest::num::u64::ANY) {
+            proptest::prop_assert_eq!(FastMod::new(d).rem(n), n % d);
+            proptest::prop_assert_eq!(FastMod::new(big.max(1)).rem(n), n % big.max(1));
+        }
+
+        #[test]
+        fn hashing_any_text_gives_the_per_ngram_vector(text in "\\PC{0,40}", dim in 1usize..400) {
+            proptest::prop_assert_eq!(hashed(&text, dim), hashed_per_ngram(&text, dim));
+        }
     }
 
     #[test]

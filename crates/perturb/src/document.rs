@@ -99,9 +99,13 @@ pub struct Deletion {
     pub answer_sentences_deleted: usize,
 }
 
-/// The case-insensitive, whitespace-flexible pattern of each sentence deleted so far (`None`: no
-/// pattern). Questions resting on one chunk share evidence sentences, so each pattern is compiled
-/// once; the cache is emptied when it holds [`Patterns::MAX`] of them, to bound its memory.
+/// Deletes sentences from texts: every case-insensitive occurrence of a sentence's words with
+/// any run of whitespace between them (the regex `w1\s+w2…`, case-insensitive).
+///
+/// An ASCII sentence in a text without `ſ` (U+017F) or `K` (U+212A), the only characters whose
+/// case folding is an ASCII letter, is matched byte by byte ([`find_literal`]); any other is
+/// matched by that regex, compiled once per distinct sentence (questions resting on one chunk
+/// share evidence sentences) and kept in a cache emptied when it holds [`Patterns::MAX`].
 #[derive(Default)]
 pub struct Patterns {
     compiled: std::collections::HashMap<String, Option<regex::Regex>>,
@@ -132,6 +136,31 @@ impl Patterns {
     /// Delete every case-insensitive occurrence of `sentence` (any run of whitespace matching
     /// any other) from `text`; returns how many were deleted.
     fn delete_all(&mut self, text: &mut String, sentence: &str) -> usize {
+        if sentence.is_ascii() && !text.contains(['\u{17f}', '\u{212a}']) {
+            let words: Vec<&[u8]> = sentence.split_whitespace().map(str::as_bytes).collect();
+            if words.is_empty() {
+                return 0;
+            }
+            let mut out = String::new();
+            let (mut n, mut kept) = (0, 0);
+            let mut from = 0;
+            while let Some((start, end)) = find_literal(text, &words, from) {
+                out.push_str(&text[kept..start]);
+                kept = end;
+                from = end;
+                n += 1;
+            }
+            if n > 0 {
+                out.push_str(&text[kept..]);
+                *text = out;
+            }
+            return n;
+        }
+        self.delete_all_regex(text, sentence)
+    }
+
+    /// [`Patterns::delete_all`] by the regex, whatever the text.
+    fn delete_all_regex(&mut self, text: &mut String, sentence: &str) -> usize {
         let Some(re) = self.get(sentence) else {
             return 0;
         };
@@ -141,6 +170,51 @@ impl Patterns {
         }
         n
     }
+}
+
+/// The first match at or after byte `from` of `words` (ASCII, none empty) in `text`: each word
+/// equal to the text's bytes but for ASCII case, consecutive words separated by one or more
+/// whitespace characters (Unicode's, as `\s` is). The leftmost match, as the regex finds it:
+/// with literal words and whitespace between, a start position matches in at most one way.
+fn find_literal(text: &str, words: &[&[u8]], from: usize) -> Option<(usize, usize)> {
+    let bytes = text.as_bytes();
+    let first = words[0][0];
+    let (lo, up) = (first.to_ascii_lowercase(), first.to_ascii_uppercase());
+    let mut at = from;
+    while at < bytes.len() {
+        let start = at + bytes[at..].iter().position(|b| *b == lo || *b == up)?;
+        if let Some(end) = match_at(text, words, start) {
+            return Some((start, end));
+        }
+        at = start + 1;
+    }
+    None
+}
+
+/// The end of `words` matched at byte `start` of `text` (an ASCII byte, so a char boundary).
+fn match_at(text: &str, words: &[&[u8]], start: usize) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut at = start;
+    for (i, w) in words.iter().enumerate() {
+        if i > 0 {
+            // One or more whitespace characters.
+            let rest = &text[at..];
+            let gap = rest
+                .char_indices()
+                .find(|(_, c)| !c.is_whitespace())
+                .map_or(rest.len(), |(j, _)| j);
+            if gap == 0 {
+                return None;
+            }
+            at += gap;
+        }
+        let end = at + w.len();
+        if end > bytes.len() || !bytes[at..end].eq_ignore_ascii_case(w) {
+            return None;
+        }
+        at = end;
+    }
+    Some(at)
 }
 
 /// Spaces left doubled by a deletion closed up, line by line; lines left empty removed.
@@ -445,10 +519,23 @@ impl TypedStage for DocumentPerturbationsStage {
 
         let mut made: Vec<Made<'_>> = Vec::new();
         if wants("regex_delete") {
-            let mut patterns = Patterns::default();
-            for &(q, ch) in &pairs {
-                let evidence = evidence_of(q, &triplet_by_id);
-                match delete_answer_with(&mut patterns, &ch.text, &evidence, &q.answer) {
+            // Pairs in contiguous runs, one per thread, each with its own patterns.
+            let threads = crate::retrieval::search::default_threads();
+            let runs: Vec<&[(&Question, &Chunk)]> =
+                pairs.chunks(pairs.len().div_ceil(threads).max(1)).collect();
+            let deleted = crate::retrieval::search::parallel_map(&runs, threads, |run| {
+                let mut patterns = Patterns::default();
+                run.iter()
+                    .map(|&(q, ch)| {
+                        let evidence = evidence_of(q, &triplet_by_id);
+                        let d = delete_answer_with(&mut patterns, &ch.text, &evidence, &q.answer);
+                        (d, evidence.len())
+                    })
+                    .collect::<Vec<_>>()
+            });
+            for (&(q, ch), (deletion, evidence)) in pairs.iter().zip(deleted.into_iter().flatten())
+            {
+                match deletion {
                     Ok(d) => {
                         summary.extra_deletions += usize::from(d.answer_sentences_deleted > 0);
                         made.push(Made {
@@ -468,9 +555,8 @@ impl TypedStage for DocumentPerturbationsStage {
                         format!("{}/{}/regex_delete", q.id, ch.id),
                         why.reason(),
                         format!(
-                            "answer {:?}; {} evidence sentences",
+                            "answer {:?}; {evidence} evidence sentences",
                             clip(&q.answer),
-                            evidence.len()
                         ),
                     ),
                 }
@@ -505,16 +591,21 @@ impl TypedStage for DocumentPerturbationsStage {
                 .zip(&answers)
                 .collect();
             // The language of each translation checked once per chunk, not once per question.
+            let checked: Vec<(&Chunk, &Result<_, _>)> =
+                distinct.iter().copied().zip(&answers).collect();
+            let verdicts = crate::retrieval::search::parallel_map(
+                &checked,
+                crate::retrieval::search::default_threads(),
+                |(ch, a)| {
+                    a.as_ref()
+                        .ok()
+                        .and_then(|a| language_rejection(&ch.text, a.value.text.trim()))
+                },
+            );
             let language: BTreeMap<&str, Option<&'static str>> = distinct
                 .iter()
-                .zip(&answers)
-                .map(|(ch, a)| {
-                    let verdict = a
-                        .as_ref()
-                        .ok()
-                        .and_then(|a| language_rejection(&ch.text, a.value.text.trim()));
-                    (ch.id.as_str(), verdict)
-                })
+                .map(|ch| ch.id.as_str())
+                .zip(verdicts)
                 .collect();
             for &(q, ch) in &pairs {
                 let item = format!("{}/{}/back_translation", q.id, ch.id);
@@ -628,6 +719,34 @@ fn clip(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The byte matcher deletes what the regex deletes, whitespace of any kind, case and
+        /// the characters near ASCII letters (dotted and dotless i, non-breaking spaces,
+        /// vertical tabs) included.
+        #[test]
+        fn literal_deletion_is_the_regex_deletion(
+            text in "[abAB .\t\n\u{b}\u{a0}\u{2003}İı,é]{0,60}",
+            sentence in "[abAB .\t\u{b},]{0,12}",
+        ) {
+            let mut patterns = Patterns::default();
+            let (mut fast, mut slow) = (text.clone(), text.clone());
+            let n = patterns.delete_all(&mut fast, &sentence);
+            let m = patterns.delete_all_regex(&mut slow, &sentence);
+            prop_assert_eq!((n, fast), (m, slow));
+        }
+    }
+
+    #[test]
+    fn near_ascii_letters_fall_back_to_the_regex() {
+        let mut text = "The \u{212a}iln and the \u{17f}ite.".to_string();
+        assert_eq!(
+            Patterns::default().delete_all(&mut text, "kiln and the site"),
+            1
+        );
+        assert_eq!(text, "The .");
+    }
 
     #[test]
     fn evidence_then_every_sentence_carrying_the_answer_is_deleted() {

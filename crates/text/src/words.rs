@@ -33,13 +33,10 @@ pub fn normalize(s: &str) -> String {
 }
 
 /// Push each of `s`'s [`words`] onto `out`, `before` and `after` it, without a `String` per
-/// word. An ASCII word is lowercased byte by byte; any other goes through `str::to_lowercase`
-/// (a final sigma depends on its word), so the words are exactly those of [`words`].
+/// ASCII word (a word with other characters goes through `str::to_lowercase`: a final sigma
+/// depends on its word), so the words are exactly those of [`words`].
 fn push_words(s: &str, out: &mut String, before: &str, after: &str) {
-    for w in s.split(|c: char| !c.is_alphanumeric()) {
-        if w.is_empty() {
-            continue;
-        }
+    for w in Spans::new(s) {
         out.push_str(before);
         if w.is_ascii() {
             out.extend(w.bytes().map(|b| char::from(b.to_ascii_lowercase())));
@@ -50,13 +47,54 @@ fn push_words(s: &str, out: &mut String, before: &str, after: &str) {
     }
 }
 
-/// `s` [`normalize`]d with a space before and after (a lone space when it has no words), so a
-/// run of whole words is a plain substring: ` a b `.
-fn padded(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push(' ');
-    push_words(s, &mut out, "", " ");
-    out
+/// The words of a text as slices of it, before lowercasing: maximal runs of alphanumeric
+/// characters, found byte by byte while the text is ASCII.
+#[derive(Debug, Clone)]
+struct Spans<'a> {
+    s: &'a str,
+    at: usize,
+}
+
+impl<'a> Spans<'a> {
+    fn new(s: &'a str) -> Self {
+        Self { s, at: 0 }
+    }
+
+    /// Move past characters while they are (or are not) alphanumeric.
+    #[inline]
+    fn skip(&mut self, alphanumeric: bool) {
+        let b = self.s.as_bytes();
+        while self.at < b.len() {
+            let c = b[self.at];
+            if c < 0x80 {
+                if c.is_ascii_alphanumeric() != alphanumeric {
+                    return;
+                }
+                self.at += 1;
+            } else {
+                let ch = self.s[self.at..].chars().next().unwrap_or(' ');
+                if ch.is_alphanumeric() != alphanumeric {
+                    return;
+                }
+                self.at += ch.len_utf8();
+            }
+        }
+    }
+}
+
+impl<'a> Iterator for Spans<'a> {
+    type Item = &'a str;
+
+    #[inline]
+    fn next(&mut self) -> Option<&'a str> {
+        self.skip(false);
+        if self.at >= self.s.len() {
+            return None;
+        }
+        let start = self.at;
+        self.skip(true);
+        Some(&self.s[start..self.at])
+    }
 }
 
 /// Whether `needle`'s words appear in `haystack` as a run of whole words (after
@@ -65,33 +103,53 @@ pub fn contains_phrase(haystack: &str, needle: &str) -> bool {
     Phrase::new(needle).is_in(haystack)
 }
 
-/// A needle for [`contains_phrase`], normalised once to test against many haystacks.
+/// A needle for [`contains_phrase`], its words lowercased once, tested against many haystacks
+/// without normalising them: their words are compared one by one as they are found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Phrase {
-    /// ` w1 w2 ` (empty: no words).
-    padded: String,
+    words: Vec<String>,
 }
 
 impl Phrase {
     pub fn new(needle: &str) -> Self {
-        let padded = padded(needle);
         Self {
-            padded: if padded.len() > 1 {
-                padded
-            } else {
-                String::new()
-            },
+            words: words(needle),
         }
     }
 
     /// Whether the phrase has no words (it is then in nothing).
     pub fn is_empty(&self) -> bool {
-        self.padded.is_empty()
+        self.words.is_empty()
     }
 
     /// [`contains_phrase`]`(haystack, needle)`.
     pub fn is_in(&self, haystack: &str) -> bool {
-        !self.is_empty() && padded(haystack).contains(&self.padded)
+        let Some((first, rest)) = self.words.split_first() else {
+            return false;
+        };
+        let mut scratch = String::new();
+        let mut same = |w: &str, lower: &str| {
+            if w.is_ascii() {
+                w.len() == lower.len() && w.eq_ignore_ascii_case(lower)
+            } else {
+                scratch.clear();
+                scratch.push_str(&w.to_lowercase());
+                scratch == lower
+            }
+        };
+        let mut spans = Spans::new(haystack);
+        while let Some(w) = spans.next() {
+            if same(w, first) {
+                let mut after = spans.clone();
+                if rest
+                    .iter()
+                    .all(|n| after.next().is_some_and(|w| same(w, n)))
+                {
+                    return true;
+                }
+            }
+        }
+        false
     }
 }
 
