@@ -10,6 +10,7 @@
 
 pub mod id;
 pub mod model;
+pub mod parallel;
 pub mod rows;
 pub mod schema;
 pub mod stage;
@@ -17,6 +18,7 @@ pub mod vocab;
 
 pub use id::{sha256_hex, stable_id};
 pub use model::*;
+pub use parallel::{default_threads, parallel_map};
 pub use rows::{FETCH_COLUMNS, Record, Rows, TableKind, TableRow};
 pub use schema::{Column, DType, TableSchema};
 pub use stage::{

@@ -250,8 +250,16 @@ macro_rules! tables {
                 }
             }
 
+            /// Every row's id, in order.
+            pub fn ids(&self) -> Vec<String> {
+                match self {
+                    $(Rows::$variant(v) => v.iter().map(|r| r.id().to_string()).collect()),*
+                }
+            }
+
             /// `(id, sha256 of the row's JSON, sha256 of the same without the [`FETCH_COLUMNS`])`
             /// per row: snapshot diffs call rows whose second hash matches unchanged in content.
+            /// Rows are hashed on every core.
             pub fn id_content_hashes(&self) -> Vec<(String, String, String)> {
                 let fetched = self
                     .kind()
@@ -264,15 +272,12 @@ macro_rules! tables {
                     // straight from the row (the same text as through a JSON value: fields in
                     // order).
                     return match self {
-                        $(Rows::$variant(v) => v
-                            .iter()
-                            .map(|r| {
-                                let text = serde_json::to_vec(r)
-                                    .expect("rows of the data model always serialise");
-                                let hash = crate::sha256_hex(&text);
-                                (r.id().to_string(), hash.clone(), hash)
-                            })
-                            .collect()),*
+                        $(Rows::$variant(v) => crate::parallel_map(v, crate::default_threads(), |r| {
+                            let text = serde_json::to_vec(r)
+                                .expect("rows of the data model always serialise");
+                            let hash = crate::sha256_hex(&text);
+                            (r.id().to_string(), hash.clone(), hash)
+                        })),*
                     };
                 }
                 self.json_rows()

@@ -203,20 +203,12 @@ impl FastMod {
 
 /// [`hashed`] for every text, in order, on every core for a large batch.
 fn hashed_all(texts: &[String], dim: usize) -> Vec<Vec<f32>> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if threads < 2 || texts.len() < 64 {
-        return texts.iter().map(|t| hashed(t, dim)).collect();
-    }
-    std::thread::scope(|s| {
-        let parts: Vec<_> = texts
-            .chunks(texts.len().div_ceil(threads))
-            .map(|part| s.spawn(move || part.iter().map(|t| hashed(t, dim)).collect::<Vec<_>>()))
-            .collect();
-        parts
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
-    })
+    let threads = if texts.len() < 64 {
+        1
+    } else {
+        noisebench_core::default_threads()
+    };
+    noisebench_core::parallel_map(texts, threads, |t| hashed(t, dim))
 }
 
 pub(crate) fn normalise(v: &mut [f32]) {

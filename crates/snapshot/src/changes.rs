@@ -210,8 +210,22 @@ pub fn diff_tables(
             .map(|(id, full, content)| (id, (full, content)))
             .collect())
     };
-    let old = before.as_ref().map(load).transpose()?.unwrap_or_default();
-    let new = after.as_ref().map(load).transpose()?.unwrap_or_default();
+    // A table on one side only: every row is added (or removed), whatever its content; only
+    // the ids are read.
+    let ids_only = |side: &TableSide<'_>| -> Result<BTreeMap<String, (String, String)>, String> {
+        let rows = table_io::read_table(side.path, side.kind).map_err(|e| e.to_string())?;
+        Ok(rows
+            .ids()
+            .into_iter()
+            .map(|id| (id, Default::default()))
+            .collect())
+    };
+    let (old, new) = match (&before, &after) {
+        (Some(b), Some(a)) => (load(b)?, load(a)?),
+        (Some(b), None) => (ids_only(b)?, BTreeMap::new()),
+        (None, Some(a)) => (BTreeMap::new(), ids_only(a)?),
+        (None, None) => Default::default(),
+    };
     let mut changes = TableChanges {
         rows_before: old.len() as u64,
         rows_after: new.len() as u64,

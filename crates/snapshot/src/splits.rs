@@ -27,6 +27,16 @@ pub fn question_column(kind: TableKind) -> Option<&'static str> {
     }
 }
 
+/// Each row's question id (the [`question_column`] of its kind; empty for other kinds).
+fn question_ids(rows: &Rows) -> Vec<&str> {
+    match rows {
+        Rows::Questions(v) => v.iter().map(|r| r.id.as_str()).collect(),
+        Rows::QueryPerturbations(v) => v.iter().map(|r| r.question_id.as_str()).collect(),
+        Rows::DocumentPerturbations(v) => v.iter().map(|r| r.question_id.as_str()).collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// `question_id -> split` from a `question_splits` table.
 pub fn read_assignment(path: &Path) -> Result<BTreeMap<String, String>, String> {
     let rows = table_io::read_table(path, TableKind::QuestionSplits).map_err(|e| e.to_string())?;
@@ -50,26 +60,24 @@ pub fn write_split_files(
     source: &Path,
     assignment: &BTreeMap<String, String>,
 ) -> Result<Option<BTreeMap<String, SplitEntry>>, String> {
-    let Some(column) = question_column(kind) else {
+    if question_column(kind).is_none() {
         return Ok(None);
-    };
+    }
     let rows = table_io::read_table(source, kind).map_err(|e| e.to_string())?;
-    let mut by_split: BTreeMap<String, Vec<serde_json::Value>> = BTreeMap::new();
-    for row in rows.json_rows() {
-        let split = row
-            .get(column)
-            .and_then(|v| v.as_str())
-            .and_then(|q| assignment.get(q))
+    // The rows of each split by place, then copied out typed: no row passes through JSON.
+    let mut by_split: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (i, question) in question_ids(&rows).into_iter().enumerate() {
+        let split = assignment
+            .get(question)
             .map_or(UNASSIGNED, String::as_str)
             .to_string();
-        by_split.entry(split).or_default().push(row);
+        by_split.entry(split).or_default().push(i);
     }
     let folder = dir.join("data").join(name);
     std::fs::create_dir_all(&folder).map_err(|e| format!("{}: {e}", folder.display()))?;
     let mut entries = BTreeMap::new();
-    for (split, values) in by_split {
-        let part = Rows::from_json_rows(kind, values)
-            .map_err(|(row, e)| format!("{name} row {row} in split {split}: {e}"))?;
+    for (split, indices) in by_split {
+        let part = rows.select(&indices);
         let file = format!("data/{name}/{split}.parquet");
         let written = table_io::write_table(&dir.join(&file), &part).map_err(|e| e.to_string())?;
         entries.insert(
@@ -88,6 +96,20 @@ pub fn write_split_files(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn question_ids_read_each_kinds_question_column() {
+        for kind in TableKind::ALL {
+            let Some(column) = question_column(*kind) else {
+                assert!(question_ids(&Rows::one_default(*kind)).is_empty());
+                continue;
+            };
+            let mut row = Rows::one_default(*kind).json_rows().next().unwrap();
+            row[column] = serde_json::json!("q7");
+            let rows = Rows::from_json_rows(*kind, [row]).unwrap();
+            assert_eq!(question_ids(&rows), ["q7"], "{kind:?}");
+        }
+    }
 
     #[test]
     fn questions_split_by_assignment_and_unknown_questions_are_kept() {
