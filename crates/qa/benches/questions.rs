@@ -225,9 +225,10 @@ fn main() -> ExitCode {
     let t0 = Instant::now();
     let outputs: Vec<_> = prepared
         .iter()
-        .map(|p| match &p.prompt {
-            Prompt::Single(x) => QaSingle::offline(x),
-            Prompt::Multi(x) => QaMulti::offline(x),
+        .map(|p| match p.prompt.as_ref() {
+            Some(Prompt::Single(x)) => QaSingle::offline(x),
+            Some(Prompt::Multi(x)) => QaMulti::offline(x),
+            None => unreachable!("prepare gives every pattern its prompt"),
         })
         .collect();
     let answers: Vec<_> = outputs

@@ -114,7 +114,8 @@ pub struct Prepared<'a> {
     /// The distinct chunks of the triplets, in order of first use.
     pub chunks: Vec<&'a Chunk>,
     pub metadata: BTreeMap<String, String>,
-    pub prompt: Prompt,
+    /// Taken out (`None`) when the stage sends it: inputs hold whole chunk texts.
+    pub prompt: Option<Prompt>,
 }
 
 /// What the LLM is asked for one pattern.
@@ -232,7 +233,7 @@ pub fn prepare<'a>(
             triplets,
             chunks,
             metadata,
-            prompt,
+            prompt: Some(prompt),
         });
     }
     out
@@ -564,22 +565,23 @@ impl TypedStage for QuestionsStage {
         let corpus = Corpus::new(&triplets, &chunks, &reports);
         let prepared = prepare(&patterns, &corpus, c, &mut drops);
 
-        let (single_at, single_inputs): (Vec<usize>, Vec<QaSingleInput>) = prepared
-            .iter()
-            .enumerate()
-            .filter_map(|(i, p)| match &p.prompt {
-                Prompt::Single(x) => Some((i, x.clone())),
-                Prompt::Multi(_) => None,
-            })
-            .unzip();
-        let (multi_at, multi_inputs): (Vec<usize>, Vec<QaMultiInput>) = prepared
-            .iter()
-            .enumerate()
-            .filter_map(|(i, p)| match &p.prompt {
-                Prompt::Multi(x) => Some((i, x.clone())),
-                Prompt::Single(_) => None,
-            })
-            .unzip();
+        let mut prepared = prepared;
+        let (mut single_at, mut single_inputs): (Vec<usize>, Vec<QaSingleInput>) =
+            Default::default();
+        let (mut multi_at, mut multi_inputs): (Vec<usize>, Vec<QaMultiInput>) = Default::default();
+        for (i, p) in prepared.iter_mut().enumerate() {
+            match p.prompt.take() {
+                Some(Prompt::Single(x)) => {
+                    single_at.push(i);
+                    single_inputs.push(x);
+                }
+                Some(Prompt::Multi(x)) => {
+                    multi_at.push(i);
+                    multi_inputs.push(x);
+                }
+                None => {}
+            }
+        }
         let bar = ctx
             .progress
             .bar("questions: single-hop", Some(single_inputs.len() as u64));
