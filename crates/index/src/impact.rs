@@ -203,7 +203,7 @@ impl Impacts {
         // of n such steps (twice over) covers every sum here.
         let steps = (lists.len() + 1) as f64;
         let margin = |theta: f64| 2.0 * steps * f64::from(f32::EPSILON) * theta.abs().max(1.0);
-        let mut theta = f64::NEG_INFINITY;
+        let mut theta = self.seed_theta(&lists, k);
         let mut open = 0;
         while open < lists.len() && rest[open] >= theta - margin(theta) {
             let p = lists[open];
@@ -304,6 +304,44 @@ impl Impacts {
             .into_iter()
             .map(|(s, r)| (s, self.order[r as usize]))
             .collect()
+    }
+
+    /// A lower bound of the k-th best score to start from: the k-th best whole score among
+    /// the best-scoring documents of the first two lists (each scored over every list, adding
+    /// in list order as the search does, so these are exactly their scores). A query's rarest
+    /// terms usually name its best documents, so the search can stop reading new documents
+    /// early. Minus infinity when fewer than k documents are seeded.
+    fn seed_theta(&self, lists: &[&Scored], k: usize) -> f64 {
+        if lists.len() < 2 {
+            return f64::NEG_INFINITY;
+        }
+        let mut seeds: Vec<u32> = Vec::new();
+        for p in lists.iter().take(2) {
+            let mut best = TopK::new(4 * k);
+            for (&d, &s) in p.docs.iter().zip(&p.scores) {
+                best.offer(s, d);
+            }
+            seeds.extend(best.best.iter().map(|(_, d)| *d));
+        }
+        seeds.sort_unstable();
+        seeds.dedup();
+        if seeds.len() < k {
+            return f64::NEG_INFINITY;
+        }
+        let mut froms = vec![0usize; lists.len()];
+        let whole: Vec<f32> = seeds
+            .iter()
+            .map(|&d| {
+                let mut s = 0f32;
+                for (p, from) in lists.iter().zip(froms.iter_mut()) {
+                    if let Some(x) = p.score_from(d, from) {
+                        s += x;
+                    }
+                }
+                s
+            })
+            .collect();
+        f64::from(kth_largest(&mut Vec::new(), whole.into_iter(), k))
     }
 
     /// The posting lists of `terms` held, highest maximum first (ties in term order): the order
