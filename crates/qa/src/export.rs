@@ -257,15 +257,20 @@ pub fn write_rare(records: &RareRecords, dir: &Path) -> Result<Vec<PathBuf>, Rar
         (MULTI_HOP_FILE, &records.multi_hop),
     ] {
         let path = dir.join(name);
-        let mut json = serde_json::to_vec_pretty(list).map_err(|source| RareExportError::Json {
+        let io = |source| RareExportError::Io {
+            path: path.clone(),
+            source,
+        };
+        // Streamed: the document perturbations' texts make the JSON hundreds of MB at RARE's
+        // size, which a buffer would hold (and grow) whole.
+        let mut out =
+            std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&path).map_err(io)?);
+        serde_json::to_writer_pretty(&mut out, list).map_err(|source| RareExportError::Json {
             path: path.clone(),
             source,
         })?;
-        json.push(b'\n');
-        std::fs::write(&path, json).map_err(|source| RareExportError::Io {
-            path: path.clone(),
-            source,
-        })?;
+        std::io::Write::write_all(&mut out, b"\n").map_err(io)?;
+        out.into_inner().map_err(|e| io(e.into_error()))?;
         files.push(path);
     }
     Ok(files)
