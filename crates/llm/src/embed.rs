@@ -41,6 +41,20 @@ impl Llm {
         embed(self, stage, texts)
     }
 
+    /// [`Llm::embed`] for borrowed texts: the offline embedder reads them where they are (a
+    /// stage embedding every chunk and its perturbations need not copy them); the others are
+    /// given owned copies.
+    pub fn embed_strs(&self, stage: &str, texts: &[&str]) -> Result<Embeddings, LlmError> {
+        if let Embedder::Hashed { dim } = &self.inner.embedder {
+            return Ok(Embeddings {
+                vectors: hashed_all(texts, *dim),
+                provenance: self.inner.embedder.name(),
+            });
+        }
+        let owned: Vec<String> = texts.iter().map(|t| t.to_string()).collect();
+        embed(self, stage, &owned)
+    }
+
     /// Which embedder makes vectors: `hashed-ngrams:<dim>`, `local:all-MiniLM-L6-v2`,
     /// `openai:<model>`.
     pub fn embedder_name(&self) -> String {
@@ -202,13 +216,13 @@ impl FastMod {
 }
 
 /// [`hashed`] for every text, in order, on every core for a large batch.
-fn hashed_all(texts: &[String], dim: usize) -> Vec<Vec<f32>> {
+fn hashed_all<T: AsRef<str> + Sync>(texts: &[T], dim: usize) -> Vec<Vec<f32>> {
     let threads = if texts.len() < 64 {
         1
     } else {
         noisebench_core::default_threads()
     };
-    noisebench_core::parallel_map(texts, threads, |t| hashed(t, dim))
+    noisebench_core::parallel_map(texts, threads, |t| hashed(t.as_ref(), dim))
 }
 
 pub(crate) fn normalise(v: &mut [f32]) {

@@ -645,32 +645,44 @@ impl TypedStage for DocumentPerturbationsStage {
         let mut rows = Vec::new();
         if !made.is_empty() {
             // Each distinct text embedded once: a chunk that many questions rest on, and its
-            // one back-translation, would otherwise be embedded once per question.
-            let mut texts: Vec<String> = Vec::new();
-            let mut index: std::collections::HashMap<&str, usize> = Default::default();
-            let mut at = Vec::with_capacity(2 * made.len());
-            for m in &made {
-                for t in [m.chunk.text.as_str(), m.text.as_str()] {
-                    let i = *index.entry(t).or_insert_with(|| {
-                        texts.push(t.to_string());
-                        texts.len() - 1
-                    });
-                    at.push(i);
+            // one back-translation, would otherwise be embedded once per question. The texts
+            // are borrowed, and each row then takes its text from `made`: at RARE's size they
+            // are hundreds of MB.
+            let embedded = {
+                let mut texts: Vec<&str> = Vec::new();
+                let mut index: std::collections::HashMap<&str, usize> = Default::default();
+                let mut at = Vec::with_capacity(2 * made.len());
+                for m in &made {
+                    for t in [m.chunk.text.as_str(), m.text.as_str()] {
+                        let i = *index.entry(t).or_insert_with(|| {
+                            texts.push(t);
+                            texts.len() - 1
+                        });
+                        at.push(i);
+                    }
                 }
-            }
-            match self.llm.embed(stage, &texts) {
-                Ok(e) => {
-                    for (i, m) in made.iter().enumerate() {
-                        let (a, b) = (&e.vectors[at[2 * i]], &e.vectors[at[2 * i + 1]]);
-                        let sim: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+                self.llm.embed_strs(stage, &texts).map(|e| {
+                    let sims: Vec<f32> = at
+                        .chunks_exact(2)
+                        .map(|p| {
+                            let (a, b) = (&e.vectors[p[0]], &e.vectors[p[1]]);
+                            a.iter().zip(b).map(|(x, y)| x * y).sum()
+                        })
+                        .collect();
+                    (sims, e.provenance)
+                })
+            };
+            match embedded {
+                Ok((sims, embedder)) => {
+                    for (m, sim) in made.into_iter().zip(sims) {
                         rows.push(DocumentPerturbation {
                             id: stable_id("dpert", &[&m.question.id, &m.chunk.id, m.kind]),
                             question_id: m.question.id.clone(),
                             chunk_id: m.chunk.id.clone(),
                             kind: m.kind.to_string(),
-                            text: m.text.clone(),
+                            text: m.text,
                             similarity: Some(round_similarity(sim)),
-                            provenance: format!("{}; similarity by {}", m.provenance, e.provenance),
+                            provenance: format!("{}; similarity by {embedder}", m.provenance),
                         });
                     }
                 }
