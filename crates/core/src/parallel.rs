@@ -8,16 +8,31 @@ pub fn parallel_map<T: Sync, R: Send>(
     threads: usize,
     f: impl Fn(&T) -> R + Sync,
 ) -> Vec<R> {
+    parallel_map_with(items, threads, || (), |(), x| f(x))
+}
+
+/// [`parallel_map`] with state each thread makes once (`init`) and keeps across its part: a
+/// score array, a cache of compiled patterns.
+pub fn parallel_map_with<T: Sync, S, R: Send>(
+    items: &[T],
+    threads: usize,
+    init: impl Fn() -> S + Sync,
+    f: impl Fn(&mut S, &T) -> R + Sync,
+) -> Vec<R> {
     let threads = threads.clamp(1, items.len().max(1));
+    let part = |part: &[T]| {
+        let mut state = init();
+        part.iter().map(|x| f(&mut state, x)).collect::<Vec<R>>()
+    };
     if threads == 1 {
-        return items.iter().map(f).collect();
+        return part(items);
     }
     let size = items.len().div_ceil(threads);
-    let f = &f;
+    let part = &part;
     std::thread::scope(|s| {
         let handles: Vec<_> = items
             .chunks(size)
-            .map(|part| s.spawn(move || part.iter().map(f).collect::<Vec<R>>()))
+            .map(|p| s.spawn(move || part(p)))
             .collect();
         handles
             .into_iter()
@@ -46,5 +61,22 @@ mod tests {
             assert_eq!(got, items.iter().map(|x| x * 2).collect::<Vec<_>>());
         }
         assert!(parallel_map(&[] as &[u32], 4, |x| *x).is_empty());
+    }
+
+    #[test]
+    fn each_thread_keeps_its_own_state_over_its_part() {
+        let items: Vec<u32> = (0..100).collect();
+        // A running count per thread: on 2 threads each part counts from 1 again.
+        let got = parallel_map_with(
+            &items,
+            2,
+            || 0u32,
+            |n, _| {
+                *n += 1;
+                *n
+            },
+        );
+        let want: Vec<u32> = (1..=50).chain(1..=50).collect();
+        assert_eq!(got, want);
     }
 }

@@ -1,15 +1,16 @@
 //! BM25 for many short queries over one text field: every term's postings read once out of a
 //! built [`Bm25`] index, each with its BM25 score precomputed by tantivy's own formula
 //! (`Bm25Weight` with the index's statistics and each document's one-byte length norm), held in
-//! memory as `(document, score)` lists. A query adds up the lists of its terms in one array and
-//! keeps its top k, ties by id, with none of a tantivy query's per-query machinery (query objects,
-//! block-max WAND, stored-field reads for ids).
+//! memory as `(document, score)` lists. A query adds up the lists of its terms in one array,
+//! pruned MaxScore-style ([`Impacts::search`]), and keeps its top k, ties by id, with none of a
+//! tantivy query's per-query machinery (query objects, block-max WAND, stored-field reads for
+//! ids).
 //!
-//! Scores are tantivy's per-term scores added in term order; tantivy adds the same numbers in
-//! the order its scorers line up, so a total can differ from [`Bm25::search`]'s in the last bit
-//! (a test bounds it) and a near-tie can rank the other way. Built for a benchmark's chunks
-//! (tens of thousands of documents, a few hundred thousand queries); an index too large for its
-//! postings to fit in memory stays with [`Bm25::search`].
+//! Scores are tantivy's per-term scores added from the term with the highest maximum down;
+//! tantivy adds the same numbers in the order its scorers line up, so a total can differ from
+//! [`Bm25::search`]'s in the last bit (a test bounds it) and a near-tie can rank the other way.
+//! Built for a benchmark's chunks (tens of thousands of documents, a few hundred thousand
+//! queries); an index too large for its postings to fit in memory stays with [`Bm25::search`].
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -19,7 +20,7 @@ use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::{DocSet, TERMINATED, TantivyDocument, Term};
 
 use crate::bm25::{Bm25, IndexError};
-use crate::vector::TopK;
+use crate::vector::{KBest, TopK, id_ranks};
 
 /// One term's documents (ascending) and their BM25 scores for it, and the highest of them.
 #[derive(Debug, Clone, Default)]
@@ -69,7 +70,6 @@ pub struct Scratch {
     /// Candidates once no new document can reach the top k (their partial scores are in
     /// `acc`).
     candidates: Vec<u32>,
-    partials: Vec<f32>,
 }
 
 impl Bm25 {
@@ -138,12 +138,7 @@ impl Bm25 {
         for t in terms.values_mut() {
             t.max = t.scores.iter().fold(0f32, |m, s| m.max(*s));
         }
-        let mut order: Vec<u32> = (0..ids.len() as u32).collect();
-        order.sort_by(|a, b| ids[*a as usize].cmp(&ids[*b as usize]));
-        let mut rank = vec![0u32; ids.len()];
-        for (r, i) in order.iter().enumerate() {
-            rank[*i as usize] = r as u32;
-        }
+        let (rank, order) = id_ranks(&ids);
         Ok(Impacts {
             ids,
             rank,
@@ -220,7 +215,6 @@ impl Impacts {
             if scratch.touched.len() >= k && open < lists.len() && rest[open] < rest[0] - rest[open]
             {
                 theta = f64::from(kth_largest(
-                    &mut scratch.partials,
                     scratch.touched.iter().map(|&d| scratch.acc[d as usize]),
                     k,
                 ));
@@ -275,7 +269,6 @@ impl Impacts {
                 // Partial scores only grow: the k-th best of them is a better lower bound.
                 if scratch.candidates.len() >= k {
                     let kth = f64::from(kth_largest(
-                        &mut scratch.partials,
                         scratch.candidates.iter().map(|&d| acc[d as usize]),
                         k,
                     ));
@@ -341,7 +334,7 @@ impl Impacts {
                 s
             })
             .collect();
-        f64::from(kth_largest(&mut Vec::new(), whole.into_iter(), k))
+        f64::from(kth_largest(whole.into_iter(), k))
     }
 
     /// The posting lists of `terms` held, highest maximum first (ties in term order): the order
@@ -372,30 +365,11 @@ impl Impacts {
     }
 }
 
-/// The k-th largest of `values` (at least k of them), using `buf` as scratch: for a small k
-/// the k best are kept sorted as they come (one compare for most values), else selected.
-fn kth_largest(buf: &mut Vec<f32>, values: impl Iterator<Item = f32>, k: usize) -> f32 {
-    buf.clear();
-    if k <= 16 {
-        // buf: the k best so far, worst first.
-        let mut worst = f32::NEG_INFINITY;
-        for v in values {
-            if buf.len() < k {
-                let at = buf.partition_point(|x| *x < v);
-                buf.insert(at, v);
-                worst = buf[0];
-            } else if v > worst {
-                let at = buf.partition_point(|x| *x < v);
-                buf.insert(at, v);
-                buf.remove(0);
-                worst = buf[0];
-            }
-        }
-        return worst;
-    }
-    buf.extend(values);
-    let at = buf.len() - k;
-    *buf.select_nth_unstable_by(at, f32::total_cmp).1
+/// The k-th largest of `values` (at least k of them; k at least 1).
+fn kth_largest(values: impl Iterator<Item = f32>, k: usize) -> f32 {
+    let mut best = KBest::new(k);
+    values.for_each(|v| best.offer(v));
+    best.kth().unwrap_or(f32::NEG_INFINITY)
 }
 
 #[cfg(test)]
@@ -457,12 +431,14 @@ mod tests {
                 }).collect();
                 words.push("?".into());
                 let qtext = words.join(" ");
-                let want = index.search(&Query::new(&qtext, k)).unwrap();
+                // One place beyond k, so a near-tie across the cut counts as a tie.
+                let ranked = index.search(&Query::new(&qtext, k + 1)).unwrap();
+                let want = &ranked[..ranked.len().min(k)];
                 let got = impacts.search(&terms(&qtext), k, &mut scratch);
                 prop_assert_eq!(got.len(), want.len(), "{}", qtext);
-                for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                for (i, (g, w)) in got.iter().zip(want).enumerate() {
                     prop_assert!((g.0 - w.score).abs() <= 1e-5 * w.score.abs().max(1.0));
-                    let near = |j: usize| want.get(j).is_some_and(|o| (o.score - w.score).abs() < 1e-4);
+                    let near = |j: usize| ranked.get(j).is_some_and(|o| (o.score - w.score).abs() < 1e-4);
                     let tied = (i > 0 && near(i - 1)) || near(i + 1);
                     if !tied {
                         prop_assert_eq!(impacts.id(g.1), w.id.as_str());
@@ -483,7 +459,7 @@ mod tests {
             prop_assume!(k <= values.len());
             let mut sorted = values.clone();
             sorted.sort_by(|a, b| b.total_cmp(a));
-            let got = kth_largest(&mut Vec::new(), values.iter().copied(), k);
+            let got = kth_largest(values.iter().copied(), k);
             prop_assert_eq!(got, sorted[k - 1]);
         }
 

@@ -228,6 +228,51 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     dot_body(a, b)
 }
 
+/// Each item's place in id order, and the item at each place: ties are broken by the place.
+pub(crate) fn id_ranks(ids: &[String]) -> (Vec<u32>, Vec<u32>) {
+    let mut order: Vec<u32> = (0..ids.len() as u32).collect();
+    order.sort_by(|a, b| ids[*a as usize].cmp(&ids[*b as usize]));
+    let mut rank = vec![0u32; ids.len()];
+    for (r, i) in order.iter().enumerate() {
+        rank[*i as usize] = r as u32;
+    }
+    (rank, order)
+}
+
+/// The k largest values offered, kept sorted worst first: a value below the worst kept costs
+/// one compare. The k-th largest is a threshold (the first pass's, BM25 pruning's).
+#[derive(Debug, Clone)]
+pub(crate) struct KBest<T> {
+    k: usize,
+    best: Vec<T>,
+}
+
+impl<T: PartialOrd + Copy> KBest<T> {
+    pub(crate) fn new(k: usize) -> Self {
+        Self {
+            k,
+            best: Vec::with_capacity(k + 1),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn offer(&mut self, v: T) {
+        if self.best.len() == self.k && !(self.k > 0 && v > self.best[0]) {
+            return;
+        }
+        let at = self.best.partition_point(|x| *x < v);
+        self.best.insert(at, v);
+        if self.best.len() > self.k {
+            self.best.remove(0);
+        }
+    }
+
+    /// The k-th largest value offered, once k were.
+    pub(crate) fn kth(&self) -> Option<T> {
+        (self.k > 0 && self.best.len() == self.k).then(|| self.best[0])
+    }
+}
+
 /// The `k` best `(score, rank)` pairs seen, best first: higher score, then lower rank (the id's
 /// place in id order). Holds at most k entries; a score below the worst kept costs one compare.
 #[derive(Debug, Clone)]
@@ -345,15 +390,7 @@ impl VectorIndex {
             .iter()
             .map(|q| self.checked("query", q.as_ref()))
             .collect::<Result<_, _>>()?;
-        let (rank, order) = self.ranks.get_or_init(|| {
-            let mut order: Vec<u32> = (0..self.ids.len() as u32).collect();
-            order.sort_by(|a, b| self.ids[*a as usize].cmp(&self.ids[*b as usize]));
-            let mut rank = vec![0u32; self.ids.len()];
-            for (r, i) in order.iter().enumerate() {
-                rank[*i as usize] = r as u32;
-            }
-            (rank, order)
-        });
+        let (rank, order) = self.ranks.get_or_init(|| id_ranks(&self.ids));
         if k == 0 {
             return Ok(units.iter().map(|_| Vec::new()).collect());
         }
@@ -475,8 +512,8 @@ impl VectorIndex {
 /// the k-th of them when they were seen (pruned as it rises).
 struct FirstPass {
     k: usize,
-    /// The k best lower bounds, worst first.
-    lows: Vec<f64>,
+    /// The k best lower bounds.
+    lows: KBest<f64>,
     /// The k-th best lower bound so far (minus infinity until k rows were seen).
     threshold: f64,
     candidates: Vec<(f64, u32)>,
@@ -486,7 +523,7 @@ impl FirstPass {
     fn new(k: usize) -> Self {
         Self {
             k,
-            lows: Vec::with_capacity(k + 1),
+            lows: KBest::new(k),
             threshold: f64::NEG_INFINITY,
             candidates: Vec::new(),
         }
@@ -498,15 +535,9 @@ impl FirstPass {
             return;
         }
         self.candidates.push((high, row));
-        if self.lows.len() < self.k || low > self.lows[0] {
-            let at = self.lows.partition_point(|l| *l < low);
-            self.lows.insert(at, low);
-            if self.lows.len() > self.k {
-                self.lows.remove(0);
-            }
-            if self.lows.len() == self.k {
-                self.threshold = self.lows[0];
-            }
+        self.lows.offer(low);
+        if let Some(kth) = self.lows.kth() {
+            self.threshold = kth;
         }
         if self.candidates.len() >= 64 + 8 * self.k {
             let t = self.threshold;

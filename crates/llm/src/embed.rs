@@ -37,22 +37,14 @@ pub(crate) enum Embedder {
 
 impl Llm {
     /// Embed texts (sync). One vector per text, in order, from the configured embedder.
-    pub fn embed(&self, stage: &str, texts: &[String]) -> Result<Embeddings, LlmError> {
+    /// Borrowed texts are fine: the offline embedder reads them where they are (a stage
+    /// embedding every chunk and its perturbations need not copy them).
+    pub fn embed<T: AsRef<str> + Sync>(
+        &self,
+        stage: &str,
+        texts: &[T],
+    ) -> Result<Embeddings, LlmError> {
         embed(self, stage, texts)
-    }
-
-    /// [`Llm::embed`] for borrowed texts: the offline embedder reads them where they are (a
-    /// stage embedding every chunk and its perturbations need not copy them); the others are
-    /// given owned copies.
-    pub fn embed_strs(&self, stage: &str, texts: &[&str]) -> Result<Embeddings, LlmError> {
-        if let Embedder::Hashed { dim } = &self.inner.embedder {
-            return Ok(Embeddings {
-                vectors: hashed_all(texts, *dim),
-                provenance: self.inner.embedder.name(),
-            });
-        }
-        let owned: Vec<String> = texts.iter().map(|t| t.to_string()).collect();
-        embed(self, stage, &owned)
     }
 
     /// Which embedder makes vectors: `hashed-ngrams:<dim>`, `local:all-MiniLM-L6-v2`,
@@ -264,7 +256,11 @@ fn from_bytes(b: &[u8]) -> Option<Vec<f32>> {
     )
 }
 
-pub(crate) fn embed(llm: &Llm, stage: &str, texts: &[String]) -> Result<Embeddings, LlmError> {
+pub(crate) fn embed<T: AsRef<str> + Sync>(
+    llm: &Llm,
+    stage: &str,
+    texts: &[T],
+) -> Result<Embeddings, LlmError> {
     let embedder = &llm.inner.embedder;
     let provenance = embedder.name();
     match embedder {
@@ -274,7 +270,12 @@ pub(crate) fn embed(llm: &Llm, stage: &str, texts: &[String]) -> Result<Embeddin
         }),
         #[cfg(feature = "local-embeddings")]
         Embedder::Local(m) => Ok(Embeddings {
-            vectors: m.embed(texts)?,
+            vectors: m.embed(
+                &texts
+                    .iter()
+                    .map(|t| t.as_ref().to_string())
+                    .collect::<Vec<_>>(),
+            )?,
             provenance,
         }),
         Embedder::Openai { model, batch } => {
@@ -292,14 +293,14 @@ fn embed_openai(
     stage: &str,
     model: &Arc<OpenAiModel>,
     batch: usize,
-    texts: &[String],
+    texts: &[impl AsRef<str>],
 ) -> Result<Vec<Vec<f32>>, LlmError> {
     let mut out: Vec<Option<Vec<f32>>> = vec![None; texts.len()];
     let mut missing: Vec<usize> = Vec::new();
     let cache = llm.inner.cache.as_ref();
     for (i, t) in texts.iter().enumerate() {
         let start = Instant::now();
-        let key = embedding_key(&model.model_id, t);
+        let key = embedding_key(&model.model_id, t.as_ref());
         let hit = cache.and_then(|c| c.get(&key)).and_then(|b| from_bytes(&b));
         match hit {
             Some(v) => {
@@ -347,7 +348,7 @@ fn embed_openai(
     let mut unique: Vec<usize> = Vec::new();
     let mut seen = BTreeMap::new();
     for &i in &missing {
-        seen.entry(texts[i].as_str()).or_insert_with(|| {
+        seen.entry(texts[i].as_ref()).or_insert_with(|| {
             unique.push(i);
             i
         });
@@ -355,7 +356,7 @@ fn embed_openai(
     let groups: Vec<Vec<usize>> = unique.chunks(batch.max(1)).map(<[_]>::to_vec).collect();
     let llm2 = llm.clone();
     let stage2 = stage.to_string();
-    let texts2: Vec<String> = texts.to_vec();
+    let texts2: Vec<String> = texts.iter().map(|t| t.as_ref().to_string()).collect();
     let model2 = Arc::clone(model);
     let results = llm.block_on(async move {
         let mut handles = Vec::new();
@@ -420,7 +421,10 @@ fn embed_openai(
             normalise(&mut v);
             if let Some(c) = cache
                 && llm.inner.config.cache.mode == CacheMode::ReadWrite
-                && let Err(e) = c.put(&embedding_key(&model.model_id, &texts[i]), &to_bytes(&v))
+                && let Err(e) = c.put(
+                    &embedding_key(&model.model_id, texts[i].as_ref()),
+                    &to_bytes(&v),
+                )
             {
                 tracing::warn!(error = %e, "embedding cache write failed");
             }
@@ -430,7 +434,7 @@ fn embed_openai(
     // Duplicates take the vector of their first occurrence.
     for &i in &missing {
         if out[i].is_none() {
-            let first = seen.get(texts[i].as_str()).copied();
+            let first = seen.get(texts[i].as_ref()).copied();
             out[i] = first.and_then(|f| out[f].clone());
         }
     }

@@ -24,7 +24,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 
-use noisebench_perturb::retrieval::search::{Bm25Chunks, default_threads};
+use noisebench_core::default_threads;
+use noisebench_perturb::retrieval::search::Bm25Chunks;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 

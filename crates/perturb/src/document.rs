@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use noisebench_core::{
     Chunk, ConfigError, DocumentPerturbation, Drops, InputSpec, Inputs, OutputSpec, Question,
     ShardKey, StageContext, StageError, StageFacts, StageOutput, StageReport, TableKind, Triplet,
-    TypedStage, stable_id,
+    TypedStage, default_threads, parallel_map, parallel_map_with, stable_id,
 };
 use noisebench_llm::Llm;
 use noisebench_text::{Phrase, sentences};
@@ -519,22 +519,18 @@ impl TypedStage for DocumentPerturbationsStage {
 
         let mut made: Vec<Made<'_>> = Vec::new();
         if wants("regex_delete") {
-            // Pairs in contiguous runs, one per thread, each with its own patterns.
-            let threads = crate::retrieval::search::default_threads();
-            let runs: Vec<&[(&Question, &Chunk)]> =
-                pairs.chunks(pairs.len().div_ceil(threads).max(1)).collect();
-            let deleted = crate::retrieval::search::parallel_map(&runs, threads, |run| {
-                let mut patterns = Patterns::default();
-                run.iter()
-                    .map(|&(q, ch)| {
-                        let evidence = evidence_of(q, &triplet_by_id);
-                        let d = delete_answer_with(&mut patterns, &ch.text, &evidence, &q.answer);
-                        (d, evidence.len())
-                    })
-                    .collect::<Vec<_>>()
-            });
-            for (&(q, ch), (deletion, evidence)) in pairs.iter().zip(deleted.into_iter().flatten())
-            {
+            // Each thread with its own compiled patterns.
+            let deleted = parallel_map_with(
+                &pairs,
+                default_threads(),
+                Patterns::default,
+                |patterns, &(q, ch)| {
+                    let evidence = evidence_of(q, &triplet_by_id);
+                    let d = delete_answer_with(patterns, &ch.text, &evidence, &q.answer);
+                    (d, evidence.len())
+                },
+            );
+            for (&(q, ch), (deletion, evidence)) in pairs.iter().zip(deleted) {
                 match deletion {
                     Ok(d) => {
                         summary.extra_deletions += usize::from(d.answer_sentences_deleted > 0);
@@ -593,15 +589,11 @@ impl TypedStage for DocumentPerturbationsStage {
             // The language of each translation checked once per chunk, not once per question.
             let checked: Vec<(&Chunk, &Result<_, _>)> =
                 distinct.iter().copied().zip(&answers).collect();
-            let verdicts = crate::retrieval::search::parallel_map(
-                &checked,
-                crate::retrieval::search::default_threads(),
-                |(ch, a)| {
-                    a.as_ref()
-                        .ok()
-                        .and_then(|a| language_rejection(&ch.text, a.value.text.trim()))
-                },
-            );
+            let verdicts = parallel_map(&checked, default_threads(), |(ch, a)| {
+                a.as_ref()
+                    .ok()
+                    .and_then(|a| language_rejection(&ch.text, a.value.text.trim()))
+            });
             let language: BTreeMap<&str, Option<&'static str>> = distinct
                 .iter()
                 .map(|ch| ch.id.as_str())
@@ -661,7 +653,7 @@ impl TypedStage for DocumentPerturbationsStage {
                         at.push(i);
                     }
                 }
-                self.llm.embed_strs(stage, &texts).map(|e| {
+                self.llm.embed(stage, &texts).map(|e| {
                     let sims: Vec<f32> = at
                         .chunks_exact(2)
                         .map(|p| {

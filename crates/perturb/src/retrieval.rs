@@ -491,7 +491,7 @@ impl TypedStage for RetrievalStage {
             ..RetrievalSummary::default()
         };
         let threads = if c.threads == 0 {
-            search::default_threads()
+            noisebench_core::default_threads()
         } else {
             c.threads
         };
@@ -666,7 +666,7 @@ impl RetrievalStage {
             .progress
             .bar("retrieval: nearest neighbours", Some(texts.len() as u64));
         let threads = if c.threads == 0 {
-            search::default_threads()
+            noisebench_core::default_threads()
         } else {
             c.threads
         };

@@ -24,27 +24,23 @@ pub fn content_words(s: &str) -> BTreeSet<String> {
         .collect()
 }
 
-/// Words joined by single spaces: case, punctuation and spacing differences removed.
+/// Words joined by single spaces: case, punctuation and spacing differences removed. Built
+/// without a `String` per ASCII word (a word with other characters goes through
+/// `str::to_lowercase`: a final sigma depends on its word), so the words are exactly those of
+/// [`words`].
 pub fn normalize(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    push_words(s, &mut out, "", " ");
-    out.pop();
-    out
-}
-
-/// Push each of `s`'s [`words`] onto `out`, `before` and `after` it, without a `String` per
-/// ASCII word (a word with other characters goes through `str::to_lowercase`: a final sigma
-/// depends on its word), so the words are exactly those of [`words`].
-fn push_words(s: &str, out: &mut String, before: &str, after: &str) {
     for w in Spans::new(s) {
-        out.push_str(before);
+        if !out.is_empty() {
+            out.push(' ');
+        }
         if w.is_ascii() {
             out.extend(w.bytes().map(|b| char::from(b.to_ascii_lowercase())));
         } else {
             out.push_str(&w.to_lowercase());
         }
-        out.push_str(after);
     }
+    out
 }
 
 /// The words of a text as slices of it, before lowercasing: maximal runs of alphanumeric

@@ -12,6 +12,7 @@
 use instant_distance::{Builder, HnswMap, Point, Search};
 use std::collections::BTreeSet;
 
+use noisebench_core::{parallel_map, parallel_map_with};
 use noisebench_index::bm25::{Bm25, Doc, IndexError, Spec, terms};
 use noisebench_index::vector::{VectorError, VectorIndex, dot};
 use noisebench_index::{Impacts, Scratch};
@@ -100,23 +101,13 @@ impl Bm25Chunks {
                 })
             })
             .collect();
-        // Contiguous runs of queries per thread, each with its own score array.
-        let runs: Vec<&[usize]> = distinct
-            .chunks(distinct.len().div_ceil(threads.max(1)).max(1))
-            .collect();
-        let found: Vec<Vec<Scored>> = parallel_map(&runs, threads, |run| {
-            let mut scratch = Scratch::default();
-            run.iter()
-                .map(|&i| {
-                    let hits = self.impacts.search(&keys[i], k, &mut scratch);
-                    tick();
-                    self.scored(hits)
-                })
-                .collect::<Vec<_>>()
-        })
-        .into_iter()
-        .flatten()
-        .collect();
+        // Each thread with its own score array.
+        let found: Vec<Vec<Scored>> =
+            parallel_map_with(&distinct, threads, Scratch::default, |scratch, &i| {
+                let hits = self.impacts.search(&keys[i], k, scratch);
+                tick();
+                self.scored(hits)
+            });
         slot.into_iter().map(|d| Ok(found[d].clone())).collect()
     }
 
@@ -129,8 +120,6 @@ impl Bm25Chunks {
             .len()
     }
 }
-
-pub use noisebench_core::{default_threads, parallel_map};
 
 /// Queries per block of exact search: a block is one pass over every vector.
 const EXACT_BLOCK: usize = 256;
