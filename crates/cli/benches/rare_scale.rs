@@ -27,6 +27,8 @@ const CHILD: &str = "RARE_SCALE_CHILD";
 
 fn main() {
     if let Ok(reports) = std::env::var(CHILD) {
+        // As the binary does.
+        noisebench_cli::no_huge_pages();
         child(reports.parse().expect("a report count"));
         return;
     }

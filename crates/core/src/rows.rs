@@ -111,10 +111,24 @@ macro_rules! tables {
             where
                 for<'a> &'a mut W: serde::Serializer<Ok = (), Error = E>,
             {
+                self.serialize_range(0..self.len(), sink)
+            }
+
+            /// [`Rows::serialize_each`] for the rows in `range` (within the rows); an error
+            /// names the row's index among all the rows.
+            pub fn serialize_range<W, E>(
+                &self,
+                range: std::ops::Range<usize>,
+                sink: &mut W,
+            ) -> Result<(), (usize, E)>
+            where
+                for<'a> &'a mut W: serde::Serializer<Ok = (), Error = E>,
+            {
+                let start = range.start;
                 match self {
                     $(Rows::$variant(v) => {
-                        for (i, r) in v.iter().enumerate() {
-                            r.serialize(&mut *sink).map_err(|e| (i, e))?;
+                        for (i, r) in v[range].iter().enumerate() {
+                            r.serialize(&mut *sink).map_err(|e| (start + i, e))?;
                         }
                     }),*
                 }

@@ -180,6 +180,19 @@ impl Impacts {
         k: usize,
         scratch: &mut Scratch,
     ) -> Vec<(f32, u32)> {
+        self.search_hinted(terms, k, scratch, &[])
+    }
+
+    /// [`Impacts::search`], starting from the whole scores of `hints` too (documents likely to
+    /// score high, such as the hits of a similar query). Any documents give a valid start, so
+    /// the hits are the same whatever the hints; good hints only make the search faster.
+    pub fn search_hinted(
+        &self,
+        terms: &BTreeSet<String>,
+        k: usize,
+        scratch: &mut Scratch,
+        hints: &[u32],
+    ) -> Vec<(f32, u32)> {
         if k == 0 {
             return Vec::new();
         }
@@ -198,7 +211,7 @@ impl Impacts {
         // of n such steps (twice over) covers every sum here.
         let steps = (lists.len() + 1) as f64;
         let margin = |theta: f64| 2.0 * steps * f64::from(f32::EPSILON) * theta.abs().max(1.0);
-        let mut theta = self.seed_theta(&lists, k);
+        let mut theta = self.seed_theta(&lists, k, hints);
         let mut open = 0;
         while open < lists.len() && rest[open] >= theta - margin(theta) {
             let p = lists[open];
@@ -300,15 +313,15 @@ impl Impacts {
     }
 
     /// A lower bound of the k-th best score to start from: the k-th best whole score among
-    /// the best-scoring documents of the first two lists (each scored over every list, adding
+    /// the hints and the best-scoring documents of the first two lists (each scored over every list, adding
     /// in list order as the search does, so these are exactly their scores). A query's rarest
     /// terms usually name its best documents, so the search can stop reading new documents
     /// early. Minus infinity when fewer than k documents are seeded.
-    fn seed_theta(&self, lists: &[&Scored], k: usize) -> f64 {
+    fn seed_theta(&self, lists: &[&Scored], k: usize, hints: &[u32]) -> f64 {
         if lists.len() < 2 {
             return f64::NEG_INFINITY;
         }
-        let mut seeds: Vec<u32> = Vec::new();
+        let mut seeds: Vec<u32> = hints.to_vec();
         for p in lists.iter().take(2) {
             let mut best = TopK::new(4 * k);
             for (&d, &s) in p.docs.iter().zip(&p.scores) {
@@ -464,7 +477,8 @@ mod tests {
         }
 
         /// Pruning changes nothing: the same hits, bit for bit, as adding every list whole, on
-        /// documents with a skewed vocabulary (a few words in most of them, most in few).
+        /// documents with a skewed vocabulary (a few words in most of them, most in few);
+        /// neither do hints, good or bad.
         #[test]
         fn pruned_search_is_exhaustive_search(
             docs in proptest::collection::vec(
@@ -473,6 +487,7 @@ mod tests {
             ),
             queries in proptest::collection::vec(proptest::collection::vec(0u32..40, 1..9), 1..12),
             k in 0usize..6,
+            hints in proptest::collection::vec(0u32..150, 0..8),
         ) {
             let word = |w: u32| format!("w{w}x");
             let index = Bm25::in_ram(
@@ -490,7 +505,14 @@ mod tests {
             for q in &queries {
                 let qtext = q.iter().map(|w| word(*w)).collect::<Vec<_>>().join(" ");
                 let t = terms(&qtext);
-                prop_assert_eq!(impacts.search(&t, k, &mut scratch), impacts.search_exhaustive(&t, k));
+                let want = impacts.search_exhaustive(&t, k);
+                prop_assert_eq!(impacts.search(&t, k, &mut scratch), want.clone());
+                // Any documents as hints (matching or not): the same hits.
+                let hints: Vec<u32> = hints.iter().map(|h| h % impacts.len() as u32).collect();
+                prop_assert_eq!(impacts.search_hinted(&t, k, &mut scratch, &hints), want.clone());
+                // The hits themselves as hints (a family's earlier query): the same hits.
+                let own: Vec<u32> = want.iter().map(|(_, d)| *d).collect();
+                prop_assert_eq!(impacts.search_hinted(&t, k, &mut scratch, &own), want);
             }
             prop_assert!(scratch.acc.iter().all(|a| *a == 0.0));
         }

@@ -244,7 +244,7 @@ fn main() -> ExitCode {
     let texts: Vec<&str> = corpus.queries.iter().map(|(_, q)| q.as_str()).collect();
     let threads = default_threads();
     let t = Instant::now();
-    let ours = index.search_all(&texts, K, threads, &|| {});
+    let ours = index.search_all(&texts, &[], K, threads, &|| {});
     let query_s = t.elapsed().as_secs_f64();
     let ours_qps = texts.len() as f64 / query_s;
     println!(

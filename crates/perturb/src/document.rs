@@ -639,30 +639,23 @@ impl TypedStage for DocumentPerturbationsStage {
             // Each distinct text embedded once: a chunk that many questions rest on, and its
             // one back-translation, would otherwise be embedded once per question. The texts
             // are borrowed, and each row then takes its text from `made`: at RARE's size they
-            // are hundreds of MB.
+            // are hundreds of MB. The chunks' vectors are kept; the perturbed texts' are made
+            // a slice at a time and dropped once their similarities are taken, so the vectors
+            // held stay near the chunks' whatever the number of rows.
             let embedded = {
                 let mut texts: Vec<&str> = Vec::new();
                 let mut index: std::collections::HashMap<&str, usize> = Default::default();
-                let mut at = Vec::with_capacity(2 * made.len());
-                for m in &made {
-                    for t in [m.chunk.text.as_str(), m.text.as_str()] {
-                        let i = *index.entry(t).or_insert_with(|| {
-                            texts.push(t);
-                            texts.len() - 1
-                        });
-                        at.push(i);
-                    }
-                }
-                self.llm.embed(stage, &texts).map(|e| {
-                    let sims: Vec<f32> = at
-                        .chunks_exact(2)
-                        .map(|p| {
-                            let (a, b) = (&e.vectors[p[0]], &e.vectors[p[1]]);
-                            a.iter().zip(b).map(|(x, y)| x * y).sum()
-                        })
-                        .collect();
-                    (sims, e.provenance)
-                })
+                let mut place = |t| {
+                    *index.entry(t).or_insert_with(|| {
+                        texts.push(t);
+                        texts.len() - 1
+                    })
+                };
+                let firsts: Vec<usize> =
+                    made.iter().map(|m| place(m.chunk.text.as_str())).collect();
+                let kept = firsts.iter().max().map_or(0, |m| m + 1);
+                let seconds: Vec<usize> = made.iter().map(|m| place(m.text.as_str())).collect();
+                similarities(&self.llm, stage, &texts, kept, &firsts, &seconds)
             };
             match embedded {
                 Ok((sims, embedder)) => {
@@ -714,6 +707,47 @@ impl TypedStage for DocumentPerturbationsStage {
             .with_table("document_perturbations", rows)
             .with_facts(summary.facts()))
     }
+}
+
+/// Texts embedded per call for the perturbed texts: their vectors live only for one slice.
+const EMBED_SLICE: usize = 8192;
+
+/// The similarity of each pair `(firsts[i], seconds[i])` of `texts` (distinct; every first
+/// below `kept`), and the embedder's name. The first `kept` texts' vectors are kept for the
+/// whole run; the rest are embedded [`EMBED_SLICE`] at a time, each slice's pairs scored and
+/// its vectors dropped.
+fn similarities(
+    llm: &Llm,
+    stage: &str,
+    texts: &[&str],
+    kept: usize,
+    firsts: &[usize],
+    seconds: &[usize],
+) -> Result<(Vec<f32>, String), noisebench_llm::LlmError> {
+    let dot = |a: &[f32], b: &[f32]| -> f32 { a.iter().zip(b).map(|(x, y)| x * y).sum() };
+    let head = llm.embed(stage, &texts[..kept])?;
+    let mut sims = vec![0f32; firsts.len()];
+    // Pairs by their second text, so each slice's pairs are one run.
+    let mut order: Vec<usize> = (0..firsts.len()).collect();
+    order.sort_by_key(|&i| seconds[i]);
+    let mut next = 0;
+    while next < order.len() && seconds[order[next]] < kept {
+        let i = order[next];
+        sims[i] = dot(&head.vectors[firsts[i]], &head.vectors[seconds[i]]);
+        next += 1;
+    }
+    let mut start = kept;
+    while start < texts.len() {
+        let end = (start + EMBED_SLICE).min(texts.len());
+        let slice = llm.embed(stage, &texts[start..end])?;
+        while next < order.len() && seconds[order[next]] < end {
+            let i = order[next];
+            sims[i] = dot(&head.vectors[firsts[i]], &slice.vectors[seconds[i] - start]);
+            next += 1;
+        }
+        start = end;
+    }
+    Ok((sims, head.provenance))
 }
 
 fn clip(s: &str) -> String {

@@ -514,7 +514,17 @@ impl TypedStage for RetrievalStage {
                 .progress
                 .bar("retrieval: bm25", Some(items.len() as u64));
             let tick = || bar.inc(1);
-            let results = index.search_all(&texts, depth(RerankSource::Bm25), threads, &tick);
+            // A question and its perturbations: one family, searched together.
+            let mut family_of: HashMap<&str, u32> = HashMap::new();
+            let families: Vec<u32> = items
+                .iter()
+                .map(|q| {
+                    let n = family_of.len() as u32;
+                    *family_of.entry(q.question_id.as_str()).or_insert(n)
+                })
+                .collect();
+            let results =
+                index.search_all(&texts, &families, depth(RerankSource::Bm25), threads, &tick);
             bar.finish();
             let mut out = Vec::with_capacity(results.len());
             for (q, r) in items.iter().zip(results) {

@@ -74,10 +74,15 @@ fn polars_dtype(dtype: DType) -> DataType {
 /// Build a DataFrame from typed rows, one column per schema column, in schema order: each row is
 /// serialised by serde straight into its columns' builders ([`ColumnWriter`]).
 fn rows_to_frame(rows: &Rows) -> Result<DataFrame, TableError> {
+    frame_of(rows, 0..rows.len())
+}
+
+/// [`rows_to_frame`] for the rows in `range`; an error names the row's index among all rows.
+fn frame_of(rows: &Rows, range: std::ops::Range<usize>) -> Result<DataFrame, TableError> {
     let schema = rows.kind().schema();
-    let height = rows.len();
+    let height = range.len();
     let mut writer = ColumnWriter::new(&schema, height);
-    if let Err((row, e)) = rows.serialize_each(&mut writer) {
+    if let Err((row, e)) = rows.serialize_range(range, &mut writer) {
         let column = writer.failed_column.take().unwrap_or_default();
         return Err(value_error(&schema, row, &column, &e.to_string()));
     }
@@ -113,7 +118,13 @@ fn value_error(schema: &TableSchema, row: usize, column: &str, message: &str) ->
 
 /// Decode a DataFrame into typed rows of `kind`, checking it against the table's schema first:
 /// serde builds each row straight from the columns' cells ([`ColumnReader`]).
-fn frame_to_rows(kind: TableKind, df: &DataFrame, path: &Path) -> Result<Rows, TableError> {
+/// `offset`: the frame's first row's index in the file, for errors.
+fn frame_to_rows(
+    kind: TableKind,
+    df: &DataFrame,
+    path: &Path,
+    offset: usize,
+) -> Result<Rows, TableError> {
     let schema = kind.schema();
     check_frame(df, &schema).map_err(|problems| TableError::Schema {
         path: path.into(),
@@ -163,7 +174,7 @@ fn frame_to_rows(kind: TableKind, df: &DataFrame, path: &Path) -> Result<Rows, T
     .map_err(|(row, source)| TableError::Decode {
         path: path.into(),
         table: schema.table.clone(),
-        row,
+        row: offset + row,
         source,
     })
 }
@@ -213,11 +224,84 @@ fn check_frame(df: &DataFrame, schema: &TableSchema) -> Result<(), Vec<String>> 
 
 /// Write rows to `path` as zstd Parquet, atomically; returns the file's sha256, rows and bytes.
 pub fn write_table(path: &Path, rows: &Rows) -> Result<WrittenTable, TableError> {
-    let mut df = rows_to_frame(rows)?;
-    write_frame(path, &mut df)
+    let io_err = |source| TableError::Io {
+        path: path.into(),
+        source,
+    };
+    let total = rows.len();
+    let group = group_rows(rows)?;
+    let first = frame_of(rows, 0..total.min(group))?;
+    let schema = first.schema().clone();
+    let arrow_schema = reader_compatible_arrow_schema(&first);
+    // Taken by the writer, so it is dropped once written.
+    let mut first = Some(first);
+    let mut failure: Option<TableError> = None;
+    write_atomic_with(path, |file| {
+        let mut writer = BufWriter::new(file);
+        let parquet = |e: PolarsError| TableError::Parquet {
+            path: path.into(),
+            message: e.to_string(),
+        };
+        let written = (|| {
+            let mut batched = ParquetWriter::new(&mut writer)
+                .with_compression(ParquetCompression::Zstd(None))
+                .with_key_value_metadata(Some(KeyValueMetadata::Static(vec![arrow_schema.clone()])))
+                .batched(&schema)
+                .map_err(parquet)?;
+            if let Some(first) = first.take() {
+                batched.write_batch(&first).map_err(parquet)?;
+            }
+            let mut start = group;
+            while start < total {
+                let end = (start + group).min(total);
+                let df = frame_of(rows, start..end)?;
+                batched.write_batch(&df).map_err(parquet)?;
+                start = end;
+            }
+            batched.finish().map_err(parquet)?;
+            Ok(())
+        })();
+        if let Err(e) = written {
+            failure = Some(e);
+            return Err(std::io::Error::other("parquet writer failed"));
+        }
+        writer.flush()
+    })
+    .map_err(|e| failure.take().unwrap_or_else(|| io_err(e)))?;
+    let (sha256, bytes) = hash_file(path).map_err(io_err)?;
+    Ok(WrittenTable {
+        sha256,
+        rows: total as u64,
+        bytes,
+    })
 }
 
-/// Write a frame to `path` as zstd Parquet, atomically.
+/// At most this many rows per Parquet row group of a written table. Each group's frame is built
+/// from the rows, written and dropped before the next, so a table of long texts (RARE's perturbed
+/// documents: 600 MB) is never held twice.
+const ROW_GROUP_ROWS: usize = 65_536;
+
+/// About this many bytes of cells per row group: fewer rows per group for long rows.
+const ROW_GROUP_BYTES: usize = 32 << 20;
+
+/// Rows probed for their size.
+const PROBE_ROWS: usize = 4_096;
+
+/// Rows per row group for `rows`: [`ROW_GROUP_ROWS`], or fewer (down to [`PROBE_ROWS`]) when the
+/// first [`PROBE_ROWS`] rows' frame says that many would hold more than [`ROW_GROUP_BYTES`]. A
+/// table of at most [`PROBE_ROWS`] rows, or of short rows up to [`ROW_GROUP_ROWS`], is one
+/// group: the file polars writes for its whole frame.
+fn group_rows(rows: &Rows) -> Result<usize, TableError> {
+    if rows.len() <= PROBE_ROWS {
+        return Ok(ROW_GROUP_ROWS);
+    }
+    let per_row = frame_of(rows, 0..PROBE_ROWS)?.estimated_size() / PROBE_ROWS;
+    Ok((ROW_GROUP_BYTES / per_row.max(1)).clamp(PROBE_ROWS, ROW_GROUP_ROWS))
+}
+
+/// Write a frame to `path` as zstd Parquet, atomically, in one call to polars (the tests'
+/// reference for [`write_table`]).
+#[cfg(test)]
 fn write_frame(path: &Path, df: &mut DataFrame) -> Result<WrittenTable, TableError> {
     let io_err = |source| TableError::Io {
         path: path.into(),
@@ -320,9 +404,51 @@ pub fn read_rows<T: noisebench_core::TableRow>(path: &Path) -> Result<Vec<T>, Ta
 
 /// Read a Parquet file as typed rows of `kind`.
 pub fn read_table(path: &Path, kind: TableKind) -> Result<Rows, TableError> {
-    let df = read_frame(path)?;
-    frame_to_rows(kind, &df, path)
+    let parquet = |e: PolarsError| TableError::Parquet {
+        path: path.into(),
+        message: e.to_string(),
+    };
+    let open = || {
+        File::open(path)
+            .map(BufReader::new)
+            .map_err(|source| TableError::Io {
+                path: path.into(),
+                source,
+            })
+    };
+    let metadata = ParquetReader::new(open()?)
+        .get_metadata()
+        .map_err(parquet)?
+        .clone();
+    // Row groups read together up to READ_BYTES of cells: each part's frame is decoded into
+    // rows and dropped before the next is read, so a large table is not held twice.
+    let mut parts: Vec<(usize, usize)> = Vec::new();
+    let (mut start, mut rows, mut bytes) = (0, 0, 0);
+    for group in &metadata.row_groups {
+        if rows > 0 && bytes + group.total_byte_size() > READ_BYTES {
+            parts.push((start, rows));
+            (start, rows, bytes) = (start + rows, 0, 0);
+        }
+        rows += group.num_rows();
+        bytes += group.total_byte_size();
+    }
+    if parts.is_empty() {
+        let df = read_frame(path)?;
+        return frame_to_rows(kind, &df, path, 0);
+    }
+    parts.push((start, rows));
+    let mut out = Rows::empty(kind);
+    for (offset, len) in parts {
+        let mut reader = ParquetReader::new(open()?).with_slice(Some((offset, len)));
+        reader.set_metadata(metadata.clone());
+        let df = reader.finish().map_err(parquet)?;
+        out.append(frame_to_rows(kind, &df, path, offset)?);
+    }
+    Ok(out)
 }
+
+/// About this many bytes of cells (uncompressed) read into one frame by [`read_table`].
+const READ_BYTES: usize = 128 << 20;
 
 /// sha256 (hex) and size of a file, streamed.
 pub fn hash_file(path: &Path) -> std::io::Result<(String, u64)> {
@@ -373,6 +499,65 @@ pub mod baseline {
 mod tests {
     use super::*;
     use noisebench_core::Report;
+
+    fn reports(n: usize) -> Rows {
+        Rows::Reports(
+            (0..n)
+                .map(|i| Report {
+                    id: format!("report_{i:07}"),
+                    title: (i % 3 == 0).then(|| "word ".repeat(i % 7)),
+                    ..Report::default()
+                })
+                .collect(),
+        )
+    }
+
+    /// A table of at most one row group's rows is the file polars writes for its frame, byte
+    /// for byte; a longer one is written a group at a time and reads back the same rows.
+    #[test]
+    fn tables_are_written_a_row_group_at_a_time() {
+        let dir = tempfile::tempdir().unwrap();
+        for n in [0, 1, 1000, ROW_GROUP_ROWS] {
+            let rows = reports(n);
+            let ours = write_table(&dir.path().join("a.parquet"), &rows).unwrap();
+            let reference = write_frame(
+                &dir.path().join("b.parquet"),
+                &mut rows_to_frame(&rows).unwrap(),
+            )
+            .unwrap();
+            assert_eq!(ours, reference, "{n} rows");
+        }
+        let rows = reports(2 * ROW_GROUP_ROWS + 5);
+        let path = dir.path().join("c.parquet");
+        let written = write_table(&path, &rows).unwrap();
+        assert_eq!(written.rows, rows.len() as u64);
+        let back = read_table(&path, TableKind::Reports).unwrap();
+        assert!(back == rows, "the rows read back differ");
+        let groups = polars_parquet::read::read_metadata(&mut File::open(&path).unwrap())
+            .unwrap()
+            .row_groups
+            .len();
+        assert_eq!(groups, 3);
+        // Long rows: groups of fewer rows, the same rows back.
+        let long = Rows::Reports(
+            (0..3 * PROBE_ROWS)
+                .map(|i| Report {
+                    id: format!("report_{i:07}"),
+                    title: Some(format!("{i} {}", "long title ".repeat(1_000))),
+                    ..Report::default()
+                })
+                .collect(),
+        );
+        let group = group_rows(&long).unwrap();
+        assert_eq!(group, PROBE_ROWS);
+        write_table(&path, &long).unwrap();
+        assert!(read_table(&path, TableKind::Reports).unwrap() == long);
+        let groups = polars_parquet::read::read_metadata(&mut File::open(&path).unwrap())
+            .unwrap()
+            .row_groups
+            .len();
+        assert_eq!(groups, 3);
+    }
 
     #[test]
     fn a_cell_that_does_not_decode_names_its_row_and_column() {

@@ -119,50 +119,61 @@ pub struct RareSummary {
     pub files: Vec<PathBuf>,
 }
 
-/// Turn questions into RARE records, in `questions` order. `splits` gives each record's split
-/// (by `question_id`); `perturbations` its perturbation maps. A question of a kind RARE does not
-/// know is skipped with reason `unknown_kind`.
-pub fn rare_records(
-    questions: &[Question],
-    splits: &[QuestionSplit],
-    perturbations: Perturbations<'_>,
-) -> RareRecords {
-    let split_of: BTreeMap<&str, &str> = splits
-        .iter()
-        .map(|s| (s.question_id.as_str(), s.split.as_str()))
-        .collect();
-    let mut queries: BTreeMap<&str, BTreeMap<String, &QueryPerturbation>> = BTreeMap::new();
-    for p in perturbations.queries {
-        let slot = queries
-            .entry(p.question_id.as_str())
-            .or_default()
-            .entry(p.kind.clone())
-            .or_insert(p);
-        // One per kind in RARE; should a table hold several, keep the most similar (ties: id),
-        // so the choice does not depend on row order.
-        if (p.similarity, &p.id) > (slot.similarity, &slot.id) {
-            *slot = p;
+/// A question left out of the export: (question id, reason code, detail).
+type Skipped = (String, &'static str, String);
+
+/// What records are made from besides their question: splits and perturbations by question.
+struct Sources<'a> {
+    split_of: BTreeMap<&'a str, &'a str>,
+    queries: BTreeMap<&'a str, BTreeMap<String, &'a QueryPerturbation>>,
+    documents: BTreeMap<&'a str, Vec<&'a DocumentPerturbation>>,
+}
+
+impl<'a> Sources<'a> {
+    fn new(splits: &'a [QuestionSplit], perturbations: Perturbations<'a>) -> Self {
+        let split_of: BTreeMap<&str, &str> = splits
+            .iter()
+            .map(|s| (s.question_id.as_str(), s.split.as_str()))
+            .collect();
+        let mut queries: BTreeMap<&str, BTreeMap<String, &QueryPerturbation>> = BTreeMap::new();
+        for p in perturbations.queries {
+            let slot = queries
+                .entry(p.question_id.as_str())
+                .or_default()
+                .entry(p.kind.clone())
+                .or_insert(p);
+            // One per kind in RARE; should a table hold several, keep the most similar (ties:
+            // id), so the choice does not depend on row order.
+            if (p.similarity, &p.id) > (slot.similarity, &slot.id) {
+                *slot = p;
+            }
+        }
+        let mut documents: BTreeMap<&str, Vec<&DocumentPerturbation>> = BTreeMap::new();
+        for p in perturbations.documents {
+            documents.entry(p.question_id.as_str()).or_default().push(p);
+        }
+        Sources {
+            split_of,
+            queries,
+            documents,
         }
     }
-    let mut documents: BTreeMap<&str, Vec<&DocumentPerturbation>> = BTreeMap::new();
-    for p in perturbations.documents {
-        documents.entry(p.question_id.as_str()).or_default().push(p);
-    }
-    let mut out = RareRecords::default();
-    for q in questions {
+
+    /// `q`'s record, or why it is left out (a kind RARE does not know: `unknown_kind`).
+    fn record(&self, q: &Question) -> Result<RareRecord, Skipped> {
         let multi_hop_type = match q.kind.as_str() {
             "single_hop" => None,
             k if MULTI_HOP_KINDS.contains(&k) => Some(k.to_string()),
             other => {
-                out.skipped.push((
+                return Err((
                     q.id.clone(),
                     "unknown_kind",
                     format!("kind `{other}` is neither single_hop nor a RARE multi-hop type"),
                 ));
-                continue;
             }
         };
-        let query_perturbations = queries
+        let query_perturbations = self
+            .queries
             .get(q.id.as_str())
             .map(|by_kind| {
                 by_kind
@@ -179,7 +190,7 @@ pub fn rare_records(
                     .collect()
             })
             .unwrap_or_default();
-        let record = RareRecord {
+        Ok(RareRecord {
             id: q.id.clone(),
             question: q.question.clone(),
             answer: q.answer.clone(),
@@ -190,14 +201,28 @@ pub fn rare_records(
             relation: q.relation.clone(),
             entity_2: q.entity_2.clone(),
             multi_hop_type,
-            split: split_of.get(q.id.as_str()).map(|s| s.to_string()),
+            split: self.split_of.get(q.id.as_str()).map(|s| s.to_string()),
             query_perturbations,
-            document_perturbations: document_map(q, documents.get(q.id.as_str())),
-        };
-        if record.multi_hop_type.is_some() {
-            out.multi_hop.push(record);
-        } else {
-            out.single_hop.push(record);
+            document_perturbations: document_map(q, self.documents.get(q.id.as_str())),
+        })
+    }
+}
+
+/// Turn questions into RARE records, in `questions` order. `splits` gives each record's split
+/// (by `question_id`); `perturbations` its perturbation maps. A question of a kind RARE does not
+/// know is skipped with reason `unknown_kind`.
+pub fn rare_records(
+    questions: &[Question],
+    splits: &[QuestionSplit],
+    perturbations: Perturbations<'_>,
+) -> RareRecords {
+    let sources = Sources::new(splits, perturbations);
+    let mut out = RareRecords::default();
+    for q in questions {
+        match sources.record(q) {
+            Ok(record) if record.multi_hop_type.is_some() => out.multi_hop.push(record),
+            Ok(record) => out.single_hop.push(record),
+            Err(skipped) => out.skipped.push(skipped),
         }
     }
     out
@@ -247,28 +272,47 @@ fn document_map(
 /// Write the two files into `dir` (created if missing), pretty-printed as RARE writes them;
 /// returns their paths in [`RARE_FILES`] order.
 pub fn write_rare(records: &RareRecords, dir: &Path) -> Result<Vec<PathBuf>, RareExportError> {
+    write_lists(
+        dir,
+        [
+            Box::new(records.single_hop.iter().cloned()) as Box<dyn Iterator<Item = RareRecord>>,
+            Box::new(records.multi_hop.iter().cloned()),
+        ],
+    )
+}
+
+/// Write [`RARE_FILES`] into `dir`, each one JSON list of its iterator's records, made one at a
+/// time: the document perturbations' texts make the files hundreds of MB at RARE's size, which
+/// neither the records nor a buffer hold whole.
+fn write_lists<'r>(
+    dir: &Path,
+    lists: [Box<dyn Iterator<Item = RareRecord> + 'r>; 2],
+) -> Result<Vec<PathBuf>, RareExportError> {
+    use serde::ser::{SerializeSeq, Serializer};
     std::fs::create_dir_all(dir).map_err(|source| RareExportError::Io {
         path: dir.into(),
         source,
     })?;
     let mut files = Vec::new();
-    for (name, list) in [
-        (SINGLE_HOP_FILE, &records.single_hop),
-        (MULTI_HOP_FILE, &records.multi_hop),
-    ] {
+    for (name, list) in RARE_FILES.into_iter().zip(lists) {
         let path = dir.join(name);
         let io = |source| RareExportError::Io {
             path: path.clone(),
             source,
         };
-        // Streamed: the document perturbations' texts make the JSON hundreds of MB at RARE's
-        // size, which a buffer would hold (and grow) whole.
-        let mut out =
-            std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&path).map_err(io)?);
-        serde_json::to_writer_pretty(&mut out, list).map_err(|source| RareExportError::Json {
+        let json = |source| RareExportError::Json {
             path: path.clone(),
             source,
-        })?;
+        };
+        let mut out =
+            std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&path).map_err(io)?);
+        // The bytes `to_writer_pretty` gives for the whole list.
+        let mut serializer = serde_json::Serializer::pretty(&mut out);
+        let mut seq = serializer.serialize_seq(None).map_err(json)?;
+        for record in list {
+            seq.serialize_element(&record).map_err(json)?;
+        }
+        seq.end().map_err(json)?;
         std::io::Write::write_all(&mut out, b"\n").map_err(io)?;
         out.into_inner().map_err(|e| io(e.into_error()))?;
         files.push(path);
@@ -276,21 +320,32 @@ pub fn write_rare(records: &RareRecords, dir: &Path) -> Result<Vec<PathBuf>, Rar
     Ok(files)
 }
 
-/// [`rare_records`] then [`write_rare`] into `dir`.
+/// The records of `questions` written into `dir` as [`write_rare`] writes them, made one at a
+/// time from the questions (as [`rare_records`] makes them) and never held together.
 pub fn export_rare(
     questions: &[Question],
     splits: &[QuestionSplit],
     perturbations: Perturbations<'_>,
     dir: &Path,
 ) -> Result<RareSummary, RareExportError> {
-    let records = rare_records(questions, splits, perturbations);
-    let files = write_rare(&records, dir)?;
-    Ok(RareSummary {
-        single_hop: records.single_hop.len(),
-        multi_hop: records.multi_hop.len(),
-        skipped: records.skipped,
-        files,
-    })
+    let sources = Sources::new(splits, perturbations);
+    let mut summary = RareSummary::default();
+    for q in questions {
+        match q.kind.as_str() {
+            "single_hop" => summary.single_hop += 1,
+            k if MULTI_HOP_KINDS.contains(&k) => summary.multi_hop += 1,
+            _ => summary.skipped.extend(sources.record(q).err()),
+        }
+    }
+    let records = |multi: bool| {
+        let sources = &sources;
+        questions
+            .iter()
+            .filter_map(move |q| sources.record(q).ok())
+            .filter(move |r| r.multi_hop_type.is_some() == multi)
+    };
+    summary.files = write_lists(dir, [Box::new(records(false)), Box::new(records(true))])?;
+    Ok(summary)
 }
 
 /// Configuration of `export-rare`: nothing to set yet (an empty table).
@@ -387,6 +442,53 @@ mod tests {
             report_ids: vec!["report_1".into()],
             metadata: [("company".to_string(), "Acme".to_string())].into(),
             provenance: "offline".into(),
+        }
+    }
+
+    /// The streamed export writes what serializing the whole lists writes, byte for byte, and
+    /// counts the same records and skips; an empty list is `[]` both ways.
+    #[test]
+    fn streamed_export_is_the_whole_lists_json() {
+        let qs = [
+            question("q1", "single_hop", 1),
+            question("q2", "chained_multi_hop", 2),
+            question("q5", "riddle", 1),
+            question("q3", "star_shaped", 3),
+        ];
+        let documents = vec![DocumentPerturbation {
+            id: "d1".into(),
+            question_id: "q2".into(),
+            chunk_id: "chunk_q2_1".into(),
+            kind: "regex_delete".into(),
+            text: "Sentence \"one\".\n".into(),
+            similarity: Some(0.5),
+            provenance: "rule".into(),
+        }];
+        let perturbations = Perturbations {
+            queries: &[],
+            documents: &documents,
+        };
+        for questions in [&qs[..], &qs[..1], &[]] {
+            let a = tempfile::tempdir().unwrap();
+            let b = tempfile::tempdir().unwrap();
+            let streamed = export_rare(questions, &[], perturbations, a.path()).unwrap();
+            let records = rare_records(questions, &[], perturbations);
+            write_rare(&records, b.path()).unwrap();
+            for name in RARE_FILES {
+                let whole = serde_json::to_string_pretty(if name == SINGLE_HOP_FILE {
+                    &records.single_hop
+                } else {
+                    &records.multi_hop
+                })
+                .unwrap()
+                    + "\n";
+                let got = std::fs::read_to_string(a.path().join(name)).unwrap();
+                assert_eq!(got, whole, "{name}");
+                assert_eq!(got, std::fs::read_to_string(b.path().join(name)).unwrap());
+            }
+            assert_eq!(streamed.single_hop, records.single_hop.len());
+            assert_eq!(streamed.multi_hop, records.multi_hop.len());
+            assert_eq!(streamed.skipped, records.skipped);
         }
     }
 

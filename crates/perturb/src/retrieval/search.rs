@@ -78,11 +78,16 @@ impl Bm25Chunks {
 
     /// [`Bm25Chunks::search`] for many queries on `threads` threads; results in input order.
     /// Queries with the same analysed terms (a reordering, a changed stopword or punctuation)
-    /// are searched once: a BM25 query is the set of its terms. `tick` is called once per
+    /// are searched once: a BM25 query is the set of its terms. `families` (one number per
+    /// query, or empty) groups queries that are variants of one another (a question and its
+    /// perturbations): a family is searched on one thread, each query starting from the whole
+    /// scores of the hits found so far in its family, which are usually near its own. The hits
+    /// are the same with or without families; only the time differs. `tick` is called once per
     /// distinct query done (a progress bar).
     pub fn search_all(
         &self,
         texts: &[&str],
+        families: &[u32],
         k: usize,
         threads: usize,
         tick: &(dyn Fn() + Sync),
@@ -90,25 +95,41 @@ impl Bm25Chunks {
         let keys: Vec<BTreeSet<String>> = parallel_map(texts, threads, |t| terms(t));
         let mut first: std::collections::HashMap<&BTreeSet<String>, usize> =
             std::collections::HashMap::new();
-        let mut distinct: Vec<usize> = Vec::new();
-        let slot: Vec<usize> = keys
-            .iter()
-            .enumerate()
-            .map(|(i, key)| {
-                *first.entry(key).or_insert_with(|| {
-                    distinct.push(i);
-                    distinct.len() - 1
-                })
-            })
-            .collect();
-        // Each thread with its own score array.
-        let found: Vec<Vec<Scored>> =
-            parallel_map_with(&distinct, threads, Scratch::default, |scratch, &i| {
-                let hits = self.impacts.search(&keys[i], k, scratch);
-                tick();
-                self.scored(hits)
+        // Distinct queries by family, each family in input order.
+        let mut family_of: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        let mut slot: Vec<(usize, usize)> = Vec::with_capacity(keys.len());
+        let mut distinct_slot: Vec<(usize, usize)> = Vec::new();
+        for (i, key) in keys.iter().enumerate() {
+            let d = *first.entry(key).or_insert_with(|| {
+                let family = families.get(i).copied().unwrap_or(i as u32);
+                let g = *family_of.entry(family).or_insert_with(|| {
+                    groups.push(Vec::new());
+                    groups.len() - 1
+                });
+                groups[g].push(i);
+                distinct_slot.push((g, groups[g].len() - 1));
+                distinct_slot.len() - 1
             });
-        slot.into_iter().map(|d| Ok(found[d].clone())).collect()
+            slot.push(distinct_slot[d]);
+        }
+        // Each thread with its own score array.
+        let found: Vec<Vec<Vec<Scored>>> =
+            parallel_map_with(&groups, threads, Scratch::default, |scratch, group| {
+                let mut hints: Vec<u32> = Vec::new();
+                group
+                    .iter()
+                    .map(|&i| {
+                        let hits = self.impacts.search_hinted(&keys[i], k, scratch, &hints);
+                        hints.extend(hits.iter().map(|(_, d)| *d));
+                        tick();
+                        self.scored(hits)
+                    })
+                    .collect()
+            });
+        slot.into_iter()
+            .map(|(g, j)| Ok(found[g][j].clone()))
+            .collect()
     }
 
     /// How many distinct analysed queries `texts` hold (what [`Bm25Chunks::search_all`] runs).
@@ -368,7 +389,7 @@ mod tests {
             [1, 0],
             "c1 before c2 on a tie; c3 matches nothing"
         );
-        let all = index.search_all(&["harbour", "revenue", "the Revenue!"], 1, 2, &|| {});
+        let all = index.search_all(&["harbour", "revenue", "the Revenue!"], &[], 1, 2, &|| {});
         assert_eq!(all[0].as_ref().unwrap()[0].chunk, 2);
         assert_eq!(all[1].as_ref().unwrap()[0].chunk, 1);
         assert_eq!(all[2].as_ref().unwrap(), all[1].as_ref().unwrap());
@@ -376,6 +397,22 @@ mod tests {
             Bm25Chunks::distinct_queries(&["harbour", "revenue", "the Revenue!"]),
             2
         );
+        // Families (interleaved, a duplicate across families) change nothing, order included.
+        let texts = [
+            "harbour",
+            "revenue",
+            "the Revenue!",
+            "harbour dredged",
+            "europe",
+        ];
+        let plain = index.search_all(&texts, &[], 2, 2, &|| {});
+        let grouped = index.search_all(&texts, &[7, 3, 7, 3, 7], 2, 1, &|| {});
+        let hits = |r: &[Result<Vec<Scored>, IndexError>]| {
+            r.iter()
+                .map(|x| x.as_ref().unwrap().clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(hits(&plain), hits(&grouped));
     }
 
     #[test]
