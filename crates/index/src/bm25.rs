@@ -189,14 +189,102 @@ fn analyzer() -> TextAnalyzer {
         .build()
 }
 
+/// [`analyzer`] split at its last filter, the stemmer, which works on each token alone: the
+/// analyser without it, and the stemmer over a whole text as one token. A thread keeps both and
+/// each word's stem, so a word is stemmed once per thread however often it occurs (stemming is
+/// most of the analyser's time).
+struct Analysers {
+    unstemmed: TextAnalyzer,
+    stemmer: TextAnalyzer,
+    stems: std::collections::HashMap<String, String>,
+}
+
+/// Words whose stems a thread keeps, at most (then it starts again).
+const STEMS_KEPT: usize = 1 << 18;
+
+thread_local! {
+    static ANALYSERS: std::cell::RefCell<Analysers> = std::cell::RefCell::new(Analysers {
+        unstemmed: TextAnalyzer::builder(SimpleTokenizer::default())
+            .filter(RemoveLongFilter::limit(40))
+            .filter(LowerCaser)
+            .filter(AsciiFoldingFilter)
+            .filter(
+                StopWordFilter::new(Language::English)
+                    .unwrap_or_else(|| StopWordFilter::remove(Vec::<String>::new())),
+            )
+            .build(),
+        stemmer: TextAnalyzer::builder(tantivy::tokenizer::RawTokenizer::default())
+            .filter(Stemmer::new(Language::English))
+            .build(),
+        stems: std::collections::HashMap::new(),
+    });
+}
+
+/// Each term of `text` as [`analyzer`] gives it, in order (repeats included).
+fn each_term(text: &str, mut f: impl FnMut(&str)) {
+    ANALYSERS.with_borrow_mut(|a| {
+        let Analysers {
+            unstemmed,
+            stemmer,
+            stems,
+        } = a;
+        let mut stream = unstemmed.token_stream(text);
+        while stream.advance() {
+            let word = &stream.token().text;
+            if let Some(stem) = stems.get(word.as_str()) {
+                f(stem);
+                continue;
+            }
+            let mut one = stemmer.token_stream(word);
+            let stem = if one.advance() {
+                one.token().text.clone()
+            } else {
+                word.clone()
+            };
+            f(&stem);
+            if stems.len() >= STEMS_KEPT {
+                stems.clear();
+            }
+            stems.insert(word.clone(), stem);
+        }
+    })
+}
+
+/// A text as the index's analyser sees it: each distinct term with its frequency (sorted by
+/// term), and the number of tokens (the document length BM25 normalises by).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Analysed {
+    pub terms: Vec<(String, u32)>,
+    pub tokens: u32,
+}
+
+/// Analyse `text` as the index does for a text field ([`crate::Impacts::from_analysed`]).
+pub fn analyse(text: &str) -> Analysed {
+    let mut counts: std::collections::BTreeMap<String, u32> = std::collections::BTreeMap::new();
+    let mut tokens = 0u32;
+    each_term(text, |t| {
+        tokens += 1;
+        match counts.get_mut(t) {
+            Some(n) => *n += 1,
+            None => {
+                counts.insert(t.to_string(), 1);
+            }
+        }
+    });
+    Analysed {
+        terms: counts.into_iter().collect(),
+        tokens,
+    }
+}
+
 /// The distinct terms of `text` as the index sees them, sorted.
 pub fn terms(text: &str) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
-    let mut analyzer = analyzer();
-    let mut stream = analyzer.token_stream(text);
-    while stream.advance() {
-        out.insert(stream.token().text.clone());
-    }
+    each_term(text, |t| {
+        if !out.contains(t) {
+            out.insert(t.to_string());
+        }
+    });
     out
 }
 
@@ -445,6 +533,44 @@ impl Bm25 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// Every term of `text` from the whole analyser, in order.
+    fn analysed_whole(text: &str) -> Vec<String> {
+        let mut analyzer = analyzer();
+        let mut stream = analyzer.token_stream(text);
+        let mut out = Vec::new();
+        while stream.advance() {
+            out.push(stream.token().text.clone());
+        }
+        out
+    }
+
+    proptest! {
+        /// The split analyser with its kept stems gives the whole analyser's terms, in order,
+        /// on any text, twice over (the second time from the kept stems).
+        #[test]
+        fn kept_stems_are_the_analysers_terms(
+            text in "(\\PC{0,12}|[A-Za-z]{1,12}|running|Runs|the|café|ſ) {0,3}.{0,4}",
+            more in proptest::collection::vec("[a-zA-Z'éü-]{1,50}", 0..30),
+        ) {
+            let text = format!("{text} {}", more.join(" "));
+            let want = analysed_whole(&text);
+            for _ in 0..2 {
+                let mut got = Vec::new();
+                each_term(&text, |t| got.push(t.to_string()));
+                prop_assert_eq!(&got, &want);
+            }
+            let a = analyse(&text);
+            prop_assert_eq!(a.tokens as usize, want.len());
+            let mut counts = std::collections::BTreeMap::new();
+            for t in &want {
+                *counts.entry(t.clone()).or_insert(0u32) += 1;
+            }
+            prop_assert_eq!(a.terms, counts.into_iter().collect::<Vec<_>>());
+            prop_assert_eq!(terms(&text), want.into_iter().collect::<BTreeSet<_>>());
+        }
+    }
 
     fn spec() -> Spec {
         Spec {

@@ -14,12 +14,13 @@
 
 use std::collections::{BTreeSet, HashMap};
 
+use tantivy::fieldnorm::FieldNormReader;
 use tantivy::postings::Postings;
 use tantivy::query::Bm25Weight;
 use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::{DocSet, TERMINATED, TantivyDocument, Term};
 
-use crate::bm25::{Bm25, IndexError};
+use crate::bm25::{Analysed, Bm25, IndexError};
 use crate::vector::{KBest, TopK, id_ranks};
 
 /// One term's documents (ascending) and their BM25 scores for it, and the highest of them.
@@ -149,6 +150,53 @@ impl Bm25 {
 }
 
 impl Impacts {
+    /// The scored postings of documents `ids` with texts analysed by [`crate::bm25::analyse`]
+    /// (one per id, ids unique), without building a tantivy index: tantivy's BM25 weight
+    /// (`Bm25Weight` over each term's document frequency, the number of documents and the
+    /// average length) and its one-byte length norms, as [`Bm25::impacts`] reads them from a
+    /// [`Bm25::in_ram`] index of the same texts in one text field (a test compares the two
+    /// bit for bit). Analysing is the costly part and is the caller's to spread over cores.
+    pub fn from_analysed(ids: Vec<String>, docs: &[Analysed]) -> Impacts {
+        let mut postings: HashMap<&str, Vec<(u32, u32)>> = HashMap::new();
+        let mut total_tokens = 0u64;
+        for (d, a) in docs.iter().enumerate() {
+            total_tokens += u64::from(a.tokens);
+            for (term, tf) in &a.terms {
+                postings
+                    .entry(term.as_str())
+                    .or_default()
+                    .push((d as u32, *tf));
+            }
+        }
+        let n = docs.len() as u64;
+        let average = total_tokens as f32 / n.max(1) as f32;
+        let norm: Vec<u8> = docs
+            .iter()
+            .map(|a| FieldNormReader::fieldnorm_to_id(a.tokens))
+            .collect();
+        let terms = postings
+            .into_iter()
+            .map(|(term, list)| {
+                let weight =
+                    Bm25Weight::for_one_term_without_explain(list.len() as u64, n, average);
+                let docs: Vec<u32> = list.iter().map(|(d, _)| *d).collect();
+                let scores: Vec<f32> = list
+                    .iter()
+                    .map(|&(d, tf)| weight.score(norm[d as usize], tf))
+                    .collect();
+                let max = scores.iter().fold(0f32, |m, s| m.max(*s));
+                (term.to_string(), Scored { docs, scores, max })
+            })
+            .collect();
+        let (rank, order) = id_ranks(&ids);
+        Impacts {
+            ids,
+            rank,
+            order,
+            terms,
+        }
+    }
+
     /// Documents held.
     pub fn len(&self) -> usize {
         self.ids.len()
@@ -390,6 +438,7 @@ mod tests {
     use super::*;
     use crate::bm25::{Doc, Query, Spec, terms};
     use proptest::prelude::*;
+    use std::collections::BTreeMap;
 
     const WORDS: [&str; 12] = [
         "revenue",
@@ -515,6 +564,63 @@ mod tests {
                 prop_assert_eq!(impacts.search_hinted(&t, k, &mut scratch, &own), want);
             }
             prop_assert!(scratch.acc.iter().all(|a| *a == 0.0));
+        }
+    }
+
+    proptest! {
+        // Each case builds a tantivy index.
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Postings scored without tantivy are tantivy's, bit for bit: every term, every
+        /// document, every score, on texts with stopwords, case, accents, punctuation, tokens
+        /// past the length limit and empty documents.
+        #[test]
+        fn analysed_impacts_are_tantivys(
+            docs in proptest::collection::vec(proptest::collection::vec(0usize..20, 0..50), 1..40),
+        ) {
+            const PIECES: [&str; 20] = [
+                "revenue", "Revenue,", "growth", "the", "of", "Bank's", "housing", "planning",
+                "plans", "rates", "café", "Über", "2023", "$4.5", "tariffs.", "A", "and", "-",
+                "supercalifragilisticexpialidociousandthensomemorewords", "exporters",
+            ];
+            let texts: Vec<String> = docs
+                .iter()
+                .map(|d| d.iter().map(|p| PIECES[*p]).collect::<Vec<_>>().join(" "))
+                .collect();
+            let ids: Vec<String> = (0..texts.len()).map(|i| format!("d{:03}", (i * 37) % 101)).collect();
+            let tantivy = Bm25::in_ram(
+                &Spec::one_text("text"),
+                ids.iter().zip(&texts).map(|(id, t)| Doc {
+                    id: id.clone(),
+                    text: vec![t.clone()],
+                    stored: Vec::new(),
+                    time: None,
+                }),
+            )
+            .unwrap()
+            .impacts(0)
+            .unwrap();
+            let analysed: Vec<Analysed> = texts.iter().map(|t| crate::bm25::analyse(t)).collect();
+            let ours = Impacts::from_analysed(ids.clone(), &analysed);
+            fn by_id(i: &Impacts) -> BTreeMap<&str, Vec<(String, u32)>> {
+                i.terms
+                    .iter()
+                    .map(|(t, p)| {
+                        let mut list: Vec<(String, u32)> = p
+                            .docs
+                            .iter()
+                            .zip(&p.scores)
+                            .map(|(d, s)| (i.id(*d).to_string(), s.to_bits()))
+                            .collect();
+                        list.sort();
+                        (t.as_str(), list)
+                    })
+                    .collect()
+            }
+            prop_assert_eq!(by_id(&ours), by_id(&tantivy));
+            for (t, p) in &ours.terms {
+                prop_assert_eq!(p.max.to_bits(), tantivy.terms[t].max.to_bits());
+            }
         }
     }
 

@@ -702,10 +702,9 @@ impl RetrievalStage {
         let bar = ctx.progress.bar(label, Some(texts.len() as u64));
         let mut out = Vec::with_capacity(texts.len());
         for batch in texts.chunks(c.embed_batch) {
-            let owned: Vec<String> = batch.iter().map(|t| t.to_string()).collect();
             let e = self
                 .llm
-                .embed(stage, &owned)
+                .embed(stage, batch)
                 .map_err(|e| (format!("embedding:{what}"), e.drop_reason(), e.to_string()))?;
             out.extend(e.vectors);
             bar.inc(batch.len() as u64);

@@ -1,5 +1,6 @@
 //! The retrievers, apart from the stage: BM25 over chunk texts ([`Bm25Chunks`], tantivy's
-//! scores through `noisebench-index`'s in-memory scored postings) and nearest neighbours over embedding vectors
+//! scores in `noisebench-index`'s in-memory scored postings) and nearest neighbours over
+//! embedding vectors
 //! ([`VectorSearch`]: exact up to a size, HNSW beyond it). Each returns, per query, its top k
 //! chunks by score with ties broken by chunk id, so a run is reproducible.
 //!
@@ -12,8 +13,8 @@
 use instant_distance::{Builder, HnswMap, Point, Search};
 use std::collections::BTreeSet;
 
-use noisebench_core::{parallel_map, parallel_map_with};
-use noisebench_index::bm25::{Bm25, Doc, IndexError, Spec, terms};
+use noisebench_core::{default_threads, parallel_map, parallel_map_with};
+use noisebench_index::bm25::{IndexError, analyse, terms};
 use noisebench_index::vector::{VectorError, VectorIndex, dot};
 use noisebench_index::{Impacts, Scratch};
 
@@ -24,46 +25,34 @@ pub struct Scored {
     pub score: f64,
 }
 
-/// A BM25 index over chunk texts; results point into the chunk list it was built from. Built
-/// with tantivy, searched through its scored postings held in memory
-/// ([`noisebench_index::Impacts`]: tantivy's scores, none of its per-query work).
+/// A BM25 index over chunk texts; results point into the chunk list it was built from
+/// (document d is chunk d). Scored postings held in memory ([`noisebench_index::Impacts`]:
+/// tantivy's analyser and scores, none of its indexing or per-query work).
 pub struct Bm25Chunks {
     impacts: Impacts,
-    /// The chunk of each of the index's documents.
-    chunk_of: Vec<usize>,
 }
 
 impl Bm25Chunks {
-    /// Index `(id, text)` pairs (ids unique).
+    /// Index `(id, text)` pairs (ids unique): each text analysed as tantivy's index would,
+    /// on every core, and scored by tantivy's formula ([`Impacts::from_analysed`]; no tantivy
+    /// index is built).
     pub fn build<'a>(
         chunks: impl IntoIterator<Item = (&'a str, &'a str)>,
     ) -> Result<Self, IndexError> {
-        let mut ids = std::collections::HashMap::new();
-        let mut docs = Vec::new();
-        for (i, (id, text)) in chunks.into_iter().enumerate() {
-            ids.insert(id.to_string(), i);
-            docs.push(Doc {
-                id: id.to_string(),
-                text: vec![text.to_string()],
-                stored: Vec::new(),
-                time: None,
-            });
-        }
-        let impacts = Bm25::in_ram(&Spec::one_text("text"), docs)?.impacts(0)?;
-        let chunk_of = (0..impacts.len() as u32)
-            .map(|d| ids.get(impacts.id(d)).copied().unwrap_or(usize::MAX))
-            .collect();
-        Ok(Self { impacts, chunk_of })
+        let (ids, texts): (Vec<String>, Vec<&str>) = chunks
+            .into_iter()
+            .map(|(id, text)| (id.to_string(), text))
+            .unzip();
+        let analysed = parallel_map(&texts, default_threads(), |t| analyse(t));
+        let impacts = Impacts::from_analysed(ids, &analysed);
+        Ok(Self { impacts })
     }
 
     fn scored(&self, hits: Vec<(f32, u32)>) -> Vec<Scored> {
         hits.into_iter()
-            .filter_map(|(score, d)| {
-                let chunk = self.chunk_of[d as usize];
-                (chunk != usize::MAX).then_some(Scored {
-                    chunk,
-                    score: f64::from(score),
-                })
+            .map(|(score, d)| Scored {
+                chunk: d as usize,
+                score: f64::from(score),
             })
             .collect()
     }
