@@ -6,6 +6,7 @@
 //! from the columns. No JSON value stands between a row and its columns; Json columns hold their
 //! nested values as JSON text.
 
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -450,6 +451,66 @@ pub fn read_table(path: &Path, kind: TableKind) -> Result<Rows, TableError> {
 /// About this many bytes of cells (uncompressed) read into one frame by [`read_table`].
 const READ_BYTES: usize = 128 << 20;
 
+/// Every row's id (the `id` column), in order, reading only that column: what a change list
+/// needs of a table with nothing to compare against.
+pub fn read_ids(path: &Path) -> Result<Vec<String>, TableError> {
+    let parquet = |e: PolarsError| TableError::Parquet {
+        path: path.into(),
+        message: e.to_string(),
+    };
+    let file = File::open(path).map_err(|source| TableError::Io {
+        path: path.into(),
+        source,
+    })?;
+    let df = ParquetReader::new(BufReader::new(file))
+        .with_columns(Some(vec!["id".to_string()]))
+        .finish()
+        .map_err(parquet)?;
+    let ids = df.column("id").map_err(parquet)?.str().map_err(parquet)?;
+    Ok(ids
+        .iter()
+        .map(|id| id.unwrap_or_default().to_string())
+        .collect())
+}
+
+/// How often each value occurs in each string column of `columns` in the table at `path` (a null
+/// counts as `None`), reading only those columns: what a summary of categorical columns needs,
+/// without decoding the table's rows. A column the file lacks is an error naming it.
+pub fn value_counts(
+    path: &Path,
+    columns: &[&str],
+) -> Result<BTreeMap<String, BTreeMap<Option<String>, u64>>, TableError> {
+    let mut out = BTreeMap::new();
+    if columns.is_empty() {
+        return Ok(out);
+    }
+    let parquet = |e: PolarsError| TableError::Parquet {
+        path: path.into(),
+        message: e.to_string(),
+    };
+    let file = File::open(path).map_err(|source| TableError::Io {
+        path: path.into(),
+        source,
+    })?;
+    let df = ParquetReader::new(BufReader::new(file))
+        .with_columns(Some(columns.iter().map(|c| c.to_string()).collect()))
+        .finish()
+        .map_err(parquet)?;
+    for name in columns {
+        let mut counts: BTreeMap<Option<String>, u64> = BTreeMap::new();
+        let mut seen: std::collections::HashMap<Option<&str>, u64> = Default::default();
+        let column = df.column(name).map_err(parquet)?;
+        for value in column.str().map_err(parquet)?.iter() {
+            *seen.entry(value).or_insert(0) += 1;
+        }
+        for (value, n) in seen {
+            counts.insert(value.map(str::to_string), n);
+        }
+        out.insert(name.to_string(), counts);
+    }
+    Ok(out)
+}
+
 /// sha256 (hex) and size of a file, streamed.
 pub fn hash_file(path: &Path) -> std::io::Result<(String, u64)> {
     let mut file = BufReader::new(File::open(path)?);
@@ -510,6 +571,48 @@ mod tests {
                 })
                 .collect(),
         )
+    }
+
+    /// Every kind's ids read alone are its rows' ids.
+    #[test]
+    fn ids_read_alone_are_the_rows_ids() {
+        let dir = tempfile::tempdir().unwrap();
+        for kind in TableKind::ALL {
+            let path = dir.path().join(format!("{}.parquet", kind.name()));
+            let rows = Rows::one_default(*kind);
+            write_table(&path, &rows).unwrap();
+            assert_eq!(read_ids(&path).unwrap(), rows.ids(), "{}", kind.name());
+        }
+    }
+
+    /// Counts of string columns, nulls as `None`, read from the file alone; an unknown column
+    /// is an error.
+    #[test]
+    fn value_counts_read_only_the_columns_asked_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.parquet");
+        let rows = Rows::Reports(
+            (0..5)
+                .map(|i| Report {
+                    id: format!("r{i}"),
+                    format: if i < 3 { "html" } else { "md" }.into(),
+                    title: (i == 0).then(|| "T".to_string()),
+                    ..Report::default()
+                })
+                .collect(),
+        );
+        write_table(&path, &rows).unwrap();
+        let counts = value_counts(&path, &["format", "title"]).unwrap();
+        assert_eq!(
+            counts["format"],
+            BTreeMap::from([(Some("html".to_string()), 3), (Some("md".to_string()), 2)])
+        );
+        assert_eq!(
+            counts["title"],
+            BTreeMap::from([(None, 4), (Some("T".to_string()), 1)])
+        );
+        assert!(value_counts(&path, &[]).unwrap().is_empty());
+        assert!(value_counts(&path, &["nope"]).is_err());
     }
 
     /// A table of at most one row group's rows is the file polars writes for its frame, byte

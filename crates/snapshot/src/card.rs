@@ -54,7 +54,6 @@ fn distributions(
     kind: TableKind,
     path: &Path,
 ) -> Result<BTreeMap<String, Vec<(String, u64)>>, String> {
-    let rows = table_io::read_table(path, kind).map_err(|e| e.to_string())?;
     let schema = kind.schema();
     let columns: Vec<&str> = schema
         .columns
@@ -62,21 +61,22 @@ fn distributions(
         .filter(|c| c.dtype == DType::Str && CATEGORICAL.contains(&c.name.as_str()))
         .map(|c| c.name.as_str())
         .collect();
-    let mut counts: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
-    for row in rows.json_rows() {
-        for column in &columns {
-            let value = row
-                .get(*column)
-                .and_then(|v| v.as_str())
-                .unwrap_or("(none)")
-                .to_string();
-            *counts
-                .entry((*column).to_string())
-                .or_default()
-                .entry(value)
-                .or_insert(0) += 1;
-        }
-    }
+    // Only those columns are read.
+    let counts: BTreeMap<String, BTreeMap<String, u64>> = table_io::value_counts(path, &columns)
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .map(|(column, values)| {
+            let mut merged: BTreeMap<String, u64> = BTreeMap::new();
+            for (value, n) in values {
+                *merged
+                    .entry(value.unwrap_or_else(|| "(none)".into()))
+                    .or_insert(0) += n;
+            }
+            (column, merged)
+        })
+        // An empty table has no distribution to show.
+        .filter(|(_, values)| !values.is_empty())
+        .collect();
     Ok(counts
         .into_iter()
         .map(|(column, values)| {

@@ -213,9 +213,8 @@ pub fn diff_tables(
     // A table on one side only: every row is added (or removed), whatever its content; only
     // the ids are read.
     let ids_only = |side: &TableSide<'_>| -> Result<BTreeMap<String, (String, String)>, String> {
-        let rows = table_io::read_table(side.path, side.kind).map_err(|e| e.to_string())?;
-        Ok(rows
-            .ids()
+        Ok(table_io::read_ids(side.path)
+            .map_err(|e| e.to_string())?
             .into_iter()
             .map(|id| (id, Default::default()))
             .collect())
