@@ -177,6 +177,11 @@ fn schema(spec: &Spec) -> (Schema, Fields) {
 
 /// The analyser of indexed and query text (see the module doc).
 fn analyzer() -> TextAnalyzer {
+    unstemmed().filter(Stemmer::new(Language::English)).build()
+}
+
+/// [`analyzer`] up to its last filter, the stemmer.
+fn unstemmed() -> tantivy::tokenizer::TextAnalyzerBuilder<impl tantivy::tokenizer::Tokenizer> {
     TextAnalyzer::builder(SimpleTokenizer::default())
         .filter(RemoveLongFilter::limit(40))
         .filter(LowerCaser)
@@ -185,8 +190,6 @@ fn analyzer() -> TextAnalyzer {
             StopWordFilter::new(Language::English)
                 .unwrap_or_else(|| StopWordFilter::remove(Vec::<String>::new())),
         )
-        .filter(Stemmer::new(Language::English))
-        .build()
 }
 
 /// [`analyzer`] split at its last filter, the stemmer, which works on each token alone: the
@@ -204,15 +207,7 @@ const STEMS_KEPT: usize = 1 << 18;
 
 thread_local! {
     static ANALYSERS: std::cell::RefCell<Analysers> = std::cell::RefCell::new(Analysers {
-        unstemmed: TextAnalyzer::builder(SimpleTokenizer::default())
-            .filter(RemoveLongFilter::limit(40))
-            .filter(LowerCaser)
-            .filter(AsciiFoldingFilter)
-            .filter(
-                StopWordFilter::new(Language::English)
-                    .unwrap_or_else(|| StopWordFilter::remove(Vec::<String>::new())),
-            )
-            .build(),
+        unstemmed: unstemmed().build(),
         stemmer: TextAnalyzer::builder(tantivy::tokenizer::RawTokenizer::default())
             .filter(Stemmer::new(Language::English))
             .build(),

@@ -454,23 +454,34 @@ const READ_BYTES: usize = 128 << 20;
 /// Every row's id (the `id` column), in order, reading only that column: what a change list
 /// needs of a table with nothing to compare against.
 pub fn read_ids(path: &Path) -> Result<Vec<String>, TableError> {
-    let parquet = |e: PolarsError| TableError::Parquet {
-        path: path.into(),
-        message: e.to_string(),
-    };
-    let file = File::open(path).map_err(|source| TableError::Io {
-        path: path.into(),
-        source,
-    })?;
-    let df = ParquetReader::new(BufReader::new(file))
-        .with_columns(Some(vec!["id".to_string()]))
-        .finish()
-        .map_err(parquet)?;
-    let ids = df.column("id").map_err(parquet)?.str().map_err(parquet)?;
+    let df = read_columns(path, &["id"])?;
+    let ids = df
+        .column("id")
+        .and_then(|c| c.str())
+        .map_err(|e| parquet_error(path, e))?;
     Ok(ids
         .iter()
         .map(|id| id.unwrap_or_default().to_string())
         .collect())
+}
+
+/// The columns `columns` of the Parquet file at `path`, and no others.
+fn read_columns(path: &Path, columns: &[&str]) -> Result<DataFrame, TableError> {
+    let file = File::open(path).map_err(|source| TableError::Io {
+        path: path.into(),
+        source,
+    })?;
+    ParquetReader::new(BufReader::new(file))
+        .with_columns(Some(columns.iter().map(|c| c.to_string()).collect()))
+        .finish()
+        .map_err(|e| parquet_error(path, e))
+}
+
+fn parquet_error(path: &Path, e: PolarsError) -> TableError {
+    TableError::Parquet {
+        path: path.into(),
+        message: e.to_string(),
+    }
 }
 
 /// How often each value occurs in each string column of `columns` in the table at `path` (a null
@@ -484,18 +495,8 @@ pub fn value_counts(
     if columns.is_empty() {
         return Ok(out);
     }
-    let parquet = |e: PolarsError| TableError::Parquet {
-        path: path.into(),
-        message: e.to_string(),
-    };
-    let file = File::open(path).map_err(|source| TableError::Io {
-        path: path.into(),
-        source,
-    })?;
-    let df = ParquetReader::new(BufReader::new(file))
-        .with_columns(Some(columns.iter().map(|c| c.to_string()).collect()))
-        .finish()
-        .map_err(parquet)?;
+    let parquet = |e: PolarsError| parquet_error(path, e);
+    let df = read_columns(path, columns)?;
     for name in columns {
         let mut counts: BTreeMap<Option<String>, u64> = BTreeMap::new();
         let mut seen: std::collections::HashMap<Option<&str>, u64> = Default::default();

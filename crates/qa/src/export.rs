@@ -449,12 +449,7 @@ mod tests {
     /// counts the same records and skips; an empty list is `[]` both ways.
     #[test]
     fn streamed_export_is_the_whole_lists_json() {
-        let qs = [
-            question("q1", "single_hop", 1),
-            question("q2", "chained_multi_hop", 2),
-            question("q5", "riddle", 1),
-            question("q3", "star_shaped", 3),
-        ];
+        let qs = mixed_questions();
         let documents = vec![DocumentPerturbation {
             id: "d1".into(),
             question_id: "q2".into(),
@@ -492,15 +487,20 @@ mod tests {
         }
     }
 
-    #[test]
-    fn single_and_multi_hop_records_carry_every_rare_field() {
-        let qs = vec![
+    /// One question of each kind RARE knows, and one it does not (`riddle`).
+    fn mixed_questions() -> Vec<Question> {
+        vec![
             question("q1", "single_hop", 1),
             question("q2", "chained_multi_hop", 2),
             question("q3", "star_shaped", 3),
             question("q4", "inverted_star_shaped", 2),
             question("q5", "riddle", 1),
-        ];
+        ]
+    }
+
+    #[test]
+    fn single_and_multi_hop_records_carry_every_rare_field() {
+        let qs = mixed_questions();
         let splits = vec![QuestionSplit {
             id: "split_q2".into(),
             question_id: "q2".into(),
