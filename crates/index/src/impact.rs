@@ -361,10 +361,10 @@ impl Impacts {
     }
 
     /// A lower bound of the k-th best score to start from: the k-th best whole score among
-    /// the hints and the best-scoring documents of the first two lists (each scored over every list, adding
-    /// in list order as the search does, so these are exactly their scores). A query's rarest
-    /// terms usually name its best documents, so the search can stop reading new documents
-    /// early. Minus infinity when fewer than k documents are seeded.
+    /// the hints and the best-scoring documents of the first two lists (each scored over every
+    /// list, adding in list order as the search does, so these are exactly their scores). A
+    /// query's rarest terms usually name its best documents, so the search can stop reading new
+    /// documents early. Minus infinity when fewer than k documents are seeded.
     fn seed_theta(&self, lists: &[&Scored], k: usize, hints: &[u32]) -> f64 {
         if lists.len() < 2 {
             return f64::NEG_INFINITY;
@@ -587,7 +587,8 @@ mod tests {
                 .iter()
                 .map(|d| d.iter().map(|p| PIECES[*p]).collect::<Vec<_>>().join(" "))
                 .collect();
-            let ids: Vec<String> = (0..texts.len()).map(|i| format!("d{:03}", (i * 37) % 101)).collect();
+            let ids: Vec<String> =
+                (0..texts.len()).map(|i| format!("d{:03}", (i * 37) % 101)).collect();
             let tantivy = Bm25::in_ram(
                 &Spec::one_text("text"),
                 ids.iter().zip(&texts).map(|(id, t)| Doc {

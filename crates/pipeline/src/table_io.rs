@@ -119,23 +119,14 @@ fn value_error(schema: &TableSchema, row: usize, column: &str, message: &str) ->
 
 /// Decode a DataFrame into typed rows of `kind`, checking it against the table's schema first:
 /// serde builds each row straight from the columns' cells ([`ColumnReader`]).
-/// `offset`: the frame's first row's index in the file, for errors.
-fn frame_to_rows(
-    kind: TableKind,
-    df: &DataFrame,
-    path: &Path,
-    offset: usize,
-) -> Result<Rows, TableError> {
+fn frame_to_rows(kind: TableKind, df: &DataFrame, path: &Path) -> Result<Rows, TableError> {
     let schema = kind.schema();
     check_frame(df, &schema).map_err(|problems| TableError::Schema {
         path: path.into(),
         table: schema.table.clone(),
         problems,
     })?;
-    let polars_err = |e: PolarsError| TableError::Parquet {
-        path: path.into(),
-        message: e.to_string(),
-    };
+    let polars_err = |e: PolarsError| parquet_error(path, e);
     // List columns as one chunk with their flat values, kept here for the cells to borrow.
     let mut lists: Vec<Option<(Column, Series)>> = Vec::with_capacity(schema.columns.len());
     for column in &schema.columns {
@@ -175,7 +166,7 @@ fn frame_to_rows(
     .map_err(|(row, source)| TableError::Decode {
         path: path.into(),
         table: schema.table.clone(),
-        row: offset + row,
+        row,
         source,
     })
 }
@@ -239,10 +230,7 @@ pub fn write_table(path: &Path, rows: &Rows) -> Result<WrittenTable, TableError>
     let mut failure: Option<TableError> = None;
     write_atomic_with(path, |file| {
         let mut writer = BufWriter::new(file);
-        let parquet = |e: PolarsError| TableError::Parquet {
-            path: path.into(),
-            message: e.to_string(),
-        };
+        let parquet = |e: PolarsError| parquet_error(path, e);
         let written = (|| {
             let mut batched = ParquetWriter::new(&mut writer)
                 .with_compression(ParquetCompression::Zstd(None))
@@ -323,10 +311,7 @@ fn write_frame(path: &Path, df: &mut DataFrame) -> Result<WrittenTable, TableErr
         writer.flush()
     })
     .map_err(|e| match polars_error.take() {
-        Some(source) => TableError::Parquet {
-            path: path.into(),
-            message: source.to_string(),
-        },
+        Some(source) => parquet_error(path, source),
         None => io_err(e),
     })?;
     let (sha256, bytes) = hash_file(path).map_err(io_err)?;
@@ -351,16 +336,18 @@ fn reader_compatible_arrow_schema(df: &DataFrame) -> polars_parquet::write::KeyV
 
 /// Read a Parquet file into a frame.
 fn read_frame(path: &Path) -> Result<DataFrame, TableError> {
+    parquet_reader(path)?
+        .finish()
+        .map_err(|e| parquet_error(path, e))
+}
+
+/// A polars reader of the Parquet file at `path`.
+fn parquet_reader(path: &Path) -> Result<ParquetReader<BufReader<File>>, TableError> {
     let file = File::open(path).map_err(|source| TableError::Io {
         path: path.into(),
         source,
     })?;
-    ParquetReader::new(BufReader::new(file))
-        .finish()
-        .map_err(|source| TableError::Parquet {
-            path: path.into(),
-            message: source.to_string(),
-        })
+    Ok(ParquetReader::new(BufReader::new(file)))
 }
 
 /// A Parquet table opened for checks and previews, without decoding it into rows. Polars stays
@@ -405,51 +392,9 @@ pub fn read_rows<T: noisebench_core::TableRow>(path: &Path) -> Result<Vec<T>, Ta
 
 /// Read a Parquet file as typed rows of `kind`.
 pub fn read_table(path: &Path, kind: TableKind) -> Result<Rows, TableError> {
-    let parquet = |e: PolarsError| TableError::Parquet {
-        path: path.into(),
-        message: e.to_string(),
-    };
-    let open = || {
-        File::open(path)
-            .map(BufReader::new)
-            .map_err(|source| TableError::Io {
-                path: path.into(),
-                source,
-            })
-    };
-    let metadata = ParquetReader::new(open()?)
-        .get_metadata()
-        .map_err(parquet)?
-        .clone();
-    // Row groups read together up to READ_BYTES of cells: each part's frame is decoded into
-    // rows and dropped before the next is read, so a large table is not held twice.
-    let mut parts: Vec<(usize, usize)> = Vec::new();
-    let (mut start, mut rows, mut bytes) = (0, 0, 0);
-    for group in &metadata.row_groups {
-        if rows > 0 && bytes + group.total_byte_size() > READ_BYTES {
-            parts.push((start, rows));
-            (start, rows, bytes) = (start + rows, 0, 0);
-        }
-        rows += group.num_rows();
-        bytes += group.total_byte_size();
-    }
-    if parts.is_empty() {
-        let df = read_frame(path)?;
-        return frame_to_rows(kind, &df, path, 0);
-    }
-    parts.push((start, rows));
-    let mut out = Rows::empty(kind);
-    for (offset, len) in parts {
-        let mut reader = ParquetReader::new(open()?).with_slice(Some((offset, len)));
-        reader.set_metadata(metadata.clone());
-        let df = reader.finish().map_err(parquet)?;
-        out.append(frame_to_rows(kind, &df, path, offset)?);
-    }
-    Ok(out)
+    let df = read_frame(path)?;
+    frame_to_rows(kind, &df, path)
 }
-
-/// About this many bytes of cells (uncompressed) read into one frame by [`read_table`].
-const READ_BYTES: usize = 128 << 20;
 
 /// Every row's id (the `id` column), in order, reading only that column: what a change list
 /// needs of a table with nothing to compare against.
@@ -467,11 +412,7 @@ pub fn read_ids(path: &Path) -> Result<Vec<String>, TableError> {
 
 /// The columns `columns` of the Parquet file at `path`, and no others.
 fn read_columns(path: &Path, columns: &[&str]) -> Result<DataFrame, TableError> {
-    let file = File::open(path).map_err(|source| TableError::Io {
-        path: path.into(),
-        source,
-    })?;
-    ParquetReader::new(BufReader::new(file))
+    parquet_reader(path)?
         .with_columns(Some(columns.iter().map(|c| c.to_string()).collect()))
         .finish()
         .map_err(|e| parquet_error(path, e))
@@ -545,10 +486,7 @@ pub mod baseline {
             .with_compression(ParquetCompression::Zstd(None))
             .finish(&mut frame.0)
             .map(|_| ())
-            .map_err(|e| TableError::Parquet {
-                path: path.into(),
-                message: e.to_string(),
-            })
+            .map_err(|e| parquet_error(path, e))
     }
 
     /// polars reads the file into a frame; its height.

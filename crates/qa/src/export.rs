@@ -161,17 +161,7 @@ impl<'a> Sources<'a> {
 
     /// `q`'s record, or why it is left out (a kind RARE does not know: `unknown_kind`).
     fn record(&self, q: &Question) -> Result<RareRecord, Skipped> {
-        let multi_hop_type = match q.kind.as_str() {
-            "single_hop" => None,
-            k if MULTI_HOP_KINDS.contains(&k) => Some(k.to_string()),
-            other => {
-                return Err((
-                    q.id.clone(),
-                    "unknown_kind",
-                    format!("kind `{other}` is neither single_hop nor a RARE multi-hop type"),
-                ));
-            }
-        };
+        let multi_hop_type = hop_type(q)?.map(str::to_string);
         let query_perturbations = self
             .queries
             .get(q.id.as_str())
@@ -205,6 +195,25 @@ impl<'a> Sources<'a> {
             query_perturbations,
             document_perturbations: document_map(q, self.documents.get(q.id.as_str())),
         })
+    }
+}
+
+/// Which of RARE's files `q` goes to: `None` the single-hop file, a multi-hop type the other;
+/// a kind RARE does not know is skipped (`unknown_kind`).
+fn hop_type(q: &Question) -> Result<Option<&'static str>, Skipped> {
+    if q.kind == "single_hop" {
+        return Ok(None);
+    }
+    match MULTI_HOP_KINDS.iter().find(|k| **k == q.kind) {
+        Some(k) => Ok(Some(k)),
+        None => Err((
+            q.id.clone(),
+            "unknown_kind",
+            format!(
+                "kind `{}` is neither single_hop nor a RARE multi-hop type",
+                q.kind
+            ),
+        )),
     }
 }
 
@@ -272,56 +281,52 @@ fn document_map(
 /// Write the two files into `dir` (created if missing), pretty-printed as RARE writes them;
 /// returns their paths in [`RARE_FILES`] order.
 pub fn write_rare(records: &RareRecords, dir: &Path) -> Result<Vec<PathBuf>, RareExportError> {
-    write_lists(
-        dir,
-        [
-            Box::new(records.single_hop.iter().cloned()) as Box<dyn Iterator<Item = RareRecord>>,
-            Box::new(records.multi_hop.iter().cloned()),
-        ],
-    )
+    create_dir(dir)?;
+    Ok(vec![
+        write_list(&dir.join(SINGLE_HOP_FILE), &records.single_hop)?,
+        write_list(&dir.join(MULTI_HOP_FILE), &records.multi_hop)?,
+    ])
 }
 
-/// Write [`RARE_FILES`] into `dir`, each one JSON list of its iterator's records, made one at a
-/// time: the document perturbations' texts make the files hundreds of MB at RARE's size, which
-/// neither the records nor a buffer hold whole.
-fn write_lists<'r>(
-    dir: &Path,
-    lists: [Box<dyn Iterator<Item = RareRecord> + 'r>; 2],
-) -> Result<Vec<PathBuf>, RareExportError> {
-    use serde::ser::{SerializeSeq, Serializer};
+fn create_dir(dir: &Path) -> Result<(), RareExportError> {
     std::fs::create_dir_all(dir).map_err(|source| RareExportError::Io {
         path: dir.into(),
         source,
-    })?;
-    let mut files = Vec::new();
-    for (name, list) in RARE_FILES.into_iter().zip(lists) {
-        let path = dir.join(name);
-        let io = |source| RareExportError::Io {
-            path: path.clone(),
-            source,
-        };
-        let json = |source| RareExportError::Json {
-            path: path.clone(),
-            source,
-        };
-        let mut out =
-            std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&path).map_err(io)?);
-        // The bytes `to_writer_pretty` gives for the whole list.
-        let mut serializer = serde_json::Serializer::pretty(&mut out);
-        let mut seq = serializer.serialize_seq(None).map_err(json)?;
-        for record in list {
-            seq.serialize_element(&record).map_err(json)?;
-        }
-        seq.end().map_err(json)?;
-        std::io::Write::write_all(&mut out, b"\n").map_err(io)?;
-        out.into_inner().map_err(|e| io(e.into_error()))?;
-        files.push(path);
-    }
-    Ok(files)
+    })
 }
 
-/// The records of `questions` written into `dir` as [`write_rare`] writes them, made one at a
-/// time from the questions (as [`rare_records`] makes them) and never held together.
+/// Write `records` to `path` as one pretty-printed JSON list (the bytes `to_writer_pretty`
+/// gives for the whole list), serialising each as it comes: the document perturbations' texts
+/// make the files hundreds of MB at RARE's size, which neither the records nor a buffer hold
+/// whole. Returns `path`.
+fn write_list(
+    path: &Path,
+    records: impl IntoIterator<Item = impl Serialize>,
+) -> Result<PathBuf, RareExportError> {
+    use serde::ser::{SerializeSeq, Serializer};
+    let io = |source| RareExportError::Io {
+        path: path.into(),
+        source,
+    };
+    let json = |source| RareExportError::Json {
+        path: path.into(),
+        source,
+    };
+    let mut out =
+        std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(path).map_err(io)?);
+    let mut serializer = serde_json::Serializer::pretty(&mut out);
+    let mut seq = serializer.serialize_seq(None).map_err(json)?;
+    for record in records {
+        seq.serialize_element(&record).map_err(json)?;
+    }
+    seq.end().map_err(json)?;
+    std::io::Write::write_all(&mut out, b"\n").map_err(io)?;
+    out.into_inner().map_err(|e| io(e.into_error()))?;
+    Ok(path.into())
+}
+
+/// The records of `questions` written into `dir` as [`write_rare`] writes them, each made (as
+/// [`rare_records`] makes it) only as its file is written, so they are never held together.
 pub fn export_rare(
     questions: &[Question],
     splits: &[QuestionSplit],
@@ -331,20 +336,25 @@ pub fn export_rare(
     let sources = Sources::new(splits, perturbations);
     let mut summary = RareSummary::default();
     for q in questions {
-        match q.kind.as_str() {
-            "single_hop" => summary.single_hop += 1,
-            k if MULTI_HOP_KINDS.contains(&k) => summary.multi_hop += 1,
-            _ => summary.skipped.extend(sources.record(q).err()),
+        match hop_type(q) {
+            Ok(None) => summary.single_hop += 1,
+            Ok(Some(_)) => summary.multi_hop += 1,
+            Err(skipped) => summary.skipped.push(skipped),
         }
     }
+    // The records of one file: its questions' only.
     let records = |multi: bool| {
         let sources = &sources;
         questions
             .iter()
+            .filter(move |q| hop_type(q).is_ok_and(|t| t.is_some() == multi))
             .filter_map(move |q| sources.record(q).ok())
-            .filter(move |r| r.multi_hop_type.is_some() == multi)
     };
-    summary.files = write_lists(dir, [Box::new(records(false)), Box::new(records(true))])?;
+    create_dir(dir)?;
+    summary.files = vec![
+        write_list(&dir.join(SINGLE_HOP_FILE), records(false))?,
+        write_list(&dir.join(MULTI_HOP_FILE), records(true))?,
+    ];
     Ok(summary)
 }
 
