@@ -88,12 +88,20 @@ pub fn chunk_reports(
     config: &ChunksConfig,
     stage: &str,
 ) -> (Vec<Chunk>, Drops) {
-    let chunker = Chunker::new();
     let mut drops = Drops::new(stage);
     let mut chunks = Vec::new();
-    for report in reports {
-        let domain = Domain::from_name(&report.domain).unwrap_or_default();
-        let out = chunker.chunk(report, &config.resolve(domain));
+    // Reports are chunked on every core (a chunker per thread: it keeps a cache); chunks and
+    // drops are kept in report order.
+    let all = noisebench_core::parallel_map_with(
+        reports,
+        noisebench_core::default_threads(),
+        Chunker::new,
+        |chunker, r| {
+            let domain = Domain::from_name(&r.domain).unwrap_or_default();
+            chunker.chunk(r, &config.resolve(domain))
+        },
+    );
+    for (report, out) in reports.iter().zip(all) {
         if out.is_empty() {
             drops.add(
                 report.id.clone(),

@@ -5,7 +5,7 @@
 
 pub mod edgar_live;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
@@ -417,6 +417,26 @@ pub fn ingest_with(
     let mut drops = Drops::new(stage);
     let mut reports: BTreeMap<String, Report> = BTreeMap::new();
     let mut files_in = 0u64;
+    // Files are read and parsed on every core first; the loop below takes each file's result
+    // in source order (reading any file it did not find here itself), so which of two reports
+    // with one id is kept does not depend on threads.
+    let files: Vec<(usize, PathBuf)> = config
+        .sources
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.edgar.is_none())
+        .flat_map(|(i, s)| {
+            expand(root, &s.path)
+                .unwrap_or_default()
+                .into_iter()
+                .map(move |p| (i, p))
+        })
+        .collect();
+    let read =
+        noisebench_core::parallel_map(&files, noisebench_core::default_threads(), |(i, path)| {
+            read_report(&config.sources[*i], path, &relative(root, path))
+        });
+    let mut read: HashMap<(usize, PathBuf), _> = files.into_iter().zip(read).collect();
     for (i, source) in config.sources.iter().enumerate() {
         if let Some(edgar) = &source.edgar {
             let sec = match web.map(|w| edgar.web(w)) {
@@ -475,7 +495,10 @@ pub fn ingest_with(
         for path in files {
             files_in += 1;
             let source_path = relative(root, &path);
-            match read_report(source, &path, &source_path) {
+            let result = read
+                .remove(&(i, path.clone()))
+                .unwrap_or_else(|| read_report(source, &path, &source_path));
+            match result {
                 Ok((report, bad)) => {
                     for (table, e) in bad {
                         drops.add_failure(

@@ -18,7 +18,7 @@ pub mod vocab;
 
 pub use id::{sha256_hex, stable_id};
 pub use model::*;
-pub use parallel::{default_threads, parallel_map, parallel_map_with};
+pub use parallel::{default_threads, parallel_map, parallel_map_owned, parallel_map_with};
 pub use rows::{FETCH_COLUMNS, Record, Rows, TableKind, TableRow};
 pub use schema::{Column, DType, TableSchema};
 pub use stage::{

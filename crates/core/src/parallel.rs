@@ -44,6 +44,42 @@ pub fn parallel_map_with<T: Sync, S, R: Send>(
     })
 }
 
+/// [`parallel_map`] over owned items: each thread takes its contiguous part by value.
+pub fn parallel_map_owned<T: Send, R: Send>(
+    items: Vec<T>,
+    threads: usize,
+    f: impl Fn(T) -> R + Sync,
+) -> Vec<R> {
+    let threads = threads.clamp(1, items.len().max(1));
+    if threads == 1 {
+        return items.into_iter().map(f).collect();
+    }
+    let size = items.len().div_ceil(threads);
+    let mut parts: Vec<Vec<T>> = Vec::with_capacity(threads);
+    let mut rest = items.into_iter();
+    loop {
+        let part: Vec<T> = rest.by_ref().take(size).collect();
+        if part.is_empty() {
+            break;
+        }
+        parts.push(part);
+    }
+    let f = &f;
+    std::thread::scope(|s| {
+        let handles: Vec<_> = parts
+            .into_iter()
+            .map(|p| s.spawn(move || p.into_iter().map(f).collect::<Vec<R>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| match h.join() {
+                Ok(v) => v,
+                Err(panic) => std::panic::resume_unwind(panic),
+            })
+            .collect()
+    })
+}
+
 /// The threads to spread work over: what the machine offers.
 pub fn default_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
@@ -61,6 +97,20 @@ mod tests {
             assert_eq!(got, items.iter().map(|x| x * 2).collect::<Vec<_>>());
         }
         assert!(parallel_map(&[] as &[u32], 4, |x| *x).is_empty());
+    }
+
+    #[test]
+    fn owned_items_keep_order_on_any_number_of_threads() {
+        for n in [0usize, 1, 2, 3, 999, 1000] {
+            let items: Vec<String> = (0..n).map(|i| i.to_string()).collect();
+            let want: Vec<usize> = (0..n).map(|i| i.to_string().len() + i).collect();
+            for threads in [0, 1, 2, 3, 7, 5000] {
+                let got = parallel_map_owned(items.clone(), threads, |s| {
+                    s.len() + s.parse::<usize>().unwrap()
+                });
+                assert_eq!(got, want, "{n} items on {threads} threads");
+            }
+        }
     }
 
     #[test]

@@ -166,16 +166,30 @@ pub fn ground_windows(
     let mut rows = Vec::new();
     let mut seen: BTreeSet<[String; 4]> = BTreeSet::new();
     let mut occurrences: BTreeMap<String, usize> = BTreeMap::new();
-    for (window, passes) in windows.iter().zip(answers) {
-        let ground = GroundingWindow::new(&window.chunks);
-        for (pass, (provenance, output)) in passes.iter().enumerate() {
-            for (i, t) in output.triplets.iter().enumerate() {
+    // Grounding is pure per window: every core grounds windows; what is kept, and the
+    // occurrence counts, are decided in window order below.
+    let pairs: Vec<(&Window<'_>, &Vec<(String, &TripletsOutput)>)> =
+        windows.iter().zip(answers).collect();
+    let grounded = noisebench_core::parallel_map(
+        &pairs,
+        noisebench_core::default_threads(),
+        |(window, passes)| {
+            let ground = GroundingWindow::new(&window.chunks);
+            passes
+                .iter()
+                .map(|(_, output)| output.triplets.iter().map(|t| ground.ground(t)).collect())
+                .collect::<Vec<Vec<_>>>()
+        },
+    );
+    for ((window, passes), grounded) in pairs.iter().zip(grounded) {
+        for ((pass, (provenance, output)), grounded) in passes.iter().enumerate().zip(grounded) {
+            for ((i, t), grounded) in output.triplets.iter().enumerate().zip(grounded) {
                 summary.answered += 1;
                 let item = format!("{}/{pass}/{i}", window.name());
-                let kept = ground.ground(t).and_then(|g| {
+                let kept = grounded.and_then(|g| {
                     summary.grounded += 1;
                     summary.repointed += usize::from(g.repointed);
-                    let chunk = ground.chunk(g.chunk);
+                    let chunk = &window.chunks[g.chunk];
                     if seen.insert(dedupe_key(&chunk.id, t)) {
                         Ok(row(chunk, t, provenance, &mut occurrences))
                     } else {

@@ -1,11 +1,12 @@
-//! Answering items: [`Llm::run_batch`] (and [`Llm::run`], [`Llm::run_batch_with_progress`],
-//! the async [`Llm::call`]). Each item is prepared and, where it can be, answered on the calling
-//! thread; items whose requests hash alike share one request (the first sends it, the others get
-//! its outcome with a record of no attempts, tokens or cost); the remaining requests run
-//! concurrently on the handle's runtime, or, with `llm.mode = "batch"`, go as one Batch API job
-//! ([`crate::batch_api`]). Results come back in input order, one per item.
+//! Answering items: [`Llm::run_batch`] (and [`Llm::run`], [`Llm::run_batch_with_progress`], the
+//! async [`Llm::call`]). Each item is prepared and, where it can be, answered locally (a large
+//! batch renders, hashes and works out offline answers on every core first); items whose requests
+//! hash alike share one request (the first sends it, the others get its outcome with a record of no
+//! attempts, tokens or cost); the remaining requests run concurrently on the handle's runtime, or,
+//! with `llm.mode = "batch"`, go as one Batch API job ([`crate::batch_api`]). Results come back in
+//! input order, one per item.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use crate::call_log::Record;
@@ -14,6 +15,10 @@ use crate::openai::Effort;
 use crate::request::Prepared;
 use crate::task::Task;
 use crate::{Answer, Llm};
+
+/// Batches of at least this many items prepare their requests and work out offline answers on
+/// every core; smaller ones stay on the calling thread (threads cost more than they save).
+const PARALLEL_FROM: usize = 64;
 
 impl Llm {
     /// Answer one item (sync).
@@ -29,8 +34,9 @@ impl Llm {
     }
 
     /// Answer many items concurrently (sync); results in input order, one per item. Cache hits
-    /// and offline answers are decided on the calling thread; the rest run on the internal
-    /// runtime under the model's limits.
+    /// and offline answers are decided locally, in input order (a batch of [`PARALLEL_FROM`]
+    /// items or more prepares its requests and offline answers on every core first); the rest
+    /// run on the internal runtime under the model's limits.
     ///
     /// Items with the same request hash make one request: the first of them sends it and is
     /// logged as the call; each other gets its answer (or its error) and a record with no
@@ -58,15 +64,26 @@ impl Llm {
     ) -> Vec<Result<Answer<T::Output>, LlmError>> {
         let mut results: Vec<Option<Result<Answer<T::Output>, LlmError>>> =
             Vec::with_capacity(inputs.len());
+        // Rendering and hashing requests, and the offline rule, are pure per item: a large batch
+        // spreads them over the cores. What follows (sharing, cache, call log) stays in order.
+        let start = Instant::now();
+        let threads = if inputs.len() >= PARALLEL_FROM {
+            noisebench_core::default_threads()
+        } else {
+            1
+        };
+        let prepared = noisebench_core::parallel_map_owned(inputs, threads, |input| {
+            self.prepare::<T>(stage, input)
+        });
+        let mut offline = self.offline_answers(&prepared, threads);
         // Items whose prompts render alike make one request between them: a repeated paid
         // call would buy the same answer again.
         let mut requests: Vec<Request<T>> = Vec::new();
         let mut by_key: HashMap<String, usize> = HashMap::new();
-        for input in inputs {
-            let start = Instant::now();
+        for (p, offline) in prepared.into_iter().zip(offline.iter_mut()) {
             let i = results.len();
             results.push(None);
-            let p = match self.prepare::<T>(stage, input) {
+            let p = match p {
                 Ok(p) => p,
                 Err(e) => {
                     bar.inc(1);
@@ -78,7 +95,7 @@ impl Llm {
                 requests[r].sharers.push((i, p, start));
                 continue;
             }
-            match self.answer_locally(&p, start) {
+            match self.answer_locally(&p, start, offline.take()) {
                 Some(r) => {
                     bar.inc(1);
                     results[i] = Some(r);
@@ -131,6 +148,34 @@ impl Llm {
             .collect()
     }
 
+    /// The offline rule's answer for each item that will surely need it (the first item of
+    /// each request key, with no model and no cache to look in), worked out on `threads`
+    /// threads; `None` for the rest.
+    fn offline_answers<T: Task>(
+        &self,
+        prepared: &[Result<Prepared<T>, LlmError>],
+        threads: usize,
+    ) -> Vec<Option<T::Output>> {
+        let mut seen = HashSet::new();
+        let needed: Vec<&Prepared<T>> = prepared
+            .iter()
+            .filter_map(|p| p.as_ref().ok())
+            .filter(|p| seen.insert(p.key.as_str()) && self.offline_answer_needed(p))
+            .collect();
+        let mut answers =
+            noisebench_core::parallel_map(&needed, threads, |p| T::offline(&p.input)).into_iter();
+        let mut seen = HashSet::new();
+        prepared
+            .iter()
+            .map(|p| match p {
+                Ok(p) if seen.insert(p.key.as_str()) && self.offline_answer_needed(p) => {
+                    answers.next()
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Answer one item from async code (any tokio runtime).
     pub async fn call<T: Task>(
         &self,
@@ -139,7 +184,7 @@ impl Llm {
     ) -> Result<Answer<T::Output>, LlmError> {
         let start = Instant::now();
         let p = self.prepare::<T>(stage, input)?;
-        if let Some(r) = self.answer_locally(&p, start) {
+        if let Some(r) = self.answer_locally(&p, start, None) {
             return r;
         }
         let handle = self.runtime().handle().clone();

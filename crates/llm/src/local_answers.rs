@@ -15,11 +15,14 @@ use crate::task::Task;
 use crate::{Answer, Llm};
 
 impl Llm {
-    /// Decide an item without network: cache hit, cache-only miss, or the offline rule.
+    /// Decide an item without network: cache hit, cache-only miss, or the offline rule
+    /// (`offline`: the rule's answer when the caller already worked it out, see
+    /// [`Llm::offline_answer_needed`]).
     pub(crate) fn answer_locally<T: Task>(
         &self,
         p: &Prepared<T>,
         start: Instant,
+        offline: Option<T::Output>,
     ) -> Option<Result<Answer<T::Output>, LlmError>> {
         if let Some(a) = self.lookup(p, start) {
             return Some(a);
@@ -36,7 +39,7 @@ impl Llm {
             return Some(Err(e));
         }
         if p.model.is_none() {
-            let value = T::offline(&p.input);
+            let value = offline.unwrap_or_else(|| T::offline(&p.input));
             if use_cache {
                 self.store(p, &value, 0, 0);
             }
@@ -61,6 +64,12 @@ impl Llm {
             }));
         }
         None
+    }
+
+    /// Whether [`Llm::answer_locally`] surely answers this item with the offline rule: no
+    /// model and no cache to look in first. Such answers may be worked out ahead, on any thread.
+    pub(crate) fn offline_answer_needed<T: Task>(&self, p: &Prepared<T>) -> bool {
+        p.model.is_none() && !self.uses_cache(p)
     }
 
     fn uses_cache<T: Task>(&self, p: &Prepared<T>) -> bool {

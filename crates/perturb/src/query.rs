@@ -19,7 +19,7 @@
 //! [`protect`]: crate::protect
 
 use noisebench_index::vector::dot;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use noisebench_core::{
     ConfigError, Drops, InputSpec, Inputs, OutputSpec, QueryPerturbation, Question, ShardKey,
@@ -169,6 +169,31 @@ pub fn usable_rewrites(query: &str, mask: &[bool], answer: &Rewrites, n: usize) 
 }
 
 /// One question's candidates of one kind, waiting for their similarities.
+/// Items whose texts are embedded together (see [`distinct_texts`]).
+const EMBED_SLICE: usize = 4096;
+
+/// The distinct texts of `items` (each question's text, then its candidates), and per item the
+/// place of its question's text and of each candidate among them.
+#[allow(clippy::type_complexity)]
+fn distinct_texts<'a>(items: &'a [Pending<'a>]) -> (Vec<&'a str>, Vec<(usize, Vec<usize>)>) {
+    let mut texts: Vec<&str> = Vec::new();
+    let mut at: HashMap<&str, usize> = HashMap::new();
+    let mut place = |t: &'a str| {
+        *at.entry(t).or_insert_with(|| {
+            texts.push(t);
+            texts.len() - 1
+        })
+    };
+    let places = items
+        .iter()
+        .map(|p| {
+            let original = place(&p.question.question);
+            (original, p.candidates.iter().map(|c| place(c)).collect())
+        })
+        .collect();
+    (texts, places)
+}
+
 struct Pending<'a> {
     question: &'a Question,
     kind: &'static str,
@@ -312,10 +337,12 @@ impl TypedStage for QueryPerturbationsStage {
             embedder: self.llm.embedder_name(),
             ..QueryPerturbationsSummary::default()
         };
-        let masks: Vec<Vec<bool>> = questions
-            .iter()
-            .map(|q| protected_mask(&q.question, &question_phrases(q)))
-            .collect();
+        // Masks and rule candidates are pure per question: worked out on every core.
+        let threads = noisebench_core::default_threads();
+        let masks: Vec<Vec<bool>> = noisebench_core::parallel_map(&questions, threads, |q| {
+            protected_mask(&q.question, &question_phrases(q))
+        });
+        let pairs: Vec<(&Question, &Vec<bool>)> = questions.iter().zip(&masks).collect();
 
         let mut pending: Vec<Pending<'_>> = Vec::new();
         for kind in ["character_level", "word_level"] {
@@ -323,8 +350,10 @@ impl TypedStage for QueryPerturbationsStage {
                 continue;
             }
             let bar = ctx.progress.bar(kind, Some(questions.len() as u64));
-            for (q, mask) in questions.iter().zip(&masks) {
-                let candidates = rule_candidates(c, &q.id, &q.question, mask, kind);
+            let all = noisebench_core::parallel_map(&pairs, threads, |(q, mask)| {
+                rule_candidates(c, &q.id, &q.question, mask, kind)
+            });
+            for ((q, _), candidates) in pairs.iter().zip(all) {
                 if candidates.is_empty() {
                     drop_item(
                         &mut drops,
@@ -377,22 +406,19 @@ impl TypedStage for QueryPerturbationsStage {
         }
 
         let mut rows = Vec::new();
-        if !pending.is_empty() {
-            let mut texts: Vec<String> = Vec::new();
-            for p in &pending {
-                texts.push(p.question.question.clone());
-                texts.extend(p.candidates.iter().cloned());
-            }
+        // A slice of items at a time, each distinct text of it embedded once (a question's text
+        // serves all its kinds): every candidate's vector at once would be gigabytes at RARE's
+        // scale.
+        for slice in pending.chunks(EMBED_SLICE) {
+            let (texts, places) = distinct_texts(slice);
             match self.llm.embed(stage, &texts) {
                 Ok(e) => {
-                    let mut at = 0;
-                    for p in &pending {
-                        let original = &e.vectors[at];
-                        let sims: Vec<f32> = e.vectors[at + 1..at + 1 + p.candidates.len()]
+                    for (p, (original, candidates)) in slice.iter().zip(&places) {
+                        let original = &e.vectors[*original];
+                        let sims: Vec<f32> = candidates
                             .iter()
-                            .map(|v| dot(original, v))
+                            .map(|&i| dot(original, &e.vectors[i]))
                             .collect();
-                        at += 1 + p.candidates.len();
                         let pick = select_candidate(&sims, c.min_similarity);
                         let similarity = round_similarity(sims[pick]);
                         if similarity < c.min_similarity {
@@ -416,7 +442,7 @@ impl TypedStage for QueryPerturbationsStage {
                     }
                 }
                 Err(e) => {
-                    for p in &pending {
+                    for p in slice {
                         drop_item(
                             &mut drops,
                             &mut summary,

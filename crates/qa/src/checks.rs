@@ -261,12 +261,13 @@ impl ChunkIndex {
         chunks: impl IntoIterator<Item = (&'a str, &'a str)>,
         phrases: impl IntoIterator<Item = &'a str>,
     ) -> ChunkIndex {
-        let mut ids = Vec::new();
-        let mut texts = Vec::new();
-        for (id, text) in chunks {
-            ids.push(id.to_string());
-            texts.push(format!(" {} ", normalize(text)));
-        }
+        let threads = noisebench_core::default_threads();
+        let (ids, raw): (Vec<String>, Vec<&str>) = chunks
+            .into_iter()
+            .map(|(id, text)| (id.to_string(), text))
+            .unzip();
+        let texts =
+            noisebench_core::parallel_map(&raw, threads, |text| format!(" {} ", normalize(text)));
         let by_id = ids
             .iter()
             .enumerate()
@@ -292,12 +293,19 @@ impl ChunkIndex {
                 .match_kind(MatchKind::Standard)
                 .build(&patterns)
             {
-                for (c, text) in texts.iter().enumerate() {
-                    for m in ac.find_overlapping_iter(text.as_str()) {
-                        let list = &mut postings[m.pattern().as_usize()];
-                        if list.last() != Some(&(c as u32)) {
-                            list.push(c as u32);
-                        }
+                // Each chunk's matches on any core; postings filled in chunk order.
+                let found = noisebench_core::parallel_map(&texts, threads, |text| {
+                    let mut found: Vec<usize> = ac
+                        .find_overlapping_iter(text.as_str())
+                        .map(|m| m.pattern().as_usize())
+                        .collect();
+                    found.sort_unstable();
+                    found.dedup();
+                    found
+                });
+                for (c, found) in found.into_iter().enumerate() {
+                    for pattern in found {
+                        postings[pattern].push(c as u32);
                     }
                 }
             } else {

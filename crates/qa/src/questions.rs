@@ -323,24 +323,24 @@ pub fn assemble(
     limits: &Limits,
     drops: &mut Drops,
 ) -> Vec<Question> {
+    // Each question's own checks are pure: they run on every core, and drops are counted in
+    // question order afterwards.
+    let answered: Vec<(&Prepared<'_>, &QaOutput, &str)> = prepared
+        .iter()
+        .zip(answers)
+        .filter_map(|(p, a)| {
+            a.as_ref()
+                .map(|(a, provenance)| (p, *a, provenance.as_str()))
+        })
+        .collect();
+    let checked = noisebench_core::parallel_map(
+        &answered,
+        noisebench_core::default_threads(),
+        |&(p, answer, provenance)| check_question(p, answer, provenance, limits),
+    );
     let mut passed = Vec::new();
-    for (p, answer) in prepared.iter().zip(answers) {
-        let Some((answer, provenance)) = answer else {
-            continue;
-        };
-        let row = question_row(p, answer, provenance);
-        let chunk_texts: Vec<&str> = p.chunks.iter().map(|c| c.text.as_str()).collect();
-        let entities: Vec<String> = row.entity_1.iter().chain(&row.entity_2).cloned().collect();
-        let mut pivots: BTreeSet<String> = row.pivot_entities.iter().cloned().collect();
-        pivots.extend(pivot_surface_forms(&row));
-        let pivots: Vec<String> = pivots.into_iter().collect();
-        let evidence = Evidence {
-            chunks: &chunk_texts,
-            source_sentences: &row.source_sentences,
-            entities: &entities,
-            pivots: &pivots,
-        };
-        match check_text(&row.question, &row.answer, &evidence, limits) {
+    for ((p, _, _), (row, checked)) in answered.iter().zip(checked) {
+        match checked {
             Ok(()) => passed.push(row),
             Err(why) => drops.add(&p.pattern.id, why.reason(), describe(&row)),
         }
@@ -385,6 +385,29 @@ pub fn assemble(
         .filter(|(i, _)| !answerable.contains(i))
         .map(|(_, q)| q)
         .collect()
+}
+
+/// One answered question's row and the outcome of its text checks against its own evidence.
+fn check_question(
+    p: &Prepared<'_>,
+    answer: &QaOutput,
+    provenance: &str,
+    limits: &Limits,
+) -> (Question, Result<(), Rejection>) {
+    let row = question_row(p, answer, provenance);
+    let chunk_texts: Vec<&str> = p.chunks.iter().map(|c| c.text.as_str()).collect();
+    let entities: Vec<String> = row.entity_1.iter().chain(&row.entity_2).cloned().collect();
+    let mut pivots: BTreeSet<String> = row.pivot_entities.iter().cloned().collect();
+    pivots.extend(pivot_surface_forms(&row));
+    let pivots: Vec<String> = pivots.into_iter().collect();
+    let evidence = Evidence {
+        chunks: &chunk_texts,
+        source_sentences: &row.source_sentences,
+        entities: &entities,
+        pivots: &pivots,
+    };
+    let checked = check_text(&row.question, &row.answer, &evidence, limits);
+    (row, checked)
 }
 
 /// Drop near duplicates (the same normalised answer, and the same normalised text or an
