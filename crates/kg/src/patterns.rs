@@ -261,10 +261,7 @@ pub fn mine_patterns(
     let index = GraphIndex::new(edges);
     let mut rows = Vec::new();
     let mut counts = Vec::new();
-    // Each pattern kind is mined on a thread of its own (kinds differ much in cost, so one
-    // thread each lets the scheduler balance them); rows are kept in kind order.
-    let kinds = config.kinds();
-    let mined = noisebench_core::parallel_map(&kinds, kinds.len(), |&kind| {
+    for kind in config.kinds() {
         let mined = mine_pattern(&index, kind, config);
         let mut these: Vec<Pattern> = mined
             .groups
@@ -272,11 +269,8 @@ pub fn mine_patterns(
             .map(|g| pattern_row(&index, kind, g))
             .collect();
         these.sort_unstable_by(|a, b| a.id.cmp(&b.id));
-        (these, mined.count)
-    });
-    for (these, count) in mined {
         rows.extend(these);
-        counts.push(count);
+        counts.push(mined.count);
     }
     let facts = PatternsFacts {
         edges: edges.len() as u64,

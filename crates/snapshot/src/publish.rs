@@ -140,13 +140,10 @@ pub fn publish(
     };
 
     // Hash the candidate tables and diff them against the parent.
-    let threads = noisebench_core::default_threads();
     let mut hashes = BTreeMap::new();
-    let hashed = noisebench_core::parallel_map(&request.tables, threads, |t| {
-        table_io::hash_file(&t.path).map_err(io(&t.path))
-    });
-    for (t, hashed) in request.tables.iter().zip(hashed) {
-        hashes.insert(t.name.clone(), hashed?);
+    for t in &request.tables {
+        let (sha, bytes) = table_io::hash_file(&t.path).map_err(io(&t.path))?;
+        hashes.insert(t.name.clone(), (sha, bytes));
     }
     let mut changes = Changes {
         from: parent.as_ref().map(Version::to_string),
@@ -292,9 +289,7 @@ pub fn publish(
         }
     }
     sync_dir(&data_dir).map_err(io(&data_dir))?;
-    // Export files are copied, synced and hashed on every core (they can be gigabytes), then
-    // entered in order.
-    let mut copies = Vec::new();
+    let mut exports = BTreeMap::new();
     for export in &request.exports {
         let folder = staging.join("exports").join(&export.folder);
         fs::create_dir_all(&folder).map_err(io(&folder))?;
@@ -304,33 +299,24 @@ pub fn publish(
                 .ok_or_else(|| PublishError::Table(format!("{}: not a file", source.display())))?
                 .to_string_lossy()
                 .into_owned();
-            copies.push((export, source, format!("exports/{}/{name}", export.folder)));
+            let file = format!("exports/{}/{name}", export.folder);
+            let target = staging.join(&file);
+            fs::copy(source, &target).map_err(io(source))?;
+            fs::File::open(&target)
+                .and_then(|f| f.sync_all())
+                .map_err(io(&target))?;
+            let (sha256, bytes) = table_io::hash_file(&target).map_err(io(&target))?;
+            exports.insert(
+                file,
+                ExportEntry {
+                    format: export.format.clone(),
+                    stage: export.stage.clone(),
+                    sha256,
+                    bytes,
+                },
+            );
+            step(&mut written)?;
         }
-    }
-    let copied = noisebench_core::parallel_map(&copies, threads, |(_, source, file)| {
-        let target = staging.join(file);
-        fs::copy(source, &target).map_err(io(source))?;
-        fs::File::open(&target)
-            .and_then(|f| f.sync_all())
-            .map_err(io(&target))?;
-        table_io::hash_file(&target).map_err(io(&target))
-    });
-    let mut exports = BTreeMap::new();
-    for ((export, _, file), copied) in copies.into_iter().zip(copied) {
-        let (sha256, bytes) = copied?;
-        exports.insert(
-            file,
-            ExportEntry {
-                format: export.format.clone(),
-                stage: export.stage.clone(),
-                sha256,
-                bytes,
-            },
-        );
-        step(&mut written)?;
-    }
-    for export in &request.exports {
-        let folder = staging.join("exports").join(&export.folder);
         sync_dir(&folder).map_err(io(&folder))?;
     }
     let mut manifest = Manifest {
