@@ -6,7 +6,7 @@
 //! with `llm.mode = "batch"`, go as one Batch API job ([`crate::batch_api`]). Results come back in
 //! input order, one per item.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use crate::call_log::Record;
@@ -148,32 +148,18 @@ impl Llm {
             .collect()
     }
 
-    /// The offline rule's answer for each item that will surely need it (the first item of
-    /// each request key, with no model and no cache to look in), worked out on `threads`
-    /// threads; `None` for the rest.
+    /// The offline rule's answer for each item that will surely need it (no model, and no
+    /// cache to look in: such an item is answered by the rule even when an earlier item made
+    /// the same request), worked out on `threads` threads; `None` for the rest.
     fn offline_answers<T: Task>(
         &self,
         prepared: &[Result<Prepared<T>, LlmError>],
         threads: usize,
     ) -> Vec<Option<T::Output>> {
-        let mut seen = HashSet::new();
-        let needed: Vec<&Prepared<T>> = prepared
-            .iter()
-            .filter_map(|p| p.as_ref().ok())
-            .filter(|p| seen.insert(p.key.as_str()) && self.offline_answer_needed(p))
-            .collect();
-        let mut answers =
-            noisebench_core::parallel_map(&needed, threads, |p| T::offline(&p.input)).into_iter();
-        let mut seen = HashSet::new();
-        prepared
-            .iter()
-            .map(|p| match p {
-                Ok(p) if seen.insert(p.key.as_str()) && self.offline_answer_needed(p) => {
-                    answers.next()
-                }
-                _ => None,
-            })
-            .collect()
+        noisebench_core::parallel_map(prepared, threads, |p| match p {
+            Ok(p) if self.offline_answer_needed(p) => Some(T::offline(&p.input)),
+            _ => None,
+        })
     }
 
     /// Answer one item from async code (any tokio runtime).

@@ -64,3 +64,46 @@ fn the_offline_backend_can_cache_and_replay_in_cache_only_mode() {
         "cache_miss"
     );
 }
+
+/// A batch large enough to be prepared on every core answers, and logs, exactly as its items
+/// asked one at a time: the same values in input order, and the same call records (the offline
+/// rule answers every item, repeated requests included).
+#[test]
+fn a_large_batch_answers_and_logs_as_its_items_asked_alone() {
+    let claims = ["Taxes rose sharply", "a b c", "Prices fell in May", "Rain"];
+    let inputs: Vec<KeywordsInput> = (0..300)
+        .map(|i| KeywordsInput {
+            // Every third item makes the same request.
+            claim: if i % 3 == 2 {
+                claims[0].to_string()
+            } else {
+                format!("{} {}", claims[i % 4], i / 4)
+            },
+            max_keywords: 1 + i % 3,
+        })
+        .collect();
+    let batch = Llm::offline();
+    let together = batch.run_batch::<Keywords>("queries", inputs.clone());
+    let alone = Llm::offline();
+    assert_eq!(together.len(), inputs.len());
+    let mut hashes = std::collections::HashSet::new();
+    for (i, (input, got)) in inputs.iter().zip(&together).enumerate() {
+        let want = alone.run::<Keywords>("queries", input.clone()).unwrap();
+        let got = got.as_ref().unwrap();
+        assert_eq!(got.value, want.value, "item {i}");
+        assert_eq!(got.request_hash, want.request_hash, "item {i}");
+        assert_eq!(got.cache_hit, want.cache_hit, "item {i}");
+        hashes.insert(got.request_hash.clone());
+    }
+    assert!(hashes.len() < inputs.len(), "the batch repeats requests");
+    let calls = |llm: &Llm| {
+        let mut log: Vec<(String, String, bool)> = llm
+            .drain_call_log()
+            .into_iter()
+            .map(|c| (c.id, c.request_hash, c.cache_hit))
+            .collect();
+        log.sort();
+        log
+    };
+    assert_eq!(calls(&batch), calls(&alone));
+}

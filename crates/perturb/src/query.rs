@@ -559,6 +559,47 @@ mod tests {
     use super::*;
 
     #[test]
+    fn each_distinct_text_of_a_slice_is_embedded_once() {
+        let q = |id: &str, text: &str| Question {
+            id: id.into(),
+            question: text.into(),
+            ..Question::default()
+        };
+        let (a, b) = (q("q1", "What rose?"), q("q2", "What fell?"));
+        let item = |question, kind, candidates: &[&str]| Pending {
+            question,
+            kind,
+            candidates: candidates.iter().map(|c| c.to_string()).collect(),
+            made_by: String::new(),
+        };
+        let items = [
+            item(&a, "character_level", &["Wht rose?", "What rse?"]),
+            item(&b, "character_level", &["What fel?"]),
+            item(&a, "word_level", &["What climbed?", "Wht rose?"]),
+        ];
+        let (texts, places) = distinct_texts(&items);
+        assert_eq!(
+            texts,
+            [
+                "What rose?",
+                "Wht rose?",
+                "What rse?",
+                "What fell?",
+                "What fel?",
+                "What climbed?"
+            ]
+        );
+        assert_eq!(places, [(0, vec![1, 2]), (3, vec![4]), (0, vec![5, 1])]);
+        // Every item's texts are where its places say.
+        for (p, (original, candidates)) in items.iter().zip(&places) {
+            assert_eq!(texts[*original], p.question.question);
+            for (c, &at) in p.candidates.iter().zip(candidates) {
+                assert_eq!(texts[at], c);
+            }
+        }
+    }
+
+    #[test]
     fn defaults_follow_rare_and_unknown_fields_are_refused() {
         let c = QueryPerturbationsConfig::default();
         assert_eq!(
