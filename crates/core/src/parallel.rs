@@ -34,14 +34,19 @@ pub fn parallel_map_with<T: Sync, S, R: Send>(
             .chunks(size)
             .map(|p| s.spawn(move || part(p)))
             .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| match h.join() {
-                Ok(v) => v,
-                Err(panic) => std::panic::resume_unwind(panic),
-            })
-            .collect()
+        joined(handles)
     })
+}
+
+/// The parts' results, in part order; a part's panic is resumed here.
+fn joined<R>(handles: Vec<std::thread::ScopedJoinHandle<'_, Vec<R>>>) -> Vec<R> {
+    handles
+        .into_iter()
+        .flat_map(|h| match h.join() {
+            Ok(v) => v,
+            Err(panic) => std::panic::resume_unwind(panic),
+        })
+        .collect()
 }
 
 /// [`parallel_map`] over owned items: each thread takes its contiguous part by value.
@@ -70,13 +75,7 @@ pub fn parallel_map_owned<T: Send, R: Send>(
             .into_iter()
             .map(|p| s.spawn(move || p.into_iter().map(f).collect::<Vec<R>>()))
             .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| match h.join() {
-                Ok(v) => v,
-                Err(panic) => std::panic::resume_unwind(panic),
-            })
-            .collect()
+        joined(handles)
     })
 }
 
