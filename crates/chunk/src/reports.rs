@@ -5,7 +5,7 @@
 
 pub mod edgar_live;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
@@ -417,26 +417,26 @@ pub fn ingest_with(
     let mut drops = Drops::new(stage);
     let mut reports: BTreeMap<String, Report> = BTreeMap::new();
     let mut files_in = 0u64;
-    // Files are read and parsed on every core first; the loop below takes each file's result
-    // in source order (reading any file it did not find here itself), so which of two reports
-    // with one id is kept does not depend on threads.
-    let files: Vec<(usize, PathBuf)> = config
+    // Each file source is expanded once, and its files read and parsed on every core; the loop
+    // below takes the results in source and file order, so which of two reports with one id is
+    // kept does not depend on threads.
+    let mut expanded: Vec<Option<Result<Vec<PathBuf>, String>>> = config
         .sources
         .iter()
-        .enumerate()
-        .filter(|(_, s)| s.edgar.is_none())
-        .flat_map(|(i, s)| {
-            expand(root, &s.path)
-                .unwrap_or_default()
-                .into_iter()
-                .map(move |p| (i, p))
-        })
+        .map(|s| s.edgar.is_none().then(|| expand(root, &s.path)))
         .collect();
-    let read =
-        noisebench_core::parallel_map(&files, noisebench_core::default_threads(), |(i, path)| {
-            read_report(&config.sources[*i], path, &relative(root, path))
-        });
-    let mut read: HashMap<(usize, PathBuf), _> = files.into_iter().zip(read).collect();
+    let files: Vec<(&Source, &PathBuf)> = config
+        .sources
+        .iter()
+        .zip(&expanded)
+        .filter_map(|(s, e)| Some((s, e.as_ref()?.as_ref().ok()?)))
+        .flat_map(|(s, paths)| paths.iter().map(move |p| (s, p)))
+        .collect();
+    let mut read =
+        noisebench_core::parallel_map(&files, noisebench_core::default_threads(), |(s, path)| {
+            read_report(s, path, &relative(root, path))
+        })
+        .into_iter();
     for (i, source) in config.sources.iter().enumerate() {
         if let Some(edgar) = &source.edgar {
             let sec = match web.map(|w| edgar.web(w)) {
@@ -484,7 +484,7 @@ pub fn ingest_with(
             }
             continue;
         }
-        let files = match expand(root, &source.path) {
+        let files = match expanded[i].take().expect("expanded for every file source") {
             Ok(f) => f,
             Err(e) => {
                 // A source, not a file: no item was read, so it is recorded, not counted.
@@ -495,9 +495,7 @@ pub fn ingest_with(
         for path in files {
             files_in += 1;
             let source_path = relative(root, &path);
-            let result = read
-                .remove(&(i, path.clone()))
-                .unwrap_or_else(|| read_report(source, &path, &source_path));
+            let result = read.next().expect("read for every expanded file");
             match result {
                 Ok((report, bad)) => {
                     for (table, e) in bad {

@@ -311,3 +311,30 @@ fn fast_token_counts_equal_tiktoken_on_real_filings() {
         );
     }
 }
+
+/// Files are read on every core, but two sources reaching the same files still keep the first
+/// source's reports and count each later one as a duplicate.
+#[test]
+fn the_first_source_of_a_report_wins_whatever_the_threads() {
+    let via = |path: &str, name: &str| Source {
+        metadata: BTreeMap::from([("via".to_string(), name.to_string())]),
+        ..source(path, Domain::Finance)
+    };
+    let config = ReportsConfig {
+        sources: vec![
+            via("fixtures/reports/edgar/1000180_*.json", "first"),
+            via("fixtures/reports/edgar/*.json", "second"),
+            via("fixtures/reports/edgar/*.json", "third"),
+        ],
+    };
+    let (reports, drops, files) = ingest(&config, &root(), "reports");
+    assert_eq!(files, 1 + 5 + 5);
+    assert_eq!(reports.len(), 5);
+    let via_of = |r: &Report| r.metadata["via"].clone();
+    let mut vias: Vec<String> = reports.iter().map(via_of).collect();
+    vias.sort();
+    assert_eq!(vias, ["first", "second", "second", "second", "second"]);
+    let drops = drops.into_records();
+    assert_eq!(drops.len(), 6);
+    assert!(drops.iter().all(|d| d.reason == "duplicate_report"));
+}

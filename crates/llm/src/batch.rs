@@ -75,12 +75,12 @@ impl Llm {
         let prepared = noisebench_core::parallel_map_owned(inputs, threads, |input| {
             self.prepare::<T>(stage, input)
         });
-        let mut offline = self.offline_answers(&prepared, threads);
+        let offline = self.offline_answers(&prepared, threads);
         // Items whose prompts render alike make one request between them: a repeated paid
         // call would buy the same answer again.
         let mut requests: Vec<Request<T>> = Vec::new();
         let mut by_key: HashMap<String, usize> = HashMap::new();
-        for (p, offline) in prepared.into_iter().zip(offline.iter_mut()) {
+        for (p, offline) in prepared.into_iter().zip(offline) {
             let i = results.len();
             results.push(None);
             let p = match p {
@@ -95,7 +95,7 @@ impl Llm {
                 requests[r].sharers.push((i, p, start));
                 continue;
             }
-            match self.answer_locally(&p, start, offline.take()) {
+            match self.answer_locally(&p, start, offline) {
                 Some(r) => {
                     bar.inc(1);
                     results[i] = Some(r);

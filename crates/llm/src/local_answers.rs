@@ -1,7 +1,8 @@
-//! What is decided without a request, in item order: a cache hit (or, with the cache off, an
-//! answer this handle already received: [`crate::memo`]), a cache-only miss, the offline rule
-//! (whose answers a large batch may have worked out ahead on every core). And [`Llm::store`], which keeps each successful, checked answer for the next item or run
-//! that asks (the cache in `read-write` mode, else the memo); failures are never kept.
+//! What is decided without a request, in item order: a cache hit (or, with the cache off, an answer
+//! this handle already received: [`crate::memo`]), a cache-only miss, the offline rule (whose
+//! answers a large batch may have worked out ahead on every core). And [`Llm::store`], which keeps
+//! each successful, checked answer for the next item or run that asks (the cache in `read-write`
+//! mode, else the memo); failures are never kept.
 
 use std::time::Instant;
 

@@ -168,14 +168,15 @@ pub fn usable_rewrites(query: &str, mask: &[bool], answer: &Rewrites, n: usize) 
     out
 }
 
-/// One question's candidates of one kind, waiting for their similarities.
 /// Items whose texts are embedded together (see [`distinct_texts`]).
 const EMBED_SLICE: usize = 4096;
 
-/// The distinct texts of `items` (each question's text, then its candidates), and per item the
-/// place of its question's text and of each candidate among them.
-#[allow(clippy::type_complexity)]
-fn distinct_texts<'a>(items: &'a [Pending<'a>]) -> (Vec<&'a str>, Vec<(usize, Vec<usize>)>) {
+/// Per item, the place of its question's text and of each of its candidates among the texts.
+type Places = Vec<(usize, Vec<usize>)>;
+
+/// The distinct texts of `items` (each question's text, then its candidates), and their
+/// [`Places`].
+fn distinct_texts<'a>(items: &'a [Pending<'a>]) -> (Vec<&'a str>, Places) {
     let mut texts: Vec<&str> = Vec::new();
     let mut at: HashMap<&str, usize> = HashMap::new();
     let mut place = |t: &'a str| {
@@ -194,6 +195,7 @@ fn distinct_texts<'a>(items: &'a [Pending<'a>]) -> (Vec<&'a str>, Vec<(usize, Ve
     (texts, places)
 }
 
+/// One question's candidates of one kind, waiting for their similarities.
 struct Pending<'a> {
     question: &'a Question,
     kind: &'static str,
