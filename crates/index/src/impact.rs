@@ -263,12 +263,27 @@ impl Impacts {
         let mut open = 0;
         while open < lists.len() && rest[open] >= theta - margin(theta) {
             let p = lists[open];
-            for (&d, &s) in p.docs.iter().zip(&p.scores) {
-                let a = &mut scratch.acc[d as usize];
-                if *a == 0.0 {
-                    scratch.touched.push(d);
+            let acc = &mut scratch.acc;
+            if open == 0 {
+                // Every score is still 0: each document is new, and 0 + s is s.
+                scratch.touched.extend_from_slice(&p.docs);
+                for (&d, &s) in p.docs.iter().zip(&p.scores) {
+                    acc[d as usize] = s;
                 }
-                *a += s;
+            } else {
+                // Without a branch: each document is written at the end of the touched list,
+                // which grows past it only when the document is new.
+                let seen = scratch.touched.len();
+                scratch.touched.resize(seen + p.docs.len(), 0);
+                let new = &mut scratch.touched[seen..];
+                let mut n = 0;
+                for (&d, &s) in p.docs.iter().zip(&p.scores) {
+                    let a = &mut acc[d as usize];
+                    new[n] = d;
+                    n += usize::from(*a == 0.0);
+                    *a += s;
+                }
+                scratch.touched.truncate(seen + n);
             }
             open += 1;
             // Theta is at most the maxima of the lists added so far: it is worth computing
@@ -319,9 +334,8 @@ impl Impacts {
                     // Many: read the list, adding to candidates only.
                     for (&d, &x) in p.docs.iter().zip(&p.scores) {
                         let a = &mut acc[d as usize];
-                        if *a != 0.0 {
-                            *a += x;
-                        }
+                        // Without a branch: a document that is not a candidate (score 0) gets 0.
+                        *a += if *a != 0.0 { x } else { 0.0 };
                     }
                 }
                 if i + 1 == lists.len() {

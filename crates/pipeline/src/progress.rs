@@ -1,4 +1,6 @@
-//! Progress bars on a terminal (indicatif). Hidden when stderr is not a terminal.
+//! Progress bars on a terminal (indicatif). Hidden when stderr is not a terminal. Each bar
+//! logs its label, count and seconds when it finishes (`NOISEBENCH_LOG=info`): a stage's phases
+//! timed, terminal or not.
 
 use indicatif::{MultiProgress, ProgressBar as Bar, ProgressDrawTarget, ProgressStyle};
 use noisebench_core::{Progress, ProgressBar};
@@ -30,17 +32,31 @@ impl Progress for BarProgress {
         };
         let bar = self.multi.add(bar);
         bar.set_prefix(label.to_string());
-        Box::new(Drawn(bar))
+        Box::new(Drawn {
+            bar,
+            label: label.to_string(),
+            started: std::time::Instant::now(),
+        })
     }
 }
 
-struct Drawn(Bar);
+struct Drawn {
+    bar: Bar,
+    label: String,
+    started: std::time::Instant,
+}
 
 impl ProgressBar for Drawn {
     fn inc(&self, n: u64) {
-        self.0.inc(n);
+        self.bar.inc(n);
     }
     fn finish(&self) {
-        self.0.finish_and_clear();
+        self.bar.finish_and_clear();
+        tracing::info!(
+            label = %self.label,
+            items = self.bar.position(),
+            seconds = format!("{:.2}", self.started.elapsed().as_secs_f64()),
+            "phase done"
+        );
     }
 }
