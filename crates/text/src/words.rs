@@ -123,6 +123,9 @@ impl Phrase {
         let Some((first, rest)) = self.words.split_first() else {
             return false;
         };
+        if haystack.is_ascii() {
+            return self.is_in_ascii(haystack, first, rest);
+        }
         let mut scratch = String::new();
         let mut same = |w: &str, lower: &str| {
             if w.is_ascii() {
@@ -146,6 +149,39 @@ impl Phrase {
             }
         }
         false
+    }
+}
+
+impl Phrase {
+    /// [`Phrase::is_in`] for an ASCII haystack, whose words are all ASCII: a phrase with any
+    /// other word is in none of them. The first word's places are found by its first byte
+    /// (`memchr`, either case) instead of walking every word; a place where the first word
+    /// stands whole is then checked word by word as [`Phrase::is_in`] does.
+    fn is_in_ascii(&self, haystack: &str, first: &str, rest: &[String]) -> bool {
+        if !self.words.iter().all(|w| w.is_ascii()) {
+            return false;
+        }
+        let b = haystack.as_bytes();
+        let f = first.as_bytes();
+        let (lower, upper) = (f[0].to_ascii_lowercase(), f[0].to_ascii_uppercase());
+        let whole = |i: usize| {
+            (i == 0 || !b[i - 1].is_ascii_alphanumeric())
+                && b.len() - i >= f.len()
+                && b[i..i + f.len()].eq_ignore_ascii_case(f)
+                && b.get(i + f.len())
+                    .is_none_or(|c| !c.is_ascii_alphanumeric())
+        };
+        let same = |w: &str, lower: &str| w.len() == lower.len() && w.eq_ignore_ascii_case(lower);
+        memchr::memchr2_iter(lower, upper, b)
+            .filter(|&i| whole(i))
+            .any(|i| {
+                let mut after = Spans {
+                    s: haystack,
+                    at: i + f.len(),
+                };
+                rest.iter()
+                    .all(|n| after.next().is_some_and(|w| same(w, n)))
+            })
     }
 }
 
@@ -305,7 +341,62 @@ mod tests {
         assert_eq!(share_found("the of", &text), 0.0);
     }
 
+    /// What [`contains_phrase`] means: the needle's normalised words, space-delimited, inside
+    /// the haystack's.
+    fn phrase_by_normalising(haystack: &str, needle: &str) -> bool {
+        let n = normalize(needle);
+        !n.is_empty() && format!(" {} ", normalize(haystack)).contains(&format!(" {n} "))
+    }
+
+    #[test]
+    fn phrases_in_ascii_texts_are_found_at_word_edges_in_any_case() {
+        let p = Phrase::new("Public transport");
+        assert!(p.is_in("public transport"));
+        assert!(p.is_in("Free PUBLIC  transport."));
+        assert!(p.is_in("9 public-transport 9"));
+        assert!(!p.is_in("republic transport"));
+        assert!(!p.is_in("public transportation"));
+        assert!(!p.is_in("public"));
+        assert!(!p.is_in("publictransport"));
+        // A first word found once too early, then whole.
+        assert!(p.is_in("publicity, public transport"));
+        assert!(Phrase::new("2019").is_in("in 2019."));
+        assert!(!Phrase::new("café").is_in("cafe"));
+        assert!(Phrase::new("café").is_in("Café au lait"));
+    }
+
     proptest! {
+        /// The ASCII path and the general one agree with the definition.
+        #[test]
+        fn a_phrase_is_in_a_text_as_its_normalised_words_are(
+            haystack in proptest::collection::vec(
+                prop_oneof![
+                    Just("Bank"), Just("bank"), Just("BANKS"), Just("of"), Just("Of"),
+                    Just("the"), Just("2019"), Just(" "), Just(", "), Just("."), Just("-"),
+                    Just("é"), Just("Éa"), Just("\u{212A}ey"), Just("key"),
+                ],
+                0..24,
+            ),
+            needle in proptest::collection::vec(
+                prop_oneof![
+                    Just("bank"), Just("Of"), Just("the"), Just("2019"), Just(" "), Just("."),
+                    Just("éa"), Just("key"), Just("banks"),
+                ],
+                0..5,
+            ),
+        ) {
+            let (h, n) = (haystack.concat(), needle.concat());
+            prop_assert_eq!(contains_phrase(&h, &n), phrase_by_normalising(&h, &n), "{:?} in {:?}", n, h);
+        }
+
+        #[test]
+        fn any_phrase_is_in_any_text_as_its_normalised_words_are(
+            h in "[a-cA-C0-9 ,.é]{0,30}",
+            n in "[a-cA-C0-9 é]{0,6}",
+        ) {
+            prop_assert_eq!(contains_phrase(&h, &n), phrase_by_normalising(&h, &n));
+        }
+
         #[test]
         fn normalizing_is_idempotent(s in "\\PC{0,80}") {
             let once = normalize(&s);
