@@ -127,48 +127,70 @@ fn local_or_err(_dir: &Path, _batch: usize) -> Result<Embedder, LlmError> {
 /// there is no semantics beyond that.
 pub fn hashed(text: &str, dim: usize) -> Vec<f32> {
     let mut v = vec![0f32; dim.max(1)];
-    // The words of the lowercased text, each followed by a space, after one: " a b " (two
-    // spaces for no words).
-    let lower = text.to_lowercase();
-    let mut chars: Vec<char> = Vec::with_capacity(lower.len() + 2);
-    chars.push(' ');
-    for w in lower.split_whitespace() {
-        chars.extend(w.chars());
-        chars.push(' ');
-    }
-    if chars.len() == 1 {
-        chars.push(' ');
-    }
     let modulo = FastMod::new(v.len() as u64);
-    // FNV-1a is sequential, so the 3-, 4- and 5-gram starting at one place share their
-    // prefix's hash: one pass per place instead of one per n-gram. The buckets only ever gain
-    // or lose whole units, which f32 adds exactly in any order, so the vector is the same as
-    // hashing each n-gram on its own.
+    // The words of the lowercased text, each followed by a space, after one: " a b " (two
+    // spaces for no words). An ASCII text is lowercased and hashed a byte at a time (its
+    // characters are its bytes; `char::is_whitespace` splits it as it splits any text).
+    if text.is_ascii() {
+        let mut bytes: Vec<u8> = Vec::with_capacity(text.len() + 2);
+        bytes.push(b' ');
+        for w in text
+            .as_bytes()
+            .split(|b| char::from(*b).is_whitespace())
+            .filter(|w| !w.is_empty())
+        {
+            bytes.extend(w.iter().map(u8::to_ascii_lowercase));
+            bytes.push(b' ');
+        }
+        if bytes.len() == 1 {
+            bytes.push(b' ');
+        }
+        add_ngrams(&bytes, &mut v, modulo);
+    } else {
+        let lower = text.to_lowercase();
+        let mut chars: Vec<char> = Vec::with_capacity(lower.len() + 2);
+        chars.push(' ');
+        for w in lower.split_whitespace() {
+            chars.extend(w.chars());
+            chars.push(' ');
+        }
+        if chars.len() == 1 {
+            chars.push(' ');
+        }
+        add_ngrams(&chars, &mut v, modulo);
+    }
+    normalise(&mut v);
+    v
+}
+
+/// Add ±1 for each 3-, 4- and 5-gram of `chars` (characters or the bytes of ASCII text).
+/// FNV-1a is sequential, so the 3-, 4- and 5-gram starting at one place share their prefix's
+/// hash: one pass per place instead of one per n-gram. The buckets only ever gain or lose
+/// whole units, which f32 adds exactly in any order, so the vector is the same as hashing each
+/// n-gram on its own.
+fn add_ngrams<C: Copy + Into<u32>>(chars: &[C], v: &mut [f32], modulo: FastMod) {
     for start in 0..chars.len() {
         let mut h: u64 = 0xcbf2_9ce4_8422_2325;
         for (k, c) in chars[start..chars.len().min(start + 5)].iter().enumerate() {
-            h = fnv_char(h, *c);
+            h = fnv_char(h, (*c).into());
             if k >= 2 {
                 let idx = modulo.rem(h) as usize;
                 v[idx] += if h >> 63 == 0 { 1.0 } else { -1.0 };
             }
         }
     }
-    normalise(&mut v);
-    v
 }
 
 const FNV_PRIME: u64 = 0x0100_0000_01b3;
 
-/// FNV-1a over the four little-endian bytes of `c`. A character below U+0100 has three zero
-/// bytes, whose steps (xor 0, multiply) are one multiply by the prime's fourth power.
+/// FNV-1a over the four little-endian bytes of character `c`. A character below U+0100 has
+/// three zero bytes, whose steps (xor 0, multiply) are one multiply by the prime's fourth power.
 #[inline]
-fn fnv_char(h: u64, c: char) -> u64 {
+fn fnv_char(h: u64, c: u32) -> u64 {
     const PRIME4: u64 = FNV_PRIME
         .wrapping_mul(FNV_PRIME)
         .wrapping_mul(FNV_PRIME)
         .wrapping_mul(FNV_PRIME);
-    let c = c as u32;
     if c < 0x100 {
         return (h ^ u64::from(c)).wrapping_mul(PRIME4);
     }
@@ -184,13 +206,22 @@ fn fnv_char(h: u64, c: char) -> u64 {
 struct FastMod {
     d: u64,
     m: u128,
+    /// d = odd << shift: n % d is ((n >> shift) % odd) << shift plus n's low shift bits, and
+    /// for an odd part of 1 or 3 (dimensions such as 256, 384, 768, 1024, 1536) that takes a
+    /// mask, or one multiply by a constant, instead of the 128-bit products.
+    shift: u32,
+    odd: u64,
 }
 
 impl FastMod {
     fn new(d: u64) -> Self {
+        let d = d.max(1);
+        let shift = d.trailing_zeros();
         Self {
             d,
-            m: (u128::MAX / u128::from(d.max(1))).wrapping_add(1),
+            m: (u128::MAX / u128::from(d)).wrapping_add(1),
+            shift,
+            odd: d >> shift,
         }
     }
 
@@ -198,6 +229,12 @@ impl FastMod {
     fn rem(self, n: u64) -> u64 {
         if self.d <= 1 {
             return 0;
+        }
+        let low_bits = n & ((1u64 << self.shift) - 1);
+        match self.odd {
+            1 => return low_bits,
+            3 => return (((n >> self.shift) % 3) << self.shift) | low_bits,
+            _ => {}
         }
         let low = self.m.wrapping_mul(u128::from(n));
         let d = u128::from(self.d);
@@ -575,10 +612,31 @@ mod tests {
         fn fast_remainders_are_remainders(n in proptest::num::u64::ANY, d in 1u64..5000, big in proptest::num::u64::ANY) {
             proptest::prop_assert_eq!(FastMod::new(d).rem(n), n % d);
             proptest::prop_assert_eq!(FastMod::new(big.max(1)).rem(n), n % big.max(1));
+            // Powers of two and three times them, whatever the power.
+            for shift in 0..63 {
+                proptest::prop_assert_eq!(FastMod::new(1 << shift).rem(n), n % (1 << shift));
+                if shift < 62 {
+                    proptest::prop_assert_eq!(FastMod::new(3 << shift).rem(n), n % (3 << shift));
+                }
+            }
         }
 
         #[test]
         fn hashing_any_text_gives_the_per_ngram_vector(text in "\\PC{0,40}", dim in 1usize..400) {
+            proptest::prop_assert_eq!(hashed(&text, dim), hashed_per_ngram(&text, dim));
+        }
+
+        /// The byte path of ASCII texts, whitespace of every kind included.
+        #[test]
+        fn hashing_any_ascii_text_gives_the_per_ngram_vector(
+            text in "[ -~\\t\\n\\r\\x0B\\x0C]{0,60}",
+            dim in proptest::prop_oneof![
+                proptest::strategy::Just(384usize),
+                proptest::strategy::Just(256),
+                proptest::strategy::Just(768),
+                1usize..400
+            ],
+        ) {
             proptest::prop_assert_eq!(hashed(&text, dim), hashed_per_ngram(&text, dim));
         }
     }
