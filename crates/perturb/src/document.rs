@@ -644,7 +644,10 @@ impl TypedStage for DocumentPerturbationsStage {
             // held stay near the chunks' whatever the number of rows.
             let embedded = {
                 let mut texts: Vec<&str> = Vec::new();
-                let mut index: std::collections::HashMap<&str, usize> = Default::default();
+                // Keyed by whole texts, thousands of bytes each: foldhash (randomly seeded, so
+                // crafted texts cannot aim at collisions) is several times faster than SipHash
+                // on them. Only looked up, never iterated: the order stays the rows'.
+                let mut index: foldhash::HashMap<&str, usize> = Default::default();
                 let mut place = |t| {
                     *index.entry(t).or_insert_with(|| {
                         texts.push(t);
