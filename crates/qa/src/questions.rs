@@ -152,16 +152,34 @@ pub fn prepare<'a>(
     drops: &mut Drops,
 ) -> Vec<Prepared<'a>> {
     let limits = config.limits();
+    // Each pattern on every core (its prompt copies its chunks' texts); drops and prompts are
+    // then taken in pattern order.
+    // By place: each result borrows from `patterns` itself, not from the map's item.
+    let places: Vec<usize> = (0..patterns.len()).collect();
+    let made = noisebench_core::parallel_map(&places, noisebench_core::default_threads(), |&i| {
+        prepare_one(&patterns[i], corpus, config, &limits)
+    });
     let mut out = Vec::new();
-    for p in patterns {
+    for (p, m) in patterns.iter().zip(made) {
+        match m {
+            Ok(prepared) => out.push(prepared),
+            Err((reason, detail)) => drops.add(&p.id, reason, detail),
+        }
+    }
+    out
+}
+
+/// One pattern's prompt and context, or why it has none (a drop reason and its detail).
+fn prepare_one<'a>(
+    p: &'a Pattern,
+    corpus: &Corpus<'a>,
+    config: &QuestionsConfig,
+    limits: &Limits,
+) -> Result<Prepared<'a>, (&'static str, String)> {
+    {
         let multi = MultiHopPattern::of_kind(&p.pattern);
         if multi.is_none() && p.pattern != "single_hop" {
-            drops.add(
-                &p.id,
-                "unknown_pattern",
-                format!("pattern kind `{}`", p.pattern),
-            );
-            continue;
+            return Err(("unknown_pattern", format!("pattern kind `{}`", p.pattern)));
         }
         let triplets: Option<Vec<&Triplet>> = p
             .triplet_ids
@@ -169,12 +187,10 @@ pub fn prepare<'a>(
             .map(|id| corpus.triplets.get(id.as_str()).copied())
             .collect();
         let Some(triplets) = triplets.filter(|t| !t.is_empty()) else {
-            drops.add(
-                &p.id,
+            return Err((
                 "missing_triplet",
-                "a triplet of the pattern is not in `triplets`",
-            );
-            continue;
+                "a triplet of the pattern is not in `triplets`".into(),
+            ));
         };
         let mut chunk_ids: Vec<&str> = Vec::new();
         for t in &triplets {
@@ -187,24 +203,20 @@ pub fn prepare<'a>(
             .map(|id| corpus.chunks.get(id).copied())
             .collect();
         let Some(chunks) = chunks else {
-            drops.add(
-                &p.id,
+            return Err((
                 "missing_chunk",
-                "a chunk of the pattern's triplets is not in `chunks`",
-            );
-            continue;
+                "a chunk of the pattern's triplets is not in `chunks`".into(),
+            ));
         };
         if let Some(generic) = p
             .pivot_entities
             .iter()
-            .find(|pivot| is_generic_pivot(pivot, &limits))
+            .find(|pivot| is_generic_pivot(pivot, limits))
         {
-            drops.add(
-                &p.id,
+            return Err((
                 Rejection::GenericPivot.reason(),
                 format!("pivot `{generic}`"),
-            );
-            continue;
+            ));
         }
         let metadata = metadata_of(&triplets, &chunks, corpus, &config.metadata_keys);
         let texts = |t: &Triplet| TripletText {
@@ -228,15 +240,14 @@ pub fn prepare<'a>(
                 metadata: without_domain(&metadata),
             }),
         };
-        out.push(Prepared {
+        Ok(Prepared {
             pattern: p,
             triplets,
             chunks,
             metadata,
             prompt: Some(prompt),
-        });
+        })
     }
-    out
 }
 
 fn without_domain(m: &BTreeMap<String, String>) -> BTreeMap<String, String> {
