@@ -263,9 +263,18 @@ pub(crate) fn normalise(v: &mut [f32]) {
 
 /// Cosine of two vectors (any norm).
 pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    cosine_with_norms(a, b, norm(a), norm(b))
+}
+
+/// The L2 norm of `v`, as [`cosine`] computes it.
+pub fn norm(v: &[f32]) -> f32 {
+    v.iter().map(|x| x * x).sum::<f32>().sqrt()
+}
+
+/// [`cosine`] of vectors whose [`norm`]s are known (the same value, bit for bit): comparing one
+/// vector with many need not add up its squares each time.
+pub fn cosine_with_norms(a: &[f32], b: &[f32], na: f32, nb: f32) -> f32 {
     let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
-    let na = a.iter().map(|x| x * x).sum::<f32>().sqrt();
-    let nb = b.iter().map(|x| x * x).sum::<f32>().sqrt();
     if na == 0.0 || nb == 0.0 {
         0.0
     } else {

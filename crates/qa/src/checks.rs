@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use aho_corasick::{AhoCorasick, MatchKind};
 use noisebench_core::Question;
-use noisebench_llm::embed::cosine;
+use noisebench_llm::embed::{cosine_with_norms, norm};
 use noisebench_text::{contains_phrase, is_stopword, normalize, sentences, words};
 
 /// Why a generated question is not kept: the drop reasons of the `questions` stage.
@@ -406,13 +406,15 @@ pub fn near_duplicates(
     let mut out = vec![None; questions.len()];
     // Normalised once: a frequent answer's group is scanned once per question that has it.
     let texts: Vec<String> = questions.iter().map(|(q, _)| normalize(q)).collect();
+    // Each vector's norm once, too.
+    let norms: Vec<f32> = vectors.iter().map(|v| norm(v)).collect();
     for (i, (_, a)) in questions.iter().enumerate() {
         let group = by_answer.entry(normalize(a)).or_default();
         let text = &texts[i];
         let dup = group.iter().copied().find(|&j| {
             &texts[j] == text
                 || match (vectors.get(i), vectors.get(j)) {
-                    (Some(x), Some(y)) => cosine(x, y) >= threshold,
+                    (Some(x), Some(y)) => cosine_with_norms(x, y, norms[i], norms[j]) >= threshold,
                     _ => false,
                 }
         });
