@@ -382,6 +382,8 @@ fn run(cli: Cli) -> Result<()> {
             claim,
             workdir,
         } => {
+            // Planning reads nothing remote: the shared work folder is only handed to the jobs.
+            let remote_work = ws.remote_work.take().map(|r| r.location.to_string());
             let loaded = ws.load(&pipeline)?;
             let out = if out.is_absolute() {
                 out
@@ -398,6 +400,7 @@ fn run(cli: Cli) -> Result<()> {
                 image,
                 claim,
                 workdir,
+                remote_work,
             };
             let written = match emit.as_str() {
                 "slurm" => noisebench_cli::scale::write_slurm(&loaded.plan, &request, &out)?,

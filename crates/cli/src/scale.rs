@@ -20,6 +20,8 @@ use anyhow::{Context, Result};
 use noisebench_pipeline::Plan;
 use serde_json::{Value, json};
 
+use crate::remote_work::REMOTE_WORK_ENV;
+
 /// What a plan's jobs run, and where.
 #[derive(Debug, Clone)]
 pub struct PlanRequest {
@@ -37,6 +39,10 @@ pub struct PlanRequest {
     pub claim: String,
     /// Kubernetes: where that volume is mounted (the root inside the container).
     pub workdir: String,
+    /// The shared work folder (`s3://bucket/prefix`) when planning with `--remote-work` or
+    /// `NOISEBENCH_REMOTE_WORK`: every job gets it as `NOISEBENCH_REMOTE_WORK`, so steps on
+    /// different machines share their stage folders without more setup.
+    pub remote_work: Option<String>,
 }
 
 /// One step of a plan.
@@ -150,6 +156,11 @@ fn write(path: &Path, text: &str, executable: bool) -> Result<PathBuf> {
 /// with `--dependency=afterok:` on the job before it, and prints every job id (the publish job's
 /// last). Returns the files written.
 pub fn write_slurm(plan: &Plan, request: &PlanRequest, out: &Path) -> Result<Vec<PathBuf>> {
+    write_slurm_steps(&steps(plan, request.shards), request, out)
+}
+
+/// [`write_slurm`] for steps already laid out.
+fn write_slurm_steps(steps: &[Step], request: &PlanRequest, out: &Path) -> Result<Vec<PathBuf>> {
     std::fs::create_dir_all(out).with_context(|| out.display().to_string())?;
     let pipeline = pipeline_arg(request);
     let bin = request.binary.display().to_string();
@@ -159,7 +170,7 @@ pub fn write_slurm(plan: &Plan, request: &PlanRequest, out: &Path) -> Result<Vec
     let mut submit = String::from(
         "#!/usr/bin/env bash\n# Submit the pipeline's steps to Slurm, in order (written by `noisebench plan --emit slurm`).\n# Each job starts once the one before it completed (afterok); a failed job cancels the rest.\nset -euo pipefail\ncd \"$(dirname \"$0\")\"\nprev=\"\"\ndep() { if [[ -n \"$prev\" ]]; then echo \"--dependency=afterok:$prev\"; fi; }\n",
     );
-    for (i, step) in steps(plan, request.shards).iter().enumerate() {
+    for (i, step) in steps.iter().enumerate() {
         let file = format!("{i:02}-{}.sbatch", step.name());
         let mut args = step.args(&pipeline);
         let array = match step {
@@ -198,7 +209,11 @@ pub fn write_slurm(plan: &Plan, request: &PlanRequest, out: &Path) -> Result<Vec
         if let Some(count) = array {
             script.push_str(&format!("#SBATCH --array=0-{}\n", count - 1));
         }
-        script.push_str(&format!("set -euo pipefail\nexec {}\n", command.join(" ")));
+        script.push_str("set -euo pipefail\n");
+        if let Some(work) = &request.remote_work {
+            script.push_str(&format!("export {REMOTE_WORK_ENV}={}\n", sh(work)));
+        }
+        script.push_str(&format!("exec {}\n", command.join(" ")));
         written.push(write(&out.join(&file), &script, true)?);
         submit.push_str(&format!(
             "prev=$(sbatch --parsable $(dep) {file})\nprev=${{prev%%;*}}\necho \"{} $prev\"\n",
@@ -270,16 +285,21 @@ pub fn k8s_job(step: &Step, request: &PlanRequest, pipeline: &str, order: usize)
         command.extend(args);
         command
     };
-    spec["template"]["spec"]["containers"] = json!([{
+    let mut container = json!({
         "name": "noisebench",
         "image": request.image,
         "workingDir": request.workdir,
         "command": container_command,
         "volumeMounts": [{ "name": "work", "mountPath": request.workdir }],
         // Keys come from a Secret the user makes (`kubectl create secret generic
-        // noisebench-keys --from-literal=OPENAI_API_KEY=...`); optional, so offline runs need none.
+        // noisebench-keys --from-literal=OPENAI_API_KEY=...`, the `AWS_*` variables of a shared
+        // work folder too); optional, so offline runs need none.
         "envFrom": [{ "secretRef": { "name": "noisebench-keys", "optional": true } }]
-    }]);
+    });
+    if let Some(work) = &request.remote_work {
+        container["env"] = json!([{ "name": REMOTE_WORK_ENV, "value": work }]);
+    }
+    spec["template"]["spec"]["containers"] = json!([container]);
     json!({
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -375,7 +395,42 @@ mod tests {
             image: "registry.example/noisebench:1".into(),
             claim: "nb-work".into(),
             workdir: "/work".into(),
+            remote_work: None,
         }
+    }
+
+    #[test]
+    fn a_shared_work_folder_reaches_every_job() {
+        let mut r = request();
+        let step = Step::Shards {
+            stage: "labels".into(),
+            count: 3,
+        };
+        let container = |job: &Value| job["spec"]["template"]["spec"]["containers"][0].clone();
+        assert!(
+            container(&k8s_job(&step, &r, "p.toml", 1))
+                .get("env")
+                .is_none()
+        );
+        r.remote_work = Some("s3://bucket/runs/one".into());
+        let job = k8s_job(&step, &r, "p.toml", 1);
+        assert_eq!(check_job(&job), Vec::<String>::new());
+        assert_eq!(
+            container(&job)["env"],
+            json!([{ "name": "NOISEBENCH_REMOTE_WORK", "value": "s3://bucket/runs/one" }])
+        );
+        // Each Slurm job script exports it before running its step.
+        let dir = tempfile::tempdir().unwrap();
+        let plan_steps = [step];
+        let written = write_slurm_steps(&plan_steps, &r, dir.path()).unwrap();
+        let job_script = written
+            .iter()
+            .find(|p| p.file_name().is_some_and(|n| n != "submit.sh"))
+            .unwrap();
+        let text = std::fs::read_to_string(job_script).unwrap();
+        let export = text.find("export NOISEBENCH_REMOTE_WORK=s3://bucket/runs/one\n");
+        let exec = text.find("exec ");
+        assert!(export.is_some() && export < exec, "{text}");
     }
 
     /// The fields the Job API (batch/v1) requires, and those an Indexed Job needs.
