@@ -335,15 +335,19 @@ fn log_problems(log: &str, page_url: &str) -> Vec<String> {
 }
 
 /// Whether `url` is one of the requests chromium makes on its own at startup whatever the page
-/// (Google account and search services; `--disable-background-networking` does not stop them).
-/// `--host-resolver-rules` keeps them from leaving the machine.
+/// (Google account and search services, and from chromium 156 its component updater at
+/// `update.googleapis.com`; neither `--disable-background-networking` nor
+/// `--disable-component-update` stops them). `--host-resolver-rules` keeps them from leaving the
+/// machine.
 fn chromiums_own(url: &str) -> bool {
     let host = url
         .split("://")
         .nth(1)
         .and_then(|rest| rest.split(['/', ':', '?']).next())
         .unwrap_or_default();
-    host == "google.com" || host.ends_with(".google.com")
+    // Only the updater's host of googleapis.com: a page's own request there (fonts, scripts)
+    // is still a problem.
+    host == "google.com" || host.ends_with(".google.com") || host == "update.googleapis.com"
 }
 
 #[test]
@@ -415,9 +419,15 @@ fn log_problems_catch_what_they_are_for() {
         [1:2:x:VERBOSE1:content/browser/loader/file_url_loader_factory.cc:474] FileURLLoader::Start: file:///r/style.css\n\
         [1:3:x:VERBOSE1:net/base/network_delegate.cc:38] NetworkDelegate::NotifyBeforeURLRequest: http://127.0.0.1:9/x.png\n\
         [1:3:x:VERBOSE1:net/base/network_delegate.cc:38] NetworkDelegate::NotifyBeforeURLRequest: https://accounts.google.com/ListAccounts?gpsia=1\n\
-        [1:3:x:VERBOSE1:net/base/network_delegate.cc:38] NetworkDelegate::NotifyBeforeURLRequest: https://evil.google.com.example.org/x\n";
+        [1:3:x:VERBOSE1:net/base/network_delegate.cc:38] NetworkDelegate::NotifyBeforeURLRequest: https://evil.google.com.example.org/x\n\
+        [1:3:x:VERBOSE1:net/base/network_delegate.cc:38] NetworkDelegate::NotifyBeforeURLRequest: https://update.googleapis.com/service/update2/json?cup2key=1\n\
+        [1:3:x:VERBOSE1:net/base/network_delegate.cc:38] NetworkDelegate::NotifyBeforeURLRequest: https://fonts.googleapis.com/css?family=Inter\n";
     let found = log_problems(log, url);
-    assert_eq!(found.len(), 4, "{found:#?}");
+    assert_eq!(found.len(), 5, "{found:#?}");
     assert!(found[3].ends_with("example.org/x"));
+    assert!(
+        found[4].ends_with("family=Inter"),
+        "a page's own font request"
+    );
     assert!(found[1].ends_with("style.css"));
 }
