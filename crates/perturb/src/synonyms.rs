@@ -61,31 +61,40 @@ impl Synonyms {
     /// The synonyms of a lowercase word; a regular plural (`reports`, `companies`) gets its
     /// singular's synonyms, pluralised.
     pub fn of(&self, word: &str) -> Option<Vec<String>> {
-        if let Some(s) = self.map.get(word) {
-            return Some(s.clone());
-        }
-        let singular = if let Some(stem) = word.strip_suffix("ies") {
-            format!("{stem}y")
-        } else if word.ends_with("ss") || word.len() < 4 {
-            return None;
-        } else {
-            word.strip_suffix('s')?.to_string()
-        };
-        self.map
-            .get(&singular)
-            .map(|s| s.iter().map(|w| plural(w)).collect())
+        self.entry(word).map(|(syns, plural_form)| {
+            if plural_form {
+                syns.iter().map(|w| plural(w)).collect()
+            } else {
+                syns.to_vec()
+            }
+        })
     }
 
     fn has(&self, word: &str) -> bool {
-        self.map.contains_key(word)
-            || word
-                .strip_suffix("ies")
-                .is_some_and(|s| self.map.contains_key(&format!("{s}y")))
-            || (!word.ends_with("ss")
-                && word.len() >= 4
-                && word
-                    .strip_suffix('s')
-                    .is_some_and(|s| self.map.contains_key(s)))
+        self.entry(word).is_some()
+    }
+
+    /// The word's own synonyms, else those of its singular (`-ies` to `-y`, then a final `-s`
+    /// dropped from a word of four letters or more not ending in `-ss`), and whether they came
+    /// from the singular. One rule for [`Synonyms::of`] and the eligibility check, so a word
+    /// found eligible always has synonyms (`dies`: no `dy`, but `die`).
+    fn entry(&self, word: &str) -> Option<(&[String], bool)> {
+        if let Some(s) = self.map.get(word) {
+            return Some((s, false));
+        }
+        if let Some(stem) = word.strip_suffix("ies")
+            && let Some(s) = self.map.get(&format!("{stem}y"))
+        {
+            return Some((s, true));
+        }
+        if !word.ends_with("ss")
+            && word.len() >= 4
+            && let Some(stem) = word.strip_suffix('s')
+            && let Some(s) = self.map.get(stem)
+        {
+            return Some((s, true));
+        }
+        None
     }
 }
 
@@ -183,6 +192,22 @@ mod tests {
         assert_eq!(plural("tax"), "taxes");
         assert_eq!(plural("day"), "days");
         assert!(s.of("the").is_none() || noisebench_text::is_stopword("the"));
+    }
+
+    #[test]
+    fn a_word_found_eligible_always_has_synonyms() {
+        // `dies` ends in -ies but `dy` has no entry: its singular is `die`. This panicked on an
+        // empty synonym list before `of` and the eligibility check shared one rule.
+        let s = Synonyms::parse("die perish\nstudy survey\n");
+        assert_eq!(s.of("dies").unwrap(), ["perishes"]);
+        assert_eq!(s.of("studies").unwrap(), ["surveys"]);
+        assert!(s.of("dy").is_none() && !s.has("dy"));
+        for w in ["dies", "studies", "die", "perish", "diess", "ies"] {
+            assert_eq!(s.has(w), s.of(w).is_some_and(|v| !v.is_empty()), "{w}");
+        }
+        let mut rng = ChaCha8Rng::seed_from_u64(0);
+        let out = word_level("dies aaa aaa aaa aaa", &[false; 20], 1.0, &s, &mut rng);
+        assert_eq!(out.text, "perishes aaa aaa aaa aaa");
     }
 
     #[test]
