@@ -8,6 +8,7 @@
 //! are read and written by `noisebench-pipeline` alone, through [`Rows`], so stage crates stay
 //! light and pure.
 
+pub mod distinct;
 pub mod id;
 pub mod model;
 pub mod parallel;
@@ -16,6 +17,7 @@ pub mod schema;
 pub mod stage;
 pub mod vocab;
 
+pub use distinct::DistinctTexts;
 pub use id::{sha256_hex, stable_id};
 pub use model::*;
 pub use parallel::{default_threads, parallel_map, parallel_map_owned, parallel_map_with};

@@ -5,10 +5,10 @@
 /// are cut into [`BLOCKS_PER_THREAD`] blocks per thread that idle threads take in turn, so one
 /// slow stretch of items does not leave the other cores waiting. A panic in `f` is resumed on
 /// the calling thread.
-pub fn parallel_map<T: Sync, R: Send>(
-    items: &[T],
+pub fn parallel_map<'a, T: Sync, R: Send>(
+    items: &'a [T],
     threads: usize,
-    f: impl Fn(&T) -> R + Sync,
+    f: impl Fn(&'a T) -> R + Sync,
 ) -> Vec<R> {
     parallel_map_with(items, threads, || (), |(), x| f(x))
 }
@@ -19,19 +19,20 @@ pub const BLOCKS_PER_THREAD: usize = 8;
 
 /// [`parallel_map`] with state each thread makes once (`init`) and keeps across the blocks it
 /// takes: a score array, a cache of compiled patterns. Which items share a state depends on
-/// thread timing, so the state must not change results (a cache, scratch space).
-pub fn parallel_map_with<T: Sync, S, R: Send>(
-    items: &[T],
+/// thread timing, so the state must not change results (a cache, scratch space). Results may
+/// borrow from the items.
+pub fn parallel_map_with<'a, T: Sync, S, R: Send>(
+    items: &'a [T],
     threads: usize,
     init: impl Fn() -> S + Sync,
-    f: impl Fn(&mut S, &T) -> R + Sync,
+    f: impl Fn(&mut S, &'a T) -> R + Sync,
 ) -> Vec<R> {
     let threads = threads.clamp(1, items.len().max(1));
     if threads == 1 {
         let mut state = init();
         return items.iter().map(|x| f(&mut state, x)).collect();
     }
-    let blocks: Vec<&[T]> = items.chunks(block_size(items.len(), threads)).collect();
+    let blocks: Vec<&'a [T]> = items.chunks(block_size(items.len(), threads)).collect();
     taken_in_turn(blocks.len(), threads, |state: &mut Option<S>, b| {
         let state = state.get_or_insert_with(&init);
         blocks[b].iter().map(|x| f(state, x)).collect()

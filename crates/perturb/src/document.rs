@@ -643,21 +643,17 @@ impl TypedStage for DocumentPerturbationsStage {
             // a slice at a time and dropped once their similarities are taken, so the vectors
             // held stay near the chunks' whatever the number of rows.
             let embedded = {
-                let mut texts: Vec<&str> = Vec::new();
-                // Keyed by whole texts, thousands of bytes each: foldhash (randomly seeded, so
-                // crafted texts cannot aim at collisions) is several times faster than SipHash
-                // on them. Only looked up, never iterated: the order stays the rows'.
-                let mut index: foldhash::HashMap<&str, usize> = Default::default();
-                let mut place = |t| {
-                    *index.entry(t).or_insert_with(|| {
-                        texts.push(t);
-                        texts.len() - 1
-                    })
-                };
-                let firsts: Vec<usize> =
-                    made.iter().map(|m| place(m.chunk.text.as_str())).collect();
+                let mut distinct = noisebench_core::DistinctTexts::default();
+                let firsts: Vec<usize> = made
+                    .iter()
+                    .map(|m| distinct.place(m.chunk.text.as_str()))
+                    .collect();
                 let kept = firsts.iter().max().map_or(0, |m| m + 1);
-                let seconds: Vec<usize> = made.iter().map(|m| place(m.text.as_str())).collect();
+                let seconds: Vec<usize> = made
+                    .iter()
+                    .map(|m| distinct.place(m.text.as_str()))
+                    .collect();
+                let texts = distinct.into_texts();
                 similarities(&self.llm, stage, &texts, kept, &firsts, &seconds)
             };
             match embedded {

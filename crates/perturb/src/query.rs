@@ -19,7 +19,7 @@
 //! [`protect`]: crate::protect
 
 use noisebench_index::vector::dot;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use noisebench_core::{
     ConfigError, Drops, InputSpec, Inputs, OutputSpec, QueryPerturbation, Question, ShardKey,
@@ -177,22 +177,18 @@ type Places = Vec<(usize, Vec<usize>)>;
 /// The distinct texts of `items` (each question's text, then its candidates), and their
 /// [`Places`].
 fn distinct_texts<'a>(items: &'a [Pending<'a>]) -> (Vec<&'a str>, Places) {
-    let mut texts: Vec<&str> = Vec::new();
-    let mut at: HashMap<&str, usize> = HashMap::new();
-    let mut place = |t: &'a str| {
-        *at.entry(t).or_insert_with(|| {
-            texts.push(t);
-            texts.len() - 1
-        })
-    };
+    let mut distinct = noisebench_core::DistinctTexts::default();
     let places = items
         .iter()
         .map(|p| {
-            let original = place(&p.question.question);
-            (original, p.candidates.iter().map(|c| place(c)).collect())
+            let original = distinct.place(&p.question.question);
+            (
+                original,
+                p.candidates.iter().map(|c| distinct.place(c)).collect(),
+            )
         })
         .collect();
-    (texts, places)
+    (distinct.into_texts(), places)
 }
 
 /// One question's candidates of one kind, waiting for their similarities.

@@ -154,10 +154,8 @@ pub fn prepare<'a>(
     let limits = config.limits();
     // Each pattern on every core (its prompt copies its chunks' texts); drops and prompts are
     // then taken in pattern order.
-    // By place: each result borrows from `patterns` itself, not from the map's item.
-    let places: Vec<usize> = (0..patterns.len()).collect();
-    let made = noisebench_core::parallel_map(&places, noisebench_core::default_threads(), |&i| {
-        prepare_one(&patterns[i], corpus, config, &limits)
+    let made = noisebench_core::parallel_map(patterns, noisebench_core::default_threads(), |p| {
+        prepare_one(p, corpus, config, &limits)
     });
     let mut out = Vec::new();
     for (p, m) in patterns.iter().zip(made) {
@@ -176,78 +174,76 @@ fn prepare_one<'a>(
     config: &QuestionsConfig,
     limits: &Limits,
 ) -> Result<Prepared<'a>, (&'static str, String)> {
-    {
-        let multi = MultiHopPattern::of_kind(&p.pattern);
-        if multi.is_none() && p.pattern != "single_hop" {
-            return Err(("unknown_pattern", format!("pattern kind `{}`", p.pattern)));
-        }
-        let triplets: Option<Vec<&Triplet>> = p
-            .triplet_ids
-            .iter()
-            .map(|id| corpus.triplets.get(id.as_str()).copied())
-            .collect();
-        let Some(triplets) = triplets.filter(|t| !t.is_empty()) else {
-            return Err((
-                "missing_triplet",
-                "a triplet of the pattern is not in `triplets`".into(),
-            ));
-        };
-        let mut chunk_ids: Vec<&str> = Vec::new();
-        for t in &triplets {
-            if !chunk_ids.contains(&t.chunk_id.as_str()) {
-                chunk_ids.push(&t.chunk_id);
-            }
-        }
-        let chunks: Option<Vec<&Chunk>> = chunk_ids
-            .iter()
-            .map(|id| corpus.chunks.get(id).copied())
-            .collect();
-        let Some(chunks) = chunks else {
-            return Err((
-                "missing_chunk",
-                "a chunk of the pattern's triplets is not in `chunks`".into(),
-            ));
-        };
-        if let Some(generic) = p
-            .pivot_entities
-            .iter()
-            .find(|pivot| is_generic_pivot(pivot, limits))
-        {
-            return Err((
-                Rejection::GenericPivot.reason(),
-                format!("pivot `{generic}`"),
-            ));
-        }
-        let metadata = metadata_of(&triplets, &chunks, corpus, &config.metadata_keys);
-        let texts = |t: &Triplet| TripletText {
-            entity_1: t.entity_1.clone(),
-            relation: t.relation.clone(),
-            entity_2: t.entity_2.clone(),
-            chunk_id: t.chunk_id.clone(),
-            source_sentence: t.source_sentence.clone(),
-        };
-        let prompt = match multi {
-            None => Prompt::Single(QaSingleInput {
-                triplet: texts(triplets[0]),
-                chunk: chunks[0].text.clone(),
-                metadata: without_domain(&metadata),
-            }),
-            Some(pattern) => Prompt::Multi(QaMultiInput {
-                pattern,
-                triplets: triplets.iter().map(|t| texts(t)).collect(),
-                chunks: chunks.iter().map(|c| c.text.clone()).collect(),
-                pivots: p.pivot_entities.clone(),
-                metadata: without_domain(&metadata),
-            }),
-        };
-        Ok(Prepared {
-            pattern: p,
-            triplets,
-            chunks,
-            metadata,
-            prompt: Some(prompt),
-        })
+    let multi = MultiHopPattern::of_kind(&p.pattern);
+    if multi.is_none() && p.pattern != "single_hop" {
+        return Err(("unknown_pattern", format!("pattern kind `{}`", p.pattern)));
     }
+    let triplets: Option<Vec<&Triplet>> = p
+        .triplet_ids
+        .iter()
+        .map(|id| corpus.triplets.get(id.as_str()).copied())
+        .collect();
+    let Some(triplets) = triplets.filter(|t| !t.is_empty()) else {
+        return Err((
+            "missing_triplet",
+            "a triplet of the pattern is not in `triplets`".into(),
+        ));
+    };
+    let mut chunk_ids: Vec<&str> = Vec::new();
+    for t in &triplets {
+        if !chunk_ids.contains(&t.chunk_id.as_str()) {
+            chunk_ids.push(&t.chunk_id);
+        }
+    }
+    let chunks: Option<Vec<&Chunk>> = chunk_ids
+        .iter()
+        .map(|id| corpus.chunks.get(id).copied())
+        .collect();
+    let Some(chunks) = chunks else {
+        return Err((
+            "missing_chunk",
+            "a chunk of the pattern's triplets is not in `chunks`".into(),
+        ));
+    };
+    if let Some(generic) = p
+        .pivot_entities
+        .iter()
+        .find(|pivot| is_generic_pivot(pivot, limits))
+    {
+        return Err((
+            Rejection::GenericPivot.reason(),
+            format!("pivot `{generic}`"),
+        ));
+    }
+    let metadata = metadata_of(&triplets, &chunks, corpus, &config.metadata_keys);
+    let texts = |t: &Triplet| TripletText {
+        entity_1: t.entity_1.clone(),
+        relation: t.relation.clone(),
+        entity_2: t.entity_2.clone(),
+        chunk_id: t.chunk_id.clone(),
+        source_sentence: t.source_sentence.clone(),
+    };
+    let prompt = match multi {
+        None => Prompt::Single(QaSingleInput {
+            triplet: texts(triplets[0]),
+            chunk: chunks[0].text.clone(),
+            metadata: without_domain(&metadata),
+        }),
+        Some(pattern) => Prompt::Multi(QaMultiInput {
+            pattern,
+            triplets: triplets.iter().map(|t| texts(t)).collect(),
+            chunks: chunks.iter().map(|c| c.text.clone()).collect(),
+            pivots: p.pivot_entities.clone(),
+            metadata: without_domain(&metadata),
+        }),
+    };
+    Ok(Prepared {
+        pattern: p,
+        triplets,
+        chunks,
+        metadata,
+        prompt: Some(prompt),
+    })
 }
 
 fn without_domain(m: &BTreeMap<String, String>) -> BTreeMap<String, String> {

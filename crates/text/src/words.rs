@@ -150,9 +150,7 @@ impl Phrase {
         }
         false
     }
-}
 
-impl Phrase {
     /// [`Phrase::is_in`] for an ASCII haystack, whose words are all ASCII: a phrase with any
     /// other word is in none of them. The first word's places are found by its first byte
     /// (`memchr`, either case) instead of walking every word; a place where the first word
