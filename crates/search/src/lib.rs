@@ -18,8 +18,10 @@
 
 pub mod api;
 pub mod backends;
+pub mod boilerplate;
 pub mod canonical;
 pub mod documents;
+pub mod entities;
 pub mod extract;
 pub mod passages;
 pub mod queries;

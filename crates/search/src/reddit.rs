@@ -1,6 +1,8 @@
 //! Reddit posts as Pushshift / Arctic Shift dumps and Reddit's own JSON give them: tolerant
 //! parsing (fields missing, numbers as floats or strings), link posts and deleted or removed
-//! bodies recognised.
+//! bodies recognised. Titles and self texts are read as their authors wrote them: Reddit's JSON
+//! escapes `&`, `<`, `>` (unless asked with `raw_json=1`) and dumps keep that escaping, so
+//! references are decoded once here, where the text enters ([`crate::entities::reddit_text`]).
 
 use serde_json::Value;
 
@@ -9,8 +11,9 @@ use serde_json::Value;
 pub struct RedditPost {
     /// Base-36 id without the `t3_` prefix, lower case.
     pub id: String,
+    /// The title, references decoded.
     pub title: String,
-    /// `selftext` as given (may be `[deleted]` or `[removed]`).
+    /// `selftext` with references decoded (may be `[deleted]` or `[removed]`).
     pub selftext: String,
     pub subreddit: Option<String>,
     pub author: Option<String>,
@@ -42,6 +45,11 @@ fn as_str(v: Option<&Value>) -> Option<String> {
     }
 }
 
+/// A text field as its author wrote it: Reddit's escaping (`&amp;`, `&lt;br/&gt;`) undone once.
+fn as_text(v: Option<&Value>) -> Option<String> {
+    as_str(v).map(|s| crate::entities::reddit_text(&s))
+}
+
 impl RedditPost {
     /// Parse one submission object. `None` when it has no usable id (neither `id` nor `name`).
     pub fn from_json(v: &Value) -> Option<RedditPost> {
@@ -54,8 +62,8 @@ impl RedditPost {
         }
         Some(RedditPost {
             id,
-            title: as_str(obj.get("title")).unwrap_or_default(),
-            selftext: as_str(obj.get("selftext")).unwrap_or_default(),
+            title: as_text(obj.get("title")).unwrap_or_default(),
+            selftext: as_text(obj.get("selftext")).unwrap_or_default(),
             subreddit: as_str(obj.get("subreddit")),
             author: as_str(obj.get("author")),
             created_utc: as_i64(obj.get("created_utc")),

@@ -52,6 +52,26 @@ impl BackendConfig {
     }
 }
 
+/// The name each backend's hits and drops carry (`search_hits.backend`, part of hit ids and drop
+/// items): its type (`google`), or, when the pipeline has more than one backend of that type, the
+/// type and its place in `backends` (`google[0]`, `google[2]`), so two backends of one type never
+/// write the same hit id or drop item.
+pub fn backend_labels(backends: &[BackendConfig]) -> Vec<String> {
+    backends
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            let name = b.name();
+            let same_type = backends.iter().filter(|o| o.name() == name).count();
+            if same_type > 1 {
+                format!("{name}[{i}]")
+            } else {
+                name.to_string()
+            }
+        })
+        .collect()
+}
+
 /// Configuration of the `search` stage.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -314,8 +334,9 @@ impl TypedStage for SearchStage {
             .bar("search", Some((selected.len() * backends.len()) as u64));
         let mut hits = Vec::new();
         let mut missing: BTreeMap<(String, String), u64> = BTreeMap::new();
-        for backend in &backends {
-            let name = backend.name();
+        let labels = backend_labels(&c.backends);
+        for (backend, name) in backends.iter().zip(&labels) {
+            let name = name.as_str();
             for q in &selected {
                 bar.inc(1);
                 let item = format!("{}:{name}", q.id);

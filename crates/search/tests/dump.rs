@@ -99,3 +99,31 @@ fn a_changed_dump_is_reindexed() {
     assert_eq!(rebuilt.posts, 301);
     assert_eq!(ids(&rebuilt, "lighthouses", 3)[0], "new1");
 }
+
+/// Three posts as Reddit served them without `raw_json=1` (go-reddit's recorded listing, one post
+/// a line as Pushshift-style dumps keep them; fixtures/real/search/PROVENANCE.md): the body's
+/// link holds `&amp;`. The index reads the text as its author wrote it, so `amp` is no word of it.
+#[test]
+fn a_dump_with_reddits_escaping_is_indexed_unescaped() {
+    let dump = common::root().join("fixtures/real/search/reddit/go-reddit-random-posts.ndjson");
+    let mut bodies = Vec::new();
+    let stats = read_posts(&dump, |p| bodies.push((p.id.clone(), p.body_text()))).unwrap();
+    assert_eq!((stats.lines, stats.posts, stats.bad_lines), (3, 3, 0));
+    let (id, body) = &bodies[2];
+    assert_eq!(id, "huv6o6");
+    assert!(
+        body.contains("?variant=29245065592874&utm_campaign=gs-2020-03-13&utm_source=google"),
+        "{body}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let index = DumpIndex::open_or_build(&dump, dir.path()).unwrap();
+    assert_eq!(index.posts, 3);
+    assert_eq!(
+        ids(&index, "glass screen protector edge to edge", 3)[0],
+        "huv6o6"
+    );
+    assert!(
+        ids(&index, "amp", 3).is_empty(),
+        "`&amp;` was indexed as a word"
+    );
+}

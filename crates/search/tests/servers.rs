@@ -213,6 +213,20 @@ async fn reddit_json(Path((id, rest)): Path<(String, String)>) -> Response {
     )
 }
 
+/// Brave's recorded answer for the query `1` (fixtures/real/search/brave), whatever the query.
+async fn brave_recorded(headers: HeaderMap) -> Response {
+    if headers
+        .get("x-subscription-token")
+        .and_then(|v| v.to_str().ok())
+        != Some(BRAVE_KEY)
+    {
+        return respond(401, "application/json", "{}");
+    }
+    let body =
+        std::fs::read(root().join("fixtures/real/search/brave/web-search-q-1.json")).unwrap();
+    respond(200, "application/json", body)
+}
+
 fn fixture(path: &str) -> Vec<u8> {
     std::fs::read(root().join("fixtures/web").join(path)).unwrap()
 }
@@ -260,6 +274,7 @@ fn start() -> (Served, Arc<AtomicUsize>) {
         Router::new()
             .route("/customsearch/v1", get(google))
             .route("/brave/res/v1/web/search", get(brave))
+            .route("/brave-recorded/res/v1/web/search", get(brave_recorded))
             .route("/searx/search", get(searxng))
             .route("/reddit/api/v1/access_token", post(reddit_token))
             .route("/reddit/search", get(reddit_search))
@@ -486,6 +501,93 @@ fn fake_apis_and_site_through_the_real_clients() {
     assert_eq!(article.best_rank, 1);
     assert_eq!(article.query_kinds, ["keywords"]);
     assert_eq!(links.len(), 4);
+}
+
+/// Two backends of one type in one pipeline (two Google engines, two Brave endpoints): their hits
+/// and drops carry the backend's place (`google[0]`, `google[1]`), so no hit id and no drop id is
+/// written twice (the runner refuses a table with a repeated id).
+#[test]
+fn two_backends_of_one_type_keep_their_hits_and_drops_apart() {
+    let (server, _) = start();
+    let base = server.url().to_string();
+    // SAFETY: these variables are read only by the tests of this file, after they are set, and
+    // always to the same values.
+    unsafe {
+        std::env::set_var("NB_TEST_GOOGLE_KEY", GOOGLE_KEY);
+        std::env::set_var("NB_TEST_GOOGLE_CX", "cx-1");
+        std::env::set_var("NB_TEST_BRAVE_KEY", BRAVE_KEY);
+    }
+    let fast = json!({"min_interval_ms": 0, "max_retries": 0});
+    let google = json!({"type": "google", "endpoint": format!("{base}/customsearch/v1"),
+                        "api_key_env": "NB_TEST_GOOGLE_KEY", "cx_env": "NB_TEST_GOOGLE_CX", "limits": fast});
+    let config = json!({
+        "top_k": 5,
+        "backends": [
+            google.clone(),
+            google,
+            {"type": "brave", "endpoint": format!("{base}/brave/res/v1/web/search"), "api_key_env": "NB_TEST_BRAVE_KEY", "limits": fast},
+            {"type": "brave", "endpoint": format!("{base}/brave-recorded/res/v1/web/search"), "api_key_env": "NB_TEST_BRAVE_KEY", "limits": fast},
+            {"type": "searxng", "base_url": format!("{base}/searx")}
+        ]
+    });
+    let queries = vec![
+        query("q_lemon", "hot lemon water"),
+        query("q_empty", "nothing matches"),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let mut out = run(
+        &SearchStage::new(web()),
+        config,
+        inputs(vec![("queries", Rows::Queries(queries))]),
+        &ctx(dir.path(), "search"),
+    );
+    let drop_ids: std::collections::BTreeSet<&str> =
+        out.report.drops.iter().map(|d| d.id.as_str()).collect();
+    assert_eq!(drop_ids.len(), out.report.drops.len(), "a drop id twice");
+    let expected: Vec<(String, String)> = [
+        ("q_empty:brave[2]", "no_results"),
+        ("q_empty:google[0]", "no_results"),
+        ("q_empty:google[1]", "no_results"),
+        ("q_empty:searxng", "no_results"),
+        ("q_lemon:brave[2]:3", "missing_url"),
+        ("q_lemon:google[0]:3", "missing_url"),
+        ("q_lemon:google[1]:3", "missing_url"),
+        ("q_lemon:searxng:3", "missing_url"),
+    ]
+    .iter()
+    .map(|(a, b)| (a.to_string(), b.to_string()))
+    .collect();
+    assert_eq!(drops(&out), expected);
+    let hits: Vec<SearchHit> = table(&mut out, "search_hits");
+    let hit_ids: std::collections::BTreeSet<&str> = hits.iter().map(|h| h.id.as_str()).collect();
+    assert_eq!(hit_ids.len(), hits.len(), "a hit id twice");
+    let per_backend = |q: &str, b: &str| {
+        hits.iter()
+            .filter(|h| h.query_id == q && h.backend == b)
+            .count()
+    };
+    for b in ["google[0]", "google[1]", "brave[2]", "searxng"] {
+        assert_eq!(per_backend("q_lemon", b), 4, "{b}");
+    }
+    // The recorded Brave answer gives its first five results to every query, snippets as text.
+    assert_eq!(per_backend("q_lemon", "brave[3]"), 5);
+    assert_eq!(per_backend("q_empty", "brave[3]"), 5);
+    let first = hits
+        .iter()
+        .find(|h| h.backend == "brave[3]" && h.query_id == "q_lemon" && h.rank == 1)
+        .unwrap();
+    assert_eq!(
+        first.snippet.as_deref(),
+        Some("Listen to the 1 on Spotify. Song · Taylor Swift · 2020")
+    );
+    // The same URL from two backends of one type: two hits, two ids.
+    let same: Vec<&SearchHit> = hits
+        .iter()
+        .filter(|h| h.query_id == "q_lemon" && h.rank == 1 && h.backend.starts_with("google"))
+        .collect();
+    assert_eq!(same.len(), 2);
+    assert_eq!(same[0].url, same[1].url);
+    assert_ne!(same[0].id, same[1].id);
 }
 
 #[test]

@@ -107,6 +107,8 @@ impl Backend for Brave {
 
 /// Parse one Brave answer: `web.results[]` (`url`, `title`, `description`, `page_age`). No `web`
 /// section is an empty answer; a non-object or a `web.results` that is not a list is malformed.
+/// The description is an HTML fragment and becomes text ([`crate::entities::fragment_text`]);
+/// titles come as plain text.
 pub fn parse(body: &str) -> Result<Parsed, SearchFailure> {
     let obj = json_object(body, "brave")?;
     if obj.get("type").and_then(Value::as_str) == Some("ErrorResponse") {
@@ -131,7 +133,10 @@ pub fn parse(body: &str) -> Result<Parsed, SearchFailure> {
         .map(|r| RawHit {
             url: text_of(r.get("url")),
             title: text_of(r.get("title")),
-            snippet: text_of(r.get("description")),
+            // An HTML fragment: `<strong>` around query words, `&#x27;`, `&quot;`.
+            snippet: text_of(r.get("description"))
+                .map(|d| crate::entities::fragment_text(&d))
+                .filter(|d| !d.is_empty()),
             published: text_of(r.get("page_age")).and_then(|d| crate::extract::normalise_date(&d)),
         })
         .collect();

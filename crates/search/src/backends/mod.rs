@@ -8,6 +8,8 @@
 pub mod brave;
 pub mod fixture;
 pub mod google;
+#[cfg(test)]
+mod real_inputs;
 pub mod reddit_api;
 pub mod reddit_dump;
 pub mod searxng;

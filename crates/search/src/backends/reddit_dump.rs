@@ -20,7 +20,8 @@ use crate::reddit::RedditPost;
 
 const MARKER: &str = "dump.sha256";
 /// Bumped when the schema or tokenizer changes, so old indexes are rebuilt.
-const INDEX_FORMAT: &str = "v1";
+/// v2: titles and bodies are indexed with Reddit's escaping undone (`&amp;` -> `&`).
+const INDEX_FORMAT: &str = "v2";
 
 #[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
