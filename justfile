@@ -33,6 +33,12 @@ bench:
 bench-rare:
     cargo bench -p noisebench-cli --bench rare_scale
 
+# Main text of fetched documents on the article-extraction benchmark (181 news pages), beside
+# trafilatura in the same run: shingle F1, precision, recall (docs/real-inputs-search.md).
+# NOISEBENCH_EXTRACTION_BENCH=<checkout> uses a local copy; else the benchmark is cloned once.
+extraction-bench:
+    scripts/extraction-bench.sh
+
 # Evaluate a model on a snapshot (default: the demo's latest version, offline, every task family);
 # extra arguments go to `noisebench eval` (`just eval snapshots/demo --system astute`).
 eval snapshot="snapshots/demo" *args="":
