@@ -545,6 +545,145 @@ fn no_user_agent_no_fetch() {
     );
 }
 
+/// A real submissions index as data.sec.gov serves it (Tesla, CIK 1318605, saved by edgartools
+/// in 2022; fixtures/real/edgar/submissions/PROVENANCE.md): 1,001 recent filings, one further
+/// page, 10-Ks and their amendments. Expected values read from the file.
+#[test]
+fn a_real_submissions_index_parses() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/real/edgar/submissions/CIK0001318605.json");
+    let json = std::fs::read_to_string(&path).unwrap();
+    let parsed = noisebench_chunk::reports::edgar_live::parse_submissions(&json, "", "").unwrap();
+    assert_eq!(parsed.cik, "1318605");
+    assert_eq!(parsed.company, "Tesla, Inc.");
+    assert_eq!(parsed.filings.len(), 1001);
+    assert_eq!(
+        parsed.pages,
+        vec![(
+            "CIK0001318605-submissions-001.json".to_string(),
+            "2005-02-17".to_string(),
+            "2013-12-10".to_string()
+        )]
+    );
+    let first = &parsed.filings[0];
+    assert_eq!(
+        (
+            first.accession.as_str(),
+            first.filing_date.as_str(),
+            first.form.as_str()
+        ),
+        ("0001790565-22-000015", "2022-11-30", "4")
+    );
+    let annual: Vec<(&str, &str, &str, &str, &str)> = parsed
+        .filings
+        .iter()
+        .filter(|f| f.form == "10-K" || f.form == "10-K/A")
+        .map(|f| {
+            (
+                f.accession.as_str(),
+                f.filing_date.as_str(),
+                f.report_date.as_str(),
+                f.form.as_str(),
+                f.primary_document.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        annual,
+        vec![
+            (
+                "0001564590-22-016871",
+                "2022-05-02",
+                "2021-12-31",
+                "10-K/A",
+                "tsla-10ka_20211231.htm"
+            ),
+            (
+                "0000950170-22-000796",
+                "2022-02-07",
+                "2021-12-31",
+                "10-K",
+                "tsla-20211231.htm"
+            ),
+            (
+                "0001564590-21-022604",
+                "2021-04-30",
+                "2020-12-31",
+                "10-K/A",
+                "tsla-10ka_20201231.htm"
+            ),
+            (
+                "0001564590-21-004599",
+                "2021-02-08",
+                "2020-12-31",
+                "10-K",
+                "tsla-10k_20201231.htm"
+            ),
+            (
+                "0001564590-20-018984",
+                "2020-04-28",
+                "2019-12-31",
+                "10-K/A",
+                "tsla-10ka_20191231.htm"
+            ),
+            (
+                "0001564590-20-004475",
+                "2020-02-13",
+                "2019-12-31",
+                "10-K",
+                "tsla-10k_20191231.htm"
+            ),
+            (
+                "0001564590-19-003165",
+                "2019-02-19",
+                "2018-12-31",
+                "10-K",
+                "tsla-10k_20181231.htm"
+            ),
+            (
+                "0001564590-18-002956",
+                "2018-02-23",
+                "2017-12-31",
+                "10-K",
+                "tsla-10k_20171231.htm"
+            ),
+            (
+                "0001564590-17-003118",
+                "2017-03-01",
+                "2016-12-31",
+                "10-K",
+                "tsla-10k_20161231.htm"
+            ),
+            (
+                "0001564590-16-013195",
+                "2016-02-24",
+                "2015-12-31",
+                "10-K",
+                "tsla-10k_20151231.htm"
+            ),
+            (
+                "0001564590-15-001031",
+                "2015-02-26",
+                "2014-12-31",
+                "10-K",
+                "tsla-10k_20141231.htm"
+            ),
+            (
+                "0001193125-14-069681",
+                "2014-02-26",
+                "2013-12-31",
+                "10-K",
+                "d668062d10k.htm"
+            ),
+        ]
+    );
+    let latest = parsed.filings.iter().find(|f| f.form == "10-K").unwrap();
+    assert_eq!(
+        latest.document_url("https://www.sec.gov/"),
+        "https://www.sec.gov/Archives/edgar/data/1318605/000095017022000796/tsla-20211231.htm"
+    );
+}
+
 #[test]
 fn item_cutting_takes_the_body_not_the_table_of_contents() {
     let cut = filing_items(
