@@ -4,7 +4,9 @@ set shell := ["bash", "-euo", "pipefail", "-c"]
 
 # Build a snapshot: the offline demo by default, or a pipeline name (pipelines/<name>.toml) or path;
 # then validate the dataset it publishes to (snapshots/<the [snapshot] dataset>, latest version).
+# The first time, cargo compiles the workspace first (about 3 minutes on 2 cores) and shows it.
 build-snapshot pipeline="demo":
+    cargo build -p noisebench-cli
     cargo run --quiet -p noisebench-cli -- build-snapshot {{pipeline}}
     file="{{pipeline}}"; \
     if [[ "$file" != *.toml && "$file" != */* ]]; then file="pipelines/$file.toml"; fi; \
@@ -20,8 +22,11 @@ refresh pipeline="demo":
 inspect what name pipeline="demo":
     cargo run --quiet -p noisebench-cli -- inspect {{what}} {{name}} --pipeline {{pipeline}}
 
-# Run every test of the workspace (offline; fake servers on 127.0.0.1).
+# Run every test of the workspace (offline; fake servers on 127.0.0.1). First installs what the
+# tests need when missing (scripts/test-deps.sh: moto[server] and the Python readers with pip,
+# chromium with apt).
 test:
+    scripts/test-deps.sh
     cargo test --workspace
 
 # Benchmarks (release builds): snapshot writing, and each stage crate's own benches.

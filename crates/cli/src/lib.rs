@@ -61,7 +61,7 @@ pub fn write_schemas(dir: &Path) -> Result<usize> {
 
 /// No transparent huge pages for this process: mimalloc takes fresh pages for each stage's
 /// tables, and with THP the kernel zeroes a whole 2 MiB page on the first touch of each. At RARE
-/// scale (README, "RARE scale") a build spent about a twentieth of its time there; without them
+/// scale (docs/performance.md, "RARE scale") a build spent about a twentieth of its time there; without them
 /// it is that much faster at the same peak memory. The setting is the process's and is inherited
 /// by the processes it starts; where the kernel refuses it, nothing changes.
 pub fn no_huge_pages() {

@@ -2,10 +2,10 @@
 //! ([`Bm25`], tantivy, in RAM or on disk; [`Impacts`], its scored postings in memory for many
 //! short queries) and exact cosine top-k over vectors in memory ([`VectorIndex`]).
 //!
-//! The Reddit dump search backend indexes posts with it; the report track's stages will index
-//! chunks with it (simulated retrieval, distractor checks, evaluation). Results are deterministic:
-//! the same documents added in the same order give the same ranking on every run, ties broken
-//! by id.
+//! The Reddit dump search backend indexes posts with it, the `retrieval` stage searches chunks
+//! with both (BM25 through [`Impacts`], embeddings through [`VectorIndex`]), and the evaluation
+//! ranks documents and passages with it. Results are deterministic: the same documents added in
+//! the same order give the same ranking on every run, ties broken by id.
 //!
 //! What this crate is not: it reads no dumps or tables and knows no noisebench row type (callers
 //! turn theirs into [`Doc`]s and vectors), embeds nothing (vectors come from `noisebench-llm`),

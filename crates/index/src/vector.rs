@@ -9,8 +9,6 @@
 //! each. Fine for a benchmark's chunks (tens of thousands of vectors against a hundred thousand
 //! queries); not an approximate nearest-neighbour index.
 
-use std::sync::atomic::{AtomicU8, Ordering};
-
 /// Why a vector was refused.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum VectorError {
@@ -48,7 +46,10 @@ pub struct VectorIndex {
     ranks: std::sync::OnceLock<(Vec<u32>, Vec<u32>)>,
 }
 
+mod cpu;
 mod quantized;
+
+use cpu::Level;
 
 /// `v` scaled to unit length (a zero vector stays zero: it is similar to nothing).
 fn normalised(v: &[f32]) -> Vec<f32> {
@@ -114,39 +115,6 @@ fn dot_body(a: &[f32], b: &[f32]) -> f32 {
     }
     let whole = n / LANES * LANES;
     reduce(acc, &a[whole..], &b[whole..])
-}
-
-/// The widest vector unit found on this CPU (checked once).
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Simd {
-    Baseline = 1,
-    Avx2 = 2,
-    Avx512 = 3,
-}
-
-fn simd() -> Simd {
-    static LEVEL: AtomicU8 = AtomicU8::new(0);
-    match LEVEL.load(Ordering::Relaxed) {
-        1 => Simd::Baseline,
-        2 => Simd::Avx2,
-        3 => Simd::Avx512,
-        _ => {
-            #[cfg(target_arch = "x86_64")]
-            let level = if std::arch::is_x86_feature_detected!("avx512f") {
-                Simd::Avx512
-            } else if std::arch::is_x86_feature_detected!("avx2")
-                && std::arch::is_x86_feature_detected!("fma")
-            {
-                Simd::Avx2
-            } else {
-                Simd::Baseline
-            };
-            #[cfg(not(target_arch = "x86_64"))]
-            let level = Simd::Baseline;
-            LEVEL.store(level as u8, Ordering::Relaxed);
-            level
-        }
-    }
 }
 
 /// The same lanes on x86-64's vector units: 32 lanes are two AVX-512 registers or four AVX2
@@ -218,12 +186,19 @@ mod wide {
 /// Dot product of two vectors (pairs up to the shorter length): the cosine of unit vectors, and
 /// the score exact search ranks by, so callers rescoring candidates agree with it to the bit.
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    dot_at(cpu::level(), a, b)
+}
+
+/// [`dot`] with the kernel of `level`, which this CPU must reach (the dispatcher's, or a
+/// test's that runs every kernel the CPU has).
+fn dot_at(level: Level, a: &[f32], b: &[f32]) -> f32 {
+    debug_assert!(level <= cpu::level());
     #[cfg(target_arch = "x86_64")]
-    match simd() {
-        // SAFETY: `simd` found the feature each function is compiled for on this CPU.
-        Simd::Avx512 => return unsafe { wide::dot_avx512(a, b) },
-        Simd::Avx2 => return unsafe { wide::dot_avx2(a, b) },
-        Simd::Baseline => {}
+    match level {
+        // SAFETY: the level holds every feature each function is compiled for (`cpu`).
+        Level::Avx512 | Level::Avx512Vnni => return unsafe { wide::dot_avx512(a, b) },
+        Level::Avx2 => return unsafe { wide::dot_avx2(a, b) },
+        Level::Portable => {}
     }
     dot_body(a, b)
 }
@@ -586,8 +561,8 @@ mod tests {
     }
 
     proptest! {
-        /// Every vector width gives the same bits: the dispatched dot, the portable one and each
-        /// wide build the CPU has, at lengths with and without a tail.
+        /// Every vector width gives the same bits: the dispatched dot and each kernel this CPU
+        /// can run, the portable one always, at lengths with and without a tail.
         #[test]
         fn dot_has_the_same_bits_on_every_path(
             a in proptest::collection::vec(-1.0f32..1.0, 0..200),
@@ -596,18 +571,8 @@ mod tests {
             let b = &seed[..a.len()];
             let want = dot_body(&a, b);
             prop_assert_eq!(dot(&a, b).to_bits(), want.to_bits());
-            #[cfg(target_arch = "x86_64")]
-            {
-                if std::arch::is_x86_feature_detected!("avx2")
-                    && std::arch::is_x86_feature_detected!("fma")
-                {
-                    // SAFETY: the feature was just detected.
-                    prop_assert_eq!(unsafe { wide::dot_avx2(&a, b) }.to_bits(), want.to_bits());
-                }
-                if std::arch::is_x86_feature_detected!("avx512f") {
-                    // SAFETY: the feature was just detected.
-                    prop_assert_eq!(unsafe { wide::dot_avx512(&a, b) }.to_bits(), want.to_bits());
-                }
+            for level in cpu::levels_here() {
+                prop_assert_eq!(dot_at(level, &a, b).to_bits(), want.to_bits(), "{:?}", level);
             }
             // Against a plain f64 sum, the lanes are accurate.
             let exact: f64 = a.iter().zip(b).map(|(x, y)| f64::from(*x) * f64::from(*y)).sum();

@@ -52,7 +52,7 @@ pub enum LlmMode {
     /// The requests of one stage call (the items that missed the cache) go to the model's
     /// first endpoint as one OpenAI Batch API job (`/v1/files`, `/v1/batches`), polled until it
     /// ends: the providers' batch price, answers within their 24 h window; a killed run polls
-    /// the same job again. Re-asks go live. README, "Batch mode".
+    /// the same job again. Re-asks go live. docs/llm.md, "Batch mode".
     Batch,
 }
 

@@ -2,9 +2,8 @@
 //! real-world retrieval, D_ret), for each question's original query and each of its perturbed
 //! queries, scored against the question's answer chunks.
 //!
-//! Retrievers ([`search`]): BM25 through `noisebench-index` (tantivy), nearest neighbours over
-//! the LLM layer's embedder (exact up to `exact_max` chunks, HNSW candidates rescored exactly
-//! beyond), and an optional reranker behind an OpenAI-compatible `/v1/rerank` endpoint that
+//! Retrievers ([`search`]): BM25 through `noisebench-index` (tantivy), exact nearest neighbours
+//! over the LLM layer's embedder, and an optional reranker behind an OpenAI-compatible `/v1/rerank` endpoint that
 //! reorders the first stage's candidates. Each keeps its top k (RARE: 3) per query as
 //! `retrievals` rows, and Recall@k, MRR@k and NDCG@k ([`metrics`]) per retriever, overall, per
 //! pattern kind and per query kind, as `retrieval_metrics` rows and in the stage facts.
@@ -30,7 +29,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use metrics::Means;
-use search::{AnnParams, Bm25Chunks, Scored, VectorSearch};
+use search::{Bm25Chunks, Scored, VectorSearch};
 
 /// Configuration of the `retrieval` stage.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
@@ -45,19 +44,6 @@ pub struct RetrievalConfig {
     /// Run nearest-neighbour search over the LLM layer's embedder (`llm.embeddings`).
     #[serde(default = "default_true")]
     pub embedding: bool,
-    /// Exact cosine search up to this many chunks; an HNSW index (approximate candidates,
-    /// rescored exactly) beyond.
-    #[serde(default = "default_exact_max")]
-    pub exact_max: usize,
-    /// HNSW candidates examined per query (higher: better recall, slower).
-    #[serde(default = "default_ef")]
-    pub ann_ef_search: usize,
-    /// HNSW candidates examined per insertion while building.
-    #[serde(default = "default_ef")]
-    pub ann_ef_construction: usize,
-    /// Seed of the HNSW builder's layer assignment.
-    #[serde(default = "default_seed")]
-    pub ann_seed: u64,
     /// Texts per embedding request batch (one progress step each).
     #[serde(default = "default_embed_batch")]
     pub embed_batch: usize,
@@ -94,15 +80,6 @@ fn default_top_k() -> usize {
 }
 fn default_true() -> bool {
     true
-}
-fn default_exact_max() -> usize {
-    50_000
-}
-fn default_ef() -> usize {
-    100
-}
-fn default_seed() -> u64 {
-    42
 }
 fn default_embed_batch() -> usize {
     256
@@ -301,7 +278,7 @@ pub struct RetrievalSummary {
     pub chunks: usize,
     pub queries: usize,
     pub top_k: usize,
-    /// `exact` or `hnsw` (when the embedding retriever ran).
+    /// `exact` when the embedding retriever ran (the only vector search there is).
     pub vector_search: Option<String>,
     /// Per retriever: queries scored, Recall@k, MRR@k, NDCG@k over all of them.
     pub overall: BTreeMap<String, SummaryScores>,
@@ -416,18 +393,6 @@ impl TypedStage for RetrievalStage {
             return Err(ConfigError::new(
                 "bm25",
                 "at least one of bm25 and embedding must be on",
-            ));
-        }
-        if c.ann_ef_search < c.top_k {
-            return Err(ConfigError::new(
-                "ann_ef_search",
-                format!("must be at least top_k ({})", c.top_k),
-            ));
-        }
-        if c.ann_ef_construction == 0 {
-            return Err(ConfigError::new(
-                "ann_ef_construction",
-                "must be at least 1",
             ));
         }
         if c.embed_batch == 0 {
@@ -557,8 +522,8 @@ impl TypedStage for RetrievalStage {
                 &texts,
                 depth(RerankSource::Embedding),
             ) {
-                Ok((results, exact)) => {
-                    summary.vector_search = Some(if exact { "exact" } else { "hnsw" }.into());
+                Ok(results) => {
+                    summary.vector_search = Some("exact".into());
                     first_stage.insert(RerankSource::Embedding, results);
                     ranked.push(Ranked {
                         retriever,
@@ -643,7 +608,7 @@ impl RetrievalStage {
         chunks: &[Chunk],
         texts: &[&str],
         depth: usize,
-    ) -> Result<(PerQuery, bool), EmbedFailure> {
+    ) -> Result<PerQuery, EmbedFailure> {
         let chunk_texts: Vec<&str> = chunks.iter().map(|c| c.text.as_str()).collect();
         let chunk_vectors = self.embed_all(
             c,
@@ -656,19 +621,13 @@ impl RetrievalStage {
         let query_vectors =
             self.embed_all(c, stage, ctx, "retrieval: embed queries", texts, "queries")?;
         let ids: Vec<&str> = chunks.iter().map(|c| c.id.as_str()).collect();
-        let params = AnnParams {
-            ef_construction: c.ann_ef_construction,
-            ef_search: c.ann_ef_search,
-            seed: c.ann_seed,
-        };
-        let index =
-            VectorSearch::build(&ids, &chunk_vectors, c.exact_max, params).map_err(|e| {
-                (
-                    "embedding:chunks".to_string(),
-                    "embedding_invalid".to_string(),
-                    e.to_string(),
-                )
-            })?;
+        let index = VectorSearch::build(&ids, &chunk_vectors).map_err(|e| {
+            (
+                "embedding:chunks".to_string(),
+                "embedding_invalid".to_string(),
+                e.to_string(),
+            )
+        })?;
         let position: HashMap<&str, usize> =
             ids.iter().enumerate().map(|(i, id)| (*id, i)).collect();
         let lookup = |id: &str| position.get(id).copied();
@@ -687,7 +646,7 @@ impl RetrievalStage {
             .map(Result::ok)
             .collect();
         bar.finish();
-        Ok((results, index.is_exact()))
+        Ok(results)
     }
 
     fn embed_all(
@@ -800,7 +759,13 @@ mod tests {
     fn defaults_and_unknown_fields() {
         let c = RetrievalConfig::default();
         assert_eq!(c.top_k, 3);
-        assert_eq!(c.exact_max, 50_000);
+        assert!(
+            serde_json::from_value::<RetrievalConfig>(serde_json::json!({"exact_max": 10}))
+                .unwrap_err()
+                .to_string()
+                .contains("unknown field"),
+            "the HNSW options are gone"
+        );
         assert!(c.bm25 && c.embedding && c.rerank.is_none());
         assert!(
             serde_json::from_value::<RetrievalConfig>(serde_json::json!({"topk": 3}))

@@ -8,6 +8,8 @@
 //! whose upper bound is below the k-th best lower bound cannot be in the top k; the rest are
 //! rescored with the exact dot product, so results are those of scoring every row exactly.
 
+use super::cpu::{Level, level};
+
 /// Added to every bound: covers the rounding of the f32 dot product that exact scores come from
 /// (at most n·2⁻²⁴·|q||r| ≈ 2.3e-5 at 384 dimensions; larger vectors get a proportional slack)
 /// and of the f64 arithmetic here.
@@ -69,6 +71,18 @@ pub(super) fn bounds(
     let approx = q.scale * row_scale * f64::from(int_dot);
     let width = q.norm * row_error + q.error * row_norm + q.error * row_error + slack(dim);
     (approx - width, approx + width)
+}
+
+/// The upper bound of [`bounds`] for query `j` of a [`Scan4x4`] and row `r` of its block, with
+/// the same operations in the same order (the VNNI scan does them in f64 lanes).
+#[inline(always)]
+fn scan_upper(scan: &Scan4x4<'_>, j: usize, r: usize, int_dot: i32, slack: f64) -> f64 {
+    let approx = scan.query_scales[j] * scan.row_scales[r] * f64::from(int_dot);
+    let width = scan.query_norms[j] * scan.row_errors[r]
+        + scan.query_errors[j] * scan.row_norms[r]
+        + scan.query_errors[j] * scan.row_errors[r]
+        + slack;
+    approx + width
 }
 
 #[inline(always)]
@@ -307,17 +321,46 @@ pub(super) struct Scan4x4<'a> {
     pub offer: &'a mut dyn FnMut(usize, usize, i32) -> f64,
 }
 
-/// The rows of a [`Scan4x4`] it scanned: a multiple of four from the block's start, or none
-/// where the CPU lacks AVX-512 VNNI or `dim` is not a multiple of 64 (the caller scans the
-/// rest row by row, with the same test).
+/// Scans the whole groups of four rows of a [`Scan4x4`] and returns how many rows that is (a
+/// multiple of four from the block's start; the caller scans the rest row by row, with the same
+/// test). AVX-512 VNNI's kernel where the CPU has it and `dim` is a multiple of 64, else the
+/// portable scan over [`idot4`].
 pub(super) fn scan4x4(scan: &mut Scan4x4<'_>) -> usize {
+    scan4x4_at(level(), scan)
+}
+
+/// [`scan4x4`] with the kernel of `level`, which this CPU must reach.
+fn scan4x4_at(level: Level, scan: &mut Scan4x4<'_>) -> usize {
+    debug_assert!(level <= self::level());
     #[cfg(target_arch = "x86_64")]
-    if scan.dim > 0 && scan.dim.is_multiple_of(64) && level() == 3 {
-        // SAFETY: the features the function is compiled for were detected on this CPU.
+    if level == Level::Avx512Vnni && scan.dim > 0 && scan.dim.is_multiple_of(64) {
+        // SAFETY: the level holds every feature the function is compiled for (`cpu`).
         return unsafe { wide::scan4x4_vnni(scan) };
     }
-    let _ = scan;
-    0
+    scan4x4_portable(level, scan)
+}
+
+/// The portable scan: per row, c_q·c_r for the four queries ([`idot4`] at `level`), and an
+/// offer for each whose upper bound is not below its query's threshold.
+fn scan4x4_portable(level: Level, scan: &mut Scan4x4<'_>) -> usize {
+    let dim = scan.dim;
+    let Some(n) = scan.rows.len().checked_div(dim) else {
+        return 0;
+    };
+    let slack = slack(dim);
+    let scanned = n / 4 * 4;
+    for r in 0..scanned {
+        let row = &scan.rows[r * dim..(r + 1) * dim];
+        let ints = idot4_at(level, scan.queries, row, scan.row_sums[r]);
+        for (j, int) in ints.into_iter().enumerate() {
+            // Kept unless below the threshold (the VNNI scan's "not less than", unordered kept).
+            let upper = scan_upper(scan, j, r, int, slack);
+            if upper.partial_cmp(&scan.thresholds[j]) != Some(std::cmp::Ordering::Less) {
+                scan.thresholds[j] = (scan.offer)(j, r, int);
+            }
+        }
+    }
+    scanned
 }
 
 /// The sum of a row's codes over its whole blocks of 64 (what [`idot4`] takes back off).
@@ -331,38 +374,21 @@ pub(super) fn block_sum(row: &[i8]) -> i32 {
 /// c_q·c_r for four queries and one row: an exact integer sum, whichever unit computes it.
 /// `row_sum` is the row's [`block_sum`].
 pub(super) fn idot4(q: [&[i8]; 4], row: &[i8], row_sum: i32) -> [i32; 4] {
-    #[cfg(target_arch = "x86_64")]
-    {
-        match level() {
-            // SAFETY: the features each function is compiled for were detected on this CPU.
-            3 => return unsafe { wide::idot4_vnni(q, row, row_sum) },
-            2 => return unsafe { wide::idot4_avx2(q, row) },
-            _ => {}
-        }
-    }
-    let _ = row_sum;
-    idot4_body(q, row)
+    idot4_at(level(), q, row, row_sum)
 }
 
-/// What the CPU offers: 3 AVX-512 VNNI, 2 AVX2, 1 neither (detected once).
-#[cfg(target_arch = "x86_64")]
-fn level() -> u8 {
-    use std::sync::atomic::{AtomicU8, Ordering};
-    static LEVEL: AtomicU8 = AtomicU8::new(0);
-    let mut level = LEVEL.load(Ordering::Relaxed);
-    if level == 0 {
-        level = if std::arch::is_x86_feature_detected!("avx512bw")
-            && std::arch::is_x86_feature_detected!("avx512vnni")
-        {
-            3
-        } else if std::arch::is_x86_feature_detected!("avx2") {
-            2
-        } else {
-            1
-        };
-        LEVEL.store(level, Ordering::Relaxed);
+/// [`idot4`] with the kernel of `level`, which this CPU must reach.
+#[inline(always)]
+fn idot4_at(level: Level, q: [&[i8]; 4], row: &[i8], row_sum: i32) -> [i32; 4] {
+    #[cfg(target_arch = "x86_64")]
+    match level {
+        // SAFETY: the level holds every feature each function is compiled for (`cpu`).
+        Level::Avx512Vnni => return unsafe { wide::idot4_vnni(q, row, row_sum) },
+        Level::Avx2 | Level::Avx512 => return unsafe { wide::idot4_avx2(q, row) },
+        Level::Portable => {}
     }
-    level
+    let _ = (level, row_sum);
+    idot4_body(q, row)
 }
 
 pub(super) fn idot(a: &[i8], b: &[i8]) -> i32 {
@@ -371,59 +397,170 @@ pub(super) fn idot(a: &[i8], b: &[i8]) -> i32 {
 
 #[cfg(test)]
 mod tests {
+    use super::super::cpu::levels_here;
     use super::*;
     use proptest::prelude::*;
 
+    /// Codes as `quantize` makes them: -127..=127.
+    fn codes(v: &[i8]) -> Vec<i8> {
+        v.iter().map(|c| (*c).max(-127)).collect()
+    }
+
     proptest! {
-        /// The 4 × 4 scan finds every (query, row) product, in its place, where it runs; with
-        /// no threshold every pair is offered.
+        /// c_q·c_r is the same exact sum on every kernel this CPU can run, the portable one
+        /// always, with and without a tail after the last block of 64.
+        #[test]
+        fn idot4_is_exact_on_every_path(
+            (rows, queries) in (0usize..300).prop_flat_map(|d| (
+                proptest::collection::vec(any::<i8>(), d),
+                proptest::collection::vec(proptest::collection::vec(any::<i8>(), d), 4),
+            )),
+        ) {
+            let row = codes(&rows);
+            let qs: Vec<Vec<i8>> = queries.iter().map(|q| codes(q)).collect();
+            let q = [&qs[0][..], &qs[1][..], &qs[2][..], &qs[3][..]];
+            let want = q.map(|x| {
+                x.iter().zip(&row).map(|(a, b)| i64::from(*a) * i64::from(*b)).sum::<i64>() as i32
+            });
+            prop_assert_eq!(idot4_body(q, &row), want);
+            prop_assert_eq!(idot4(q, &row, block_sum(&row)), want);
+            for level in levels_here() {
+                prop_assert_eq!(idot4_at(level, q, &row, block_sum(&row)), want, "{:?}", level);
+            }
+        }
+
+        /// With no threshold, the 4 × 4 scan offers every (query, row) product of its whole
+        /// groups of four rows, in its place, on every kernel this CPU can run (the VNNI one
+        /// where `dim` is a multiple of 64; the portable one always).
         #[test]
         fn scan4x4_offers_every_product(
-            (dim, rows, queries) in prop_oneof![Just(64usize), Just(192)].prop_flat_map(|d| (
+            (dim, rows, queries) in prop_oneof![Just(40usize), Just(64), Just(192)].prop_flat_map(|d| (
                 Just(d),
                 proptest::collection::vec(any::<i8>(), d * 4..d * 13),
                 proptest::collection::vec(proptest::collection::vec(any::<i8>(), d), 4),
             )),
         ) {
-            let rows = &rows[..rows.len() / dim * dim];
-            let rows = rows.iter().map(|c| (*c).max(-127)).collect::<Vec<i8>>();
-            let queries: Vec<Vec<i8>> =
-                queries.iter().map(|q| q.iter().map(|c| (*c).max(-127)).collect()).collect();
+            let rows = codes(&rows[..rows.len() / dim * dim]);
+            let queries: Vec<Vec<i8>> = queries.iter().map(|q| codes(q)).collect();
             let n = rows.len() / dim;
             let sums: Vec<i32> = rows.chunks(dim).map(block_sum).collect();
-            let scales = vec![1.0; n];
-            let mut seen = Vec::new();
-            let mut offer = |j: usize, r: usize, int: i32| {
-                seen.push((r, j, int));
-                f64::NEG_INFINITY
-            };
-            let scanned = scan4x4(&mut Scan4x4 {
-                queries: [&queries[0], &queries[1], &queries[2], &queries[3]],
-                query_scales: [1.0; 4],
-                query_norms: [0.0; 4],
-                query_errors: [0.0; 4],
-                thresholds: [f64::NEG_INFINITY; 4],
-                rows: &rows,
-                row_sums: &sums,
-                row_scales: &scales,
-                row_norms: &scales,
-                row_errors: &scales,
-                dim,
-                offer: &mut offer,
-            });
-            prop_assert!(scanned == 0 || scanned == n / 4 * 4);
-            #[cfg(target_arch = "x86_64")]
-            if level() == 3 {
-                prop_assert_eq!(scanned, n / 4 * 4, "the VNNI scan runs on this CPU");
-            }
+            let ones = vec![1.0; n];
             let mut want = Vec::new();
-            for r in 0..scanned {
+            for r in 0..n / 4 * 4 {
                 for (j, q) in queries.iter().enumerate() {
                     want.push((r, j, idot_body(q, &rows[r * dim..(r + 1) * dim])));
                 }
             }
-            seen.sort_unstable();
-            prop_assert_eq!(seen, want);
+            for level in levels_here() {
+                let mut seen = Vec::new();
+                let mut offer = |j: usize, r: usize, int: i32| {
+                    seen.push((r, j, int));
+                    f64::NEG_INFINITY
+                };
+                let scanned = scan4x4_at(level, &mut Scan4x4 {
+                    queries: [&queries[0], &queries[1], &queries[2], &queries[3]],
+                    query_scales: [1.0; 4],
+                    query_norms: [0.0; 4],
+                    query_errors: [0.0; 4],
+                    thresholds: [f64::NEG_INFINITY; 4],
+                    rows: &rows,
+                    row_sums: &sums,
+                    row_scales: &ones,
+                    row_norms: &ones,
+                    row_errors: &ones,
+                    dim,
+                    offer: &mut offer,
+                });
+                prop_assert_eq!(scanned, n / 4 * 4, "{:?}", level);
+                seen.sort_unstable();
+                prop_assert_eq!(&seen, &want, "{:?}", level);
+            }
+        }
+
+        /// With a threshold that rises as rows are offered (the k-th best lower bound, as the
+        /// first pass keeps it), every kernel this CPU can run leaves as candidates exactly the
+        /// rows whose upper bound reaches the k-th best lower bound of all rows.
+        #[test]
+        fn scan4x4_prunes_alike_on_every_path(
+            (dim, rows, queries) in prop_oneof![Just(64usize), Just(128)].prop_flat_map(|d| (
+                Just(d),
+                proptest::collection::vec(proptest::collection::vec(-1.0f32..1.0, d), 4..24),
+                proptest::collection::vec(proptest::collection::vec(-1.0f32..1.0, d), 4),
+            )),
+            k in 1usize..4,
+        ) {
+            let unit = |v: &[f32]| {
+                let n = v.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
+                v.iter().map(|x| (f64::from(*x) / n) as f32).collect::<Vec<f32>>()
+            };
+            let rows: Vec<Code> = rows.iter().map(|r| quantize(&unit(r))).collect();
+            let queries: Vec<Code> = queries.iter().map(|q| quantize(&unit(q))).collect();
+            let n = rows.len() / 4 * 4;
+            let flat: Vec<i8> = rows.iter().flat_map(|r| r.codes.clone()).collect();
+            let sums: Vec<i32> = rows.iter().map(|r| block_sum(&r.codes)).collect();
+            let scales: Vec<f64> = rows.iter().map(|r| r.scale).collect();
+            let norms: Vec<f64> = rows.iter().map(|r| r.norm).collect();
+            let errors: Vec<f64> = rows.iter().map(|r| r.error).collect();
+            let table: Vec<Vec<(f64, f64)>> = (0..4)
+                .map(|j| {
+                    (0..rows.len())
+                        .map(|r| {
+                            let int = idot_body(&queries[j].codes, &rows[r].codes);
+                            bounds(&queries[j], scales[r], norms[r], errors[r], int, dim)
+                        })
+                        .collect()
+                })
+                .collect();
+            let bound = |j: usize, r: usize| table[j][r];
+            // Brute force: the k-th best lower bound over the scanned rows, and who reaches it.
+            let want: Vec<Vec<usize>> = (0..4)
+                .map(|j| {
+                    let mut lows: Vec<f64> = (0..n).map(|r| bound(j, r).0).collect();
+                    lows.sort_by(|a, b| b.total_cmp(a));
+                    let kth = lows[k - 1];
+                    (0..n).filter(|r| bound(j, *r).1 >= kth).collect()
+                })
+                .collect();
+            for level in levels_here() {
+                let mut lows: Vec<Vec<f64>> = vec![Vec::new(); 4];
+                let mut offered: Vec<Vec<(usize, i32)>> = vec![Vec::new(); 4];
+                let mut offer = |j: usize, r: usize, int: i32| {
+                    offered[j].push((r, int));
+                    lows[j].push(bound(j, r).0);
+                    lows[j].sort_by(|a, b| b.total_cmp(a));
+                    lows[j].get(k - 1).copied().unwrap_or(f64::NEG_INFINITY)
+                };
+                let scanned = scan4x4_at(level, &mut Scan4x4 {
+                    queries: [0, 1, 2, 3].map(|j| &queries[j].codes[..]),
+                    query_scales: [0, 1, 2, 3].map(|j| queries[j].scale),
+                    query_norms: [0, 1, 2, 3].map(|j| queries[j].norm),
+                    query_errors: [0, 1, 2, 3].map(|j| queries[j].error),
+                    thresholds: [f64::NEG_INFINITY; 4],
+                    rows: &flat,
+                    row_sums: &sums,
+                    row_scales: &scales,
+                    row_norms: &norms,
+                    row_errors: &errors,
+                    dim,
+                    offer: &mut offer,
+                });
+                for (j, offers) in offered.iter().enumerate() {
+                    for (r, int) in offers {
+                        prop_assert_eq!(*int, idot_body(&queries[j].codes, &rows[*r].codes));
+                    }
+                }
+                prop_assert_eq!(scanned, n);
+                for j in 0..4 {
+                    let kth = lows[j][k - 1];
+                    let mut kept: Vec<usize> = offered[j]
+                        .iter()
+                        .map(|(r, _)| *r)
+                        .filter(|r| bound(j, *r).1 >= kth)
+                        .collect();
+                    kept.sort_unstable();
+                    prop_assert_eq!(&kept, &want[j], "{:?}, query {}", level, j);
+                }
+            }
         }
 
         /// The bound holds: the exact dot product of two unit vectors lies between the bounds
@@ -441,8 +578,6 @@ mod tests {
             let (cx, cy) = (quantize(&x), quantize(&y));
             let i = idot(&cx.codes, &cy.codes);
             prop_assert_eq!(i, idot_body(&cx.codes, &cy.codes));
-            let q = [&cx.codes[..], &cy.codes[..], &cx.codes[..], &cy.codes[..]];
-            prop_assert_eq!(idot4(q, &cy.codes, block_sum(&cy.codes)), idot4_body(q, &cy.codes));
             let (lo, hi) = bounds(&cx, cy.scale, cy.norm, cy.error, i, x.len());
             let exact = super::super::dot(&x, &y);
             prop_assert!(f64::from(exact) >= lo && f64::from(exact) <= hi, "{lo} {exact} {hi}");
