@@ -35,6 +35,7 @@ use noisebench_core::{
 };
 use noisebench_web::{Mode, Web};
 
+pub use claim::{PageClaim, read_page};
 use config::resolve;
 pub use config::{ScrapeConfig, ScrapeSource};
 // Public here since the stage was one file; the parser lives with the crate's other dates.

@@ -1,8 +1,11 @@
 //! A claim from a fetched article page. Each field is taken from the first source that has it:
 //! the page's ClaimReview JSON-LD, then its PolitiFact layout (current or pre-2020), then the
-//! listing entry it came from. Then the rating (a Flip-O-Meter ruling, a missing, unknown or
-//! excluded one is a drop), the verdict preset, the strict filters, the stored URL and id, and the
-//! publisher fields (every PolitiFact page names PolitiFact, whatever its layout).
+//! listing entry it came from, then what the page says of itself (its publication date, its
+//! publisher Organization, `og:site_name`). Then the rating (a Flip-O-Meter ruling, a missing,
+//! unknown or excluded one is a drop), the verdict preset, the strict filters, the stored URL and
+//! id, and the publisher fields (every PolitiFact page names PolitiFact, whatever its layout).
+
+use std::collections::BTreeSet;
 
 use noisebench_core::Claim;
 use noisebench_web::Page;
@@ -13,9 +16,51 @@ use super::config::Resolved;
 use super::filters::filters;
 use crate::claimreview::{self, ClaimReview};
 use crate::dates::scraped_date;
-use crate::identity::{canonical_fact_check_url, claim_id, fact_check_url};
+use crate::identity::{self, canonical_fact_check_url, claim_id, fact_check_url};
 use crate::politifact::{self, Article, ListingItem, Rating};
+use crate::text::strip_outer_quotes;
 use crate::verdict::{Mapped, normalise_rating};
+
+/// What a fetched fact-check page says of its claim, every field read, the rating not yet mapped
+/// to a verdict (the stage's verdict preset does that). [`read_page`] gives it for a saved page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageClaim {
+    /// The claim as the fact-checker quotes it (character references decoded; the quotation
+    /// marks PolitiFact wraps statements in stripped when they enclose all of it).
+    pub text: String,
+    pub rating: Rating,
+    pub speaker: Option<String>,
+    /// ISO date.
+    pub claim_date: Option<String>,
+    pub venue: Option<String>,
+    /// The fact-checking organisation (never a journalist).
+    pub fact_checker: Option<String>,
+    /// ISO date: the ClaimReview's, else the article's byline, the listing's, the page's own.
+    pub review_date: Option<String>,
+    /// The fact-check URL to store (declared by the page, resolved against it, fetchable).
+    pub url: String,
+    /// The canonical fact-check URL the id is made from.
+    pub id_url: String,
+    /// Where the claim appeared (ClaimReview `itemReviewed` URL or appearance).
+    pub original_url: Option<String>,
+    pub country: Option<String>,
+    pub topics: Vec<String>,
+    /// The stored URL's host.
+    pub site: Option<String>,
+}
+
+/// Read a saved fact-check page fetched from `page_url` (with the listing entry it came from, if
+/// any): the fields a scrape stores, each from the first source that has it. PolitiFact pages are
+/// told by their host or layout. Errors are (reason, detail), as the stage records drops.
+pub fn read_page(
+    html: &str,
+    page_url: &str,
+    listing: Option<&ListingItem>,
+) -> Result<PageClaim, (&'static str, String)> {
+    let base = Url::parse(page_url).map_err(|e| ("bad_url", e.to_string()))?;
+    let doc = Html::parse_document(&noisebench_web::nesting::limit_nesting(html));
+    read_doc(&doc, &base, listing, &BTreeSet::new())
+}
 
 /// Build a claim from a fetched article: ClaimReview first, then the page's CSS layout, then the
 /// listing entry. Errors are (reason, detail) drops.
@@ -26,21 +71,27 @@ pub(super) fn claim_from_page(
 ) -> Result<Claim, (&'static str, String)> {
     let base = Url::parse(&page.final_url).map_err(|e| ("bad_url", e.to_string()))?;
     let doc = Html::parse_document(&noisebench_web::nesting::limit_nesting(&page.text));
-    let review = claimreview::extract_from(&doc).into_iter().next();
-    let article = politifact::parse_article_doc(&doc, &base);
-    build_claim(page, &base, review.as_ref(), &article, listing, resolved)
+    let read = read_doc(&doc, &base, listing, &resolved.politifact_origins)?;
+    build_claim(page, read, resolved)
 }
 
-fn build_claim(
-    page: &Page,
+fn read_doc(
+    doc: &Html,
     base: &Url,
-    cr: Option<&ClaimReview>,
-    article: &Article,
     listing: Option<&ListingItem>,
-    resolved: &Resolved,
-) -> Result<Claim, (&'static str, String)> {
+    politifact_origins: &BTreeSet<String>,
+) -> Result<PageClaim, (&'static str, String)> {
+    let review = claimreview::extract_from(doc).into_iter().next();
+    let cr = review.as_ref();
+    let article = politifact::parse_article_doc(doc, base);
+    let facts = claimreview::page_facts(doc);
+
+    // Quotation marks enclosing the whole claim are not part of it (ClaimReview and PolitiFact's
+    // statements alike); the CSS layouts strip them as they read.
     let text = first([
-        cr.and_then(|c| c.claim_reviewed.clone()),
+        cr.and_then(|c| c.claim_reviewed.as_deref())
+            .map(strip_outer_quotes)
+            .filter(|s| !s.is_empty()),
         article.statement.clone(),
         listing
             .map(|l| l.statement.clone())
@@ -60,7 +111,98 @@ fn build_claim(
     .flatten()
     .find(|r| !r.is_missing())
     .unwrap_or(Rating::Missing);
-    let slug = match rating {
+
+    let speaker = first([
+        cr.and_then(|c| c.claimant.clone()),
+        article.speaker.clone(),
+        listing.and_then(|l| l.speaker.clone()),
+    ]);
+    let date =
+        |raws: [Option<&String>; 4]| raws.into_iter().flatten().find_map(|r| scraped_date(r));
+    let claim_date = date([
+        cr.and_then(|c| c.claim_date.as_ref()),
+        article.claim_date.as_ref(),
+        listing.and_then(|l| l.claim_date.as_ref()),
+        None,
+    ]);
+    // A ClaimReview without a date: the article's byline, the listing's, the page's own date.
+    let review_date = date([
+        cr.and_then(|c| c.review_date.as_ref()),
+        article.review_date.as_ref(),
+        listing.and_then(|l| l.review_date.as_ref()),
+        facts.published.as_ref(),
+    ]);
+
+    // The URL the page declares (ClaimReview `url`, canonical link), resolved against the page
+    // (relative and scheme-less forms included); the URL fetched when it declares none usable.
+    // The id is made from its canonical form, the stored URL is left fetchable.
+    let declared = [
+        cr.and_then(|c| c.url.clone()),
+        article.canonical_url.clone(),
+    ]
+    .into_iter()
+    .flatten()
+    .find_map(|u| identity::resolve_declared(base, &u))
+    .unwrap_or_else(|| base.clone());
+    let url = fact_check_url(declared.as_str()).unwrap_or_else(|| declared.to_string());
+    let id_url =
+        canonical_fact_check_url(declared.as_str()).unwrap_or_else(|| declared.to_string());
+    let stored = Url::parse(&url).ok();
+    let site = stored
+        .as_ref()
+        .and_then(|u| u.host_str().map(str::to_string));
+    let page_urls: Vec<&Url> = [Some(base), stored.as_ref()]
+        .into_iter()
+        .flatten()
+        .collect();
+    let (fact_checker, country) =
+        if is_politifact_page(politifact_origins, &page_urls, &article, listing) {
+            (
+                Some(politifact::FACT_CHECKER.to_string()),
+                Some(politifact::COUNTRY.to_string()),
+            )
+        } else {
+            // The organisation: the ClaimReview's, the page's publisher, its site name; a bare
+            // host name only when the page names none.
+            (
+                first([
+                    cr.and_then(|c| c.publisher.clone()),
+                    facts.publisher.clone(),
+                    facts.site_name.clone(),
+                    site.clone(),
+                ]),
+                None,
+            )
+        };
+    let original_url = cr
+        .and_then(|c| c.original_url.as_deref())
+        .and_then(|u| identity::resolve_declared(base, u))
+        .map(String::from);
+    Ok(PageClaim {
+        text,
+        rating,
+        speaker,
+        claim_date,
+        venue: first([article.venue.clone(), listing.and_then(|l| l.venue.clone())]),
+        fact_checker,
+        review_date,
+        url,
+        id_url,
+        original_url,
+        country,
+        topics: article.topics.clone(),
+        site,
+    })
+}
+
+/// The claim a page's reading makes: the rating mapped by the verdict preset (a Flip-O-Meter
+/// ruling, a missing, unknown or excluded rating is a drop), then the strict filters.
+fn build_claim(
+    page: &Page,
+    read: PageClaim,
+    resolved: &Resolved,
+) -> Result<Claim, (&'static str, String)> {
+    let slug = match read.rating {
         Rating::Missing => {
             return Err((
                 "missing_rating",
@@ -93,85 +235,28 @@ fn build_claim(
             ));
         }
     };
-
-    let speaker = first([
-        cr.and_then(|c| c.claimant.clone()),
-        article.speaker.clone(),
-        listing.and_then(|l| l.speaker.clone()),
-    ]);
-    let date =
-        |raws: [Option<&String>; 3]| raws.into_iter().flatten().find_map(|r| scraped_date(r));
-    let claim_date = date([
-        cr.and_then(|c| c.claim_date.as_ref()),
-        article.claim_date.as_ref(),
-        listing.and_then(|l| l.claim_date.as_ref()),
-    ]);
-    let review_date = date([
-        cr.and_then(|c| c.review_date.as_ref()),
-        article.review_date.as_ref(),
-        listing.and_then(|l| l.review_date.as_ref()),
-    ]);
     filters(
         resolved,
-        speaker.as_deref(),
-        claim_date.as_deref().or(review_date.as_deref()),
+        read.speaker.as_deref(),
+        read.claim_date.as_deref().or(read.review_date.as_deref()),
         Some(&slug),
         false,
     )?;
-
-    let declared = [
-        cr.and_then(|c| c.url.clone()),
-        article.canonical_url.clone(),
-        Some(page.final_url.clone()),
-    ];
-    // The id comes from the first declared URL exactly as it always has, so ids do not move.
-    let id_url = first(declared.clone()).unwrap_or_default();
-    let id_url = canonical_fact_check_url(&id_url).unwrap_or(id_url);
-    // The stored URL is the same declared URL, resolved against the page and left fetchable (its
-    // scheme and port kept); the page's own URL when nothing declared is usable.
-    let url = declared
-        .iter()
-        .flatten()
-        .find_map(|u| {
-            base.join(u.trim())
-                .ok()
-                .and_then(|u| fact_check_url(u.as_str()))
-        })
-        .unwrap_or_else(|| page.final_url.clone());
-    let stored = Url::parse(&url).ok();
-    let site = stored
-        .as_ref()
-        .and_then(|u| u.host_str().map(str::to_string));
-    let page_urls: Vec<&Url> = [Some(base), stored.as_ref()]
-        .into_iter()
-        .flatten()
-        .collect();
-    let (fact_checker, country) = if is_politifact_page(resolved, &page_urls, article, listing) {
-        (
-            Some(politifact::FACT_CHECKER.to_string()),
-            Some(politifact::COUNTRY.to_string()),
-        )
-    } else {
-        (
-            first([cr.and_then(|c| c.publisher.clone()), site.clone()]),
-            None,
-        )
-    };
     Ok(Claim {
-        id: claim_id(Some(&id_url), &text),
-        text,
+        id: claim_id(Some(&read.id_url), &read.text),
+        text: read.text,
         verdict: verdict.as_str().into(),
         original_rating: slug,
-        speaker,
-        claim_date,
-        venue: first([article.venue.clone(), listing.and_then(|l| l.venue.clone())]),
-        fact_checker,
-        review_date,
-        url: Some(url),
-        original_url: cr.and_then(|c| c.appearance_url.clone()),
-        country,
-        topics: article.topics.clone(),
-        source: format!("scrape:{}", site.unwrap_or_default()),
+        speaker: read.speaker,
+        claim_date: read.claim_date,
+        venue: read.venue,
+        fact_checker: read.fact_checker,
+        review_date: read.review_date,
+        url: Some(read.url),
+        original_url: read.original_url,
+        country: read.country,
+        topics: read.topics,
+        source: format!("scrape:{}", read.site.unwrap_or_default()),
         fetched_at: Some(page.fetched_at.clone()),
         archive_ref: Some(page.sha256.clone()),
     })
@@ -199,7 +284,7 @@ fn review_rating(cr: &ClaimReview) -> Rating {
 /// Whether a page is PolitiFact's. Any one sign is enough, so that every page of the site, in
 /// whatever layout and whichever path it came by, gets the same publisher fields.
 fn is_politifact_page(
-    resolved: &Resolved,
+    politifact_origins: &BTreeSet<String>,
     page_urls: &[&Url],
     article: &Article,
     listing: Option<&ListingItem>,
@@ -208,9 +293,7 @@ fn is_politifact_page(
         || article.layout != "none"
         || page_urls.iter().any(|u| {
             u.host_str().is_some_and(politifact::is_politifact_host)
-                || resolved
-                    .politifact_origins
-                    .contains(&u.origin().ascii_serialization())
+                || politifact_origins.contains(&u.origin().ascii_serialization())
         })
 }
 
