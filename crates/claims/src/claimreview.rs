@@ -24,6 +24,9 @@ pub struct ClaimReview {
     pub rating_name: Option<String>,
     /// `reviewRating.ratingValue` (a number on the publisher's scale, or sometimes the name).
     pub rating_value: Option<String>,
+    /// `reviewRating.worstRating` and `bestRating`: the ends of the numeric scale, when stated.
+    pub rating_worst: Option<String>,
+    pub rating_best: Option<String>,
     /// `reviewRating.image`: PolitiFact points it at the meter image.
     pub rating_image: Option<String>,
     /// `itemReviewed.author.name`: who made the claim.
@@ -306,6 +309,8 @@ fn read(review: &Value, index: &HashMap<&str, &Value>) -> ClaimReview {
         claim_reviewed: text(review.get("claimReviewed")),
         rating_name: text(get(rating, "alternateName")).or_else(|| text(get(rating, "name"))),
         rating_value: text(get(rating, "ratingValue")),
+        rating_worst: text(get(rating, "worstRating")),
+        rating_best: text(get(rating, "bestRating")),
         rating_image: url_of(get(rating, "image")),
         claimant: name(get(item, "author")),
         claim_date: text(get(item, "datePublished")),
@@ -348,6 +353,8 @@ mod tests {
                 claim_reviewed: Some("The moon is cheese.".into()),
                 rating_name: Some("False".into()),
                 rating_value: Some("1".into()),
+                rating_worst: None,
+                rating_best: None,
                 rating_image: Some("https://checks.example/false.png".into()),
                 claimant: Some("A. Person".into()),
                 claim_date: Some("2024-01-20".into()),

@@ -132,6 +132,20 @@ pub fn claim_id(fact_check_url: Option<&str>, text: &str) -> String {
     }
 }
 
+/// The id of one of several claims a page reviews under one URL (several ClaimReviews declaring
+/// the same `url`): `claim_<hash>` of the canonical URL and the normalised claim text, so each
+/// claim of the page has its own id, stable across runs.
+pub fn claim_id_on_shared_page(fact_check_url: &str, text: &str) -> String {
+    let url =
+        canonical_fact_check_url(fact_check_url).unwrap_or_else(|| fact_check_url.to_string());
+    let normalised = text
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase();
+    stable_id("claim", &[&url, "text", &normalised])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 
 use noisebench_claims::politifact::{self, Rating};
 use noisebench_claims::scrape::read_page;
-use noisebench_claims::{Mapped, VerdictMap, claim_id, normalise_rating};
+use noisebench_claims::verdict::NORMALISED_RATINGS;
+use noisebench_claims::{Mapped, VerdictMap, claim_id};
 use serde::Deserialize;
 use url::Url;
 
@@ -27,6 +28,11 @@ struct GoldenPage {
     page_url: String,
     lang: String,
     text: String,
+    /// As the page names it (documentation, not checked).
+    #[serde(default)]
+    #[allow(dead_code)]
+    rating_name: String,
+    /// The normalised rating; "" when the page's rating cannot be resolved.
     rating: String,
     verdict: String,
     speaker: String,
@@ -92,12 +98,11 @@ fn slug_of(rating: &Rating) -> Option<String> {
     }
 }
 
-/// The golden rating as the slug a claim stores (PolitiFact aliases folded).
-fn golden_slug(raw: &str) -> String {
-    match politifact::classify_slug(&normalise_rating(raw)) {
-        Rating::Slug(s) | Rating::FlipOMeter(s) => s,
-        other => panic!("golden rating {raw:?} reads as {other:?}"),
-    }
+/// The rating read, when it is one of the normalised ratings ("" otherwise: unresolved).
+fn normalised_of(rating: &Rating) -> String {
+    slug_of(rating)
+        .filter(|s| NORMALISED_RATINGS.contains(&s.as_str()))
+        .unwrap_or_default()
 }
 
 fn check_pages(folder: &str, pages: &[GoldenPage], tally: &mut Tally) {
@@ -121,7 +126,12 @@ fn check_pages(folder: &str, pages: &[GoldenPage], tally: &mut Tally) {
             _ => None,
         });
         tally.field(&what, "text", &g.text, Some(&read.text));
-        tally.field(&what, "rating", &golden_slug(&g.rating), slug.as_deref());
+        tally.field(
+            &what,
+            "rating",
+            &g.rating,
+            Some(&normalised_of(&read.rating)),
+        );
         tally.field(&what, "verdict", &g.verdict, verdict.as_deref());
         tally.field(&what, "speaker", &g.speaker, read.speaker.as_deref());
         tally.field(
@@ -155,7 +165,7 @@ fn check_pages(folder: &str, pages: &[GoldenPage], tally: &mut Tally) {
             &what,
             "id",
             &claim_id(Some(&g.url), "unused"),
-            Some(&claim_id(Some(&read.id_url), &read.text)),
+            Some(&read.id),
         );
     }
 }
@@ -483,4 +493,99 @@ fn the_original_post_is_kept() {
             "{file}"
         );
     }
+}
+
+/// Non-English and free-text ratings resolve: by name in the page's language, by the head of a
+/// rating sentence, by the numeric rating on a stated scale; what none of these tells stays
+/// unresolved (the stage's `unknown_rating` drop), not-enough-evidence is excluded by `raguard`.
+#[test]
+fn ratings_in_other_languages_and_sentences_resolve() {
+    let raguard = VerdictMap::preset("raguard").unwrap();
+    let page = |file: &str| {
+        let g = golden("factcheck")
+            .page
+            .into_iter()
+            .find(|p| p.file == file)
+            .unwrap();
+        factcheck_page(file, &g.page_url)
+    };
+    let slug = |file: &str| slug_of(&page(file).rating).unwrap_or_default();
+    // By name: Portuguese, Spanish, French, German, Arabic, Chinese, Hindi page in English.
+    for (file, want) in [
+        ("afp-checamos.html", "false"),
+        ("afp-factual-morena.html", "mostly-false"),
+        ("afp-factuel.html", "false"),
+        ("afp-faktencheck.html", "false"),
+        ("fatabyyano.html", "false"),
+        ("tfc-7177.html", "false"),
+        ("boom-hindi.html", "mostly-false"),
+        ("aosfatos.html", "half-true"),
+        ("20minutes.html", "false"),
+    ] {
+        assert_eq!(slug(file), want, "{file}");
+    }
+    // A sentence whose head is the rating.
+    assert_eq!(slug("comprova.html"), "false");
+    // A sentence naming no rating, ratingValue 1 on worstRating 1..bestRating 5.
+    assert_eq!(slug("afp-factcheckhindi.html"), "false");
+    // A sentence with no ratingValue: unresolved, so the preset does not know it.
+    let zw = slug("factcheckzw.html");
+    assert!(!NORMALISED_RATINGS.contains(&zw.as_str()), "{zw}");
+    assert_eq!(raguard.map(&zw), Mapped::Unknown);
+    // 證據不足 (insufficient evidence): resolved, excluded by the preset.
+    assert_eq!(slug("tfc-4539.html"), "not-enough-evidence");
+    assert!(matches!(
+        raguard.map("not-enough-evidence"),
+        Mapped::Excluded(_)
+    ));
+    // Lupa states no worstRating: its ratingValue 4 of 6 ("Falso") is a category number, not a
+    // position on a scale; the name decides.
+    assert_eq!(slug("lupa.html"), "false");
+}
+
+/// Several ClaimReviews on one page (edge-case fixture, fixtures/real/factcheck/edge/): every one
+/// is read, each with its own id; one without a claim text is a drop of its own.
+#[test]
+fn every_claimreview_of_a_page_is_read() {
+    let html = read(&real().join("factcheck/edge/several-claimreviews.html"));
+    let page_url = "https://fullfact.example/health/three-claims-about-vaccines/";
+    let readings = noisebench_claims::scrape::read_page_all(&html, page_url, None);
+    assert_eq!(readings.len(), 4, "{readings:?}");
+    let ok: Vec<_> = readings.iter().filter_map(|r| r.as_ref().ok()).collect();
+    let texts: Vec<&str> = ok.iter().map(|r| r.text.as_str()).collect();
+    assert_eq!(
+        texts,
+        [
+            "Vaccines contain microchips.",
+            "The flu vaccine gives you the flu.",
+            "Most people who catch measles recover within two weeks.",
+        ]
+    );
+    let ratings: Vec<String> = ok.iter().map(|r| normalised_of(&r.rating)).collect();
+    assert_eq!(ratings, ["false", "false", "mostly-true"]);
+    // Two declare the page's URL, one its own anchor-less URL: three distinct ids, and the one
+    // with a URL of its own keeps the id an import of that URL gets.
+    let ids: std::collections::BTreeSet<&str> = ok.iter().map(|r| r.id.as_str()).collect();
+    assert_eq!(ids.len(), 3);
+    assert_eq!(
+        ok[2].id,
+        claim_id(
+            Some("https://fullfact.example/health/measles-recovery/"),
+            "x"
+        )
+    );
+    assert_ne!(ok[0].id, claim_id(Some(page_url), "x"));
+    assert_eq!(ok[0].fact_checker.as_deref(), Some("Full Fact Example"));
+    assert_eq!(ok[1].speaker.as_deref(), Some("Facebook posts"));
+    // The fourth has no claimReviewed (and the page no other claim text): its own drop.
+    assert!(
+        matches!(readings[3], Err(("empty_claim", _))),
+        "{:?}",
+        readings[3]
+    );
+    // read_page gives the first.
+    assert_eq!(
+        read_page(&html, page_url, None).unwrap().text,
+        "Vaccines contain microchips."
+    );
 }

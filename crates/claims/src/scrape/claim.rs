@@ -1,7 +1,10 @@
-//! A claim from a fetched article page. Each field is taken from the first source that has it:
+//! The claims of a fetched article page: one per ClaimReview on it (one for a page with none),
+//! each a claim or a drop of its own; claims of one page declaring the same URL get ids made from
+//! the URL and their text. Each field is taken from the first source that has it:
 //! the page's ClaimReview JSON-LD, then its PolitiFact layout (current or pre-2020), then the
 //! listing entry it came from, then what the page says of itself (its publication date, its
-//! publisher Organization, `og:site_name`). Then the rating (a Flip-O-Meter ruling, a missing,
+//! publisher Organization, `og:site_name`). Then the rating (resolved to a normalised rating by
+//! name, sentence head, numeric scale or image, see [`crate::verdict`]; a Flip-O-Meter ruling, a missing,
 //! unknown or excluded one is a drop), the verdict preset, the strict filters, the stored URL and
 //! id, and the publisher fields (every PolitiFact page names PolitiFact, whatever its layout).
 
@@ -19,7 +22,7 @@ use crate::dates::scraped_date;
 use crate::identity::{self, canonical_fact_check_url, claim_id, fact_check_url};
 use crate::politifact::{self, Article, ListingItem, Rating};
 use crate::text::strip_outer_quotes;
-use crate::verdict::{Mapped, normalise_rating};
+use crate::verdict::{Mapped, normalise_rating, rating_on_scale, resolve_rating_name};
 
 /// What a fetched fact-check page says of its claim, every field read, the rating not yet mapped
 /// to a verdict (the stage's verdict preset does that). [`read_page`] gives it for a saved page.
@@ -41,6 +44,9 @@ pub struct PageClaim {
     pub url: String,
     /// The canonical fact-check URL the id is made from.
     pub id_url: String,
+    /// The claim's id: made from `id_url`, or from `id_url` and the claim text when another
+    /// ClaimReview of the same page declares the same URL (so each claim of a page has its own).
+    pub id: String,
     /// Where the claim appeared (ClaimReview `itemReviewed` URL or appearance).
     pub original_url: Option<String>,
     pub country: Option<String>,
@@ -49,42 +55,109 @@ pub struct PageClaim {
     pub site: Option<String>,
 }
 
+/// What one page gives: one reading per ClaimReview on it (one for a page with none), each a
+/// claim's fields or the (reason, detail) of its drop.
+pub type PageReadings = Vec<Result<PageClaim, (&'static str, String)>>;
+
 /// Read a saved fact-check page fetched from `page_url` (with the listing entry it came from, if
 /// any): the fields a scrape stores, each from the first source that has it. PolitiFact pages are
-/// told by their host or layout. Errors are (reason, detail), as the stage records drops.
+/// told by their host or layout. Errors are (reason, detail), as the stage records drops. A page
+/// with several ClaimReviews gives the first here; [`read_page_all`] gives every one.
 pub fn read_page(
     html: &str,
     page_url: &str,
     listing: Option<&ListingItem>,
 ) -> Result<PageClaim, (&'static str, String)> {
-    let base = Url::parse(page_url).map_err(|e| ("bad_url", e.to_string()))?;
+    read_page_all(html, page_url, listing)
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| Err(("empty_claim", "nothing read".into())))
+}
+
+/// [`read_page`] for every ClaimReview of the page, in document order (one reading for a page
+/// with none).
+pub fn read_page_all(html: &str, page_url: &str, listing: Option<&ListingItem>) -> PageReadings {
+    let base = match Url::parse(page_url) {
+        Ok(base) => base,
+        Err(e) => return vec![Err(("bad_url", e.to_string()))],
+    };
     let doc = Html::parse_document(&noisebench_web::nesting::limit_nesting(html));
     read_doc(&doc, &base, listing, &BTreeSet::new())
 }
 
-/// Build a claim from a fetched article: ClaimReview first, then the page's CSS layout, then the
-/// listing entry. Errors are (reason, detail) drops.
-pub(super) fn claim_from_page(
+/// Build the claims of a fetched article, one per ClaimReview on it (one for a page with none):
+/// ClaimReview first, then the page's CSS layout, then the listing entry. Errors are (reason,
+/// detail) drops.
+pub(super) fn claims_from_page(
     page: &Page,
     listing: Option<&ListingItem>,
     resolved: &Resolved,
-) -> Result<Claim, (&'static str, String)> {
-    let base = Url::parse(&page.final_url).map_err(|e| ("bad_url", e.to_string()))?;
+) -> Vec<Result<Claim, (&'static str, String)>> {
+    let base = match Url::parse(&page.final_url) {
+        Ok(base) => base,
+        Err(e) => return vec![Err(("bad_url", e.to_string()))],
+    };
     let doc = Html::parse_document(&noisebench_web::nesting::limit_nesting(&page.text));
-    let read = read_doc(&doc, &base, listing, &resolved.politifact_origins)?;
-    build_claim(page, read, resolved)
+    read_doc(&doc, &base, listing, &resolved.politifact_origins)
+        .into_iter()
+        .map(|read| build_claim(page, read?, resolved))
+        .collect()
 }
 
+/// Every ClaimReview of the page read, in order; ids made distinct where two declare one URL.
 fn read_doc(
     doc: &Html,
     base: &Url,
     listing: Option<&ListingItem>,
     politifact_origins: &BTreeSet<String>,
-) -> Result<PageClaim, (&'static str, String)> {
-    let review = claimreview::extract_from(doc).into_iter().next();
-    let cr = review.as_ref();
+) -> PageReadings {
+    let reviews = claimreview::extract_from(doc);
     let article = politifact::parse_article_doc(doc, base);
     let facts = claimreview::page_facts(doc);
+    let page = Context {
+        base,
+        listing,
+        politifact_origins,
+        article: &article,
+        facts: &facts,
+    };
+    let mut readings: PageReadings = if reviews.is_empty() {
+        vec![read_one(None, &page)]
+    } else {
+        reviews.iter().map(|cr| read_one(Some(cr), &page)).collect()
+    };
+    // Two ClaimReviews of one page declaring the same URL: each id from the URL and its text.
+    let urls: Vec<String> = readings
+        .iter()
+        .flatten()
+        .map(|r| r.id_url.clone())
+        .collect();
+    for read in readings.iter_mut().flatten() {
+        if urls.iter().filter(|u| **u == read.id_url).count() > 1 {
+            read.id = identity::claim_id_on_shared_page(&read.id_url, &read.text);
+        }
+    }
+    readings
+}
+
+/// What the page around its ClaimReviews gives each of them.
+struct Context<'a> {
+    base: &'a Url,
+    listing: Option<&'a ListingItem>,
+    politifact_origins: &'a BTreeSet<String>,
+    article: &'a Article,
+    facts: &'a claimreview::PageFacts,
+}
+
+/// One claim of a page: `cr` (if any) first, then the page.
+fn read_one(cr: Option<&ClaimReview>, page: &Context) -> Result<PageClaim, (&'static str, String)> {
+    let Context {
+        base,
+        listing,
+        politifact_origins,
+        article,
+        facts,
+    } = *page;
 
     // Quotation marks enclosing the whole claim are not part of it (ClaimReview and PolitiFact's
     // statements alike); the CSS layouts strip them as they read.
@@ -156,7 +229,7 @@ fn read_doc(
         .flatten()
         .collect();
     let (fact_checker, country) =
-        if is_politifact_page(politifact_origins, &page_urls, &article, listing) {
+        if is_politifact_page(politifact_origins, &page_urls, article, listing) {
             (
                 Some(politifact::FACT_CHECKER.to_string()),
                 Some(politifact::COUNTRY.to_string()),
@@ -178,6 +251,7 @@ fn read_doc(
         .and_then(|c| c.original_url.as_deref())
         .and_then(|u| identity::resolve_declared(base, u))
         .map(String::from);
+    let id = claim_id(Some(&id_url), &text);
     Ok(PageClaim {
         text,
         rating,
@@ -187,6 +261,7 @@ fn read_doc(
         fact_checker,
         review_date,
         url,
+        id,
         id_url,
         original_url,
         country,
@@ -243,7 +318,7 @@ fn build_claim(
         false,
     )?;
     Ok(Claim {
-        id: claim_id(Some(&read.id_url), &read.text),
+        id: read.id,
         text: read.text,
         verdict: verdict.as_str().into(),
         original_rating: slug,
@@ -262,14 +337,34 @@ fn build_claim(
     })
 }
 
-/// The rating a ClaimReview gives: its name, else a non-numeric value, else its image.
+/// The rating a ClaimReview gives, as a normalised rating where it can be resolved: its name
+/// (`alternateName`, `name`, or a non-numeric `ratingValue`) when PolitiFact's slugs or the
+/// multilingual table know it, else its numeric `ratingValue` on a stated `worstRating`..
+/// `bestRating` scale, else its image (PolitiFact's meter); else the name as written (the verdict
+/// preset then decides, and drops it as unknown unless configured), else missing.
 fn review_rating(cr: &ClaimReview) -> Rating {
     let named = cr.rating_name.as_deref().or(cr
         .rating_value
         .as_deref()
-        .filter(|v| v.parse::<f64>().is_err()));
+        .filter(|v| v.trim().parse::<f64>().is_err()));
     if let Some(name) = named {
-        return politifact::classify_slug(&normalise_rating(name));
+        match politifact::classify_slug(&normalise_rating(name)) {
+            r @ Rating::FlipOMeter(_) => return r,
+            Rating::Slug(s) if politifact::TRUTH_SLUGS.contains(&s.as_str()) => {
+                return Rating::Slug(s);
+            }
+            _ => {}
+        }
+        if let Some(normalised) = resolve_rating_name(name) {
+            return Rating::Slug(normalised.into());
+        }
+    }
+    if let Some(normalised) = cr
+        .rating_value
+        .as_deref()
+        .and_then(|v| rating_on_scale(v, cr.rating_worst.as_deref(), cr.rating_best.as_deref()))
+    {
+        return Rating::Slug(normalised.into());
     }
     match cr
         .rating_image
@@ -277,7 +372,9 @@ fn review_rating(cr: &ClaimReview) -> Rating {
         .map(politifact::rating_from_image)
     {
         Some(r @ (Rating::Slug(_) | Rating::FlipOMeter(_))) => r,
-        _ => Rating::Missing,
+        _ => named.map_or(Rating::Missing, |name| {
+            politifact::classify_slug(&normalise_rating(name))
+        }),
     }
 }
 
