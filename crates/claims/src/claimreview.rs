@@ -73,15 +73,50 @@ pub fn extract(html: &str) -> Vec<ClaimReview> {
 
 /// The JSON-LD values of a document, in order; invalid blocks skipped.
 fn json_ld(doc: &Html) -> Vec<Value> {
-    let mut out = Vec::new();
-    for script in doc.select(&LD_JSON) {
-        let text: String = script.text().collect();
-        match serde_json::from_str::<Value>(text.trim()) {
-            Ok(value) => out.push(value),
-            Err(e) => tracing::debug!("skipping invalid JSON-LD block: {e}"),
-        }
-    }
-    out
+    json_ld_blocks(doc)
+        .into_iter()
+        .filter_map(|(_, parsed)| parsed.ok())
+        .collect()
+}
+
+/// Every JSON-LD block of a document with its text, parsed or the parse error. A block that does
+/// not parse is tried again with its raw control characters (a line break inside a string, which
+/// JSON forbids and publishers ship) read as spaces.
+fn json_ld_blocks(doc: &Html) -> Vec<(String, Result<Value, String>)> {
+    doc.select(&LD_JSON)
+        .map(|script| {
+            let text: String = script.text().collect();
+            let parsed = serde_json::from_str::<Value>(text.trim()).or_else(|e| {
+                let spaced: String = text
+                    .chars()
+                    .map(|c| if c.is_control() { ' ' } else { c })
+                    .collect();
+                serde_json::from_str::<Value>(spaced.trim()).map_err(|_| e.to_string())
+            });
+            if let Err(e) = &parsed {
+                tracing::debug!("skipping invalid JSON-LD block: {e}");
+            }
+            (text, parsed)
+        })
+        .collect()
+}
+
+/// The JSON-LD blocks of a document that mention a ClaimReview but do not parse, each as an
+/// error message: ClaimReviews that cannot be read, for the scrape stage to count.
+pub fn unreadable_claimreviews(doc: &Html) -> Vec<String> {
+    json_ld_blocks(doc)
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, (text, parsed))| {
+            let e = parsed.err()?;
+            text.contains("ClaimReview").then(|| {
+                format!(
+                    "JSON-LD block {} mentions ClaimReview but is not JSON: {e}",
+                    i + 1
+                )
+            })
+        })
+        .collect()
 }
 
 /// [`extract`] on an already parsed document.
@@ -363,6 +398,23 @@ mod tests {
                 url: Some("https://checks.example/moon".into()),
                 publisher: Some("Example Checks".into()),
             }]
+        );
+    }
+
+    #[test]
+    fn line_breaks_inside_strings_and_unreadable_blocks() {
+        let html = "<script type=\"application/ld+json\">{\"@type\": \"ClaimReview\", \"claimReviewed\": \"two\nlines\"}</script>\
+                    <script type=\"application/ld+json\">{\"@type\": \"ClaimReview\", \"claimReviewed\": \"x\",}</script>\
+                    <script type=\"application/ld+json\">{\"@type\": \"VideoObject\",}</script>";
+        let reviews = extract(html);
+        assert_eq!(reviews.len(), 1);
+        assert_eq!(reviews[0].claim_reviewed.as_deref(), Some("two lines"));
+        let doc = Html::parse_document(html);
+        let unreadable = unreadable_claimreviews(&doc);
+        assert_eq!(unreadable.len(), 1, "{unreadable:?}");
+        assert!(
+            unreadable[0].starts_with("JSON-LD block 2 "),
+            "{unreadable:?}"
         );
     }
 

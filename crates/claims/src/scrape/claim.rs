@@ -121,11 +121,23 @@ fn read_doc(
         article: &article,
         facts: &facts,
     };
+    let unreadable = claimreview::unreadable_claimreviews(doc);
     let mut readings: PageReadings = if reviews.is_empty() {
-        vec![read_one(None, &page)]
+        // A page whose only ClaimReviews are unreadable is accounted for by their drops, unless
+        // its layout still makes a claim.
+        match read_one(None, &page) {
+            Err(_) if !unreadable.is_empty() => Vec::new(),
+            read => vec![read],
+        }
     } else {
         reviews.iter().map(|cr| read_one(Some(cr), &page)).collect()
     };
+    // A ClaimReview in a block that is not JSON: a drop of its own.
+    readings.extend(
+        unreadable
+            .into_iter()
+            .map(|detail| Err(("invalid_json_ld", detail))),
+    );
     // Two ClaimReviews of one page declaring the same URL: each id from the URL and its text.
     let urls: Vec<String> = readings
         .iter()
