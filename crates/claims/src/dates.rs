@@ -12,17 +12,24 @@ const FORMATS: [&str; 6] = [
 ];
 
 /// `Ok(None)` for an empty field, `Ok(Some(iso))` for a date in one of the known forms (ISO,
-/// RFC 3339 instants, "March 3, 2020", AVeriTeC's "25-8-2020", "03/25/2020", "3 March 2020"),
+/// RFC 3339 instants, ISO dates with a time after a space as publishers write them in JSON-LD
+/// ("2020-06-24 00:03"), "March 3, 2020", AVeriTeC's "25-8-2020", "03/25/2020", "3 March 2020"),
 /// `Err` naming the value otherwise, including impossible dates such as 31-2-2021.
 pub fn parse_date(raw: &str) -> Result<Option<String>, String> {
     let value = raw.trim();
     if value.is_empty() {
         return Ok(None);
     }
-    // Instants: keep the calendar date as written.
-    let date_part = match value.find('T') {
-        Some(i) if value.len() >= 10 && value.as_bytes()[4] == b'-' => &value[..i],
-        _ => value,
+    // Instants (`T` or a space before the time): keep the calendar date as written.
+    let bytes = value.as_bytes();
+    let date_part = if value.len() > 10
+        && bytes[4] == b'-'
+        && bytes[7] == b'-'
+        && matches!(bytes[10], b'T' | b' ')
+    {
+        &value[..10]
+    } else {
+        value
     };
     let cleaned = date_part.replace('.', "").replace("Sept ", "Sep ");
     for format in FORMATS {
@@ -106,6 +113,19 @@ mod tests {
         assert_eq!(
             parse_date("Sept. 9, 2021").unwrap().as_deref(),
             Some("2021-09-09")
+        );
+        // JSON-LD dates with a space before the time (AFP, Lupa, Snopes).
+        assert_eq!(
+            parse_date("2020-06-24 00:03").unwrap().as_deref(),
+            Some("2020-06-24")
+        );
+        assert_eq!(
+            parse_date("2020-08-31 17:22:16").unwrap().as_deref(),
+            Some("2020-08-31")
+        );
+        assert_eq!(
+            parse_date("2023-01-24T13:32:06.838Z").unwrap().as_deref(),
+            Some("2023-01-24")
         );
         assert_eq!(parse_date("  ").unwrap(), None);
         assert!(parse_date("31-2-2021").is_err());

@@ -347,7 +347,7 @@ pub struct ImportStage;
 impl TypedStage for ImportStage {
     type Config = ImportConfig;
     const KIND: &'static str = "claims-import";
-    const VERSION: u32 = 2;
+    const VERSION: u32 = 3;
     const ONE_TO_ONE: bool = true;
 
     /// Optional `claims`: another stage's claims (e.g. `claims-scrape`), merged after the files

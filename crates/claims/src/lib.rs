@@ -23,6 +23,7 @@ pub mod identity;
 pub mod import;
 pub mod politifact;
 pub mod scrape;
+pub mod text;
 pub mod verdict;
 
 pub use identity::{canonical_fact_check_url, claim_id};

@@ -3,8 +3,10 @@
 //!
 //! Ratings are read from the meter image's `src`, never its `alt` (alt texts differ between listing
 //! and article pages). Image sources come as `.../rulings/meter-<slug>.jpg`,
-//! `.../CACHE/images/politifact/rulings/meter-<slug>/<hash>.jpg`, legacy `.../tom-<slug>.gif`, and
-//! Pants on Fire as `tom_ruling_pof.png`.
+//! `.../CACHE/images/politifact/rulings/meter-<slug>/<hash>.jpg`, legacy `.../tom-<slug>.gif`,
+//! Pants on Fire as `tom_ruling_pof.png`, and (listings since 2025) with a size suffix,
+//! `.../img/meter-false-th.jpg`. When no image names a rating, the statement element's class
+//! `m-statement--<slug>` does (`m-statement--fire` is Pants on Fire there).
 
 use std::sync::LazyLock;
 
@@ -57,7 +59,7 @@ pub const FLIP_SLUGS: [&str; 3] = ["full-flop", "half-flip", "no-flip"];
 /// Classify a normalised slug: PolitiFact aliases folded (`barely-true` and `pants-on-fire` and the
 /// legacy run-together image names), Flip-O-Meter rulings set apart; other slugs pass through.
 pub fn classify_slug(slug: &str) -> Rating {
-    let compact: String = slug.chars().filter(|c| c.is_ascii_alphanumeric()).collect();
+    let compact: String = slug.chars().filter(|c| c.is_alphanumeric()).collect();
     let canonical = match compact.as_str() {
         "true" => "true",
         "mostlytrue" => "mostly-true",
@@ -76,11 +78,37 @@ pub fn classify_slug(slug: &str) -> Rating {
 
 static IMAGE_SLUG: LazyLock<Regex> = LazyLock::new(|| {
     // meter-false.jpg, meter-mostly-true/abc.jpg, tom-pantsonfire.gif, fom-fullflop.gif
-    Regex::new(r"(?:^|[/_-])(?:meter|tom|fom|flipometer)[-_]([a-z][a-z-]*?)(?:[./]|$)")
+    Regex::new(r"(?:^|[/_-])(?:meter|tom|fom|flipometer)[-_]([a-z][a-z0-9-]*?)(?:[./]|$)")
         .expect("static regex compiles")
 });
 
+/// Size suffixes of image file names (`meter-false-th.jpg`: the thumbnail).
+const SIZE_SUFFIXES: [&str; 9] = [
+    "th", "thumb", "sm", "small", "md", "medium", "lg", "large", "xl",
+];
+
+/// A slug without its image size suffix: `false-th` is `false`, `pants-fire-300x200` is
+/// `pants-fire`.
+fn without_size_suffix(slug: &str) -> &str {
+    let mut s = slug;
+    while let Some((head, tail)) = s.rsplit_once('-') {
+        let dimensions = tail.split_once('x').is_some_and(|(w, h)| {
+            !w.is_empty()
+                && !h.is_empty()
+                && w.chars().all(|c| c.is_ascii_digit())
+                && h.chars().all(|c| c.is_ascii_digit())
+        });
+        if SIZE_SUFFIXES.contains(&tail) || dimensions || tail.chars().all(|c| c.is_ascii_digit()) {
+            s = head;
+        } else {
+            break;
+        }
+    }
+    s
+}
+
 /// The rating a meter image source names, or `Unrecognised(src)` when it names none we know.
+/// A size suffix on the file name (`meter-false-th.jpg`) does not matter.
 pub fn rating_from_image(src: &str) -> Rating {
     let src = src.trim();
     if src.is_empty() {
@@ -99,7 +127,7 @@ pub fn rating_from_image(src: &str) -> Rating {
         .captures_iter(&path)
         .filter_map(|c| c.get(1))
         .last()
-        .map(|m| m.as_str().trim_matches('-').to_string())
+        .map(|m| without_size_suffix(m.as_str().trim_matches('-')).to_string())
     else {
         return Rating::Unrecognised(src.to_string());
     };
@@ -168,12 +196,9 @@ fn squash(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// Strip the quotation marks PolitiFact wraps statements in.
+/// Strip the quotation marks PolitiFact wraps statements in, when they enclose all of it.
 fn unquote(s: &str) -> String {
-    s.trim()
-        .trim_matches(['"', '\u{201c}', '\u{201d}', '\''])
-        .trim()
-        .to_string()
+    crate::text::strip_outer_quotes(s)
 }
 
 fn non_empty(s: String) -> Option<String> {
@@ -269,11 +294,44 @@ fn byline(text: &str) -> (Option<String>, Option<String>) {
     }
 }
 
+/// The statement's rating: its meter images (the full-size one first, then the thumbnail), else
+/// its `m-statement--<slug>` class. `Unrecognised` when an image names nothing we know and the
+/// class does not help either; `Missing` when there is neither.
 fn meter_rating(el: ElementRef<'_>) -> Rating {
-    match el.select(&METER_IMG).next() {
-        Some(img) => rating_from_image(img.value().attr("src").unwrap_or("")),
-        None => Rating::Missing,
+    let mut images: Vec<ElementRef<'_>> = el.select(&METER_IMG).collect();
+    // Full size (`c-image__original`) before thumbnails, otherwise in document order.
+    images.sort_by_key(|img| !img.value().classes().any(|c| c == "c-image__original"));
+    let mut unrecognised = None;
+    for img in images {
+        match rating_from_image(img.value().attr("src").unwrap_or("")) {
+            Rating::Missing => {}
+            r @ Rating::Unrecognised(_) => {
+                unrecognised.get_or_insert(r);
+            }
+            r => return r,
+        }
     }
+    match class_rating(el) {
+        Some(r) => r,
+        None => unrecognised.unwrap_or(Rating::Missing),
+    }
+}
+
+/// The rating in a statement element's `m-statement--<slug>` class (`is-medium`, `is-xlarge`
+/// and other `is-` classes are layout). Listings write Pants on Fire as `m-statement--fire`.
+fn class_rating(el: ElementRef<'_>) -> Option<Rating> {
+    el.value()
+        .classes()
+        .filter_map(|c| c.strip_prefix("m-statement--"))
+        .filter(|c| !c.starts_with("is-"))
+        .map(|c| match c {
+            "fire" => Rating::Slug("pants-fire".into()),
+            other => classify_slug(other),
+        })
+        .find(|r| {
+            matches!(r, Rating::Slug(s) if TRUTH_SLUGS.contains(&s.as_str()))
+                || matches!(r, Rating::FlipOMeter(_))
+        })
 }
 
 /// What a PolitiFact article page says, read with CSS selectors (the fallback to JSON-LD).
@@ -347,17 +405,13 @@ pub fn parse_article_doc(doc: &Html, base: &Url) -> Article {
             .and_then(non_empty);
         article.speaker = speaker(el);
         (article.claim_date, article.venue) = stated_on(el);
-        // Image src first, then the article's `m-statement--<slug>` class, then og:image.
-        let from_img = meter_rating(el);
-        let from_class = el
-            .value()
-            .classes()
-            .filter_map(|c| c.strip_prefix("m-statement--"))
-            .filter(|c| *c != "is-xlarge")
-            .map(classify_slug)
-            .next();
-        article.rating = Some(match from_img {
-            Rating::Missing => from_class.or(og_rating).unwrap_or(Rating::Missing),
+        // Meter images first, then the article's `m-statement--<slug>` class, then og:image.
+        article.rating = Some(match meter_rating(el) {
+            Rating::Missing => og_rating.unwrap_or(Rating::Missing),
+            Rating::Unrecognised(raw) => match og_rating {
+                Some(r @ (Rating::Slug(_) | Rating::FlipOMeter(_))) => r,
+                _ => Rating::Unrecognised(raw),
+            },
             r => r,
         });
         if let Some(content) = doc.select(&AUTHOR_CONTENT).next() {
@@ -507,6 +561,19 @@ mod tests {
             (
                 "/rulings/meter-sort-of.jpg",
                 Rating::Unrecognised("/rulings/meter-sort-of.jpg".into()),
+            ),
+            // Listings since 2025 show a thumbnail with a size suffix.
+            (
+                "https://static.politifact.com/img/meter-false-th.jpg",
+                s("false"),
+            ),
+            (
+                "https://static.politifact.com/img/meter-pants-fire-th.jpg",
+                s("pants-fire"),
+            ),
+            (
+                "https://static.politifact.com/img/meter-mostly-true-300x268.jpg",
+                s("mostly-true"),
             ),
             (
                 "/img/logo.png",

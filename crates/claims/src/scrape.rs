@@ -35,6 +35,7 @@ use noisebench_core::{
 };
 use noisebench_web::{Mode, Web};
 
+pub use claim::{PageClaim, PageReadings, read_page, read_page_all};
 use config::resolve;
 pub use config::{ScrapeConfig, ScrapeSource};
 // Public here since the stage was one file; the parser lives with the crate's other dates.
@@ -57,7 +58,7 @@ impl ScrapeStage {
 impl TypedStage for ScrapeStage {
     type Config = ScrapeConfig;
     const KIND: &'static str = "claims-scrape";
-    const VERSION: u32 = 2;
+    const VERSION: u32 = 3;
     const ONE_TO_ONE: bool = true;
 
     fn inputs(&self) -> Vec<InputSpec> {

@@ -11,7 +11,34 @@
 //! | `factcheckqa` | true                            | false                                         | other |
 //!
 //! `raguard` reproduces the RAGuard release, which counts half-true as true (1,333 "True" claims =
-//! true + mostly-true + half-true). A rating no preset entry names is unknown, and the row is dropped.
+//! true + mostly-true + half-true). `raguard` and `strict` also exclude `not-enough-evidence`
+//! (unproven: not a truth verdict). A rating no preset entry names is unknown, and the row is
+//! dropped.
+//!
+//! ## Ratings of other publishers and languages
+//!
+//! Fact-checkers name their ratings in their own words and languages ("Falso", "Faux", "錯誤",
+//! "Misleading"). [`resolve_rating_name`] maps such a name onto the normalised ratings (the
+//! Truth-O-Meter `true`, `mostly-true`, `half-true`, `mostly-false`, `false`, `pants-fire`, and
+//! `not-enough-evidence`), following PolitiFact's definitions: half-true "is partially accurate but
+//! leaves out important details or takes things out of context" (half true, partly false, missing
+//! context, mixture, "não é bem assim"); mostly-false "contains an element of truth but ignores
+//! critical facts that would give a different impression" (misleading, engañoso, trompeur,
+//! irreführend, भ्रामक, مضلل, 誤導); false: false, fake, altered (falso, faux, falsch, गलत, মিথ্যা,
+//! زائف, 錯誤); not-enough-evidence: unproven, insufficient evidence (證據不足, unbelegt). The table
+//! covers English, Portuguese, Spanish, French, German, Hindi, Bengali, Arabic and Chinese; names
+//! are compared without case, spaces, hyphens, underscores or punctuation (Devanagari nukta
+//! folded). A rating sentence whose head names a rating ("FALSO: As imagens foram...") resolves by
+//! that head. Names that are ambiguous (exaggerated, out of context, satire) are not in the table.
+//!
+//! [`rating_on_scale`] reads ClaimReview's numeric rating (`ratingValue` on the
+//! `worstRating`..`bestRating` scale) when the page states both ends, they differ and the value lies
+//! between them: the value's position on the scale, `(value - worst) / (best - worst)`, is rounded to
+//! the nearest of five points, 0 `false`, 1/4 `mostly-false`, 1/2 `half-true`, 3/4 `mostly-true`,
+//! 1 `true` (on the usual 1..5 scale: 1 false, 2 mostly-false, 3 half-true, 4 mostly-true, 5 true).
+//! A scale with an end missing is not used: publishers that omit `worstRating` number their
+//! categories instead (Lupa's "Falso" is 4 of 6, Aos Fatos' "não é bem assim" 5 of 6). A named
+//! rating wins over the number (AFP rates "Misleading" 2 on one page and 3 on another).
 
 use std::collections::BTreeMap;
 
@@ -71,6 +98,10 @@ impl VerdictMap {
                 for slug in FLIP_O_METER {
                     map.exclude(slug, "a Flip-O-Meter ruling is not a truth rating");
                 }
+                map.exclude(
+                    "not-enough-evidence",
+                    "not enough evidence is neither true nor false",
+                );
             }
             "averitec" => {
                 map.set("supported", True);
@@ -109,9 +140,13 @@ impl VerdictMap {
         Ok(self)
     }
 
-    /// Map a raw rating (normalised first).
+    /// Map a raw rating (normalised first; a name the preset does not hold is looked up in the
+    /// multilingual table, [`resolve_rating_name`]).
     pub fn map(&self, rating: &str) -> Mapped {
-        match self.entries.get(&normalise_rating(rating)) {
+        let entry = self.entries.get(&normalise_rating(rating)).or_else(|| {
+            resolve_rating_name(rating).and_then(|normalised| self.entries.get(normalised))
+        });
+        match entry {
             Some(Entry::Verdict(v)) => Mapped::Verdict(*v),
             Some(Entry::Excluded(why)) => Mapped::Excluded(why.clone()),
             None => Mapped::Unknown,
@@ -136,6 +171,257 @@ pub fn normalise_rating(raw: &str) -> String {
         "pants-on-fire" | "pants-fire" | "pof" => "pants-fire".into(),
         _ => slug,
     }
+}
+
+/// The normalised ratings a rating name or number resolves to.
+pub const NORMALISED_RATINGS: [&str; 7] = [
+    "true",
+    "mostly-true",
+    "half-true",
+    "mostly-false",
+    "false",
+    "pants-fire",
+    "not-enough-evidence",
+];
+
+/// Rating names in the languages of the fact-check corpus, by the normalised rating they mean
+/// (see the module documentation for the reasons).
+const RATING_NAMES: [(&str, &[&str]); 7] = [
+    (
+        "true",
+        &[
+            // en, pt, es, fr, de
+            "true",
+            "correct",
+            "accurate",
+            "verdadeiro",
+            "verdade",
+            "correto",
+            "verdadero",
+            "cierto",
+            "verdad",
+            "vrai",
+            "richtig",
+            "wahr",
+            "stimmt",
+            // hi, bn, ar, zh
+            "सच",
+            "सही",
+            "সত্য",
+            "صحيح",
+            "正確",
+            "正确",
+        ],
+    ),
+    (
+        "mostly-true",
+        &[
+            "mostly true",
+            "mostly correct",
+            "mostly accurate",
+            "verdadeiro, mas",
+            "mayormente verdadero",
+            "casi verdadero",
+            "plutôt vrai",
+            "größtenteils richtig",
+            "überwiegend richtig",
+            "ज्यादातर सच",
+        ],
+    ),
+    (
+        "half-true",
+        &[
+            "half true",
+            "half truth",
+            "mixture",
+            "mixed",
+            "partly true",
+            "partly false",
+            "partially true",
+            "partially false",
+            "missing context",
+            "needs context",
+            "meia verdade",
+            "parcialmente falso",
+            "parcialmente verdadeiro",
+            "impreciso",
+            "não é bem assim",
+            "nao e bem assim",
+            "sem contexto",
+            "verdad a medias",
+            "sin contexto",
+            "falta contexto",
+            "partiellement faux",
+            "partiellement vrai",
+            "manque de contexte",
+            "teilweise falsch",
+            "teilweise richtig",
+            "halbwahr",
+            "fehlender kontext",
+            "आधा सच",
+            "आंशिक रूप से सच",
+            "আংশিক সত্য",
+            "صحيح جزئيا",
+            "部分錯誤",
+            "部分错误",
+        ],
+    ),
+    (
+        "mostly-false",
+        &[
+            "mostly false",
+            "barely true",
+            "misleading",
+            "distorted",
+            "enganoso",
+            "enganador",
+            "distorcido",
+            "engañoso",
+            "mayormente falso",
+            "casi falso",
+            "trompeur",
+            "plutôt faux",
+            "irreführend",
+            "größtenteils falsch",
+            "überwiegend falsch",
+            "भ्रामक",
+            "বিভ্রান্তিকর",
+            "مضلل",
+            "誤導",
+            "误导",
+        ],
+    ),
+    (
+        "false",
+        &[
+            "false",
+            "incorrect",
+            "fake",
+            "fabricated",
+            "altered",
+            "manipulated",
+            "really false",
+            "wrong",
+            "inaccurate",
+            "hoax",
+            "falso",
+            "falsa",
+            "bulo",
+            "faux",
+            "fausse",
+            "infox",
+            "falsch",
+            "frei erfunden",
+            "manipuliert",
+            "गलत",
+            "झूठ",
+            "फर्जी",
+            "মিথ্যা",
+            "ভুয়া",
+            "زائف",
+            "كاذب",
+            "خطأ",
+            "مفبرك",
+            "錯誤",
+            "错误",
+        ],
+    ),
+    ("pants-fire", &["pants on fire", "pants fire"]),
+    (
+        "not-enough-evidence",
+        &[
+            "not enough evidence",
+            "insufficient evidence",
+            "unproven",
+            "unverified",
+            "unsupported",
+            "no evidence",
+            "insustentável",
+            "sem provas",
+            "sin evidencia",
+            "sin pruebas",
+            "inverificable",
+            "non prouvé",
+            "invérifiable",
+            "unbelegt",
+            "nicht belegt",
+            "證據不足",
+            "证据不足",
+        ],
+    ),
+];
+
+/// A rating name compared without case, spaces, hyphens, underscores and punctuation, Devanagari
+/// nukta folded (`ग़लत` written with or without it, precomposed or not, is `गलत`).
+fn compact(name: &str) -> String {
+    name.to_lowercase()
+        .chars()
+        .filter(|c| {
+            !c.is_whitespace() && !c.is_ascii_punctuation() && !"¡¿«»“”‘’…–—।\u{93c}".contains(*c)
+        })
+        .map(|c| match c {
+            '\u{958}' => 'क',
+            '\u{959}' => 'ख',
+            '\u{95a}' => 'ग',
+            '\u{95b}' => 'ज',
+            '\u{95c}' => 'ड',
+            '\u{95d}' => 'ढ',
+            '\u{95e}' => 'फ',
+            '\u{95f}' => 'य',
+            other => other,
+        })
+        .collect()
+}
+
+static RATING_TABLE: std::sync::LazyLock<std::collections::HashMap<String, &'static str>> =
+    std::sync::LazyLock::new(|| {
+        RATING_NAMES
+            .iter()
+            .flat_map(|(normalised, names)| names.iter().map(|n| (compact(n), *normalised)))
+            .collect()
+    });
+
+/// The normalised rating a fact-checker's rating name means, in any language of the table: the
+/// whole name, else the head of a rating sentence (the text before its first `:`, ` - `, ` – `,
+/// ` — `, `|` or `. `). `None` when the table does not know it.
+pub fn resolve_rating_name(name: &str) -> Option<&'static str> {
+    let lookup = |s: &str| {
+        let key = compact(s.trim().trim_end_matches(['!', '.']));
+        (!key.is_empty())
+            .then(|| RATING_TABLE.get(&key).copied())
+            .flatten()
+    };
+    lookup(name).or_else(|| {
+        let head_end = [":", " - ", " – ", " — ", "|", ". "]
+            .iter()
+            .filter_map(|sep| name.find(sep))
+            .min()?;
+        lookup(&name[..head_end])
+    })
+}
+
+/// The normalised rating of a numeric ClaimReview rating: `value` placed on the
+/// `worst`..`best` scale and rounded to the nearest of false, mostly-false, half-true,
+/// mostly-true, true. `None` unless both ends are given, are numbers, differ, and the value is a
+/// number between them.
+pub fn rating_on_scale(
+    value: &str,
+    worst: Option<&str>,
+    best: Option<&str>,
+) -> Option<&'static str> {
+    let number = |s: &str| s.trim().parse::<f64>().ok().filter(|n| n.is_finite());
+    let (value, worst, best) = (number(value)?, number(worst?)?, number(best?)?);
+    if best == worst {
+        return None;
+    }
+    let position = (value - worst) / (best - worst);
+    if !(-1e-9..=1.0 + 1e-9).contains(&position) {
+        return None;
+    }
+    const POINTS: [&str; 5] = ["false", "mostly-false", "half-true", "mostly-true", "true"];
+    POINTS
+        .get((position.clamp(0.0, 1.0) * 4.0).round() as usize)
+        .copied()
 }
 
 #[cfg(test)]
@@ -170,6 +456,99 @@ mod tests {
         assert!(matches!(f.map("other"), Mapped::Excluded(_)));
         assert_eq!(f.map("maybe"), Mapped::Unknown);
         assert!(VerdictMap::preset("nope").is_none());
+    }
+
+    #[test]
+    fn rating_names_in_the_corpus_languages() {
+        for (name, want) in [
+            ("Falso", "false"),
+            ("FALSO", "false"),
+            ("Falso.", "false"),
+            ("Faux", "false"),
+            ("Falsch", "false"),
+            ("really_false", "false"),
+            ("錯誤", "false"),
+            ("زائف", "false"),
+            ("ग़लत", "false"),
+            ("ग\u{93c}लत", "false"),
+            ("गलत", "false"),
+            ("মিথ্যা", "false"),
+            ("Engañoso", "mostly-false"),
+            ("Misleading", "mostly-false"),
+            ("Trompeur", "mostly-false"),
+            ("não_é_bem_assim", "half-true"),
+            ("Half true", "half-true"),
+            ("Verdadeiro, mas", "mostly-true"),
+            ("證據不足", "not-enough-evidence"),
+            ("FALSO: As imagens foram retiradas do canal", "false"),
+            ("Misleading - the photo is from 2019", "mostly-false"),
+            ("sort-of-true", ""),
+            ("maybe", ""),
+            ("Satire", ""),
+            ("The Health Desk Experts said Current data shows", ""),
+            ("", ""),
+        ] {
+            assert_eq!(resolve_rating_name(name).unwrap_or(""), want, "{name:?}");
+        }
+        for (_, names) in RATING_NAMES {
+            for n in names {
+                assert!(!compact(n).is_empty(), "{n}");
+            }
+        }
+    }
+
+    #[test]
+    fn numeric_ratings_on_a_stated_scale() {
+        fn s(v: &str, w: Option<&str>, b: Option<&str>) -> &'static str {
+            rating_on_scale(v, w, b).unwrap_or("")
+        }
+        let scale = |w, b| (1..=6).map(|v| s(&v.to_string(), w, b)).collect::<Vec<_>>();
+        assert_eq!(
+            scale(Some("1"), Some("5")),
+            [
+                "false",
+                "mostly-false",
+                "half-true",
+                "mostly-true",
+                "true",
+                ""
+            ]
+        );
+        assert_eq!(
+            scale(Some("1"), Some("6")),
+            [
+                "false",
+                "mostly-false",
+                "half-true",
+                "half-true",
+                "mostly-true",
+                "true"
+            ]
+        );
+        assert_eq!(s("1", Some("1"), Some("2")), "false");
+        assert_eq!(s("2", Some("1"), Some("2")), "true");
+        // A missing end, an empty one, a degenerate or out-of-range scale: not used.
+        assert_eq!(s("4", None, Some("6")), "");
+        assert_eq!(s("1", Some("1"), Some("")), "");
+        assert_eq!(s("-1", Some("-1"), Some("-1")), "");
+        assert_eq!(s("", Some("1"), Some("5")), "");
+        assert_eq!(s("7", Some("1"), Some("5")), "");
+        assert_eq!(s("False", Some("1"), Some("5")), "");
+    }
+
+    #[test]
+    fn presets_read_names_of_other_languages() {
+        let raguard = VerdictMap::preset("raguard").unwrap();
+        assert_eq!(raguard.map("Falso"), Mapped::Verdict(Verdict::False));
+        assert_eq!(raguard.map("Engañoso"), Mapped::Verdict(Verdict::False));
+        assert_eq!(raguard.map("Verdadero"), Mapped::Verdict(Verdict::True));
+        assert!(matches!(raguard.map("證據不足"), Mapped::Excluded(_)));
+        assert_eq!(raguard.map("Satire"), Mapped::Unknown);
+        let f = VerdictMap::preset("factcheckqa").unwrap();
+        assert_eq!(f.map("Faux"), Mapped::Verdict(Verdict::False));
+        // An explicit entry wins over the table.
+        let m = raguard.with_entry("Falso", "exclude").unwrap();
+        assert!(matches!(m.map("Falso"), Mapped::Excluded(_)));
     }
 
     #[test]

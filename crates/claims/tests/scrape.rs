@@ -781,3 +781,154 @@ fn flip_o_meter_entries_are_dropped_from_the_listing_unfetched() {
     );
     assert_eq!(claims.len(), 3);
 }
+
+/// Real pages (fixtures/real/, issue 32) through the stage end to end, served on 127.0.0.1:
+/// today's PolitiFact listing (May 2026, meters as `-th` thumbnails, Pants on Fire as the class
+/// `m-statement--fire`) with a ratings filter, which can only spare the fetches when the listing's
+/// ratings are read; and real fact-check articles of five publishers, whose claims must hold their
+/// golden fields.
+#[test]
+fn real_pages_through_the_stage() {
+    let real = repo_root().join("fixtures/real");
+    let file = |path: &str| std::fs::read(real.join(path)).unwrap();
+    let article_2023 =
+        "/factchecks/2023/may/31/tiktok-posts/rainbow-disconnection-roseanne-barr-didnt-share-co/";
+    let factchecks = [
+        "afp-factcheck-cdc.html",
+        "vishvas-sunak.html",
+        "snopes-piker.html",
+        "indiatoday-modi.html",
+        "aosfatos.html",
+        "tfc-4539.html",
+    ];
+    let mut pages = Pages::from([
+        (
+            "/factchecks/list/?page=1".to_string(),
+            page(file("politifact/list-2026-05.html")),
+        ),
+        (
+            article_2023.to_string(),
+            page(file("politifact/article-2023-rainbow.html")),
+        ),
+    ]);
+    for f in factchecks {
+        pages.insert(format!("/real/{f}"), page(file(&format!("factcheck/{f}"))));
+    }
+    pages.insert(
+        "/real/edge/several-claimreviews.html".to_string(),
+        page(file("factcheck/edge/several-claimreviews.html")),
+    );
+    let (server, site) = serve_pages(pages);
+    let base = server.url().to_string();
+
+    // The listing: 30 statements, 4 of them Pants on Fire. The filter drops 26 from the listing,
+    // unfetched; the 4 articles are not served here (404).
+    let config = json!({
+        "sources": [{"kind": "politifact", "base_url": base, "max_pages": 1}],
+        "ratings": ["pants-fire"],
+    });
+    let (claims, report) = run(&loopback_web(), config);
+    assert!(claims.is_empty());
+    assert_eq!(report.items_in, 30);
+    assert_eq!(
+        report.drop_reasons(),
+        BTreeMap::from([
+            ("filtered_rating".to_string(), 26),
+            ("http_404".to_string(), 4)
+        ])
+    );
+    let mut fetched: Vec<String> = site
+        .paths()
+        .into_iter()
+        .filter(|p| p.starts_with("/factchecks/2026/"))
+        .collect();
+    fetched.sort();
+    assert_eq!(
+        fetched,
+        [
+            "/factchecks/2026/apr/06/social-media/American-Colonel-pilot-photos-AI-Iran/",
+            "/factchecks/2026/apr/13/donald-trump/Pope-Leo-nuclear-weapon-Iran-Trump/",
+            "/factchecks/2026/apr/22/tweets/Biden-Oval-Office-2024-elections/",
+            "/factchecks/2026/apr/23/robert-f-kennedy-jr/percentage-decreases-drug-prices-trump-math/",
+        ]
+    );
+
+    // Real articles: each claim holds its page's golden fields, Aos Fatos' "não é bem assim"
+    // (half-true) included; the Taiwan FactCheck Center's 證據不足 (insufficient evidence) is
+    // excluded by the `raguard` preset, and the edge page's four ClaimReviews are three claims and
+    // a drop named after its ClaimReview.
+    let mut urls: Vec<String> = factchecks
+        .iter()
+        .map(|f| format!("{base}/real/{f}"))
+        .collect();
+    urls.push(format!("{base}{article_2023}"));
+    urls.push(format!("{base}/real/edge/several-claimreviews.html"));
+    let config = json!({"sources": [{"kind": "articles", "urls": urls}]});
+    let (claims, report) = run(&loopback_web(), config);
+    assert_eq!(
+        report.drop_reasons(),
+        BTreeMap::from([
+            ("empty_claim".to_string(), 1),
+            ("rating_excluded".to_string(), 1)
+        ])
+    );
+    let empty = report
+        .drops
+        .iter()
+        .find(|d| d.reason == "empty_claim")
+        .unwrap();
+    assert_eq!(
+        empty.item,
+        format!("{base}/real/edge/several-claimreviews.html#claimreview-4")
+    );
+    let edge: Vec<&Claim> = claims
+        .iter()
+        .filter(|c| c.fact_checker.as_deref() == Some("Full Fact Example"))
+        .collect();
+    assert_eq!(edge.len(), 3, "{edge:?}");
+    let claims: Vec<Claim> = claims
+        .iter()
+        .filter(|c| c.fact_checker.as_deref() != Some("Full Fact Example"))
+        .cloned()
+        .collect();
+    let golden: toml::Value =
+        toml::from_str(&std::fs::read_to_string(real.join("factcheck/golden.toml")).unwrap())
+            .unwrap();
+    let pf_golden: toml::Value =
+        toml::from_str(&std::fs::read_to_string(real.join("politifact/golden.toml")).unwrap())
+            .unwrap();
+    let gold_pages: Vec<&toml::Value> = golden["page"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(pf_golden["page"].as_array().unwrap())
+        .collect();
+    assert_eq!(claims.len(), 6, "{claims:?}");
+    // Aos Fatos declares its URL without a scheme: the page's is taken, here the server's http.
+    let no_scheme = |u: &str| {
+        u.split_once("://")
+            .map_or(u.to_string(), |(_, r)| r.to_string())
+    };
+    for claim in &claims {
+        let g = gold_pages
+            .iter()
+            .find(|g| g["url"].as_str().map(no_scheme) == claim.url.as_deref().map(no_scheme))
+            .unwrap_or_else(|| panic!("no golden page with url {:?}", claim.url));
+        let s = |k: &str| g[k].as_str().unwrap().to_string();
+        let opt = |k: &str| Some(s(k)).filter(|v| !v.is_empty());
+        assert_eq!(claim.text, s("text"));
+        assert_eq!(claim.verdict, s("verdict"));
+        assert_eq!(claim.original_rating, s("rating"));
+        assert_eq!(claim.speaker, opt("speaker"), "{}", claim.text);
+        assert_eq!(claim.claim_date, opt("claim_date"), "{}", claim.text);
+        assert_eq!(claim.review_date, opt("review_date"), "{}", claim.text);
+        assert_eq!(claim.venue, opt("venue"), "{}", claim.text);
+        assert_eq!(claim.fact_checker, opt("fact_checker"), "{}", claim.text);
+        assert_eq!(claim.original_url, opt("original_url"), "{}", claim.text);
+        // The id an import of the same fact-check URL makes.
+        assert_eq!(
+            claim.id,
+            noisebench_claims::claim_id(Some(&s("url")), "any text")
+        );
+    }
+}
