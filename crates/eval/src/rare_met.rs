@@ -70,8 +70,7 @@ pub enum RetrievalContext {
 pub struct RareConfig {
     /// Chunks of real retrieval per query (RARE evaluates the top 3).
     pub retrieval_k: usize,
-    /// `joint`: a retriever's top chunks are one context (RARE's evaluator); `each`: each chunk
-    /// is a cell of its own.
+    /// How a retriever's top chunks make cells.
     pub retrieval_context: RetrievalContext,
     /// Evaluate only questions of this split (`test`); `None`: every question.
     pub split: Option<String>,

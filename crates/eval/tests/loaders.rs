@@ -676,6 +676,14 @@ fn confact_with_no_usable_record_is_an_error_naming_the_file() {
             && msg.contains("evidence"),
         "{msg}"
     );
+    // A credibility table given as the instances: said so.
+    let msg = load_confact(&confact_dataset().join("mbfc_media_data.pkl"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        msg.contains("a credibility table") && msg.contains("--credibility"),
+        "{msg}"
+    );
     let tmp = tempfile::tempdir().unwrap();
     let empty = tmp.path().join("empty.json");
     std::fs::write(&empty, "[]").unwrap();
@@ -924,4 +932,27 @@ fn rare_generator_checkpoints_are_objects_one_after_another() {
         "{:?}",
         inputs.left_out
     );
+}
+
+#[test]
+fn rare_checkpoint_and_corpus_lines_are_right_after_crlf() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = fixtures().join("rare/checkpoint/updated_rag_multi_hop_dataset.json");
+    let text = std::fs::read_to_string(&src).unwrap();
+    let records = tmp.path().join("updated_rag_multi_hop_dataset.json");
+    std::fs::write(&records, text.replace('\n', "\r\n")).unwrap();
+    let corpus = tmp.path().join("corpus.jsonl");
+    std::fs::write(
+        &corpus,
+        "{\"id\": \"policy_westgate_chunk_0\", \"text\": \"x\"}\r\n{broken\r\n{\"id\": \"policy_westgate_chunk_1\", \"text\": \"y\"}\r\n",
+    )
+    .unwrap();
+    let data = load_rare(&[records], Some(&corpus)).unwrap();
+    let rows: Vec<(&str, &str)> = data
+        .bad_rows
+        .iter()
+        .map(|b| (b.row.as_str(), b.reason.as_str()))
+        .collect();
+    assert_eq!(rows, [("line 37", "bad_json"), ("line 2", "bad_json")]);
+    assert!(data.bad_rows[0].detail.contains("from line 28"));
 }

@@ -338,6 +338,17 @@ pub fn load_confact_with(path: &Path, credibility: &[PathBuf]) -> Result<EvalDat
     let json = path;
     let records = match read_value(path, &mut data.bad_rows)? {
         Value::Array(items) => items,
+        Value::Object(map)
+            if !map.is_empty()
+                && map
+                    .values()
+                    .all(|v| v.get("credibility").is_some() || v.get("details").is_some()) =>
+        {
+            return Err(LoadError::Layout {
+                path: path.to_path_buf(),
+                detail: "a credibility table (a dict keyed by domain), not instances: evaluate HumC.pkl.gz or ModC.pkl.gz and give this file with --credibility".into(),
+            });
+        }
         other => {
             return Err(LoadError::NotAList {
                 path: path.to_path_buf(),
