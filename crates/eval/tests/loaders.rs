@@ -956,3 +956,32 @@ fn rare_checkpoint_and_corpus_lines_are_right_after_crlf() {
     assert_eq!(rows, [("line 37", "bad_json"), ("line 2", "bad_json")]);
     assert!(data.bad_rows[0].detail.contains("from line 28"));
 }
+
+#[test]
+fn a_cut_or_corrupt_pickle_is_an_error_never_a_panic() {
+    use std::io::Read;
+    let gz = std::fs::read(confact_dataset().join("HumC.pkl.gz")).unwrap();
+    let mut pickle = Vec::new();
+    flate2::read::GzDecoder::new(gz.as_slice())
+        .read_to_end(&mut pickle)
+        .unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("cut.pkl");
+    // Prefixes (every 7th length) of the pickle and of the gzip stream: an error naming the
+    // file, or (a prefix that happens to end a value) a load; never a panic.
+    for (bytes, what) in [(&pickle, "pickle"), (&gz, "gzip")] {
+        for n in (1..bytes.len()).step_by(7) {
+            std::fs::write(&path, &bytes[..n]).unwrap();
+            if let Err(e) = load_confact(&path) {
+                assert!(e.to_string().contains("cut.pkl"), "{what} {n}: {e}");
+            }
+        }
+    }
+    // Flipped bytes in the middle: whatever it reads as, it must not panic.
+    let mut flipped = pickle.clone();
+    for i in (2..flipped.len()).step_by(13) {
+        flipped[i] ^= 0x5a;
+    }
+    std::fs::write(&path, &flipped).unwrap();
+    let _ = load_confact(&path);
+}
