@@ -33,6 +33,12 @@ pub struct EvalRequest {
     pub format: Option<SourceFormat>,
     /// RARE's chunk corpus (JSON list or JSON Lines), for RARE records.
     pub chunks: Option<PathBuf>,
+    /// CONF-FACT's credibility tables (`all_media_data.pkl`, `mbfc_media_data.pkl`); empty:
+    /// those beside the instance file.
+    pub credibility: Vec<PathBuf>,
+    /// A folder of RARE's `<name>_retrieval_results.json` (besides the release folder and its
+    /// `retrieval_results/`).
+    pub retrieval_results: Option<PathBuf>,
     /// The configuration file (`[llm]`, `[eval]`); `None`: `pipelines/eval/default.toml` when present.
     pub config: Option<PathBuf>,
     pub system: Option<String>,
@@ -48,6 +54,8 @@ pub struct EvalRequest {
 pub struct EvalRun {
     pub evaluation: Evaluation,
     pub dir: PathBuf,
+    /// What was loaded and set aside ([`load_summary`]), printed before the results.
+    pub loaded: String,
     /// Items left unanswered for a transient cause (budget, network): a rerun resumes them.
     pub unfinished: usize,
 }
@@ -100,41 +108,96 @@ pub fn load_snapshot(path: &Path, retriever: Option<&str>) -> Result<EvalData> {
     Ok(from_snapshot(tables, retriever))
 }
 
-/// The format of the inputs when not given: a snapshot folder; a folder with RAGuard's two CSV
-/// files or RARE's record files; RAGuard's two CSV files; JSON with `evidence_url` (CONF-FACT) or
-/// `answer_chunk_ids` (RARE) in its first record.
+/// CONF-FACT's instance files in a release folder (`data/dataset/`).
+const CONFACT_FILES: [&str; 2] = ["HumC.pkl.gz", "ModC.pkl.gz"];
+
+/// A file's first bytes (up to 64 KiB), or an error naming it; an empty file is an error.
+fn head_of(path: &Path) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let mut f =
+        std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut n = 0;
+    while n < buf.len() {
+        let got = f
+            .read(&mut buf[n..])
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        if got == 0 {
+            break;
+        }
+        n += got;
+    }
+    buf.truncate(n);
+    if buf.iter().all(u8::is_ascii_whitespace) {
+        bail!("{} is empty", path.display());
+    }
+    Ok(buf)
+}
+
+/// The format of the inputs when not given: a snapshot folder; a folder with RAGuard's
+/// `claims.csv`, CONF-FACT's `HumC.pkl.gz`/`ModC.pkl.gz`, or RARE's record files; RAGuard's CSV
+/// files; a gzip'd or plain pickle (CONF-FACT); JSON with `evidence_url` (CONF-FACT) or
+/// `answer_chunk_ids` (RARE) in its first records.
 pub fn detect_format(inputs: &[PathBuf]) -> Result<SourceFormat> {
     let Some(first) = inputs.first() else {
         bail!("eval: no input given (a snapshot folder, or release files)");
     };
+    if !first.exists() {
+        bail!("{}: no such file or folder", first.display());
+    }
     if first.is_dir() {
         if first.join(noisebench_snapshot::MANIFEST).is_file()
             || noisebench_snapshot::latest_version(first).is_some()
         {
             return Ok(SourceFormat::Snapshot);
         }
-        if first.join("claims.csv").is_file() && first.join("documents.csv").is_file() {
+        if first.join("claims.csv").is_file() {
             return Ok(SourceFormat::Raguard);
         }
-        if noisebench_qa::export::RARE_FILES
-            .iter()
-            .any(|f| first.join(f).is_file())
-        {
+        if CONFACT_FILES.iter().any(|f| first.join(f).is_file()) {
+            return Ok(SourceFormat::Confact);
+        }
+        let rare = noisebench_eval::load::RareInputs::discover(inputs, None, None)?;
+        if !rare.records.is_empty() {
             return Ok(SourceFormat::Rare);
         }
         bail!(
-            "{}: not a snapshot, nor a folder with RAGuard's claims.csv and documents.csv or RARE's record files; say --format",
+            "{}: not a snapshot, nor a folder with RAGuard's claims.csv, CONF-FACT's HumC.pkl.gz / ModC.pkl.gz, or RARE's record files (*.json); say --format",
             first.display()
         );
     }
-    if first.extension().is_some_and(|e| e == "csv") {
+    let name = first
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    if name.ends_with(".csv") {
         return Ok(SourceFormat::Raguard);
     }
-    let text = std::fs::read_to_string(first).with_context(|| first.display().to_string())?;
-    let head: String = text.chars().take(20_000).collect();
-    if head.contains("\"evidence_url\"") {
+    let head = head_of(first)?;
+    if head.starts_with(&[0x1f, 0x8b])
+        || (head.len() >= 2 && head[0] == 0x80 && (2..=5).contains(&head[1]))
+        || name.ends_with(".pkl")
+        || name.ends_with(".pkl.gz")
+    {
+        return Ok(SourceFormat::Confact);
+    }
+    let text = match std::str::from_utf8(&head) {
+        Ok(t) => t.to_string(),
+        // A multi-byte character cut at the end of the head is still text.
+        Err(e) if e.error_len().is_none() => String::from_utf8_lossy(&head).into_owned(),
+        Err(_) => {
+            let kind = noisebench_eval::load::sniff(&head)
+                .map(|k| format!("it looks like {k}"))
+                .unwrap_or_else(|| "a binary file of no known kind".into());
+            bail!("{}: not UTF-8 text, {kind}", first.display());
+        }
+    };
+    if name.ends_with("_retrieval_results.json") {
+        return Ok(SourceFormat::Rare);
+    }
+    if text.contains("\"evidence_url\"") {
         Ok(SourceFormat::Confact)
-    } else if head.contains("\"answer_chunk_ids\"") {
+    } else if text.contains("\"answer_chunk_ids\"") {
         Ok(SourceFormat::Rare)
     } else {
         bail!(
@@ -151,30 +214,135 @@ pub fn load_inputs(req: &EvalRequest, format: SourceFormat) -> Result<EvalData> 
         SourceFormat::Snapshot => load_snapshot(&inputs[0], req.retriever.as_deref())?,
         SourceFormat::Raguard => {
             let (claims, documents) = match inputs.as_slice() {
-                [dir] if dir.is_dir() => (dir.join("claims.csv"), dir.join("documents.csv")),
-                [a, b] => (a.clone(), b.clone()),
-                _ => bail!("raguard: give the release folder, or claims.csv and documents.csv"),
+                [dir] if dir.is_dir() => {
+                    let docs = dir.join("documents.csv");
+                    (dir.join("claims.csv"), docs.is_file().then_some(docs))
+                }
+                [claims] => (claims.clone(), None),
+                [a, b] => (a.clone(), Some(b.clone())),
+                _ => bail!("raguard: give the release folder, or claims.csv (and documents.csv)"),
             };
-            noisebench_eval::load::load_raguard(&claims, &documents)?
+            noisebench_eval::load::load_raguard_files(&claims, documents.as_deref())?
         }
         SourceFormat::Confact => {
-            let [file] = inputs.as_slice() else {
-                bail!("confact: give one JSON file");
+            let file = match inputs.as_slice() {
+                [dir] if dir.is_dir() => {
+                    let found: Vec<PathBuf> = CONFACT_FILES
+                        .iter()
+                        .map(|f| dir.join(f))
+                        .filter(|p| p.is_file())
+                        .collect();
+                    match found.as_slice() {
+                        [one] => one.clone(),
+                        [] => bail!(
+                            "{}: no CONF-FACT instance file (HumC.pkl.gz, ModC.pkl.gz)",
+                            dir.display()
+                        ),
+                        _ => bail!(
+                            "{}: holds both CONF-FACT splits; evaluate one at a time: {}",
+                            dir.display(),
+                            found
+                                .iter()
+                                .map(|p| p.display().to_string())
+                                .collect::<Vec<_>>()
+                                .join(" or ")
+                        ),
+                    }
+                }
+                [file] => file.clone(),
+                _ => bail!("confact: give one instance file (HumC.pkl.gz, ModC.pkl.gz, or JSON)"),
             };
-            noisebench_eval::load::load_confact(file)?
+            let credibility = if req.credibility.is_empty() {
+                noisebench_eval::load::credibility_beside(&file)
+            } else {
+                req.credibility.clone()
+            };
+            noisebench_eval::load::load_confact_with(&file, &credibility)?
         }
         SourceFormat::Rare => {
-            let files: Vec<PathBuf> = match inputs.as_slice() {
-                [dir] if dir.is_dir() => noisebench_qa::export::RARE_FILES
-                    .iter()
-                    .map(|f| dir.join(f))
-                    .filter(|p| p.is_file())
-                    .collect(),
-                files => files.to_vec(),
-            };
-            noisebench_eval::load::load_rare(&files, req.chunks.as_deref())?
+            let found = noisebench_eval::load::RareInputs::discover(
+                inputs,
+                req.chunks.as_deref(),
+                req.retrieval_results.as_deref(),
+            )?;
+            noisebench_eval::load::load_rare_inputs(&found)?
         }
     })
+}
+
+/// Thousands separated by commas (`16,331`).
+fn count(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// What was loaded and what was set aside, and why: printed before the results.
+pub fn load_summary(data: &EvalData) -> String {
+    let mut out = format!(
+        "loaded {}: {} claims, {} documents, {} questions, {} chunks\n",
+        data.name,
+        count(data.claims.len()),
+        count(data.documents.len()),
+        count(data.questions.len()),
+        count(data.chunks.len())
+    );
+    for note in &data.notes {
+        out.push_str(&format!("  {note}\n"));
+    }
+    let counts = data.bad_row_counts();
+    if counts.is_empty() {
+        out.push_str("set aside: nothing\n");
+    } else {
+        out.push_str(&format!(
+            "set aside or flagged: {} rows ({}); details in summary.json\n",
+            count(data.bad_rows.len()),
+            counts
+                .iter()
+                .map(|(r, n)| format!("{r} {}", count(*n)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    out
+}
+
+/// Details of bad rows kept in `summary.json`; beyond it the summary says how many it left out.
+pub const SUMMARY_DETAILS: usize = 100_000;
+
+impl EvalRun {
+    /// Tasks that scored at least one item.
+    pub fn tasks_ran(&self) -> usize {
+        self.evaluation
+            .outcomes
+            .iter()
+            .filter(|o| !o.scored.is_empty())
+            .count()
+    }
+
+    /// Why nothing ran, from the skipped families and the empty outcomes.
+    pub fn why_nothing_ran(&self) -> String {
+        let mut why: Vec<String> = self
+            .evaluation
+            .skipped
+            .iter()
+            .map(|(f, r)| format!("{f}: {r}"))
+            .collect();
+        for o in &self.evaluation.outcomes {
+            if o.scored.is_empty() {
+                let problems: Vec<String> =
+                    o.problems.iter().map(|(p, n)| format!("{p} {n}")).collect();
+                why.push(format!("{}: no item ({})", o.task, problems.join(", ")));
+            }
+        }
+        why.join("; ")
+    }
 }
 
 /// The `[llm]` and `[eval]` tables of the configuration file (both optional).
@@ -244,11 +412,14 @@ pub fn run_eval(root: &Path, req: &EvalRequest, overrides: &LlmOverrides) -> Res
         && let Some(stem) = req
             .inputs
             .first()
-            .and_then(|p| p.file_stem())
+            .and_then(|p| p.file_name())
             .and_then(|s| s.to_str())
+            .and_then(|s| s.split('.').next())
+        && !stem.is_empty()
         && !stem.eq_ignore_ascii_case(format.name())
         && !stem.starts_with("rag_")
         && !stem.eq_ignore_ascii_case("claims")
+        && !stem.eq_ignore_ascii_case("dataset")
     {
         data.name = format!("{}-{stem}", format.name());
     }
@@ -299,7 +470,15 @@ pub fn run_eval(root: &Path, req: &EvalRequest, overrides: &LlmOverrides) -> Res
         "model": evaluation.model,
         "system": evaluation.system,
         "bad_rows": evaluation.bad_rows,
-        "bad_row_details": data.bad_rows.iter().take(200).collect::<Vec<_>>(),
+        "loaded": {
+            "claims": data.claims.len(),
+            "documents": data.documents.len(),
+            "questions": data.questions.len(),
+            "chunks": data.chunks.len(),
+            "notes": data.notes,
+        },
+        "bad_row_details": data.bad_rows.iter().take(SUMMARY_DETAILS).collect::<Vec<_>>(),
+        "bad_row_details_left_out": data.bad_rows.len().saturating_sub(SUMMARY_DETAILS),
         "skipped": evaluation.skipped,
         "problems": evaluation.outcomes.iter().map(|o| (o.task.clone(), o.problems.clone())).collect::<std::collections::BTreeMap<_, _>>(),
         "unfinished": unfinished,
@@ -314,6 +493,7 @@ pub fn run_eval(root: &Path, req: &EvalRequest, overrides: &LlmOverrides) -> Res
     Ok(EvalRun {
         evaluation,
         dir,
+        loaded: load_summary(&data),
         unfinished,
     })
 }

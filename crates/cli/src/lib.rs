@@ -38,7 +38,7 @@ use noisebench_core::TableKind;
 pub use build::{Built, LlmTotals, SenseShare, build_snapshot, code_version};
 pub use eval::{
     CALLS_FILE, EvalRequest, EvalRun, METRICS_FILE, PREDICTIONS_FILE, RESULTS_FILE, SUMMARY_FILE,
-    compare_evals, detect_format, load_snapshot, run_eval,
+    compare_evals, detect_format, load_inputs, load_snapshot, load_summary, run_eval,
 };
 pub use export::{ExportFormat, Exported, export_snapshot, resolve_snapshot};
 pub use inspect::{inspect_id, inspect_stage};

@@ -216,16 +216,26 @@ enum Command {
 
 #[derive(clap::Args)]
 struct EvalArgs {
-    /// A snapshot (version or dataset folder), RAGuard's folder or its claims.csv and
-    /// documents.csv, a CONF-FACT JSON file, or RARE's folder or record files.
+    /// A snapshot (version or dataset folder), RAGuard's folder or its claims.csv (and
+    /// documents.csv), a CONF-FACT instance file (HumC.pkl.gz, ModC.pkl.gz, or JSON), or RARE's
+    /// folder or record files.
     #[arg(required_unless_present = "compare")]
     inputs: Vec<PathBuf>,
     /// The inputs' format (detected when not given).
     #[arg(long, value_parser = ["snapshot", "raguard", "confact", "rare"])]
     format: Option<String>,
-    /// RARE's chunk corpus (a JSON list or JSON Lines of `{chunk_id, text}`).
+    /// RARE's chunk corpus (a JSON list or JSON Lines of `{chunk_id, text}`; default: a
+    /// `chunks.json` in the RARE folder).
     #[arg(long)]
     chunks: Option<PathBuf>,
+    /// CONF-FACT's credibility tables (default: `all_media_data.pkl` and `mbfc_media_data.pkl`
+    /// beside the instance file). Repeatable.
+    #[arg(long)]
+    credibility: Vec<PathBuf>,
+    /// A folder of RARE's `<name>_retrieval_results.json` (default: the RARE folder and its
+    /// `retrieval_results/`).
+    #[arg(long)]
+    retrieval_results: Option<PathBuf>,
     /// The evaluation file with `[llm]` and `[eval]` tables (default pipelines/eval/default.toml).
     #[arg(long)]
     config: Option<PathBuf>,
@@ -510,6 +520,8 @@ fn run(cli: Cli) -> Result<()> {
                     .as_deref()
                     .and_then(noisebench_eval::SourceFormat::from_name),
                 chunks: args.chunks,
+                credibility: args.credibility,
+                retrieval_results: args.retrieval_results,
                 config: args.config,
                 system: args.system,
                 families: args.families,
@@ -518,8 +530,12 @@ fn run(cli: Cli) -> Result<()> {
                 out: cli.root.join(args.out),
             };
             let run = run_eval(&cli.root, &request, &ws.llm_overrides)?;
+            print!("{}", run.loaded);
             print!("{}", noisebench_eval::results::render(&run.evaluation));
             println!("results in {}", run.dir.display());
+            if run.tasks_ran() == 0 {
+                bail!("no task ran: {}", run.why_nothing_ran());
+            }
             if run.unfinished > 0 {
                 bail!(
                     "{} items were left unanswered for a transient cause (cost limit, network); run the same command again to resume: answers so far are cached",

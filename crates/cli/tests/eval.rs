@@ -313,3 +313,264 @@ fn max_cost_stops_an_evaluation_and_the_same_command_resumes_it() {
         table_io::read_rows(&done.dir.join(noisebench_cli::CALLS_FILE)).unwrap();
     assert!(calls.len() > distinct.len());
 }
+
+/// A root for evaluating releases: the repository's pipelines (the default evaluation file,
+/// offline), nothing built.
+fn release_root() -> tempfile::TempDir {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    copy_dir(
+        &repo_root().join("pipelines"),
+        &dir.path().join("pipelines"),
+    );
+    dir
+}
+
+fn predictions(dir: &Path) -> Vec<Prediction> {
+    table_io::read_rows(&dir.join(PREDICTIONS_FILE)).unwrap()
+}
+
+#[test]
+fn each_release_as_published_is_one_command_and_says_what_it_used() {
+    let root = release_root();
+    let releases = repo_root().join("fixtures/releases");
+    let out = root.path().join("evals");
+    let eval = |inputs: Vec<PathBuf>| {
+        run_eval(
+            root.path(),
+            &request(inputs, &out),
+            &LlmOverrides::default(),
+        )
+    };
+
+    // CONF-FACT: the instance pickle; the credibility tables beside it are joined by domain,
+    // so the credibility methods run.
+    let run = eval(vec![releases.join("confact/dataset/HumC.pkl.gz")]).unwrap();
+    assert_eq!(run.evaluation.benchmark, "confact-HumC");
+    let tasks = tasks_of(&run.dir);
+    for t in ["confact_direct", "confact_cw_soft", "confact_sba_exp"] {
+        assert_eq!(tasks.get(t), Some(&3), "{t}: {tasks:?}");
+    }
+    assert!(
+        run.loaded
+            .contains("loaded confact-HumC: 3 claims, 5 documents, 0 questions, 0 chunks"),
+        "{}",
+        run.loaded
+    );
+    assert!(
+        run.loaded.contains("4 of 5 documents matched by domain"),
+        "{}",
+        run.loaded
+    );
+    // The folder holds both splits: one at a time.
+    let err = eval(vec![releases.join("confact/dataset")]).err().unwrap();
+    let msg = format!("{err:#}");
+    assert!(
+        msg.contains("HumC.pkl.gz") && msg.contains("ModC.pkl.gz"),
+        "{msg}"
+    );
+
+    // RARE: the folder as RARE's evaluator reads it; its retrieval results are used.
+    let run = eval(vec![releases.join("rare/published")]).unwrap();
+    let retrievers: std::collections::BTreeSet<String> = predictions(&run.dir)
+        .iter()
+        .filter(|p| {
+            p.task == "rare_met"
+                && p.groups.get("document").map(String::as_str) == Some("retrieval")
+        })
+        .filter_map(|p| p.groups.get("retriever").cloned())
+        .collect();
+    assert_eq!(
+        retrievers.into_iter().collect::<Vec<_>>(),
+        [
+            "bm25",
+            "e5-large",
+            "jina-embeddings-v3",
+            "stella-en-1.5B-v5"
+        ]
+    );
+    assert!(
+        run.loaded
+            .contains("finance_single_hop_perturbed_retrieval_results.json")
+            && run.loaded.contains("retrieval cells use them"),
+        "{}",
+        run.loaded
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.dir.join(SUMMARY_FILE)).unwrap())
+            .unwrap();
+    assert_eq!(summary["loaded"]["questions"], 4);
+    assert_eq!(summary["bad_row_details_left_out"], 0);
+    assert_eq!(summary["bad_row_details"].as_array().unwrap().len(), 1);
+
+    // RAGuard's claims.csv alone: zero-context runs, the rest is said not to.
+    let run = eval(vec![releases.join("raguard/claims.csv")]).unwrap();
+    assert_eq!(
+        tasks_of(&run.dir).keys().collect::<Vec<_>>(),
+        ["raguard_zero_context"]
+    );
+    assert!(run.tasks_ran() > 0);
+    assert!(
+        run.evaluation
+            .skipped
+            .contains_key("raguard_rag_and_oracle")
+    );
+}
+
+#[test]
+fn an_eval_where_nothing_ran_exits_non_zero_and_says_why() {
+    let root = release_root();
+    let releases = repo_root().join("fixtures/releases");
+    let noisebench = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_noisebench"))
+            .arg("--root")
+            .arg(root.path())
+            .arg("eval")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let rare = releases.join("rare/published");
+    let out = noisebench(&[rare.to_str().unwrap(), "--families", "raguard,confact"]);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(!out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("loaded rare-published: 0 claims, 0 documents, 4 questions, 6 chunks"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("set aside or flagged: 1 rows (no_retrieval_result 1)"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("no task ran") && stderr.contains("raguard: no claims"),
+        "{stderr}"
+    );
+
+    // An empty file: an error naming it, once.
+    let empty = root.path().join("claims.csv");
+    std::fs::write(&empty, "").unwrap();
+    let out = noisebench(&[empty.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert_eq!(stderr.matches("claims.csv").count(), 1, "{stderr}");
+    assert!(stderr.contains("is empty"), "{stderr}");
+
+    // A missing file: its cause printed once, not twice.
+    let out = noisebench(&[
+        "--format",
+        "raguard",
+        root.path().join("gone.csv").to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert_eq!(stderr.matches("No such file").count(), 1, "{stderr}");
+
+    // --format confact on a file with no CONF-FACT record: an error, not an empty run.
+    let json = root.path().join("claims.json");
+    std::fs::write(
+        &json,
+        r#"[{"id": 1, "claim": "x", "label": "Supported", "evidence": []}]"#,
+    )
+    .unwrap();
+    let out = noisebench(&["--format", "confact", json.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("no instance has `evidence_url`"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn each_export_of_a_snapshot_reads_back_with_the_release_loaders() {
+    use noisebench_cli::{ExportFormat, Exported, export_snapshot, load_snapshot};
+    let (_, snapshot) = demo();
+    let out = tempfile::tempdir().unwrap();
+    let ours = load_snapshot(snapshot, None).unwrap();
+
+    // RAGuard: every exported claim and document reads back, none set aside.
+    let dir = out.path().join("raguard");
+    let Exported::Claims(written) = export_snapshot(snapshot, ExportFormat::Raguard, &dir).unwrap()
+    else {
+        panic!("raguard is a claims export")
+    };
+    let data =
+        noisebench_eval::load::load_raguard(&dir.join("claims.csv"), &dir.join("documents.csv"))
+            .unwrap();
+    assert!(data.bad_rows.is_empty(), "{:?}", data.bad_rows);
+    assert!(written.claims > 0);
+    assert_eq!(data.claims.len(), written.claims);
+    assert_eq!(data.documents.len(), written.documents);
+    let texts = |d: &noisebench_eval::EvalData| {
+        let mut t: Vec<(String, bool)> = d
+            .claims
+            .iter()
+            .map(|c| (c.text.clone(), c.verdict))
+            .collect();
+        t.sort();
+        t
+    };
+    assert_eq!(texts(&data), texts(&ours));
+
+    // CONF-FACT: the same claims, every evidence, the snapshot's credibility levels.
+    let dir = out.path().join("confact");
+    let Exported::Claims(written) = export_snapshot(snapshot, ExportFormat::Confact, &dir).unwrap()
+    else {
+        panic!("confact is a claims export")
+    };
+    let data =
+        noisebench_eval::load::load_confact(&dir.join(noisebench_label::CONFACT_FILE)).unwrap();
+    assert_eq!(data.claims.len(), written.claims);
+    // Evidence whose page had no text is exported with empty content (CONF-FACT keeps its URL
+    // vote); the loader sets each aside as `empty_document`, and nothing else.
+    let bad = data.bad_row_counts();
+    assert!(bad.keys().all(|r| r == "empty_document"), "{bad:?}");
+    let empty = bad.get("empty_document").copied().unwrap_or(0);
+    assert_eq!(data.documents.len() + empty, written.documents);
+    assert_eq!(texts(&data), texts(&ours));
+    let levels = |d: &noisebench_eval::EvalData| {
+        let mut l: Vec<String> = d
+            .documents
+            .iter()
+            .filter_map(|x| x.credibility.level.clone())
+            .collect();
+        l.sort();
+        l
+    };
+    assert!(!levels(&data).is_empty());
+    assert_eq!(levels(&data).len(), data.documents_with_credibility());
+
+    // RARE: every record reads back with its id, answer chunks and perturbations.
+    let dir = out.path().join("rare");
+    let Exported::Rare(written) = export_snapshot(snapshot, ExportFormat::Rare, &dir).unwrap()
+    else {
+        panic!("rare is a RARE export")
+    };
+    let inputs =
+        noisebench_eval::load::RareInputs::discover(std::slice::from_ref(&dir), None, None)
+            .unwrap();
+    let data = noisebench_eval::load::load_rare_inputs(&inputs).unwrap();
+    assert_eq!(data.questions.len(), written.single_hop + written.multi_hop);
+    let by_id: std::collections::BTreeMap<&str, &noisebench_eval::EvalQuestion> =
+        ours.questions.iter().map(|q| (q.id.as_str(), q)).collect();
+    for q in &data.questions {
+        let o = by_id[q.id.as_str()];
+        assert_eq!(q.answer, o.answer, "{}", q.id);
+        assert_eq!(q.kind, o.kind, "{}", q.id);
+        let mut a = q.answer_chunk_ids.clone();
+        let mut b = o.answer_chunk_ids.clone();
+        a.sort();
+        b.sort();
+        assert_eq!(a, b, "{}", q.id);
+        let kinds = |q: &noisebench_eval::EvalQuestion| {
+            q.query_perturbations
+                .iter()
+                .map(|v| v.kind.clone())
+                .collect::<std::collections::BTreeSet<_>>()
+        };
+        assert_eq!(kinds(q), kinds(o), "{}", q.id);
+    }
+}

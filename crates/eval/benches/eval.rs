@@ -187,7 +187,7 @@ fn rare_data(rng: &mut Rng, questions: usize, chunks: usize) -> EvalData {
                 })
                 .collect(),
             answer_chunk_ids: ids,
-            retrieved: vec![],
+            retrievals: vec![],
             split: None,
         });
     }

@@ -34,6 +34,11 @@
 //! the ensemble, an item any of whose calls failed is failed (a missing vote could change the
 //! outcome).
 //!
+//! Source credibility: the seven methods of [`CREDIBILITY_METHODS`] read it. When no document of
+//! the claims has any (no level, score or background), [`crate::evaluate`] does not run them and
+//! says why in `skipped`; when some lack it, each of their outcomes counts those documents as
+//! problem `no_credibility` (they take `missing_score` and the missing-background sentence).
+//!
 //! A claim with no passages (no documents, or only empty ones) is asked with no passages (the
 //! model answers from memory; majority vote and the ensemble make that one ask and take its
 //! answer) and counted as `no_evidence` in every outcome; a claim whose documents source
@@ -83,6 +88,41 @@ pub const METHODS: [&str; 11] = [
     "sba_exp",
     "sba_ensemble",
 ];
+
+/// The methods that use source credibility: they are not run when no document has any, and
+/// count the documents without any as problem `no_credibility`.
+pub const CREDIBILITY_METHODS: [&str; 7] = [
+    "source_filtering",
+    "cw_soft",
+    "cw_hard",
+    "sba_direct",
+    "sba_cot",
+    "sba_exp",
+    "sba_ensemble",
+];
+
+/// (with credibility, without) among the distinct documents of `data`'s claims.
+pub fn claim_documents_with_credibility(data: &EvalData) -> (usize, usize) {
+    let claims: BTreeSet<&str> = data.claims.iter().map(|c| c.id.as_str()).collect();
+    let listed: BTreeSet<&str> = data
+        .claims
+        .iter()
+        .flat_map(|c| c.documents.iter().map(String::as_str))
+        .collect();
+    let (mut with, mut without) = (0, 0);
+    for d in &data.documents {
+        let of_claim = listed.contains(d.id.as_str())
+            || d.claim_id.as_deref().is_some_and(|c| claims.contains(c));
+        if of_claim {
+            if d.credibility.is_known() {
+                with += 1;
+            } else {
+                without += 1;
+            }
+        }
+    }
+    (with, without)
+}
 
 const YES: &str = "yes";
 const NO: &str = "no";
@@ -395,6 +435,7 @@ pub fn run_confact(
 ) -> Vec<TaskOutcome> {
     let mut prep = Preparation::default();
     let items = prepare(data, config, &mut prep);
+    let (_, no_credibility) = claim_documents_with_credibility(data);
     let mut outcomes = Vec::new();
     for method in &config.methods {
         let mut outcome = TaskOutcome::new(&format!("confact_{method}"));
@@ -412,6 +453,11 @@ pub fn run_confact(
         }
         if items.is_empty() {
             outcome.problem("no_items");
+        }
+        if no_credibility > 0 && CREDIBILITY_METHODS.contains(&method.as_str()) {
+            outcome
+                .problems
+                .insert("no_credibility".into(), no_credibility);
         }
         let run = Run {
             items: &items,

@@ -14,9 +14,11 @@ pub enum SourceFormat {
     Snapshot,
     /// RAGuard's `claims.csv` + `documents.csv`.
     Raguard,
-    /// A CONF-FACT JSON file (a list of instances).
+    /// CONF-FACT: the release's gzip'd pickles (`HumC.pkl.gz`, `ModC.pkl.gz`) or a JSON list of
+    /// instances, with the credibility pickles beside them.
     Confact,
-    /// RARE's `rag_single_hop_dataset.json` / `rag_multi_hop_dataset.json` records.
+    /// RARE's record files (`<domain>_single_hop...json`, `<domain>_multi_hop_perturbed.json`,
+    /// the generator's `rag_*_dataset.json` and checkpoint files), with its retrieval results.
     Rare,
 }
 
@@ -95,6 +97,18 @@ pub struct Credibility {
     pub background: Option<String>,
 }
 
+impl Credibility {
+    /// Whether anything is known of the source.
+    pub fn is_known(&self) -> bool {
+        self.level.as_deref().is_some_and(|l| !l.trim().is_empty())
+            || self.score.is_some()
+            || self
+                .background
+                .as_deref()
+                .is_some_and(|b| !b.trim().is_empty())
+    }
+}
+
 /// A document: evidence for one claim (RAGuard, CONF-FACT) or a corpus entry.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EvalDocument {
@@ -146,11 +160,23 @@ pub struct EvalQuestion {
     pub answer_chunk_ids: Vec<String>,
     pub query_perturbations: Vec<QueryVariant>,
     pub document_perturbations: Vec<DocVariant>,
-    /// Chunks a real retriever returned for the original query, best first, when the input has
-    /// them (our `retrievals` table); otherwise the evaluation retrieves.
-    pub retrieved: Vec<String>,
+    /// Chunks real retrievers returned, best first, when the input has them (our `retrievals`
+    /// table for the original query; RARE's `<domain>_retrieval_results.json` for every query
+    /// and retriever); otherwise the evaluation retrieves with BM25.
+    pub retrievals: Vec<RealRetrieval>,
     /// `train` or `test`, when the input says.
     pub split: Option<String>,
+}
+
+/// What one real retriever returned for one form of a question.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RealRetrieval {
+    /// The retriever's name (`e5-large`, `bm25`, ...).
+    pub retriever: String,
+    /// `original`, or the query perturbation's kind (`word_level`, ...).
+    pub query: String,
+    /// Chunk ids, best first.
+    pub chunk_ids: Vec<String>,
 }
 
 /// A corpus chunk.
@@ -185,6 +211,10 @@ pub struct EvalData {
     pub questions: Vec<EvalQuestion>,
     pub chunks: Vec<EvalChunk>,
     pub bad_rows: Vec<BadRow>,
+    /// What the loader read and how it used it, one line each (`credibility: all_media_data.pkl,
+    /// 812 domains; 40 of 52 documents matched`), for the printed load summary and
+    /// `summary.json`.
+    pub notes: Vec<String>,
 }
 
 impl EvalData {
@@ -200,6 +230,14 @@ impl EvalData {
     /// Documents by id.
     pub fn documents_by_id(&self) -> BTreeMap<&str, &EvalDocument> {
         self.documents.iter().map(|d| (d.id.as_str(), d)).collect()
+    }
+
+    /// Documents with any credibility (a level, a score or a background).
+    pub fn documents_with_credibility(&self) -> usize {
+        self.documents
+            .iter()
+            .filter(|d| d.credibility.is_known())
+            .count()
     }
 
     /// Chunks by id.

@@ -34,7 +34,7 @@ pub mod systems;
 
 pub use data::{
     BadRow, Credibility, DocLabel, DocVariant, EvalChunk, EvalClaim, EvalData, EvalDocument,
-    EvalQuestion, QueryVariant, SourceFormat,
+    EvalQuestion, QueryVariant, RealRetrieval, SourceFormat,
 };
 pub use generate::{
     AnswerForm, Ask, Example, Generated, Generator, Passage, Plain, Retriever, Style,

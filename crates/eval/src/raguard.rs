@@ -265,6 +265,10 @@ pub fn run_raguard(
     });
     let zero_scores: Vec<f64> = zero.scored.iter().map(Scored::score).collect();
     outcomes.push(zero);
+    if data.documents.is_empty() {
+        // claims.csv alone: nothing to retrieve or show; `evaluate` says so.
+        return outcomes;
+    }
 
     // Task 2: standard RAG over the whole corpus with an embedding retriever.
     let max_rag = config.rag_k.iter().copied().max().unwrap_or(0);

@@ -7,11 +7,15 @@
 //! - queries Q = the original q and its perturbations Q' (the question's `query_perturbations`);
 //! - documents D = the ground-truth chunks (`ground_truth`), the same with back-translated chunks
 //!   in place (`back_translation`: lexically different, answer kept), with answer-deleted chunks in
-//!   place (`regex_delete`: lexically similar, answer gone), and each of the top `retrieval_k`
-//!   chunks a real retriever returns for that query, alone (`retrieval`, D_ret). A document kind the
-//!   question has no perturbation for is left out of its cells. Retrieved chunks are the input's
-//!   own (our `retrievals` table, for the original query) when it has them, else BM25 over every
-//!   chunk with the query;
+//!   place (`regex_delete`: lexically similar, answer gone), and the top `retrieval_k` chunks
+//!   each real retriever returns for that query (`retrieval`, D_ret): by default all of them
+//!   together as one context, as RARE's evaluator does (`retrieval_context = "joint"`), or each
+//!   chunk alone (`"each"`). A document kind the question has no perturbation for is left out of
+//!   its cells. Retrieved chunks are the input's own when it has them for that query form (our
+//!   `retrievals` table, for the original query; RARE's `<domain>_retrieval_results.json`, for
+//!   every query form and retriever), else BM25 over every chunk with the query (retriever
+//!   `bm25`). Retrieved ids the corpus lacks are left out (as RARE does), counted as problem
+//!   `retrieved_chunk_missing`; a retriever none of whose chunks is in the corpus gives no cell;
 //! - every (q, d) cell is asked once and judged by the two-stage judge
 //!   ([`crate::answers::judge_answers`]: refusal, normalised exact or inclusive match, then the
 //!   `answer_judge` task); refusal detection is deterministic ([`crate::answers::RefusalDetector`]);
@@ -22,7 +26,7 @@
 //! Table 4's scores are means of the robust cells (`robustness`): overall over every cell, query
 //! robustness over (q' ∈ Q', ground truth), document robustness over (q, d' ∈ {back translation,
 //! regex delete}), real-retrieval robustness over (q, d ∈ D_ret); each overall and per pattern kind,
-//! domain and probe value. Cells are the predictions of task `rare_met`; the four scores are its
+//! domain and probe value, and the retrieval score also per retriever. Cells are the predictions of task `rare_met`; the four scores are its
 //! metrics under tasks `rare_overall`, `rare_query`, `rare_document` and `rare_retrieval`.
 
 use std::collections::BTreeMap;
@@ -46,12 +50,28 @@ pub const RETRIEVAL: &str = "retrieval";
 /// The query of a cell that is not perturbed.
 pub const ORIGINAL: &str = "original";
 
+/// How a retriever's top chunks make cells.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum RetrievalContext {
+    /// The top `retrieval_k` chunks together, one cell per retriever and query (RARE's
+    /// evaluator).
+    #[default]
+    Joint,
+    /// Each of the top `retrieval_k` chunks alone, one cell each.
+    Each,
+}
+
 /// RARE-Met settings (`[eval.rare]`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RareConfig {
     /// Chunks of real retrieval per query (RARE evaluates the top 3).
     pub retrieval_k: usize,
+    /// How a retriever's top chunks make cells.
+    pub retrieval_context: RetrievalContext,
     /// Evaluate only questions of this split (`test`); `None`: every question.
     pub split: Option<String>,
 }
@@ -60,10 +80,14 @@ impl Default for RareConfig {
     fn default() -> Self {
         RareConfig {
             retrieval_k: 3,
+            retrieval_context: RetrievalContext::Joint,
             split: None,
         }
     }
 }
+
+/// The retriever name of BM25 cells (no input retrieval for the query form).
+pub const BM25: &str = "bm25";
 
 /// What the RARE-Met run shares besides its configuration.
 pub struct RareRun<'a> {
@@ -186,19 +210,30 @@ struct Cell<'a> {
     query_kind: String,
     query: String,
     document: String,
+    retriever: Option<String>,
     item_id: String,
     passages: Vec<Passage>,
 }
 
-/// The document settings of a question for a query: (kind, suffix, passages).
+/// A document setting of a cell.
+struct Setting {
+    document: String,
+    /// Item id suffix (`@e5-large`, `@bm25#2`).
+    suffix: String,
+    retriever: Option<String>,
+    passages: Vec<Passage>,
+}
+
+/// The document settings of a question for one query form; retrieved ids the corpus lacks are
+/// counted in `missing`.
 fn documents(
     q: &EvalQuestion,
-    query: &str,
-    original: bool,
+    (query_kind, query): (&str, &str),
     chunks: &BTreeMap<&str, &EvalChunk>,
     retriever: &ChunkRetriever,
-    k: usize,
-) -> Vec<(String, String, Vec<Passage>)> {
+    config: &RareConfig,
+    missing: &mut usize,
+) -> Vec<Setting> {
     let gt: Vec<Passage> = q
         .answer_chunk_ids
         .iter()
@@ -210,7 +245,13 @@ fn documents(
             background: None,
         })
         .collect();
-    let mut out = vec![(GROUND_TRUTH.to_string(), String::new(), gt.clone())];
+    let setting = |document: &str, passages: Vec<Passage>| Setting {
+        document: document.to_string(),
+        suffix: String::new(),
+        retriever: None,
+        passages,
+    };
+    let mut out = vec![setting(GROUND_TRUTH, gt.clone())];
     for kind in [BACK_TRANSLATION, REGEX_DELETE] {
         let variants: BTreeMap<&str, &str> = q
             .document_perturbations
@@ -231,25 +272,57 @@ fn documents(
                 ..p.clone()
             })
             .collect();
-        out.push((kind.to_string(), String::new(), passages));
+        out.push(setting(kind, passages));
     }
-    let retrieved: Vec<String> = if original && !q.retrieved.is_empty() {
-        q.retrieved.iter().take(k).cloned().collect()
-    } else {
-        retriever.ids(query, k)
-    };
-    for (i, id) in retrieved.iter().enumerate() {
-        if let Some(c) = chunks.get(id.as_str()) {
-            out.push((
-                RETRIEVAL.to_string(),
-                format!("#{}", i + 1),
-                vec![Passage {
+    let k = config.retrieval_k;
+    let mut lists: Vec<(String, Vec<String>)> = q
+        .retrievals
+        .iter()
+        .filter(|r| r.query == query_kind)
+        .map(|r| {
+            (
+                r.retriever.clone(),
+                r.chunk_ids.iter().take(k).cloned().collect(),
+            )
+        })
+        .collect();
+    if lists.is_empty() {
+        lists.push((BM25.to_string(), retriever.ids(query, k)));
+    }
+    for (name, ids) in lists {
+        let mut passages = Vec::new();
+        for id in &ids {
+            match chunks.get(id.as_str()) {
+                Some(c) => passages.push(Passage {
                     id: c.id.clone(),
                     text: c.text.clone(),
                     source: Some("retrieved".into()),
                     background: None,
-                }],
-            ));
+                }),
+                None => *missing += 1,
+            }
+        }
+        match config.retrieval_context {
+            RetrievalContext::Joint => {
+                if !passages.is_empty() {
+                    out.push(Setting {
+                        document: RETRIEVAL.to_string(),
+                        suffix: format!("@{name}"),
+                        retriever: Some(name.clone()),
+                        passages,
+                    });
+                }
+            }
+            RetrievalContext::Each => {
+                for (i, p) in passages.into_iter().enumerate() {
+                    out.push(Setting {
+                        document: RETRIEVAL.to_string(),
+                        suffix: format!("@{name}#{}", i + 1),
+                        retriever: Some(name.clone()),
+                        passages: vec![p],
+                    });
+                }
+            }
         }
     }
     out
@@ -364,6 +437,7 @@ pub fn run_rare(data: &EvalData, config: &RareConfig, run: &RareRun<'_>) -> Vec<
 
     // The cells: every query against every document setting.
     let mut cells: Vec<Cell<'_>> = Vec::new();
+    let mut missing = 0usize;
     for q in &questions {
         if !probes.contains_key(&q.id) {
             // No probe, no rule: the question's cells cannot be scored (its probe failure is
@@ -377,22 +451,31 @@ pub fn run_rare(data: &EvalData, config: &RareConfig, run: &RareRun<'_>) -> Vec<
                 .map(|v| (v.kind.clone(), v.text.clone())),
         );
         for (query_kind, query) in queries {
-            let original = query_kind == ORIGINAL;
-            for (document, suffix, passages) in
-                documents(q, &query, original, &chunks, &retriever, config.retrieval_k)
-            {
+            for d in documents(
+                q,
+                (&query_kind, &query),
+                &chunks,
+                &retriever,
+                config,
+                &mut missing,
+            ) {
                 cells.push(Cell {
                     question: q,
-                    item_id: format!("{}|{}|{}{}", q.id, query_kind, document, suffix),
+                    item_id: format!("{}|{}|{}{}", q.id, query_kind, d.document, d.suffix),
                     query_kind: query_kind.clone(),
                     query: query.clone(),
-                    document,
-                    passages,
+                    document: d.document,
+                    retriever: d.retriever,
+                    passages: d.passages,
                 });
             }
         }
     }
     let mut met = TaskOutcome::new(CELLS);
+    if missing > 0 {
+        met.problems
+            .insert("retrieved_chunk_missing".into(), missing);
+    }
     if cells.is_empty() {
         met.problem("no_items");
     }
@@ -417,6 +500,9 @@ pub fn run_rare(data: &EvalData, config: &RareConfig, run: &RareRun<'_>) -> Vec<
             .with_group("probe", if p { "1" } else { "0" })
             .with_group("query", c.query_kind.clone())
             .with_group("document", c.document.clone());
+        if let Some(r) = &c.retriever {
+            s = s.with_group("retriever", r.clone());
+        }
         s.correct = judged.map(|(correct, refused)| robust(p, &c.document, correct, refused));
         met.scored.push(s);
     }
@@ -424,7 +510,10 @@ pub fn run_rare(data: &EvalData, config: &RareConfig, run: &RareRun<'_>) -> Vec<
         let mut groups: BTreeMap<String, Vec<f64>> = BTreeMap::new();
         for s in met.scored.iter().filter(|s| in_score(task, &s.groups)) {
             groups.entry("all".into()).or_default().push(s.score());
-            for key in ["kind", "domain", "probe"] {
+            for key in ["kind", "domain", "probe", "retriever"] {
+                if key == "retriever" && task != "rare_retrieval" {
+                    continue;
+                }
                 if let Some(v) = s.groups.get(key) {
                     groups
                         .entry(format!("{key}={v}"))

@@ -164,10 +164,15 @@ pub fn evaluate(data: &EvalData, llm: &Llm, config: &EvalConfig) -> Result<Evalu
     let wants = |f: &str| config.families.iter().any(|x| x == f);
     let has_documents = data.claims.iter().any(|c| !c.documents.is_empty());
     if wants("raguard") {
-        if data.claims.is_empty() || !has_documents {
-            out.skipped
-                .insert("raguard".into(), "no claims with documents".into());
+        if data.claims.is_empty() {
+            out.skipped.insert("raguard".into(), "no claims".into());
         } else {
+            if data.documents.is_empty() {
+                out.skipped.insert(
+                    "raguard_rag_and_oracle".into(),
+                    "no documents (claims.csv alone?): only zero_context runs".into(),
+                );
+            }
             let run = RaguardRun {
                 llm,
                 generator: generator.as_ref(),
@@ -197,11 +202,26 @@ pub fn evaluate(data: &EvalData, llm: &Llm, config: &EvalConfig) -> Result<Evalu
                 }
                 _ => data,
             };
+            let mut confact = config.confact.clone();
+            if crate::confact::claim_documents_with_credibility(data).0 == 0 {
+                let (aware, rest): (Vec<String>, Vec<String>) = confact
+                    .methods
+                    .iter()
+                    .cloned()
+                    .partition(|m| crate::confact::CREDIBILITY_METHODS.contains(&m.as_str()));
+                for m in aware {
+                    out.skipped.insert(
+                        format!("confact_{m}"),
+                        "no document has source credibility (a level, score or background): give the release's credibility tables (all_media_data.pkl, mbfc_media_data.pkl beside the instances, or --credibility)".into(),
+                    );
+                }
+                confact.methods = rest;
+            }
             out.outcomes.extend(run_confact(
                 data,
                 llm,
                 generator.as_ref(),
-                &config.confact,
+                &confact,
                 boot,
                 stage,
             ));

@@ -615,3 +615,46 @@ fn an_offline_run_gives_eleven_outcomes_over_every_claim() {
     // Deterministic.
     assert_eq!(run(), out);
 }
+
+#[test]
+fn credibility_methods_do_not_run_without_credibility_and_count_documents_without_it() {
+    use noisebench_eval::confact::CREDIBILITY_METHODS;
+    use noisebench_eval::{EvalConfig, evaluate};
+    let config = EvalConfig {
+        families: vec!["confact".into()],
+        bootstrap_samples: 0,
+        ..EvalConfig::default()
+    };
+    // bridge_data's documents carry no credibility.
+    let mut data = bridge_data();
+    for d in &mut data.documents {
+        d.credibility = Credibility::default();
+    }
+    let e = evaluate(&data, &Llm::offline(), &config).unwrap();
+    let tasks: Vec<&str> = e.outcomes.iter().map(|o| o.task.as_str()).collect();
+    assert_eq!(
+        tasks,
+        [
+            "confact_direct",
+            "confact_majority_vote",
+            "confact_discern",
+            "confact_cot"
+        ]
+    );
+    for m in CREDIBILITY_METHODS {
+        let why = &e.skipped[&format!("confact_{m}")];
+        assert!(why.contains("credibility"), "{m}: {why}");
+    }
+    // One document with a level: every method runs, and the credibility methods count the
+    // documents without any.
+    data.documents[0].credibility.level = Some("high".into());
+    let without = data.documents.len() - 1;
+    let e = evaluate(&data, &Llm::offline(), &config).unwrap();
+    assert_eq!(e.outcomes.len(), 11);
+    assert!(e.skipped.is_empty(), "{:?}", e.skipped);
+    for o in &e.outcomes {
+        let m = o.task.strip_prefix("confact_").unwrap();
+        let want = CREDIBILITY_METHODS.contains(&m).then_some(&without);
+        assert_eq!(o.problems.get("no_credibility"), want, "{m}");
+    }
+}

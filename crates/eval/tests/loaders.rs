@@ -370,7 +370,7 @@ fn rare_with_its_corpus() {
     assert_eq!(q.answer, "Baltic Freight Lines");
     assert_eq!(q.answer_chunk_ids, ["finance_1000045_2023-03-01_chunk_3"]);
     assert_eq!(q.split, None);
-    assert!(q.retrieved.is_empty());
+    assert!(q.retrievals.is_empty());
     let qkinds: Vec<&str> = q
         .query_perturbations
         .iter()
@@ -542,4 +542,446 @@ fn rare_corpus_as_a_json_list_with_other_field_names() {
         .map(|b| (b.row.as_str(), b.reason.as_str()))
         .collect();
     assert_eq!(bad, [("line 2", "bad_json")]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Releases as published: CONF-FACT's pickles, RARE's layouts, RAGuard's card columns, and the
+// file-level errors (fixtures made by the scripts beside them; expectations read from those).
+// ---------------------------------------------------------------------------------------------
+
+use noisebench_eval::load::{
+    RareInputs, credibility_beside, load_confact_with, load_raguard_files, load_rare_inputs,
+};
+
+fn confact_dataset() -> PathBuf {
+    fixtures().join("confact/dataset")
+}
+
+#[test]
+fn confact_pickles_with_the_credibility_tables_beside_them() {
+    let humc = confact_dataset().join("HumC.pkl.gz");
+    let tables = credibility_beside(&humc);
+    let names: Vec<String> = tables
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["all_media_data.pkl", "mbfc_media_data.pkl"]);
+    let data = load_confact_with(&humc, &tables).unwrap();
+    assert!(data.bad_rows.is_empty(), "{:?}", data.bad_rows);
+    assert_eq!(ids(&data.claims, |c| &c.id), ["1", "2", "3"]);
+    let verdicts: Vec<bool> = data.claims.iter().map(|c| c.verdict).collect();
+    // Claim 2's label is "Refuted " with the release's trailing space.
+    assert_eq!(verdicts, [true, false, false]);
+    let c1 = &data.claims[0];
+    assert_eq!(
+        c1.question.as_deref(),
+        Some("Did Lakeport ban single-use plastic bags in 2021?")
+    );
+    assert_eq!(c1.claim_date.as_deref(), Some("2021-05-02"));
+    assert_eq!(c1.documents, ["1_1", "1_2"]);
+    assert_eq!(data.documents.len(), 5);
+    let docs = data.documents_by_id();
+    // www. is dropped, as the authors' extract_domain does, so the table's key matches.
+    let d = docs["1_1"];
+    assert_eq!(d.domain.as_deref(), Some("lakeportnews.example.com"));
+    assert_eq!(d.credibility.level.as_deref(), Some("high"));
+    assert_eq!(
+        d.credibility.background.as_deref(),
+        Some(
+            "Lakeport News is a daily paper founded in 1921. It corrects errors promptly and cites public records."
+        )
+    );
+    assert_eq!(docs["1_2"].credibility.level.as_deref(), Some("low"));
+    // In the combined table only: a model's description, marked so.
+    let generated = docs["2_1"].credibility.background.as_deref().unwrap();
+    assert!(
+        generated.starts_with("The city's open-data portal, run by its statistics office.")
+            && generated.contains("written by a model"),
+        "{generated}"
+    );
+    // A domain in neither table: no credibility.
+    assert!(!docs["2_2"].credibility.is_known());
+    assert_eq!(data.documents_with_credibility(), 4);
+    assert!(
+        data.notes
+            .iter()
+            .any(|n| n.contains("4 of 5 documents matched by domain")
+                && n.contains("1 model-written")
+                && n.contains("1 have none")),
+        "{:?}",
+        data.notes
+    );
+    // Without the tables: the same claims and documents, and no credibility.
+    let bare = load_confact(&humc).unwrap();
+    assert_eq!(bare.claims, data.claims);
+    assert_eq!(bare.documents_with_credibility(), 0);
+    assert!(
+        bare.notes
+            .iter()
+            .any(|n| n.contains("credibility: no table")),
+        "{:?}",
+        bare.notes
+    );
+}
+
+#[test]
+fn confact_pickles_of_every_protocol_read_the_same() {
+    let reference = load_confact(&confact_dataset().join("HumC.pkl.gz")).unwrap();
+    for p in 2..=5 {
+        let data = load_confact(&fixtures().join(format!("confact/protocols/p{p}.pkl.gz")))
+            .unwrap_or_else(|e| panic!("protocol {p}: {e}"));
+        assert!(
+            data.bad_rows.is_empty(),
+            "protocol {p}: {:?}",
+            data.bad_rows
+        );
+        assert_eq!(data.claims, reference.claims[..2], "protocol {p}");
+        assert_eq!(data.documents, reference.documents[..4], "protocol {p}");
+    }
+}
+
+#[test]
+fn confact_modc_stances_label_the_evidence() {
+    let data = load_confact(&confact_dataset().join("ModC.pkl.gz")).unwrap();
+    assert!(data.bad_rows.is_empty(), "{:?}", data.bad_rows);
+    let docs = data.documents_by_id();
+    // Claim 7 is Supported: Support agrees, Reject opposes, "Not enough evidence" neither.
+    assert_eq!(docs["7_1"].label, Some(DocLabel::Supporting));
+    assert_eq!(docs["7_2"].label, Some(DocLabel::Misleading));
+    assert_eq!(docs["7_3"].label, Some(DocLabel::Irrelevant));
+    // Claim 8 is Refuted: a Reject stance agrees with it.
+    assert_eq!(docs["8_1"].label, Some(DocLabel::Supporting));
+}
+
+#[test]
+fn confact_pickle_with_a_class_instance_reads_it_as_absent_and_says_so() {
+    let data = load_confact(&fixtures().join("confact/protocols/date_object.pkl.gz")).unwrap();
+    assert_eq!(counts(&data), map(&[("unreadable_values", 1)]));
+    assert_eq!(ids(&data.claims, |c| &c.id), ["3"]);
+    // The datetime.date claim_date could not be rebuilt.
+    assert_eq!(data.claims[0].claim_date, None);
+}
+
+#[test]
+fn confact_with_no_usable_record_is_an_error_naming_the_file() {
+    let protocols = fixtures().join("confact/protocols");
+    let err = load_confact(&protocols.join("empty_list.pkl.gz")).unwrap_err();
+    assert!(matches!(err, LoadError::NoRecords { .. }), "{err}");
+    assert!(err.to_string().contains("empty_list.pkl.gz"), "{err}");
+    let err = load_confact(&protocols.join("evidence_renamed.pkl.gz")).unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.contains("evidence_renamed.pkl.gz")
+            && msg.contains("no instance has `evidence_url`")
+            && msg.contains("evidence"),
+        "{msg}"
+    );
+    // A credibility table given as the instances: said so.
+    let msg = load_confact(&confact_dataset().join("mbfc_media_data.pkl"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        msg.contains("a credibility table") && msg.contains("--credibility"),
+        "{msg}"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let empty = tmp.path().join("empty.json");
+    std::fs::write(&empty, "[]").unwrap();
+    assert!(matches!(
+        load_confact(&empty),
+        Err(LoadError::NoRecords { .. })
+    ));
+}
+
+#[test]
+fn an_empty_file_or_a_binary_one_is_an_error_saying_what_it_is() {
+    let tmp = tempfile::tempdir().unwrap();
+    let empty = tmp.path().join("claims.csv");
+    std::fs::write(&empty, "\n  \n").unwrap();
+    let err = load_raguard_files(&empty, None).unwrap_err();
+    assert!(matches!(err, LoadError::Empty { .. }), "{err}");
+    assert_eq!(err.to_string(), format!("{} is empty", empty.display()));
+    // The pickle given as RAGuard's claims: gzip, said so; the error has no repeated cause.
+    let gz = confact_dataset().join("HumC.pkl.gz");
+    let err = load_raguard_files(&gz, None).unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.contains("HumC.pkl.gz") && msg.contains("gzip"), "{msg}");
+    assert!(std::error::Error::source(&err).is_none());
+    let pickle = confact_dataset().join("all_media_data.pkl");
+    let msg = load_raguard_files(&pickle, None).unwrap_err().to_string();
+    assert!(msg.contains("a Python pickle"), "{msg}");
+    let parquet = tmp.path().join("claims.parquet");
+    let mut bytes = b"PAR1".to_vec();
+    bytes.extend([0xff, 0x00, 0x15, 0x04]);
+    std::fs::write(&parquet, bytes).unwrap();
+    let msg = load_raguard_files(&parquet, None).unwrap_err().to_string();
+    assert!(msg.contains("Parquet"), "{msg}");
+    let zip = tmp.path().join("release.json");
+    std::fs::write(&zip, b"PK\x03\x04\x14\x00\x00\x00\x08\x00\xff\xfe").unwrap();
+    let msg = load_confact(&zip).unwrap_err().to_string();
+    assert!(msg.contains("zip archive"), "{msg}");
+    // A missing file: named once, its cause once.
+    let err = load_raguard_files(&tmp.path().join("nope.csv"), None).unwrap_err();
+    assert!(std::error::Error::source(&err).is_none());
+    assert_eq!(err.to_string().matches("nope.csv").count(), 1, "{err}");
+}
+
+#[test]
+fn raguard_card_columns_and_claims_alone() {
+    use noisebench_eval::load::raguard::{CLAIM_COLUMNS, DOCUMENT_COLUMNS};
+    // The fixture's headers are the card's, in the card's order.
+    let dir = fixtures().join("raguard");
+    for (file, columns) in [
+        ("claims.csv", &CLAIM_COLUMNS),
+        ("documents.csv", &DOCUMENT_COLUMNS),
+    ] {
+        let text = std::fs::read_to_string(dir.join(file)).unwrap();
+        let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+        assert_eq!(header, columns.to_vec(), "{file}");
+    }
+    // claims.csv alone: every claim, no document, no bad row for the listed ids.
+    let data = load_raguard_files(&dir.join("claims.csv"), None).unwrap();
+    assert!(data.bad_rows.is_empty(), "{:?}", data.bad_rows);
+    assert_eq!(data.claims.len(), 4);
+    assert!(data.documents.is_empty());
+    assert!(data.claims.iter().all(|c| c.documents.is_empty()));
+    assert!(
+        data.notes.iter().any(|n| n.contains("no documents.csv")),
+        "{:?}",
+        data.notes
+    );
+    // Reddit placeholders are no body: the title is the text.
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::copy(dir.join("claims.csv"), tmp.path().join("claims.csv")).unwrap();
+    std::fs::write(
+        tmp.path().join("documents.csv"),
+        "Document ID,Title,Full Text,Claim ID,Document Label,Link,Score\n\
+         101,Gas stove ban?,[Link Post],1,misleading,https://www.reddit.com/r/x/1,5\n",
+    )
+    .unwrap();
+    let data = load_raguard(
+        &tmp.path().join("claims.csv"),
+        &tmp.path().join("documents.csv"),
+    )
+    .unwrap();
+    assert_eq!(data.documents[0].text, "Gas stove ban?");
+    assert!(
+        data.notes
+            .iter()
+            .any(|n| n.contains("not in the dataset card") && n.contains("Score")),
+        "{:?}",
+        data.notes
+    );
+}
+
+#[test]
+fn raguard_crlf_rows_are_named_by_their_lines() {
+    // The bad fixture's rows, with LF and with CRLF line ends, name the same lines.
+    let dir = fixtures().join("raguard/bad");
+    let lf = load_raguard(&dir.join("claims.csv"), &dir.join("documents.csv")).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    for name in ["claims.csv", "documents.csv"] {
+        let text = std::fs::read_to_string(dir.join(name)).unwrap();
+        std::fs::write(tmp.path().join(name), text.replace('\n', "\r\n")).unwrap();
+    }
+    let crlf = load_raguard(
+        &tmp.path().join("claims.csv"),
+        &tmp.path().join("documents.csv"),
+    )
+    .unwrap();
+    let rows = |d: &EvalData| -> Vec<(String, String)> {
+        d.bad_rows
+            .iter()
+            .map(|b| (b.row.clone(), b.reason.clone()))
+            .collect()
+    };
+    assert!(!lf.bad_rows.is_empty());
+    assert_eq!(rows(&crlf), rows(&lf));
+}
+
+#[test]
+fn rare_published_folder_with_retrieval_results() {
+    let dir = fixtures().join("rare/published");
+    let inputs = RareInputs::discover(std::slice::from_ref(&dir), None, None).unwrap();
+    let names = |ps: &[PathBuf]| -> Vec<String> {
+        ps.iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect()
+    };
+    assert_eq!(
+        names(&inputs.records),
+        [
+            "finance_single_hop_perturbed.json",
+            "policy_multi_hop_perturbed.json"
+        ]
+    );
+    assert_eq!(inputs.chunks, Some(dir.join("chunks.json")));
+    assert_eq!(
+        names(&inputs.retrieval_results),
+        ["finance_single_hop_perturbed_retrieval_results.json"]
+    );
+    let data = load_rare_inputs(&inputs).unwrap();
+    assert_eq!(data.questions.len(), 4);
+    assert_eq!(data.chunks.len(), 6);
+    let domains: Vec<&str> = data.questions.iter().map(|q| q.domain.as_str()).collect();
+    // Record 1 says finance in its metadata; the others take it from their file's name.
+    assert_eq!(domains, ["finance", "finance", "finance", "policy"]);
+    assert_eq!(data.questions[3].kind, "chained_multi_hop");
+    // The results are keyed by Python's hash of the question: joined on the question text.
+    let q = &data.questions[0];
+    assert_eq!(q.retrievals.len(), 9);
+    let e5 = q
+        .retrievals
+        .iter()
+        .find(|r| r.retriever == "e5-large" && r.query == "original")
+        .unwrap();
+    assert_eq!(
+        e5.chunk_ids,
+        [
+            "finance_1000045_2023-03-01_chunk_3",
+            "finance_1000045_2023-03-01_chunk_6",
+            "finance_1000045_2023-03-01_chunk_4"
+        ]
+    );
+    assert!(
+        q.retrievals
+            .iter()
+            .any(|r| r.retriever == "stella-en-1.5B-v5" && r.query == "word_level")
+    );
+    // Question 3 has no entry (RARE's evaluator would skip it): kept, counted, BM25 serves it.
+    assert!(data.questions[2].retrievals.is_empty());
+    assert!(data.questions[3].retrievals.is_empty());
+    assert_eq!(counts(&data), map(&[("no_retrieval_result", 1)]));
+    assert_eq!(
+        data.bad_rows[0].file,
+        "finance_single_hop_perturbed_retrieval_results.json"
+    );
+    assert_eq!(data.bad_rows[0].row, "record 3");
+    assert!(
+        data.notes
+            .iter()
+            .any(|n| n.contains("2 of 3 questions joined") && n.contains("3 retrievers")),
+        "{:?}",
+        data.notes
+    );
+    assert!(
+        data.notes
+            .iter()
+            .any(|n| n.contains("none for policy_multi_hop_perturbed.json")),
+        "{:?}",
+        data.notes
+    );
+}
+
+#[test]
+fn rare_generator_checkpoints_are_objects_one_after_another() {
+    let dir = fixtures().join("rare/checkpoint");
+    let inputs = RareInputs::discover(std::slice::from_ref(&dir), None, None).unwrap();
+    assert_eq!(inputs.records.len(), 2);
+    let data = load_rare_inputs(&inputs).unwrap();
+    // The files in name order: one whole multi-hop record (the cut one is one bad row), then
+    // two single-hop records.
+    let kinds: Vec<(&str, &str)> = data
+        .questions
+        .iter()
+        .map(|q| (q.kind.as_str(), q.domain.as_str()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("chained_multi_hop", "policy"),
+            ("single_hop", "finance"),
+            ("single_hop", "finance")
+        ]
+    );
+    let bad: Vec<(&str, &str)> = data
+        .bad_rows
+        .iter()
+        .filter(|b| b.reason != "chunks_from_source_sentences")
+        .map(|b| (b.file.as_str(), b.reason.as_str()))
+        .collect();
+    assert_eq!(bad, [("updated_rag_multi_hop_dataset.json", "bad_json")]);
+    let cut = data
+        .bad_rows
+        .iter()
+        .find(|b| b.reason == "bad_json")
+        .unwrap();
+    assert_eq!(cut.row, "line 37");
+    assert!(cut.detail.contains("from line 28"), "{}", cut.detail);
+    // A checkpoint beside its final file is left out, and said so.
+    let tmp = tempfile::tempdir().unwrap();
+    let single = dir.join("updated_rag_single_hop_dataset.json");
+    std::fs::copy(
+        &single,
+        tmp.path().join("updated_rag_single_hop_dataset.json"),
+    )
+    .unwrap();
+    std::fs::copy(
+        fixtures().join("rare/rag_single_hop_dataset.json"),
+        tmp.path().join("rag_single_hop_dataset.json"),
+    )
+    .unwrap();
+    let inputs = RareInputs::discover(&[tmp.path().to_path_buf()], None, None).unwrap();
+    assert_eq!(
+        inputs.records,
+        [tmp.path().join("rag_single_hop_dataset.json")]
+    );
+    assert_eq!(inputs.left_out.len(), 1);
+    assert!(
+        inputs.left_out[0].1.contains("checkpoint"),
+        "{:?}",
+        inputs.left_out
+    );
+}
+
+#[test]
+fn rare_checkpoint_and_corpus_lines_are_right_after_crlf() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = fixtures().join("rare/checkpoint/updated_rag_multi_hop_dataset.json");
+    let text = std::fs::read_to_string(&src).unwrap();
+    let records = tmp.path().join("updated_rag_multi_hop_dataset.json");
+    std::fs::write(&records, text.replace('\n', "\r\n")).unwrap();
+    let corpus = tmp.path().join("corpus.jsonl");
+    std::fs::write(
+        &corpus,
+        "{\"id\": \"policy_westgate_chunk_0\", \"text\": \"x\"}\r\n{broken\r\n{\"id\": \"policy_westgate_chunk_1\", \"text\": \"y\"}\r\n",
+    )
+    .unwrap();
+    let data = load_rare(&[records], Some(&corpus)).unwrap();
+    let rows: Vec<(&str, &str)> = data
+        .bad_rows
+        .iter()
+        .map(|b| (b.row.as_str(), b.reason.as_str()))
+        .collect();
+    assert_eq!(rows, [("line 37", "bad_json"), ("line 2", "bad_json")]);
+    assert!(data.bad_rows[0].detail.contains("from line 28"));
+}
+
+#[test]
+fn a_cut_or_corrupt_pickle_is_an_error_never_a_panic() {
+    use std::io::Read;
+    let gz = std::fs::read(confact_dataset().join("HumC.pkl.gz")).unwrap();
+    let mut pickle = Vec::new();
+    flate2::read::GzDecoder::new(gz.as_slice())
+        .read_to_end(&mut pickle)
+        .unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("cut.pkl");
+    // Prefixes (every 7th length) of the pickle and of the gzip stream: an error naming the
+    // file, or (a prefix that happens to end a value) a load; never a panic.
+    for (bytes, what) in [(&pickle, "pickle"), (&gz, "gzip")] {
+        for n in (1..bytes.len()).step_by(7) {
+            std::fs::write(&path, &bytes[..n]).unwrap();
+            if let Err(e) = load_confact(&path) {
+                assert!(e.to_string().contains("cut.pkl"), "{what} {n}: {e}");
+            }
+        }
+    }
+    // Flipped bytes in the middle: whatever it reads as, it must not panic.
+    let mut flipped = pickle.clone();
+    for i in (2..flipped.len()).step_by(13) {
+        flipped[i] ^= 0x5a;
+    }
+    std::fs::write(&path, &flipped).unwrap();
+    let _ = load_confact(&path);
 }

@@ -209,3 +209,30 @@ fn drops_against_zero_context_are_table_4s() {
     assert_eq!(value(m, "misleading_retrieval_recall"), 1.0);
     assert!(m.scored.iter().all(|s| s.groups["label"] == "misleading"));
 }
+
+#[test]
+fn claims_alone_run_zero_context_and_say_the_rest_did_not_run() {
+    use noisebench_eval::{EvalConfig, evaluate};
+    let mut data = data();
+    data.documents.clear();
+    for c in &mut data.claims {
+        c.documents.clear();
+    }
+    let config = EvalConfig {
+        families: vec!["raguard".into(), "confact".into()],
+        bootstrap_samples: 0,
+        ..EvalConfig::default()
+    };
+    let e = evaluate(&data, &Llm::offline(), &config).unwrap();
+    let tasks: Vec<&str> = e.outcomes.iter().map(|o| o.task.as_str()).collect();
+    assert_eq!(tasks, ["raguard_zero_context"]);
+    let test_side = data
+        .claims
+        .iter()
+        .filter(|c| is_test(config.seed, &c.id, config.raguard.test_share))
+        .count();
+    assert!(test_side > 0);
+    assert_eq!(e.outcomes[0].scored.len(), test_side);
+    assert!(e.skipped["raguard_rag_and_oracle"].contains("only zero_context"));
+    assert_eq!(e.skipped["confact"], "no claims with documents");
+}

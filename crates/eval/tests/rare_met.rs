@@ -8,9 +8,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use noisebench_eval::answers::{RefusalConfig, RefusalDetector};
 use noisebench_eval::metrics::Bootstrap;
-use noisebench_eval::rare_met::{RareConfig, RareRun, run_rare};
+use noisebench_eval::rare_met::{RareConfig, RareRun, RetrievalContext, run_rare};
 use noisebench_eval::{
-    DocVariant, EvalChunk, EvalData, EvalQuestion, Plain, QueryVariant, TaskOutcome,
+    DocVariant, EvalChunk, EvalData, EvalQuestion, Plain, QueryVariant, RealRetrieval, TaskOutcome,
 };
 use noisebench_llm::Llm;
 use noisebench_testkit::repo_root;
@@ -59,7 +59,7 @@ fn data() -> EvalData {
                     text: "[deleted] leases Westgate Basin from the port.".into(),
                 },
             ],
-            retrieved: vec![],
+            retrievals: vec![],
             split: None,
         }],
         ..Default::default()
@@ -80,6 +80,15 @@ fn answer(text: &str) -> Reply {
 }
 
 fn run(script: Script) -> (Vec<TaskOutcome>, usize) {
+    // Each retrieved chunk alone, so the hand counts below see three retrieval cells a query.
+    let config = RareConfig {
+        retrieval_context: RetrievalContext::Each,
+        ..RareConfig::default()
+    };
+    run_on(script, &data(), &config)
+}
+
+fn run_on(script: Script, data: &EvalData, config: &RareConfig) -> (Vec<TaskOutcome>, usize) {
     let judge_calls = Arc::new(AtomicUsize::new(0));
     let counted = judge_calls.clone();
     let server = FakeServer::answering(move |body| {
@@ -121,7 +130,7 @@ fn run(script: Script) -> (Vec<TaskOutcome>, usize) {
         limit: None,
         stage: "eval",
     };
-    let outcomes = run_rare(&data(), &RareConfig::default(), &run);
+    let outcomes = run_rare(data, config, &run);
     (outcomes, judge_calls.load(Ordering::SeqCst))
 }
 
@@ -226,4 +235,69 @@ fn refusing_where_the_answer_is_gone_is_robust_for_a_model_that_does_not_know() 
             .all(|(_, _, robust)| *robust == Some(true))
     );
     assert_eq!(robustness(&outcomes, "rare_overall"), 1.0);
+}
+
+#[test]
+fn the_release_retrievals_are_one_joint_context_per_retriever_by_default() {
+    // Two retrievers' top chunks for the original query and its perturbation, as RARE's
+    // run_retrievals.py writes them; one list names a chunk the corpus lacks.
+    let mut data = data();
+    let r = |retriever: &str, query: &str, ids: &[&str]| RealRetrieval {
+        retriever: retriever.into(),
+        query: query.into(),
+        chunk_ids: ids.iter().map(|s| s.to_string()).collect(),
+    };
+    data.questions[0].retrievals = vec![
+        r("e5-large", "original", &["c2", "c3", "c1"]),
+        r("e5-large", "word_level", &["c2", "missing", "c3"]),
+        r("jina", "original", &["c3", "c2"]),
+        r("jina", "word_level", &["c3", "c1"]),
+    ];
+    let (outcomes, _) = run_on(
+        Script {
+            probe: GOLD,
+            ground_truth: GOLD,
+            back_translation: GOLD,
+            regex_delete: GOLD,
+            retrieval: REFUSE,
+        },
+        &data,
+        &RareConfig::default(),
+    );
+    let met = outcomes.iter().find(|o| o.task == "rare_met").unwrap();
+    // 2 queries x (ground truth, back translation, regex delete, 2 retrievers).
+    assert_eq!(met.scored.len(), 10);
+    let retrieval: Vec<(&str, &str, &str)> = met
+        .scored
+        .iter()
+        .filter(|s| s.groups["document"] == "retrieval")
+        .map(|s| {
+            (
+                s.groups["query"].as_str(),
+                s.groups["retriever"].as_str(),
+                s.item_id.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        retrieval,
+        [
+            ("original", "e5-large", "q1|original|retrieval@e5-large"),
+            ("original", "jina", "q1|original|retrieval@jina"),
+            ("word_level", "e5-large", "q1|word_level|retrieval@e5-large"),
+            ("word_level", "jina", "q1|word_level|retrieval@jina"),
+        ]
+    );
+    assert_eq!(met.problems.get("retrieved_chunk_missing"), Some(&1));
+    // Per-retriever real-retrieval robustness, over the original query's cells.
+    let by_retriever: Vec<(&str, usize)> = met
+        .metrics
+        .iter()
+        .filter(|m| m.task == "rare_retrieval" && m.group.starts_with("retriever="))
+        .map(|m| (m.group.as_str(), m.n))
+        .collect();
+    assert_eq!(
+        by_retriever,
+        [("retriever=e5-large", 1), ("retriever=jina", 1)]
+    );
 }

@@ -19,31 +19,83 @@ pub mod snapshot;
 
 use std::path::{Path, PathBuf};
 
-pub use confact::load_confact;
-pub use raguard::load_raguard;
-pub use rare::load_rare;
+pub use confact::{credibility_beside, load_confact, load_confact_with};
+pub use raguard::{load_raguard, load_raguard_files};
+pub use rare::{RareInputs, load_rare, load_rare_inputs};
 
 use crate::data::BadRow;
 
-/// A file that cannot be read at all.
+/// A file that cannot be read at all. Each message names the file and says everything once (no
+/// `source` chain repeating it: the CLI prints a chain with `{:#}`).
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}: {error}")]
     Io {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
+    #[error("{path} is empty")]
+    Empty { path: PathBuf },
     #[error("{path} is not UTF-8 text ({detail})")]
     NotUtf8 { path: PathBuf, detail: String },
-    #[error("{path} is not valid JSON: {source}")]
+    #[error("{path} is not valid JSON: {error}")]
     Json {
         path: PathBuf,
-        #[source]
-        source: serde_json::Error,
+        error: serde_json::Error,
     },
     #[error("{path}: expected a JSON list at the top level, found {found}")]
     NotAList { path: PathBuf, found: &'static str },
+    #[error("{path}: {detail}")]
+    Pickle { path: PathBuf, detail: String },
+    #[error("{path}: no usable record ({detail})")]
+    NoRecords { path: PathBuf, detail: String },
+    #[error("{path}: {detail}")]
+    Layout { path: PathBuf, detail: String },
+}
+
+/// What a binary file looks like, by its first bytes: `gzip`, `a Python pickle`, `Parquet`,
+/// `zip`, ... `None` when nothing is recognised.
+pub fn sniff(bytes: &[u8]) -> Option<&'static str> {
+    let starts = |m: &[u8]| bytes.starts_with(m);
+    if starts(&[0x1f, 0x8b]) {
+        Some(
+            "gzip-compressed data (a `.gz` file; CONF-FACT's `.pkl.gz` pickles are read with --format confact)",
+        )
+    } else if bytes.len() >= 2 && bytes[0] == 0x80 && (2..=5).contains(&bytes[1]) {
+        Some("a Python pickle (protocol 2-5)")
+    } else if starts(b"PAR1") {
+        Some("a Parquet file (a snapshot's table: give the snapshot folder)")
+    } else if starts(b"PK\x03\x04") || starts(b"PK\x05\x06") {
+        Some("a zip archive (unpack it first)")
+    } else if starts(&[0x28, 0xb5, 0x2f, 0xfd]) {
+        Some("zstd-compressed data")
+    } else if starts(b"BZh") {
+        Some("bzip2-compressed data")
+    } else if starts(&[0xfd, b'7', b'z', b'X', b'Z', 0x00]) {
+        Some("xz-compressed data")
+    } else if starts(b"%PDF") {
+        Some("a PDF document")
+    } else if starts(b"SQLite format 3") {
+        Some("an SQLite database")
+    } else if starts(&[0xff, 0xfe]) || starts(&[0xfe, 0xff]) {
+        Some("UTF-16 text (save it as UTF-8)")
+    } else {
+        None
+    }
+}
+
+/// A file's bytes; an empty file (or one of whitespace only) is [`LoadError::Empty`].
+pub(crate) fn read_bytes(path: &Path) -> Result<Vec<u8>, LoadError> {
+    let bytes = std::fs::read(path).map_err(|error| LoadError::Io {
+        path: path.to_path_buf(),
+        error,
+    })?;
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(LoadError::Empty {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(bytes)
 }
 
 /// How a file is named in bad rows: its file name, so reports do not depend on where the
@@ -71,20 +123,26 @@ pub(crate) fn bad(
 /// A file's text: UTF-8 with any byte-order mark removed. A few invalid sequences are replaced
 /// (one `invalid_utf8` bad row says how many); a binary file is an error.
 pub(crate) fn read_text(path: &Path, bad_rows: &mut Vec<BadRow>) -> Result<String, LoadError> {
-    let bytes = std::fs::read(path).map_err(|source| LoadError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let bytes = read_bytes(path)?;
     let text = match String::from_utf8(bytes) {
         Ok(t) => t,
         Err(e) => {
             let bytes = e.into_bytes();
+            if let Some(kind) = sniff(&bytes) {
+                return Err(LoadError::NotUtf8 {
+                    path: path.to_path_buf(),
+                    detail: format!("it looks like {kind}"),
+                });
+            }
             let lossy = String::from_utf8_lossy(&bytes).into_owned();
             let replaced = lossy.matches('\u{fffd}').count();
             if bytes.contains(&0) || replaced * 100 > bytes.len() {
                 return Err(LoadError::NotUtf8 {
                     path: path.to_path_buf(),
-                    detail: format!("{replaced} invalid sequences in {} bytes", bytes.len()),
+                    detail: format!(
+                        "{replaced} invalid sequences in {} bytes; a binary file of no known kind",
+                        bytes.len()
+                    ),
                 });
             }
             bad_rows.push(bad(
@@ -102,25 +160,15 @@ pub(crate) fn read_text(path: &Path, bad_rows: &mut Vec<BadRow>) -> Result<Strin
     })
 }
 
-/// A file holding one JSON list: its items.
-pub(crate) fn read_json_list(
-    path: &Path,
-    bad_rows: &mut Vec<BadRow>,
-) -> Result<Vec<serde_json::Value>, LoadError> {
-    let text = read_text(path, bad_rows)?;
-    parse_json_list(path, &text)
-}
-
-/// [`read_json_list`] over text already read.
+/// The items of a text holding one JSON list.
 pub(crate) fn parse_json_list(
     path: &Path,
     text: &str,
 ) -> Result<Vec<serde_json::Value>, LoadError> {
-    let value: serde_json::Value =
-        serde_json::from_str(text).map_err(|source| LoadError::Json {
-            path: path.to_path_buf(),
-            source,
-        })?;
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|error| LoadError::Json {
+        path: path.to_path_buf(),
+        error,
+    })?;
     match value {
         serde_json::Value::Array(items) => Ok(items),
         other => Err(LoadError::NotAList {

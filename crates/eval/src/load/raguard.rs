@@ -19,8 +19,14 @@
 //! - A document's label is its `Document Label`; when that column is missing or the cell is
 //!   empty, the label at the document's position in its claim's `Document Labels`, else none.
 //! - About 4,100 of RAGuard's 16,331 documents are Reddit link posts or have an empty body.
-//!   A document with a title but no body is KEPT with its title as its text (that is what a
-//!   reader of the post sees); only one with neither is dropped (`empty_document`).
+//!   A body of `[Link Post]`, `[deleted]` or `[removed]` (any case) counts as no body. A
+//!   document with a title but no body is KEPT with its title as its text (that is what a
+//!   reader of the post sees; the load summary counts them); only one with neither is dropped
+//!   (`empty_document`).
+//! - `documents.csv` may be absent ([`load_raguard_files`] with `None`): the claims load with
+//!   no documents and no bad row for their listed ids; only zero-context can run.
+//! - The columns are the dataset card's ([`CLAIM_COLUMNS`], [`DOCUMENT_COLUMNS`]); any other
+//!   column is named in a note and not read.
 //! - The domain is the `Link`'s host without `www.` (`reddit.com`).
 //!
 //! Bad rows (never fatal): `missing_column`, `bad_csv` (a row with the wrong number of
@@ -33,6 +39,26 @@ use std::path::Path;
 
 use super::{LoadError, bad, domain_of, file_label, read_text};
 use crate::data::{BadRow, Credibility, DocLabel, EvalClaim, EvalData, EvalDocument};
+
+/// The columns of RAGuard's `claims.csv`, as the dataset card lists them.
+pub const CLAIM_COLUMNS: [&str; 6] = [
+    "Claim ID",
+    "Claim",
+    "Verdict",
+    "Document IDs",
+    "Document Labels",
+    "Original Verdict",
+];
+
+/// The columns of RAGuard's `documents.csv`, as the dataset card lists them.
+pub const DOCUMENT_COLUMNS: [&str; 6] = [
+    "Document ID",
+    "Title",
+    "Full Text",
+    "Claim ID",
+    "Document Label",
+    "Link",
+];
 
 /// A CSV file's header and records, each with the line it starts on.
 struct Table {
@@ -55,11 +81,26 @@ impl Table {
                 Vec::new()
             }
         };
+        // Lines are counted from the record's byte offset, past the line end the reader may
+        // put it on: the csv crate's own line count is one short after CRLF line ends.
+        let bytes = text.as_bytes();
+        let line_at = |byte: u64| {
+            let mut end = (byte as usize).min(bytes.len());
+            while end < bytes.len() && matches!(bytes[end], b'\r' | b'\n') {
+                end += 1;
+            }
+            format!(
+                "line {}",
+                bytes[..end].iter().filter(|b| **b == b'\n').count() + 1
+            )
+        };
         let mut rows = Vec::new();
         for record in reader.records() {
             match record {
                 Ok(r) => {
-                    let line = format!("line {}", r.position().map(|p| p.line()).unwrap_or(0));
+                    let line = r
+                        .position()
+                        .map_or_else(|| "unknown".into(), |p| line_at(p.byte()));
                     if r.len() != headers.len() {
                         bad_rows.push(bad(
                             &file,
@@ -74,7 +115,7 @@ impl Table {
                 Err(e) => {
                     let line = e
                         .position()
-                        .map(|p| format!("line {}", p.line()))
+                        .map(|p| line_at(p.byte()))
                         .unwrap_or_else(|| "unknown".into());
                     bad_rows.push(bad(&file, line, "bad_csv", e.to_string()));
                 }
@@ -139,6 +180,15 @@ fn id_text(s: &str) -> &str {
         Some(int) if !int.is_empty() && int.bytes().all(|b| b.is_ascii_digit()) => int,
         _ => s,
     }
+}
+
+/// A body Reddit shows in place of a text: a link post's `[Link Post]`, a removed post's
+/// `[deleted]` or `[removed]`. Such a document is read as having no body.
+fn is_placeholder(body: &str) -> bool {
+    matches!(
+        body.trim().to_ascii_lowercase().as_str(),
+        "[link post]" | "[deleted]" | "[removed]" | "[deleted by user]" | "[removed by reddit]"
+    )
 }
 
 /// `True`/`False` in any case.
@@ -259,12 +309,28 @@ struct ClaimRow {
 
 /// Load RAGuard's two CSV files (see the module documentation for every choice).
 pub fn load_raguard(claims_csv: &Path, documents_csv: &Path) -> Result<EvalData, LoadError> {
+    load_raguard_files(claims_csv, Some(documents_csv))
+}
+
+/// Load RAGuard's `claims.csv` and, when given, its `documents.csv`. Without documents the
+/// claims load with no documents (zero-context needs none), and a note says so.
+pub fn load_raguard_files(
+    claims_csv: &Path,
+    documents_csv: Option<&Path>,
+) -> Result<EvalData, LoadError> {
     let mut data = EvalData {
         name: "raguard".into(),
         ..EvalData::default()
     };
     let claims = Table::read(claims_csv, &mut data.bad_rows)?;
-    let docs = Table::read(documents_csv, &mut data.bad_rows)?;
+    let docs = match documents_csv {
+        Some(path) => Table::read(path, &mut data.bad_rows)?,
+        None => Table {
+            file: "documents.csv".into(),
+            headers: DOCUMENT_COLUMNS.iter().map(|c| c.to_string()).collect(),
+            rows: Vec::new(),
+        },
+    };
 
     // Claims.
     let mut claim_rows: Vec<ClaimRow> = Vec::new();
@@ -423,7 +489,10 @@ pub fn load_raguard(claims_csv: &Path, documents_csv: &Path) -> Result<EvalData,
                 }
             };
             let title = cell(row, d_title);
-            let body = cell(row, Some(d_text));
+            let body = match cell(row, Some(d_text)) {
+                b if is_placeholder(b) => "",
+                b => b,
+            };
             if title.is_empty() && body.is_empty() {
                 data.bad_rows.push(bad(
                     f,
@@ -458,7 +527,7 @@ pub fn load_raguard(claims_csv: &Path, documents_csv: &Path) -> Result<EvalData,
     for row in claim_rows {
         let mut claim = row.claim;
         claim.documents = match row.listed {
-            Some(ids) => {
+            Some(ids) if documents_csv.is_some() => {
                 let mut found = Vec::new();
                 for id in ids {
                     if kept.contains(id.as_str()) {
@@ -474,9 +543,49 @@ pub fn load_raguard(claims_csv: &Path, documents_csv: &Path) -> Result<EvalData,
                 }
                 found
             }
-            None => by_claim.get(claim.id.as_str()).cloned().unwrap_or_default(),
+            _ => by_claim.get(claim.id.as_str()).cloned().unwrap_or_default(),
         };
         data.claims.push(claim);
+    }
+    let unknown: Vec<&str> = docs
+        .headers
+        .iter()
+        .chain(&claims.headers)
+        .map(String::as_str)
+        .filter(|h| {
+            !DOCUMENT_COLUMNS
+                .iter()
+                .chain(&CLAIM_COLUMNS)
+                .any(|c| c.eq_ignore_ascii_case(h))
+        })
+        .collect();
+    data.notes.push(format!(
+        "claims: {}: {} claims",
+        claims.file,
+        data.claims.len()
+    ));
+    match documents_csv {
+        Some(_) => {
+            let linked = data
+                .documents
+                .iter()
+                .filter(|d| d.text == d.title && !d.title.is_empty())
+                .count();
+            data.notes.push(format!(
+                "documents: {}: {} documents ({linked} with no body, kept with their title as text)",
+                docs.file,
+                data.documents.len()
+            ));
+        }
+        None => data.notes.push(
+            "documents: none (no documents.csv): claims only; only zero_context can run".into(),
+        ),
+    }
+    if !unknown.is_empty() {
+        data.notes.push(format!(
+            "columns not in the dataset card, not read: {}",
+            unknown.join(", ")
+        ));
     }
     Ok(data)
 }

@@ -1,12 +1,28 @@
-//! RARE's QA records (`LeiLiLab/RARE`: `rag_single_hop_dataset.json`,
-//! `rag_multi_hop_dataset.json`, after `dataset_perturbation.py`): JSON lists of
-//! `{question, answer, answer_chunk_ids[], metadata{..}, source_sentences[], entity_1[],
-//! relation[], entity_2[], multi_hop_type?, query_perturbations?, document_perturbations?}`,
-//! and optionally the chunk corpus.
+//! RARE's QA records (`LeiLiLab/RARE`), as its code writes and reads them, and its retrieval
+//! results.
+//!
+//! Layout (see [`RareInputs::discover`]): a folder is read as `robustness_evaluation.py` reads
+//! `--dataset_dir`: every `*.json` is a record file (`finance_multi_hop_perturbed.json`,
+//! `<domain>_single_hop...json`, the generator's `rag_single_hop_dataset.json`), except
+//! `chunks.json` / `chunks.jsonl` (the corpus, unless `--chunks` names one),
+//! `*_retrieval_results.json` (retrieval results; also read from the folder's
+//! `retrieval_results/`), the evaluator's own outputs (`*_checkpoint.json`,
+//! `*_interim_results_batch_*.json`, `*_final_report.json`, `*_robustness_results.json`) and the
+//! generator's checkpoint `updated_<name>.json` when its final `<name>.json` is there too; each
+//! file left out is named in the load summary.
+//!
+//! Records: `{question, answer, answer_chunk_ids[], metadata{..}, source_sentences[],
+//! entity_1[], relation[], entity_2[], multi_hop_type?, query_perturbations?,
+//! document_perturbations?}`, in a JSON list, or JSON objects one after another (the
+//! generator's checkpoint files `updated_rag_*_dataset.json`, written a record at a time). A
+//! checkpoint cut short keeps its whole records; the rest is one `bad_json` bad row naming the
+//! line. Rows are `record N` in lists, `record N (line L)` in checkpoints.
 //!
 //! Choices:
 //! - Kind: `multi_hop_type` (`chained_multi_hop`, `star_shaped`, `inverted_star_shaped`);
-//!   absent: `single_hop`. Domain: `metadata.domain`, else `unknown`. `split` when present.
+//!   absent: `single_hop`. Domain: `metadata.domain`, else the file name's
+//!   ([`domain_from_name`]: `finance` for `finance_multi_hop_perturbed.json`), else `unknown`.
+//!   `split` when present.
 //! - Id: the record's `id` when it has one. RARE's generator writes none (and its later scripts
 //!   read one), so a record without gets `noisebench_core::id::stable_id("q", [question,
 //!   answer])`: the same on every run and independent of the record's position.
@@ -14,7 +30,16 @@
 //!   `document_perturbations.<kind> = [{chunk_id, text, similarity}]` become [`DocVariant`]s,
 //!   both in file order. A perturbation of another shape is skipped (`bad_perturbation`); the
 //!   record is kept.
-//! - Chunks: from `chunks` when given, a JSON list or JSON Lines of objects with an id
+//! - Retrieval results (`run_retrievals.py`): `<stem>_retrieval_results.json` for the record
+//!   file `<stem>.json` (else `<domain>_retrieval_results.json`), an object `{query_id:
+//!   {original_query, answer, variants, retrievers: {<name>: {original: [ids], <kind>: [ids]}}}}`.
+//!   RARE keys it by the record's `id`, else by Python's salted `hash(question)`, which cannot
+//!   be recomputed; so a record is joined by its `id` when it has one, else by `original_query`
+//!   equal to its question. Each (retriever, query form) list becomes a [`RealRetrieval`] that
+//!   RARE-Met's retrieval cells use; a question with no entry is a `no_retrieval_result` bad
+//!   row (kept: its retrieval cells use BM25). The load summary says which file served which
+//!   records and how many joined.
+//! - Chunks: from the corpus when there is one, a JSON list or JSON Lines of objects with an id
 //!   (`chunk_id` or `id`), a text (`text`, `content` or `page_content`) and optionally
 //!   `report_id`. Without it, each answer chunk is rebuilt from the source sentences of the
 //!   records naming it, joined by a space (distinct sentences, first seen first). RARE's
@@ -26,8 +51,10 @@
 //! Bad rows (never fatal): `bad_record` (a record that is not an object), `missing_field` (no
 //! question or answer; in the corpus, no id or text), `no_answer_chunks`, `duplicate_id`,
 //! `bad_perturbation`, `missing_chunk` (an answer chunk the corpus lacks; the question is
-//! kept), `bad_json` (a JSON Lines line that does not parse), `chunks_from_source_sentences`.
-//! Rows are `record N` (from 1) for lists and `line N` for JSON Lines.
+//! kept), `bad_json` (a JSON Lines line, or the rest of a checkpoint, that does not parse),
+//! `no_retrieval_result`, `bad_retrieval_result` (an entry without retriever lists),
+//! `chunks_from_source_sentences`. Errors: no record file at all, retrieval results that are
+//! not an object ([`LoadError::Layout`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -35,10 +62,11 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::{
-    LoadError, bad, file_label, json_kind, json_text, parse_json_list, read_json_list, read_text,
-    string_field,
+    LoadError, bad, file_label, json_kind, json_text, parse_json_list, read_text, string_field,
 };
-use crate::data::{BadRow, DocVariant, EvalChunk, EvalData, EvalQuestion, QueryVariant};
+use crate::data::{
+    BadRow, DocVariant, EvalChunk, EvalData, EvalQuestion, QueryVariant, RealRetrieval,
+};
 
 /// A list of strings (ids or sentences); non-strings and empty strings left out.
 fn string_list(v: Option<&Value>) -> Vec<String> {
@@ -223,22 +251,346 @@ fn read_chunks(path: &Path, data: &mut EvalData) -> Result<(), LoadError> {
     Ok(())
 }
 
+/// RARE's inputs, by role: record files, the corpus, retrieval results.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RareInputs {
+    /// Record files: JSON lists, or the generator's checkpoint files (JSON objects one after
+    /// another).
+    pub records: Vec<PathBuf>,
+    /// The chunk corpus (a JSON list or JSON Lines); `None`: answer chunks rebuilt from the
+    /// records' source sentences.
+    pub chunks: Option<PathBuf>,
+    /// `run_retrievals.py`'s `<name>_retrieval_results.json` files.
+    pub retrieval_results: Vec<PathBuf>,
+    /// Files of the folder that were left out, and why (printed in the load summary).
+    pub left_out: Vec<(PathBuf, String)>,
+}
+
+/// The evaluator's own outputs and the generator's intermediate files: never records.
+fn not_records(name: &str) -> Option<&'static str> {
+    if name.ends_with("_checkpoint.json") {
+        Some("robustness_evaluation.py's checkpoint, not records")
+    } else if name.contains("_interim_results_batch_")
+        || name.ends_with("_final_report.json")
+        || name.ends_with("_robustness_results.json")
+    {
+        Some("robustness_evaluation.py's results, not records")
+    } else if name == "kg_traverse_triplets.json" || name == "triplets.json" {
+        Some("the generator's triplets, not records")
+    } else {
+        None
+    }
+}
+
+fn is_corpus_name(name: &str) -> bool {
+    let stem = name
+        .strip_suffix(".json")
+        .or_else(|| name.strip_suffix(".jsonl"))
+        .unwrap_or(name);
+    stem == "chunks" || stem.ends_with("_chunks") || stem.starts_with("chunks_")
+}
+
+impl RareInputs {
+    /// RARE's inputs from what the user gave: a folder (every `*.json` in it, as RARE's
+    /// evaluator reads it, plus `*_retrieval_results.json` in its `retrieval_results/`
+    /// subfolder; `chunks.json`/`chunks.jsonl` is the corpus unless `chunks` names one), or
+    /// files (record files and `*_retrieval_results.json`). `retrieval_dir`: another folder of
+    /// retrieval results. When a folder has both the generator's checkpoint
+    /// `updated_<name>.json` and its final `<name>.json`, the final file is read.
+    pub fn discover(
+        inputs: &[PathBuf],
+        chunks: Option<&Path>,
+        retrieval_dir: Option<&Path>,
+    ) -> Result<RareInputs, LoadError> {
+        let mut out = RareInputs {
+            chunks: chunks.map(Path::to_path_buf),
+            ..Default::default()
+        };
+        let list = |dir: &Path| -> Result<Vec<PathBuf>, LoadError> {
+            let entries = std::fs::read_dir(dir).map_err(|error| LoadError::Io {
+                path: dir.to_path_buf(),
+                error,
+            })?;
+            let mut files: Vec<PathBuf> = entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.is_file())
+                .collect();
+            files.sort();
+            Ok(files)
+        };
+        let mut candidates: Vec<PathBuf> = Vec::new();
+        let mut retrieval_dirs: Vec<PathBuf> =
+            retrieval_dir.map(Path::to_path_buf).into_iter().collect();
+        for input in inputs {
+            if input.is_dir() {
+                candidates.extend(list(input)?);
+                let sub = input.join("retrieval_results");
+                if sub.is_dir() {
+                    retrieval_dirs.push(sub);
+                }
+            } else {
+                candidates.push(input.clone());
+            }
+        }
+        for dir in &retrieval_dirs {
+            for f in list(dir)? {
+                if file_label(&f).ends_with("_retrieval_results.json") {
+                    out.retrieval_results.push(f);
+                }
+            }
+        }
+        let names: BTreeSet<String> = candidates.iter().map(|p| file_label(p)).collect();
+        for path in candidates {
+            let name = file_label(&path);
+            let given_alone = inputs.iter().any(|i| i == &path);
+            if name.ends_with("_retrieval_results.json") {
+                if !out.retrieval_results.contains(&path) {
+                    out.retrieval_results.push(path);
+                }
+            } else if !given_alone && !name.ends_with(".json") && !name.ends_with(".jsonl") {
+                out.left_out.push((path, "not a .json file".into()));
+            } else if !given_alone && is_corpus_name(&name) {
+                if out.chunks.is_none() {
+                    out.chunks = Some(path);
+                } else if out.chunks.as_deref() != Some(path.as_path()) {
+                    out.left_out
+                        .push((path, "another corpus was given with --chunks".into()));
+                }
+            } else if !given_alone && name.ends_with(".jsonl") {
+                out.left_out
+                    .push((path, "JSON Lines other than a corpus".into()));
+            } else if let (false, Some(why)) = (given_alone, not_records(&name)) {
+                out.left_out.push((path, why.into()));
+            } else if let (false, Some(final_name)) = (given_alone, name.strip_prefix("updated_"))
+                && names.contains(final_name)
+            {
+                out.left_out.push((
+                    path,
+                    format!("the generator's checkpoint; its final file {final_name} is read"),
+                ));
+            } else {
+                out.records.push(path);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The domain a file's name gives: what comes before `_single_hop` or `_multi_hop`
+/// (`finance_multi_hop_perturbed.json` -> `finance`), as RARE names its files; `None` for other
+/// names and the generator's generic ones (`rag_single_hop_dataset`,
+/// `updated_rag_multi_hop_dataset`).
+pub fn domain_from_name(path: &Path) -> Option<String> {
+    let name = file_label(path);
+    let stem = name.strip_suffix(".json").unwrap_or(&name);
+    let at = ["_single_hop", "_multi_hop"]
+        .iter()
+        .filter_map(|m| stem.find(m))
+        .min()?;
+    let prefix = &stem[..at];
+    let generic =
+        prefix.is_empty() || prefix == "rag" || prefix == "updated_rag" || prefix.ends_with("_rag");
+    (!generic).then(|| prefix.to_string())
+}
+
+/// The line (from 1) of a byte offset.
+fn line_of(text: &str, offset: usize) -> usize {
+    text.as_bytes()[..offset.min(text.len())]
+        .iter()
+        .filter(|b| **b == b'\n')
+        .count()
+        + 1
+}
+
+/// A record file's records with their row names: a JSON list (`record N`), or JSON objects one
+/// after another as the generator's checkpoint files hold them (`record N (line L)`). A
+/// checkpoint cut short (the generator stopped mid-write) keeps what came before; the rest is
+/// one `bad_json` bad row naming the line.
+fn read_records(path: &Path, data: &mut EvalData) -> Result<Vec<(String, Value)>, LoadError> {
+    let text = read_text(path, &mut data.bad_rows)?;
+    let trimmed = text.trim_start();
+    if trimmed.starts_with('[') {
+        return Ok(parse_json_list(path, &text)?
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| (format!("record {}", i + 1), v))
+            .collect());
+    }
+    if !trimmed.starts_with('{') {
+        // Neither a list nor objects: the JSON error says where.
+        return parse_json_list(path, &text).map(|_| Vec::new());
+    }
+    let file = file_label(path);
+    let mut out = Vec::new();
+    let mut stream = serde_json::Deserializer::from_str(&text).into_iter::<Value>();
+    loop {
+        let offset = stream.byte_offset();
+        // The next object starts at the first non-blank byte after the previous one.
+        let start = offset
+            + text[offset..]
+                .find(|c: char| !c.is_whitespace())
+                .unwrap_or(0);
+        match stream.next() {
+            None => break,
+            Some(Ok(v)) => {
+                out.push((
+                    format!("record {} (line {})", out.len() + 1, line_of(&text, start)),
+                    v,
+                ));
+            }
+            Some(Err(e)) => {
+                data.bad_rows.push(bad(
+                    &file,
+                    format!("line {}", e.line()),
+                    "bad_json",
+                    format!(
+                        "{e}; the rest of the file (from line {}) is not read",
+                        line_of(&text, start)
+                    ),
+                ));
+                break;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// One `run_retrievals.py` result entry: `{original_query, answer, variants{}, retrievers:
+/// {<name>: {original: [ids], <kind>: [ids]}}}`.
+fn retrievals_of(entry: &Value) -> Vec<RealRetrieval> {
+    let mut out = Vec::new();
+    let Some(retrievers) = entry.get("retrievers").and_then(Value::as_object) else {
+        return out;
+    };
+    for (name, by_query) in retrievers {
+        let Some(by_query) = by_query.as_object() else {
+            continue;
+        };
+        for (query, ids) in by_query {
+            out.push(RealRetrieval {
+                retriever: name.clone(),
+                query: query.clone(),
+                chunk_ids: string_list(Some(ids)),
+            });
+        }
+    }
+    out
+}
+
+/// A retrieval results file, for joining: entries by key and by original query.
+struct ResultsFile {
+    path: PathBuf,
+    by_key: BTreeMap<String, Vec<RealRetrieval>>,
+    by_query: BTreeMap<String, Vec<RealRetrieval>>,
+    retrievers: BTreeSet<String>,
+    used: bool,
+}
+
+fn read_results(path: &Path, data: &mut EvalData) -> Result<ResultsFile, LoadError> {
+    let text = read_text(path, &mut data.bad_rows)?;
+    let value: Value = serde_json::from_str(&text).map_err(|error| LoadError::Json {
+        path: path.to_path_buf(),
+        error,
+    })?;
+    let Some(map) = value.as_object() else {
+        return Err(LoadError::Layout {
+            path: path.to_path_buf(),
+            detail: format!(
+                "retrieval results are an object keyed by record id (run_retrievals.py), found {}",
+                json_kind(&value)
+            ),
+        });
+    };
+    let file = file_label(path);
+    let mut out = ResultsFile {
+        path: path.to_path_buf(),
+        by_key: BTreeMap::new(),
+        by_query: BTreeMap::new(),
+        retrievers: BTreeSet::new(),
+        used: false,
+    };
+    for (key, entry) in map {
+        let r = retrievals_of(entry);
+        if r.is_empty() {
+            data.bad_rows.push(bad(
+                &file,
+                key.clone(),
+                "bad_retrieval_result",
+                "no `retrievers` object with lists of chunk ids",
+            ));
+            continue;
+        }
+        out.retrievers.extend(r.iter().map(|x| x.retriever.clone()));
+        if let Some(q) = entry.get("original_query").and_then(Value::as_str) {
+            out.by_query
+                .entry(q.trim().to_string())
+                .or_insert_with(|| r.clone());
+        }
+        out.by_key.insert(key.clone(), r);
+    }
+    Ok(out)
+}
+
 /// Load RARE's record files and, if given, its corpus (see the module documentation for every
 /// choice).
 pub fn load_rare(records: &[PathBuf], chunks: Option<&Path>) -> Result<EvalData, LoadError> {
+    load_rare_inputs(&RareInputs {
+        records: records.to_vec(),
+        chunks: chunks.map(Path::to_path_buf),
+        ..Default::default()
+    })
+}
+
+/// Load RARE's inputs (see the module documentation for every choice).
+pub fn load_rare_inputs(inputs: &RareInputs) -> Result<EvalData, LoadError> {
     let mut data = EvalData {
         name: "rare".into(),
         ..EvalData::default()
     };
+    if inputs.records.is_empty() {
+        return Err(LoadError::Layout {
+            path: inputs
+                .left_out
+                .first()
+                .and_then(|(p, _)| p.parent())
+                .map(Path::to_path_buf)
+                .unwrap_or_default(),
+            detail: "no RARE record file (`<domain>_single_hop...json`, `<domain>_multi_hop_perturbed.json`, `rag_*_dataset.json`)".into(),
+        });
+    }
+    for (path, why) in &inputs.left_out {
+        data.notes
+            .push(format!("left out {}: {why}", file_label(path)));
+    }
+    let mut results: Vec<ResultsFile> = Vec::new();
+    for path in &inputs.retrieval_results {
+        results.push(read_results(path, &mut data)?);
+    }
     let mut ids = BTreeSet::new();
     // Sentences of each answer chunk, for a corpus rebuilt from them.
     let mut sentences: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut chunk_order: Vec<String> = Vec::new();
-    for path in records {
+    for path in &inputs.records {
         let file = file_label(path);
-        let items = read_json_list(path, &mut data.bad_rows)?;
-        for (n, record) in items.iter().enumerate() {
-            let row = format!("record {}", n + 1);
+        let stem = file.strip_suffix(".json").unwrap_or(&file).to_string();
+        let name_domain = domain_from_name(path);
+        let items = read_records(path, &mut data)?;
+        let first_question = data.questions.len();
+        // The results for this file: `<stem>_retrieval_results.json` (run_retrievals.py names
+        // them so), else `<domain>_retrieval_results.json`.
+        let result_index = results
+            .iter()
+            .position(|r| file_label(&r.path) == format!("{stem}_retrieval_results.json"))
+            .or_else(|| {
+                name_domain.as_ref().and_then(|d| {
+                    results
+                        .iter()
+                        .position(|r| file_label(&r.path) == format!("{d}_retrieval_results.json"))
+                })
+            });
+        let (mut joined, mut unjoined) = (0usize, 0usize);
+        for (row, record) in &items {
+            let row = row.clone();
             let Some(o) = record.as_object() else {
                 data.bad_rows.push(bad(
                     &file,
@@ -270,7 +622,9 @@ pub fn load_rare(records: &[PathBuf], chunks: Option<&Path>) -> Result<EvalData,
                 ));
                 continue;
             }
-            let id = json_text(o.get("id"))
+            let own_id = json_text(o.get("id"));
+            let id = own_id
+                .clone()
                 .unwrap_or_else(|| noisebench_core::id::stable_id("q", &[&question, &answer]));
             if !ids.insert(id.clone()) {
                 data.bad_rows.push(bad(
@@ -305,6 +659,34 @@ pub fn load_rare(records: &[PathBuf], chunks: Option<&Path>) -> Result<EvalData,
                 &row,
                 &mut data.bad_rows,
             );
+            // RARE's evaluator joins on `str(record["id"])`; its generator writes no id and
+            // run_retrievals.py then keys by Python's (salted) hash of the question, so a record
+            // without an id is joined on the question text (`original_query`).
+            let mut retrievals = Vec::new();
+            if let Some(r) = result_index.map(|i| &mut results[i]) {
+                let found = own_id
+                    .as_ref()
+                    .and_then(|k| r.by_key.get(k))
+                    .or_else(|| r.by_query.get(question.trim()));
+                match found {
+                    Some(found) => {
+                        retrievals = found.clone();
+                        r.used = true;
+                        joined += 1;
+                    }
+                    None => {
+                        unjoined += 1;
+                        data.bad_rows.push(bad(
+                            &file_label(&r.path),
+                            row.clone(),
+                            "no_retrieval_result",
+                            format!(
+                                "question {id} of {file} has no entry (by id or `original_query`); its retrieval cells use BM25"
+                            ),
+                        ));
+                    }
+                }
+            }
             data.questions.push(EvalQuestion {
                 id,
                 question,
@@ -314,19 +696,61 @@ pub fn load_rare(records: &[PathBuf], chunks: Option<&Path>) -> Result<EvalData,
                     .get("metadata")
                     .and_then(Value::as_object)
                     .and_then(|m| string_field(m, "domain"))
+                    .or_else(|| name_domain.clone())
                     .unwrap_or_else(|| "unknown".into()),
                 answer_chunk_ids,
                 query_perturbations,
                 document_perturbations,
-                retrieved: Vec::new(),
+                retrievals,
                 split: string_field(o, "split"),
             });
         }
+        let loaded = data.questions.len() - first_question;
+        data.notes.push(format!(
+            "records: {file}: {} read, {loaded} questions{}",
+            items.len(),
+            name_domain
+                .as_ref()
+                .map(|d| format!(" (domain from the name: {d})"))
+                .unwrap_or_default()
+        ));
+        match result_index {
+            Some(i) => data.notes.push(format!(
+                "retrieval results: {} ({} retrievers: {}) for {file}: {joined} of {} questions joined{}; retrieval cells use them",
+                file_label(&results[i].path),
+                results[i].retrievers.len(),
+                results[i].retrievers.iter().cloned().collect::<Vec<_>>().join(", "),
+                joined + unjoined,
+                if unjoined > 0 { ", the rest use BM25" } else { "" }
+            )),
+            None => data.notes.push(format!(
+                "retrieval results: none for {file} (no {stem}_retrieval_results.json): retrieval cells use BM25 over the corpus"
+            )),
+        }
     }
-    match chunks {
+    for r in &results {
+        if !r.used
+            && !inputs.records.iter().any(|p| {
+                let f = file_label(p);
+                let stem = f.strip_suffix(".json").unwrap_or(&f);
+                file_label(&r.path) == format!("{stem}_retrieval_results.json")
+                    || domain_from_name(p).is_some_and(|d| {
+                        file_label(&r.path) == format!("{d}_retrieval_results.json")
+                    })
+            })
+        {
+            data.notes.push(format!(
+                "left out {}: no record file of that name",
+                file_label(&r.path)
+            ));
+        }
+    }
+    match inputs.chunks.as_deref() {
         Some(path) => {
             read_chunks(path, &mut data)?;
             let file = file_label(path);
+            data.notes
+                .push(format!("corpus: {file}: {} chunks", data.chunks.len()));
             let have: BTreeSet<&str> = data.chunks.iter().map(|c| c.id.as_str()).collect();
             let mut missing = Vec::new();
             for q in &data.questions {
@@ -353,7 +777,11 @@ pub fn load_rare(records: &[PathBuf], chunks: Option<&Path>) -> Result<EvalData,
                 });
             }
             if !data.chunks.is_empty() {
-                let file = records.first().map(|p| file_label(p)).unwrap_or_default();
+                let file = inputs
+                    .records
+                    .first()
+                    .map(|p| file_label(p))
+                    .unwrap_or_default();
                 data.bad_rows.push(bad(
                     &file,
                     "all",
@@ -362,6 +790,10 @@ pub fn load_rare(records: &[PathBuf], chunks: Option<&Path>) -> Result<EvalData,
                         "no corpus given: {} answer chunks rebuilt from the records' source sentences",
                         data.chunks.len()
                     ),
+                ));
+                data.notes.push(format!(
+                    "corpus: none given (--chunks, or chunks.json in the folder): {} answer chunks rebuilt from source sentences; retrieval searches only them",
+                    data.chunks.len()
                 ));
             }
         }

@@ -22,7 +22,7 @@ use noisebench_core::{
 
 use crate::data::{
     BadRow, Credibility, DocLabel, DocVariant, EvalChunk, EvalClaim, EvalData, EvalDocument,
-    EvalQuestion, QueryVariant,
+    EvalQuestion, QueryVariant, RealRetrieval,
 };
 
 /// The tables of one snapshot version an evaluation reads; any may be empty.
@@ -276,7 +276,15 @@ pub fn from_snapshot(t: SnapshotTables, retriever: Option<&str>) -> EvalData {
             answer_chunk_ids: q.answer_chunk_ids.clone(),
             query_perturbations: query_variants.remove(q.id.as_str()).unwrap_or_default(),
             document_perturbations: doc_variants.remove(q.id.as_str()).unwrap_or_default(),
-            retrieved: hits.into_iter().map(|(_, c)| c.to_string()).collect(),
+            retrievals: if hits.is_empty() {
+                Vec::new()
+            } else {
+                vec![RealRetrieval {
+                    retriever: chosen.clone().unwrap_or_default(),
+                    query: crate::rare_met::ORIGINAL.to_string(),
+                    chunk_ids: hits.into_iter().map(|(_, c)| c.to_string()).collect(),
+                }]
+            },
             split: split.get(q.id.as_str()).map(|s| s.to_string()),
         });
     }
