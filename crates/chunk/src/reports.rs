@@ -280,9 +280,10 @@ fn read_report(
             (r.blocks, named(r.bad_tables), String::new())
         }
         Format::Html => {
+            // No table of a page is dropped: every one with text becomes a table or paragraphs.
             let r = html_blocks(&content);
             title = r.title;
-            (r.blocks, named(r.bad_tables), String::new())
+            (r.blocks, Vec::new(), String::new())
         }
         Format::Markdown => {
             let (blocks, t, bad) = markdown_blocks(&content);
@@ -463,16 +464,6 @@ pub fn ingest_with(
                         format!("{}#{item}", f.url),
                         "missing_item",
                         "no heading of this item in the filing; the report keeps the others",
-                    );
-                }
-                if f.bad_tables > 0 {
-                    drops.add_failure(
-                        format!("{}#tables", f.url),
-                        "bad_table",
-                        format!(
-                            "{} table(s) of the document could not be converted; the report kept",
-                            f.bad_tables
-                        ),
                     );
                 }
                 let report = edgar_report(edgar, source, f);

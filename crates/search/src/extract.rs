@@ -97,9 +97,10 @@ pub fn extract_html(html: &str, url: &str) -> Result<Extracted, ExtractError> {
         ..Config::default()
     };
     let doc_url = url::Url::parse(url).ok().map(|_| url);
-    // Nesting far past any real page's would cost the parser minutes (see `nesting`).
-    let html = noisebench_web::nesting::limit_nesting(html);
-    let mut reader = Readability::new(html.as_ref(), doc_url, Some(config))
+    // Only what a browser renders is read (no `display:none`, `hidden`, templates, comments);
+    // nesting is limited on the way (see `nesting`).
+    let html = noisebench_web::visible::strip_unrendered(html);
+    let mut reader = Readability::new(html.as_str(), doc_url, Some(config))
         .map_err(|e| ExtractError::Unparseable(e.to_string()))?;
     let metadata = reader.get_article_metadata(reader.parse_json_ld());
     let fallback_body = tidy_text(&reader.doc.select("body").text());
