@@ -2,6 +2,7 @@
 //! counted drops. Counts were computed once and checked by reading the chunks (README, `chunks`).
 
 mod common;
+mod real;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
