@@ -518,7 +518,9 @@ pub fn ingest_with(
 impl TypedStage for ReportsStage {
     type Config = ReportsConfig;
     const KIND: &'static str = "reports";
-    const VERSION: u32 = 1;
+    // 2: only rendered content is read, tables laid out by the table model and dense, bold
+    // sub-headings.
+    const VERSION: u32 = 2;
     const ONE_TO_ONE: bool = true;
 
     fn inputs(&self) -> Vec<InputSpec> {

@@ -272,6 +272,51 @@ pub fn pipe_row_cells(line: &str) -> usize {
     cells
 }
 
+/// A Markdown pipe table with every row as wide as its widest, as Markdown renderers lay it out:
+/// short rows padded with empty cells (the delimiter row with `---`), so no cell is lost. A table
+/// already square comes back as written. Only a table without any cell text is an error.
+pub fn square_pipe_table(lines: &[&str]) -> Result<String, TableError> {
+    let split = |line: &str| -> Vec<String> {
+        let t = line.trim();
+        let t = t.strip_prefix('|').unwrap_or(t);
+        let t = t.strip_suffix('|').unwrap_or(t);
+        let mut cells = vec![String::new()];
+        let mut escaped = false;
+        for ch in t.chars() {
+            match ch {
+                '|' if !escaped => cells.push(String::new()),
+                _ => cells.last_mut().expect("one cell at least").push(ch),
+            }
+            escaped = ch == '\\' && !escaped;
+        }
+        cells.into_iter().map(|c| c.trim().to_string()).collect()
+    };
+    let rows: Vec<Vec<String>> = lines.iter().map(|l| split(l)).collect();
+    let is_delimiter = |row: &[String]| {
+        row.iter()
+            .all(|c| !c.is_empty() && c.chars().all(|ch| matches!(ch, '-' | ':')))
+    };
+    let has_text = rows
+        .iter()
+        .any(|r| !is_delimiter(r) && r.iter().any(|c| !c.is_empty()));
+    if !has_text {
+        return Err(TableError::Empty);
+    }
+    let width = rows.iter().map(Vec::len).max().unwrap_or(0);
+    if rows.iter().all(|r| r.len() == width) {
+        return Ok(lines.join("\n"));
+    }
+    Ok(rows
+        .into_iter()
+        .map(|mut row| {
+            let fill = if is_delimiter(&row) { "---" } else { "" };
+            row.resize(width, fill.to_string());
+            format!("| {} |", row.join(" | "))
+        })
+        .collect::<Vec<_>>()
+        .join("\n"))
+}
+
 /// Checks a Markdown pipe table for rows of different widths.
 pub fn check_pipe_table(lines: &[&str]) -> Result<(), TableError> {
     let widths: Vec<usize> = lines.iter().map(|l| pipe_row_cells(l)).collect();
@@ -427,6 +472,20 @@ mod tests {
         assert!(check_pipe_table(&["| a | b |", "|---|---|", "| 1 | 2 |"]).is_ok());
         assert!(check_pipe_table(&["| a | b |", "|---|---|", "| 1 | 2 | 3 |"]).is_err());
         assert_eq!(pipe_row_cells(r"| a \| b | c |"), 2);
+    }
+
+    #[test]
+    fn short_pipe_rows_are_padded_not_dropped() {
+        assert_eq!(
+            square_pipe_table(&["| a | b |", "|---|---|", "| 1 | 2 | 3 |"]).unwrap(),
+            "| a | b |  |\n| --- | --- | --- |\n| 1 | 2 | 3 |"
+        );
+        let square = ["| a | b |", "|---|---|", "| 1 | 2 |"];
+        assert_eq!(square_pipe_table(&square).unwrap(), square.join("\n"));
+        assert_eq!(
+            square_pipe_table(&["| | |", "|---|---|"]),
+            Err(TableError::Empty)
+        );
     }
 
     #[test]
