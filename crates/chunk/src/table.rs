@@ -90,8 +90,17 @@ pub fn convert_html_table(table: &ElementRef<'_>) -> Result<HtmlTable, TableErro
             _ => {}
         }
     }
-    let (grid, linked) = layout(&rows);
-    let grid = dense(grid, linked);
+    let grid = if slots_bound(&rows) <= MAX_SLOTS {
+        let (grid, linked) = layout(&rows);
+        dense(grid, linked)
+    } else {
+        // Past any real table's size (a hostile page): each row's text is one cell, so nothing
+        // is lost and nothing grows quadratically.
+        rows.iter()
+            .map(|tr| vec![element_text(tr)])
+            .filter(|r| !r[0].is_empty())
+            .collect()
+    };
     if grid.is_empty() {
         return Err(TableError::Empty);
     }
@@ -129,6 +138,31 @@ pub fn pipe_table(grid: &[Vec<String>]) -> String {
     out.join("\n")
 }
 
+/// Columns a table may take (HTML caps one cell's `colspan` at 1000).
+const MAX_COLUMNS: usize = 1000;
+/// Slots (rows times columns) a table may take before it is read row by row; real tables take
+/// thousands.
+const MAX_SLOTS: usize = 4_000_000;
+/// Slots one cell's `rowspan` times `colspan` may cover.
+const MAX_CELL_SLOTS: usize = 100_000;
+
+fn span_attr(td: &ElementRef<'_>, name: &str) -> Option<usize> {
+    td.value()
+        .attr(name)
+        .and_then(|v| v.trim().parse::<usize>().ok())
+}
+
+/// An upper bound of the slots [`layout`] fills: rows times the columns all cells could span.
+fn slots_bound(rows: &[ElementRef<'_>]) -> usize {
+    let spans: usize = rows
+        .iter()
+        .flat_map(|tr| tr.children().filter_map(ElementRef::wrap))
+        .filter(|td| matches!(td.value().name(), "td" | "th"))
+        .map(|td| span_attr(&td, "colspan").unwrap_or(1).clamp(1, 1000))
+        .sum();
+    rows.len().saturating_mul(spans.min(MAX_COLUMNS))
+}
+
 /// The slots of `rows` laid out as HTML's table model does, each cell's text in its first slot,
 /// short rows padded; and for each column whether some cell spans it and the next one.
 fn layout(rows: &[ElementRef<'_>]) -> (Vec<Vec<String>>, Vec<bool>) {
@@ -145,18 +179,28 @@ fn layout(rows: &[ElementRef<'_>]) -> (Vec<Vec<String>>, Vec<bool>) {
             while taken[r].get(c).copied().unwrap_or(false) {
                 c += 1;
             }
-            let attr = |name: &str| -> Option<usize> {
-                td.value()
-                    .attr(name)
-                    .and_then(|v| v.trim().parse::<usize>().ok())
-            };
+            if c >= MAX_COLUMNS {
+                // Past the widest table kept: the text joins the row's last slot.
+                let text = element_text(&td);
+                if let Some(last) = grid[r].last_mut()
+                    && !text.is_empty()
+                {
+                    last.push(' ');
+                    last.push_str(&text);
+                }
+                continue;
+            }
             // HTML caps colspan at 1000 and rowspan at 65534; rowspan 0 runs to the end.
-            let cols = attr("colspan").filter(|n| *n >= 1).unwrap_or(1).min(1000);
-            let span = match attr("rowspan") {
+            let cols = span_attr(&td, "colspan")
+                .filter(|n| *n >= 1)
+                .unwrap_or(1)
+                .min(MAX_COLUMNS - c);
+            let span = match span_attr(&td, "rowspan") {
                 Some(0) => n - r,
                 Some(k) => k.clamp(1, n - r),
                 None => 1,
-            };
+            }
+            .min((MAX_CELL_SLOTS / cols).max(1));
             for row in taken.iter_mut().skip(r).take(span) {
                 if row.len() < c + cols {
                     row.resize(c + cols, false);
@@ -441,6 +485,24 @@ mod tests {
             convert_html_table_str("<table><tr><td> </td><td></td></tr></table>"),
             Err(TableError::Empty)
         );
+    }
+
+    #[test]
+    fn hostile_spans_stay_bounded_and_keep_their_text() {
+        // 2,000 cells of colspan 1000 in one row: at most 1000 columns, every text kept.
+        let cells: String = (0..2000)
+            .map(|i| format!("<td colspan=1000>c{i}</td>"))
+            .collect();
+        let t = convert_html_table_str(&format!("<table><tr>{cells}</tr></table>")).unwrap();
+        assert!(t.grid[0].len() <= MAX_COLUMNS);
+        assert!(t.grid[0].concat().contains("c1999"));
+        // Many rows, each spanning wide: read row by row.
+        let rows: String = (0..5000)
+            .map(|i| format!("<tr><td colspan=1000 rowspan=0>r{i}</td></tr>"))
+            .collect();
+        let t = convert_html_table_str(&format!("<table>{rows}</table>")).unwrap();
+        assert_eq!(t.grid.len(), 5000);
+        assert_eq!(t.grid[4999], vec!["r4999".to_string()]);
     }
 
     #[test]
