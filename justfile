@@ -106,3 +106,11 @@ test-slurm:
     scripts/slurm/setup.sh
     scripts/slurm/smoke.sh
     cargo test -p noisebench-cli --test slurm -- --ignored --nocapture
+
+# Fidelity of the report track on real 10-K filings (fixtures/real/10k/): per filing, the share of
+# the words a browser renders that reach chunks, characters of hidden content in chunks, tables
+# lost and the share of non-empty table cells; fails when a target is missed (docs/real-inputs-reports.md).
+fidelity:
+    cargo run --quiet --release -p noisebench-chunk --example fidelity
+    # Claims golden fields (the claims helper's test; the lead wires this line in):
+    # cargo test -p noisebench-claims --test real_pages -- --nocapture

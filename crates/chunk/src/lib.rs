@@ -13,6 +13,7 @@
 pub mod chunker;
 pub mod chunks;
 pub mod edgar;
+pub mod fidelity;
 pub mod flat_table;
 pub mod html;
 pub mod markdown;

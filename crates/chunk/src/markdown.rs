@@ -6,7 +6,7 @@
 
 use noisebench_core::Block;
 
-use crate::table::{TableError, attach_captions_and_footnotes, check_pipe_table};
+use crate::table::{TableError, attach_captions_and_footnotes, square_pipe_table};
 
 /// Blocks of a Markdown document, its first `#` title, and tables that could not be kept.
 pub fn markdown_blocks(text: &str) -> (Vec<Block>, Option<String>, Vec<(usize, TableError)>) {
@@ -59,9 +59,9 @@ pub fn markdown_blocks(text: &str) -> (Vec<Block>, Option<String>, Vec<(usize, T
             }
             let rows: Vec<&str> = lines[i..end].iter().map(|l| l.trim()).collect();
             if rows.len() >= 2 {
-                match check_pipe_table(&rows) {
-                    Ok(()) => blocks.push(Block::Table {
-                        markdown: rows.join("\n"),
+                match square_pipe_table(&rows) {
+                    Ok(markdown) => blocks.push(Block::Table {
+                        markdown,
                         caption: None,
                         footnotes: Vec::new(),
                         page: None,

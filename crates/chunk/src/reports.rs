@@ -280,9 +280,10 @@ fn read_report(
             (r.blocks, named(r.bad_tables), String::new())
         }
         Format::Html => {
+            // No table of a page is dropped: every one with text becomes a table or paragraphs.
             let r = html_blocks(&content);
             title = r.title;
-            (r.blocks, named(r.bad_tables), String::new())
+            (r.blocks, Vec::new(), String::new())
         }
         Format::Markdown => {
             let (blocks, t, bad) = markdown_blocks(&content);
@@ -465,16 +466,6 @@ pub fn ingest_with(
                         "no heading of this item in the filing; the report keeps the others",
                     );
                 }
-                if f.bad_tables > 0 {
-                    drops.add_failure(
-                        format!("{}#tables", f.url),
-                        "bad_table",
-                        format!(
-                            "{} table(s) of the document could not be converted; the report kept",
-                            f.bad_tables
-                        ),
-                    );
-                }
                 let report = edgar_report(edgar, source, f);
                 if reports.contains_key(&report.id) {
                     drops.add(f.url.clone(), "duplicate_report", report.id.clone());
@@ -527,7 +518,9 @@ pub fn ingest_with(
 impl TypedStage for ReportsStage {
     type Config = ReportsConfig;
     const KIND: &'static str = "reports";
-    const VERSION: u32 = 1;
+    // 2: only rendered content is read, tables laid out by the table model and dense, bold
+    // sub-headings.
+    const VERSION: u32 = 2;
     const ONE_TO_ONE: bool = true;
 
     fn inputs(&self) -> Vec<InputSpec> {

@@ -11,7 +11,7 @@
 use noisebench_core::Block;
 
 use crate::flat_table;
-use crate::table::{TableError, check_pipe_table, starts_like_footnote};
+use crate::table::{TableError, square_pipe_table, starts_like_footnote};
 
 /// How paragraphs are delimited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,9 +63,9 @@ pub fn text_blocks_with(
         if let Some(end) = pipe_table_end(&lines, i) {
             flush(&mut para, &mut blocks);
             let rows: Vec<&str> = lines[i..end].iter().map(|l| l.trim()).collect();
-            match check_pipe_table(&rows) {
-                Ok(()) => blocks.push(Block::Table {
-                    markdown: rows.join("\n"),
+            match square_pipe_table(&rows) {
+                Ok(markdown) => blocks.push(Block::Table {
+                    markdown,
                     caption: None,
                     footnotes: Vec::new(),
                     page: None,
@@ -386,10 +386,13 @@ mod tests {
     }
 
     #[test]
-    fn ragged_pipe_tables_are_reported() {
+    fn ragged_pipe_tables_are_padded_not_dropped() {
         let text = "Intro text here.\n\n| a | b |\n|---|---|\n| 1 | 2 | 3 |\n\nAfter.";
         let (blocks, bad) = text_blocks(text, Layout::BlankLineSeparated);
-        assert_eq!(bad.len(), 1);
-        assert_eq!(blocks.len(), 2);
+        assert!(bad.is_empty());
+        assert_eq!(blocks.len(), 3);
+        assert!(
+            matches!(&blocks[1], Block::Table { markdown, .. } if markdown.ends_with("| 1 | 2 | 3 |"))
+        );
     }
 }

@@ -101,9 +101,11 @@ pub fn extract_html(html: &str, url: &str) -> Result<Extracted, ExtractError> {
         ..Config::default()
     };
     let doc_url = url::Url::parse(url).ok().map(|_| url);
-    // Nesting far past any real page's would cost the parser minutes (see `nesting`).
-    let html = noisebench_web::nesting::limit_nesting(html);
-    let document = dom_query::Document::from(html.as_ref());
+    // Only what a browser renders is read (no `display:none`, `hidden`, `ix:header`, templates,
+    // comments: `noisebench_web::visible`, the one rule every HTML path shares); nesting is
+    // limited on the way (see `nesting`). Then what Readability would keep around the article.
+    let html = noisebench_web::visible::strip_unrendered(html);
+    let document = dom_query::Document::from(html.as_str());
     crate::boilerplate::clean_page(&document);
     let mut reader = Readability::with_document(document, doc_url, Some(config))
         .map_err(|e| ExtractError::Unparseable(e.to_string()))?;

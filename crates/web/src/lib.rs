@@ -15,7 +15,11 @@
 //! log line or excerpt; never archived. [`RetryPolicy`] and [`parse_retry_after`] are the one
 //! retry schedule and Retry-After parser all of them use.
 //!
-//! What this crate is not: an HTML parser or text extractor (stages do that on [`Page::text`]), a
+//! [`visible`] is the one rule of what a browser renders of a page (no `display:none`, `hidden`,
+//! inline XBRL header, script, style, template or comment), which every reader of pages and
+//! filings applies before it reads text.
+//!
+//! What this crate is not: a text extractor (stages do that on [`Page::text`]), a
 //! crawler (it fetches the URLs it is given and follows only redirects), or a cache with expiry.
 
 pub mod archive;
@@ -28,6 +32,7 @@ mod http;
 pub mod nesting;
 pub mod replay;
 mod retry;
+pub mod visible;
 
 pub use archive::{Archive, ArchiveRecord};
 pub use client::{Page, Web};

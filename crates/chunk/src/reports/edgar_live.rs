@@ -471,8 +471,6 @@ pub struct FilingItems {
     pub blocks: Vec<Block>,
     /// Items asked for and not found.
     pub missing: Vec<String>,
-    /// Tables of the document that could not be converted (the document's, not only the items').
-    pub bad_tables: usize,
 }
 
 /// `Item 7.`, `ITEM 7A -`, `Item 7 Management's...`: the item key of a heading line, if it is one.
@@ -483,6 +481,11 @@ fn heading_key(text: &str) -> Option<String> {
         Regex::new(r"(?i)^item\s*(\d{1,2})([a-d])?\b\s*(.?)").expect("constant pattern")
     });
     if text.chars().count() > 300 {
+        return None;
+    }
+    // A line that closes a parenthesis it never opened continues a sentence from the line
+    // before (filings laid out one `<p>` per printed line: "(see" / "ITEM 1A. Risk Factors ...).").
+    if text.matches(')').count() > text.matches('(').count() {
         return None;
     }
     let c = re.captures(text.trim())?;
@@ -603,7 +606,7 @@ pub fn filing_items(html: &str, items: &[String]) -> FilingItems {
                         .iter()
                         .filter(|b| {
                             keys_free(b)
-                                && !matches!(b, Block::Paragraph { text, .. } if is_furniture(text))
+                                && !matches!(b, Block::Paragraph { text, .. } | Block::Heading { text, .. } if is_furniture(text))
                         })
                         .cloned(),
                 );
@@ -614,7 +617,6 @@ pub fn filing_items(html: &str, items: &[String]) -> FilingItems {
     FilingItems {
         blocks: out,
         missing,
-        bad_tables: page.bad_tables.len(),
     }
 }
 
@@ -630,7 +632,6 @@ pub struct FetchedFiling {
     pub blocks: Vec<Block>,
     /// Items asked for and not found in the document (the others were).
     pub missing: Vec<String>,
-    pub bad_tables: usize,
 }
 
 /// A per-filing or per-company failure: the drop item, reason code and detail.
@@ -817,7 +818,6 @@ fn read_one(
         url,
         blocks: cut.blocks,
         missing: cut.missing,
-        bad_tables: cut.bad_tables,
     })
 }
 
@@ -952,6 +952,10 @@ mod tests {
         );
         assert_eq!(heading_key("Item 7 of this report discusses"), None);
         assert_eq!(heading_key("Items 7 and 8"), None);
+        assert_eq!(
+            heading_key("ITEM 1A. Risk Factors – “Litigation may adversely affect us”)."),
+            None
+        );
         assert!(is_boundary("PART II"));
         assert!(is_boundary("Signatures"));
         assert!(!is_boundary("Part of our strategy is growth."));
