@@ -3,6 +3,9 @@
 //! says so), cached answers are checked again, `llm.sense_checks = false` keeps them, and a
 //! categorical answer that never changes over a run is flagged.
 
+#[path = "sense/weak.rs"]
+mod weak;
+
 use std::collections::BTreeSet;
 use std::path::Path;
 
