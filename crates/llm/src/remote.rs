@@ -197,8 +197,8 @@ impl Llm {
         Err(e)
     }
 
-    /// The task's sense check, then the check that the answer does not repeat an example value
-    /// of the task's prompt ([`crate::sense::not_an_example`]); neither when `llm.sense_checks`
+    /// The check that the answer does not repeat an example value of the task's prompt, then
+    /// the task's sense check ([`crate::sense::not_an_example`]); neither when `llm.sense_checks`
     /// is off.
     pub(crate) fn sense_of<T: Task>(
         &self,
@@ -208,13 +208,14 @@ impl Llm {
         if !self.inner.config.sense_checks {
             return Ok(());
         }
-        T::sense(&p.input, value)?;
-        if p.examples.is_empty() {
-            return Ok(());
+        // A copy of the prompt's example first: it is the more telling reason (a copied
+        // example question is off topic too).
+        if !p.examples.is_empty() {
+            let input = serde_json::to_value(&p.input).unwrap_or_default();
+            let answer = serde_json::to_value(value).unwrap_or_default();
+            crate::sense::not_an_example(&p.examples, &input, &answer)?;
         }
-        let input = serde_json::to_value(&p.input).unwrap_or_default();
-        let answer = serde_json::to_value(value).unwrap_or_default();
-        crate::sense::not_an_example(&p.examples, &input, &answer)
+        T::sense(&p.input, value)
     }
 
     fn reask_text(&self, error: &str) -> String {
