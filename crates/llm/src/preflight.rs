@@ -6,9 +6,9 @@
 //! task stops the build (`noisebench check PIPELINE --llm` runs the same without building),
 //! with what to try.
 //!
-//! It runs on a handle of its own built from the same `[llm]` table, so its calls join neither
-//! a stage's call log nor the run's counters of constant answers; it shares the response cache,
-//! so a model that passed costs nothing the next time.
+//! It runs on a handle of its own built from the same `[llm]` table with the cache off, so its
+//! calls join neither a stage's call log nor the run's counters of constant answers, and each
+//! preflight judges the model as it answers now (a few requests per task).
 
 use std::collections::BTreeMap;
 
@@ -104,7 +104,11 @@ impl Llm {
                 ..PreflightReport::default()
             });
         }
-        let own = Llm::new(self.inner.config.clone(), &self.inner.root)?;
+        // No cache: a model's answers are judged afresh each time (a server restarted with
+        // another chat template answers otherwise under the same model name).
+        let mut config = self.inner.config.clone();
+        config.cache.mode = CacheMode::Off;
+        let own = Llm::new(config, &self.inner.root)?;
         let mut report = PreflightReport::default();
         let mut tasks = tasks.to_vec();
         tasks.sort();

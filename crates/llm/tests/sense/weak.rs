@@ -384,9 +384,9 @@ fn the_preflight_tells_a_good_model_from_a_bad_one() {
     // Its calls are its own: not in the handle's call log, not counted as the run's answers.
     assert!(llm.drain_call_log().is_empty());
     assert!(llm.constant_answers().is_empty());
-    // A second preflight is answered from the cache.
+    // Nothing of it is cached: a second preflight asks again.
     assert!(!llm.preflight(TASKS).unwrap().failed());
-    assert_eq!(good.requests(), asked);
+    assert_eq!(good.requests(), 2 * asked);
 
     let bad = FakeServer::answering(bad_model);
     bad.set_props(Some(json!({"default_generation_settings": {"n_ctx": 8192},
