@@ -42,6 +42,10 @@ struct Cli {
     /// machines find their upstream and a merge its parts.
     #[arg(long, global = true, value_name = "LOCATION")]
     remote_work: Option<String>,
+    /// Do not ask each model its tasks' small examples before a run (the LLM preflight, which
+    /// stops a run whose model answers them badly).
+    #[arg(long, global = true)]
+    skip_preflight: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -81,6 +85,11 @@ enum Command {
     Check {
         #[arg(default_value = "pipelines/demo.toml")]
         pipeline: String,
+        /// Also ask each model one small question per task (its examples) and report whether it
+        /// answers in the task's JSON, repeats the prompt's examples, or gives one answer for
+        /// different inputs; exits non-zero when a model fails.
+        #[arg(long)]
+        llm: bool,
     },
     /// Run one stage of a pipeline, and whatever it needs that is out of date.
     Run {
@@ -321,6 +330,7 @@ fn run(cli: Cli) -> Result<()> {
         ..LlmOverrides::default()
     };
     ws.remote_work = noisebench_cli::remote_work::RemoteWork::from_option(cli.remote_work)?;
+    ws.preflight = !cli.skip_preflight;
     match cli.command {
         Command::BuildSnapshot {
             pipeline,
@@ -345,7 +355,23 @@ fn run(cli: Cli) -> Result<()> {
                 println!("no change");
             }
         }
-        Command::Check { pipeline } => print!("{}", check(&ws, &pipeline)?),
+        Command::Check { pipeline, llm } => {
+            print!("{}", check(&ws, &pipeline)?);
+            if llm {
+                let loaded = ws.load(&pipeline)?;
+                match ws.llm_preflight(&loaded)? {
+                    None => {
+                        println!("LLM preflight: nothing to ask (offline backend or cache-only)")
+                    }
+                    Some(report) => {
+                        print!("{report}");
+                        if report.failed() {
+                            anyhow::bail!("a model failed the LLM preflight");
+                        }
+                    }
+                }
+            }
+        }
         Command::Store { command } => print!("{}", noisebench_store::cli::run(command)?),
         Command::Run {
             stage,

@@ -97,6 +97,11 @@ pub struct Workspace {
     /// `--remote-work`: the work folder shared through object storage (pulled before stages
     /// run, pushed after; see `remote_work`).
     pub remote_work: Option<crate::remote_work::RemoteWork>,
+    /// Ask each model of the pipeline its tasks' small examples before a run, and stop the
+    /// run when one fails ([`Workspace::llm_preflight`]). The command line turns it on for
+    /// every run (`--skip-preflight`: off); [`Workspace::at`] leaves it off, for library
+    /// callers whose scripted models answer only what their test asks.
+    pub preflight: bool,
 }
 
 impl Workspace {
@@ -110,7 +115,41 @@ impl Workspace {
             refresh: false,
             allow_partial: false,
             remote_work: None,
+            preflight: false,
         }
+    }
+
+    /// The LLM preflight of a loaded pipeline ([`noisebench_llm::Llm::preflight`]): every task
+    /// its stages declared, asked of its model. `Ok(None)` when nothing is asked (the offline
+    /// backend, cache-only answers).
+    pub fn llm_preflight(
+        &self,
+        loaded: &Loaded,
+    ) -> Result<Option<noisebench_llm::PreflightReport>> {
+        let llm = &loaded.layers.llm;
+        let tasks = llm.declared_tasks();
+        let report = llm
+            .preflight(&tasks)
+            .map_err(|e| anyhow::anyhow!("LLM preflight: {e}"))?;
+        Ok(report.skipped.is_none().then_some(report))
+    }
+
+    /// Before a run that calls a model: the preflight, printed to stderr; a model that fails it
+    /// stops the run before anything is spent, with the report and what to try.
+    fn preflight_or_stop(&self, loaded: &Loaded) -> Result<()> {
+        if !self.preflight {
+            return Ok(());
+        }
+        let Some(report) = self.llm_preflight(loaded)? else {
+            return Ok(());
+        };
+        if report.failed() {
+            anyhow::bail!(
+                "the LLM preflight failed, nothing was run (skip it with --skip-preflight):\n{report}"
+            );
+        }
+        eprint!("{report}");
+        Ok(())
     }
 
     /// `demo` -> `pipelines/demo.toml`; a path is taken as is.
@@ -155,6 +194,7 @@ impl Workspace {
     }
 
     pub fn run(&self, loaded: &Loaded, only: Option<String>, force: bool) -> Result<RunResult> {
+        self.preflight_or_stop(loaded)?;
         let folders = match &self.remote_work {
             Some(_) => crate::remote_work::stages_of(&loaded.plan, only.as_deref())?,
             None => Vec::new(),

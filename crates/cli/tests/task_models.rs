@@ -170,3 +170,163 @@ fn a_tasks_model_reruns_only_the_stages_that_use_it() {
         "{message}"
     );
 }
+
+/// One JSON object answering every task of the pipeline as a model reading its input would:
+/// keywords from the claim, a verdict and a stance from the document (a library that "never
+/// opened": false, reject), a credibility from the domain.
+fn reading_model(body: &serde_json::Value) -> Reply {
+    let user = noisebench_testkit::first_message(body, "user");
+    // The preflight's refuting examples say so (the prompts themselves name "false").
+    let refutes = user.contains("never opened") || user.contains("never-opened");
+    let claim_words: Vec<&str> = user
+        .split("Claim: ")
+        .nth(1)
+        .unwrap_or(user)
+        .split_whitespace()
+        .take(3)
+        .collect();
+    let (stance, verdict) = if refutes {
+        ("Reject", "false")
+    } else {
+        ("Support", "true")
+    };
+    let (credibility, source_type) = if user.contains(".gov") {
+        ("high", "government")
+    } else {
+        ("low", "social media")
+    };
+    Reply::Content(
+        serde_json::json!({
+            "keywords": [claim_words.join(" ")],
+            "verdict": verdict,
+            "stance": stance.to_lowercase(),
+            "reasoning": format!("The page says so. Final answer: {stance}"),
+            "credibility": credibility,
+            "source_type": source_type,
+        })
+        .to_string(),
+    )
+}
+
+/// The preflight at the start of a build: a model giving one answer whatever it is asked
+/// stops the build before any stage runs, naming the tasks and what to try; a model reading
+/// its inputs passes, and the build runs.
+#[test]
+fn the_preflight_stops_a_build_with_a_model_that_does_not_read() {
+    let constant = FakeServer::start_with(
+        Reply::Content(
+            r#"{"keywords": ["plastic bags", "ban"], "verdict": "true", "stance": "support",
+                "reasoning": "The page agrees. Final answer: Support", "credibility": "high",
+                "source_type": "other"}"#
+                .into(),
+        ),
+        Duration::ZERO,
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tasks.toml");
+    let mut ws = Workspace::at(dir.path(), Arc::new(NoProgress));
+    ws.preflight = true;
+    std::fs::write(&path, pipeline(dir.path(), &constant.url(), "")).unwrap();
+    let err = build_snapshot(
+        &ws,
+        path.to_str().unwrap(),
+        false,
+        &PublishOptions::default(),
+    )
+    .err()
+    .expect("a model answering everything alike fails the preflight");
+    let message = format!("{err:#}");
+    assert!(message.contains("the LLM preflight failed"), "{message}");
+    assert!(
+        message.contains("FAILED  exam_verdict (openai:model-a)")
+            && message.contains("the same answer for 2 inputs"),
+        "{message}"
+    );
+    assert!(message.contains("what to try"), "{message}");
+    assert!(
+        !dir.path().join("work/tasks/claims").exists(),
+        "no stage ran"
+    );
+    let asked = constant.requests();
+    assert!(asked > 0);
+
+    let reading = FakeServer::answering(reading_model);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tasks.toml");
+    let mut ws = Workspace::at(dir.path(), Arc::new(NoProgress));
+    ws.preflight = true;
+    std::fs::write(&path, pipeline(dir.path(), &reading.url(), "")).unwrap();
+    let built = build_snapshot(
+        &ws,
+        path.to_str().unwrap(),
+        false,
+        &PublishOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        ran(&built),
+        ["claims", "queries", "search", "documents", "labels"]
+    );
+}
+
+/// A stage whose requests the server refused as longer than its context is not rerun by a
+/// plain build; once the server runs a larger context (and says so in `/props`), the
+/// fingerprint changes and the next build reruns it without `--force`.
+#[test]
+fn a_larger_context_reruns_the_refused_stage_without_force() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let small = Arc::new(AtomicBool::new(true));
+    let flag = Arc::clone(&small);
+    let server = FakeServer::answering(move |body| {
+        let user = noisebench_testkit::first_message(body, "user");
+        if flag.load(Ordering::SeqCst) && user.len() > 800 {
+            return Reply::Status(
+                400,
+                None,
+                r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error"}}"#.into(),
+            );
+        }
+        reading_model(body)
+    });
+    server.set_props(Some(
+        serde_json::json!({"default_generation_settings": {"n_ctx": 2048}}),
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tasks.toml");
+    let ws = Workspace::at(dir.path(), Arc::new(NoProgress));
+    std::fs::write(&path, pipeline(dir.path(), &server.url(), "")).unwrap();
+    let build = || {
+        build_snapshot(
+            &ws,
+            path.to_str().unwrap(),
+            false,
+            &PublishOptions::default(),
+        )
+        .unwrap()
+    };
+    let refused = |built: &Built| -> usize {
+        built
+            .run
+            .summary
+            .iter()
+            .map(|s| {
+                s.drop_reasons
+                    .get("llm_context_exceeded")
+                    .copied()
+                    .unwrap_or(0) as usize
+            })
+            .sum()
+    };
+    let first = build();
+    assert!(refused(&first) > 0, "{:?}", first.run.summary);
+    // The same server: nothing changed, nothing reruns, the refusals stay.
+    assert!(ran(&build()).is_empty());
+    // The server restarted with a larger context.
+    small.store(false, Ordering::SeqCst);
+    server.set_props(Some(
+        serde_json::json!({"default_generation_settings": {"n_ctx": 32768}}),
+    ));
+    let larger = build();
+    assert!(!ran(&larger).is_empty(), "rerun without --force");
+    assert_eq!(refused(&larger), 0, "{:?}", larger.run.summary);
+}

@@ -290,6 +290,28 @@ pub mod exam {
         }
     }
 
+    /// The task's preflight inputs: one claim with a document that confirms it and one with a
+    /// document that refutes it, so a model reading them gives two verdicts.
+    pub fn examples() -> Vec<Input> {
+        let claim = "The Riverside library opened a second branch in 2021.";
+        let doc = |title: &str, text: &str| Input {
+            claim: claim.into(),
+            claim_date: Some("2022-03-01".into()),
+            document_title: Some(title.into()),
+            document: Some(text.into()),
+        };
+        vec![
+            doc(
+                "Riverside library opens second branch",
+                "The Riverside public library opened its second branch on Elm Street in May 2021, the city confirmed. The claim is accurate.",
+            ),
+            doc(
+                "Fact check: Riverside library has one branch",
+                "Riverside's library has never opened a second branch; the plan for one was cancelled in 2019. The claim is false.",
+            ),
+        ]
+    }
+
     /// The shape the prompt asks for (and the offline rule answers with).
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct Output {

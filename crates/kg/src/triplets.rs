@@ -335,7 +335,15 @@ impl TypedStage for TripletsStage {
         let chunks: Vec<Chunk> = inputs.take("chunks")?;
         let stage = ctx.stage_id.as_str();
         let mut drops = Drops::new(stage);
-        let windows = windows::windows(&chunks, c.window_size, c.max_window);
+        // Windows cut to what the model's context holds, when its size is known.
+        let bare = TripletsInput {
+            domain: "general".into(),
+            target: c.window_target("general", c.max_window),
+            chunks: Vec::new(),
+            found: Vec::new(),
+        };
+        let room = self.llm.input_room::<Triplets>(&bare);
+        let windows = windows::windows(&chunks, c.window_size, c.max_window, room);
         let first_inputs: Vec<TripletsInput> = windows.iter().map(|w| window_input(c, w)).collect();
         let first = self.ask(stage, ctx, "triplets", first_inputs.clone());
         let second = if c.gleaning {

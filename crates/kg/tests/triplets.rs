@@ -360,3 +360,110 @@ fn the_offline_rule_reads_the_kg_fixture_reports() {
     assert_eq!(facts.data["grounding_rate"], json!(1.0));
     assert_eq!(facts.data["per_report"][calder], json!(6));
 }
+
+/// Gemma 3 270M's answer to every window of two 10-K filings: the prompt's own example
+/// entities, with chunk ids "1" to "5". Each window is one counted drop,
+/// `llm_copied_example`, and no triplet is kept.
+#[test]
+fn the_prompts_example_returned_as_facts_is_a_counted_drop() {
+    let server = FakeServer::answering(|_| {
+        let triplets: Vec<Value> = (1..=5)
+            .map(|i| {
+                json!({"entity_1": "Northwind Logistics", "relation": "operates",
+                    "entity_2": "the retirement-age reform", "chunk_id": i.to_string(),
+                    "source_sentence": "Northwind Logistics operates the retirement-age reform."})
+            })
+            .collect();
+        Reply::Content(json!({ "triplets": triplets }).to_string())
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let chunks: Vec<Chunk> = (0..4)
+        .map(|i| {
+            chunk(
+                "r1",
+                i,
+                &format!("Alpha{i} Holdings acquired Beta{i} Limited."),
+            )
+        })
+        .collect();
+    let stage = TripletsStage::new(llm(&server, &dir.path().join("cache")));
+    let mut out = run(&stage, json!({"window_size": 1}), &chunks, dir.path());
+    assert!(triplets(&mut out).is_empty());
+    let reasons = out.report.drop_reasons();
+    assert_eq!(
+        reasons,
+        [("llm_copied_example".to_string(), 4)]
+            .into_iter()
+            .collect()
+    );
+    let detail = &out.report.drops[0].detail;
+    assert!(detail.contains("Northwind Logistics"), "{detail}");
+}
+
+/// A llama.cpp server with a small context: told through `/props`, the windows are cut to fit
+/// and nothing is refused; not told, the same windows are refused as `llm_context_exceeded`
+/// (naming the setting), and once the server says its context the stage's fingerprint changes,
+/// so the runner reruns it without `--force`.
+#[test]
+fn windows_are_cut_to_the_servers_context() {
+    // About 230 tokens per chunk; the server refuses a prompt that leaves no room in its
+    // context of 2,048 tokens (counted in characters, as a real server counts by its own
+    // tokenizer).
+    let server = FakeServer::answering(|body| {
+        let user = first_message(body, "user");
+        // A server counting about four characters a token, with 64 kept for the answer.
+        if user.len() > (2048 - 64) * 4 {
+            return Reply::Status(
+                400,
+                None,
+                r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error"}}"#.into(),
+            );
+        }
+        let triplets: Vec<Value> = prompt_chunks(body)
+            .iter()
+            .map(|(id, text)| good(id, text.split(". ").next().unwrap_or("")))
+            .collect();
+        Reply::Content(json!({ "triplets": triplets }).to_string())
+    });
+    let filler = "The group reviewed its freight contracts during the year and found them sound. "
+        .repeat(14);
+    let chunks: Vec<Chunk> = (0..12)
+        .map(|i| {
+            chunk(
+                "r1",
+                i,
+                &format!("Alpha{i} Holdings acquired Beta{i} Limited. {filler}"),
+            )
+        })
+        .collect();
+    // Not told: one window of twelve chunks, refused.
+    let dir = tempfile::tempdir().unwrap();
+    let blind = TripletsStage::new(llm(&server, &dir.path().join("cache")));
+    let config = json!({"window_size": 12, "max_window": 12});
+    let out = run(&blind, config.clone(), &chunks, dir.path());
+    let refused: Vec<_> = out
+        .report
+        .drops
+        .iter()
+        .filter(|d| d.reason == "llm_context_exceeded")
+        .collect();
+    assert!(!refused.is_empty(), "{:?}", out.report.drops);
+    assert!(
+        refused[0].detail.contains("context_tokens"),
+        "{}",
+        refused[0].detail
+    );
+    let before = blind.environment();
+    let blind_requests = server.requests();
+    // Told: windows that fit, every chunk read.
+    server.set_props(Some(
+        json!({"default_generation_settings": {"n_ctx": 2048}}),
+    ));
+    let told = TripletsStage::new(llm(&server, &dir.path().join("cache-told")));
+    assert_ne!(told.environment(), before, "a rerun without --force");
+    let mut out = run(&told, config, &chunks, dir.path());
+    assert_eq!(out.report.drop_reasons(), BTreeMap::new());
+    assert_eq!(triplets(&mut out).len(), 12);
+    let windows = server.requests() - blind_requests;
+    assert!(windows >= 3, "cut into windows that fit: {windows}");
+}

@@ -56,6 +56,26 @@ impl Task for ExamVerdict {
     fn offline(input: &exam::Input) -> Value {
         exam::offline_reply(input, noisebench_text::cues::cue_counts)
     }
+    fn examples() -> Vec<exam::Input> {
+        exam::examples()
+    }
+}
+
+/// A claim and two texts, one supporting it and one rejecting it: the stance tasks' preflight
+/// inputs.
+fn stance_examples() -> Vec<StanceTextInput> {
+    let claim = "The Riverside library opened a second branch in 2021.";
+    [
+        "The Riverside public library opened its second branch on Elm Street in May 2021, the city confirmed; the claim is accurate.",
+        "Riverside's library has never opened a second branch; the plan for one was cancelled in 2019. The claim is false.",
+    ]
+    .iter()
+    .map(|text| StanceTextInput {
+        claim: claim.into(),
+        claim_date: Some("2022-03-01".into()),
+        text: (*text).into(),
+    })
+    .collect()
 }
 
 /// A stance reply's category for the run-wide constant-answer flag.
@@ -92,6 +112,20 @@ impl Task for StanceUrl {
     fn offline(input: &StanceUrlInput) -> Value {
         serde_json::json!({ "stance": stance_url_rule(input).as_str() })
     }
+    fn examples() -> Vec<StanceUrlInput> {
+        let claim = "The Riverside library opened a second branch in 2021.";
+        [
+            "https://www.riverside.gov/news/2021/library-opens-second-branch",
+            "https://www.factcheck.org/2022/03/no-riverside-library-never-opened-second-branch-false-claim/",
+        ]
+        .iter()
+        .map(|url| StanceUrlInput {
+            claim: claim.into(),
+            claim_date: Some("2022-03-01".into()),
+            url: (*url).into(),
+        })
+        .collect()
+    }
 }
 
 /// Input of `stance_text` and `stance_reasoned`.
@@ -118,6 +152,9 @@ impl Task for StanceText {
     fn offline(input: &StanceTextInput) -> Value {
         serde_json::json!({ "stance": stance_text_rule(input).0.as_str() })
     }
+    fn examples() -> Vec<StanceTextInput> {
+        stance_examples()
+    }
 }
 
 /// `stance_reasoned`: reasoning first, then the stance (CONF-FACT Appendix A, D); the stance
@@ -137,6 +174,9 @@ impl Task for StanceReasoned {
     fn offline(input: &StanceTextInput) -> Value {
         let (stance, reasoning) = stance_text_rule(input);
         serde_json::json!({ "reasoning": reasoning, "stance": stance.as_str() })
+    }
+    fn examples() -> Vec<StanceTextInput> {
+        stance_examples()
     }
 }
 
@@ -169,6 +209,18 @@ impl Task for Credibility {
     type Output = CredibilityOutput;
     fn offline(input: &CredibilityInput) -> CredibilityOutput {
         credibility_rule(input)
+    }
+    fn examples() -> Vec<CredibilityInput> {
+        vec![
+            CredibilityInput {
+                domain: "cdc.gov".into(),
+                description: Some("Centers for Disease Control and Prevention".into()),
+            },
+            CredibilityInput {
+                domain: "reddit.com".into(),
+                description: Some("a social news and discussion site".into()),
+            },
+        ]
     }
 }
 
@@ -379,6 +431,30 @@ mod tests {
 
     /// The offline answers through the engine: same input, same bytes, the tasks' own checks
     /// pass, and every prompt renders with the same inputs.
+    /// Every task's preflight examples render, pass the offline rule's checks, and (where the
+    /// answer is categorical) call for different answers from the rule.
+    #[test]
+    fn the_preflight_examples_are_inputs_the_rules_answer_differently() {
+        use noisebench_llm::prompt::Prompts;
+        use noisebench_llm::task::offline_self_check;
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../pipelines/prompts");
+        let prompts = Prompts::in_dir(&dir);
+        fn all<T: Task>(prompts: &Prompts) -> Vec<String> {
+            let examples = T::examples();
+            assert!(examples.len() >= 2, "{}", T::NAME);
+            examples
+                .into_iter()
+                .map(|i| offline_self_check::<T>(prompts, i).unwrap())
+                .collect()
+        }
+        let differ = |v: Vec<String>| assert_ne!(v[0], v[1]);
+        differ(all::<ExamVerdict>(&prompts));
+        differ(all::<StanceText>(&prompts));
+        differ(all::<StanceReasoned>(&prompts));
+        differ(all::<StanceUrl>(&prompts));
+        differ(all::<Credibility>(&prompts));
+    }
+
     #[test]
     fn offline_answers_are_deterministic_and_prompts_render() {
         use noisebench_llm::prompt::Prompts;

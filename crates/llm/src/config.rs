@@ -202,6 +202,14 @@ pub struct ModelConfig {
     pub rest_secs: f64,
     /// Prices for cost estimates.
     pub price: Option<Price>,
+    /// The model's context size in tokens (prompt and answer together), as the server runs it.
+    /// Unset: read from the server where it says (llama.cpp's `/props` `n_ctx`, vLLM's
+    /// `/v1/models` `max_model_len`); unknown, nothing is cut. Known: a request's answer budget
+    /// is what is left after its prompt (an item whose prompt leaves too little fails as
+    /// `context_exceeded` without a request), stages size what they send to fit (triplets'
+    /// windows), and a server's context-length refusal fails as `context_exceeded`. Part of the
+    /// fingerprint: a larger context reruns the stages whose items it refused.
+    pub context_tokens: Option<u32>,
 }
 
 impl Default for ModelConfig {
@@ -221,6 +229,7 @@ impl Default for ModelConfig {
             rest_after_failures: 5,
             rest_secs: 30.0,
             price: None,
+            context_tokens: None,
         }
     }
 }
@@ -386,6 +395,9 @@ impl LlmConfig {
             }
             if m.rpm == Some(0) {
                 return Err(ConfigError::new(f("rpm"), "must be >= 1"));
+            }
+            if m.context_tokens.is_some_and(|c| c < 256) {
+                return Err(ConfigError::new(f("context_tokens"), "must be >= 256"));
             }
             if m.tpm == Some(0) {
                 return Err(ConfigError::new(f("tpm"), "must be >= 1"));

@@ -59,6 +59,18 @@ impl Llm {
         Ok(())
     }
 
+    /// The tasks the stages declared so far ([`Llm::require`]), in name order: what the
+    /// preflight asks ([`Llm::preflight`]).
+    pub fn declared_tasks(&self) -> Vec<TaskInfo> {
+        self.inner
+            .declared
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .copied()
+            .collect()
+    }
+
     /// After every stage of a pipeline declared its tasks: `llm.task_models` may name only
     /// those (a key for a task no stage uses is a typo or a stale setting).
     pub fn check_task_models(&self) -> Result<(), LlmError> {

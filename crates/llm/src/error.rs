@@ -24,6 +24,21 @@ pub enum LlmError {
     /// the larger budget `llm.max_tokens_ceiling` allows, or with no larger budget allowed.
     #[error("answer cut off at max_tokens {max_tokens} (finish_reason: length)")]
     Truncated { max_tokens: u32 },
+    /// The prompt and the answer's budget do not fit the model's context: the server refused
+    /// the request as too long (HTTP 400 "exceeds the available context size", "maximum
+    /// context length"...), or, with the context size known, the prompt left too little room
+    /// for the answer and nothing was sent. The model's `context_tokens` is part of the
+    /// fingerprint, so once it (or the server's context it is read from) grows the stage runs
+    /// again.
+    #[error(
+        "{detail}: the request does not fit model `{model}`'s context of {}; start the server with a larger context (llama.cpp --ctx-size, vLLM --max-model-len) and set llm.models.{model}.context_tokens to it, or send less (smaller windows or chunks)",
+        context.map_or_else(|| "unknown size".to_string(), |c| format!("{c} tokens"))
+    )]
+    ContextExceeded {
+        model: String,
+        context: Option<u32>,
+        detail: String,
+    },
     /// A well-formed answer that fails its task's sense check ([`crate::sense`]).
     #[error("answer not about its input: {0}")]
     Senseless(crate::sense::Senseless),
@@ -65,6 +80,7 @@ impl LlmError {
             LlmError::RetriesExhausted { .. } => "retries_exhausted",
             LlmError::Unparseable { .. } => "unparseable_output",
             LlmError::Truncated { .. } => "truncated",
+            LlmError::ContextExceeded { .. } => "context_exceeded",
             LlmError::Senseless(s) => s.sense.code(),
             // Both end in a transient code (`noisebench_core::is_transient_reason`).
             LlmError::BatchRequest { .. } => "batch_request_failed",

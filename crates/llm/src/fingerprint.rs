@@ -31,6 +31,11 @@ impl Llm {
                 {
                     v["prompt_sha256"] = serde_json::json!(p.sha256);
                 }
+                // The model's context decides which items fit and how long answers may be: a
+                // larger one reruns the stage, so the items it refused are asked again.
+                if let Some(m) = self.model_for(t.name) {
+                    v["context_tokens"] = serde_json::json!(m.context_tokens());
+                }
                 (t.name, v)
             })
             .collect();
@@ -50,6 +55,24 @@ impl Llm {
             fp["sense_checks"] = c.sense_checks.into();
         }
         fp
+    }
+
+    /// How many tokens of input (a window's chunks, a passage) a stage may add to `bare` (the
+    /// task's input with nothing to read: a window without chunks) so that one request of `T`
+    /// fits the model's context with `llm.max_tokens` left for the answer: the context, less
+    /// the answer's budget and `bare`'s rendered prompt, counted with the margin the engine
+    /// counts prompts with ([`crate::Llm`] refuses what does not fit as `context_exceeded`).
+    /// `None`: the offline rules, or a context not known (neither configured as
+    /// `context_tokens` nor said by the server).
+    pub fn input_room<T: crate::Task>(&self, bare: &T::Input) -> Option<u64> {
+        let m = self.model_for(T::NAME)?;
+        let context = u64::from(m.context_tokens()?);
+        let (messages, _) = self.inner.prompts.render(T::NAME, bare).ok()?;
+        let prompt = crate::request::prompt_tokens_with_margin(&messages);
+        let answer = u64::from(self.inner.config.max_tokens);
+        let left = context.saturating_sub(prompt + answer);
+        // Text added to the prompt is counted with the same 15% margin.
+        Some(left * 100 / 115)
     }
 
     /// [`Llm::fingerprint_of`] every task declared so far ([`Llm::require`]): once a pipeline is

@@ -61,10 +61,12 @@ mod declared; // the tasks the stages declare: `require`, `check_task_models`
 mod fingerprint; // what decides a stage's answers: `fingerprint_of`, `fingerprint`
 mod local_answers; // cache hits, cache-only misses, offline rules; keeping answers
 mod memo; // the in-memory memo when the cache is off
+mod preflight;
 mod remote; // the remote call: budget, call, parse, repair, re-ask
 mod request; // preparing an item: model, messages, parameters, request hash
 mod runtime; // the handle's own tokio runtime
-mod setup; // building the handle from `[llm]`
+mod server; // what a model's server says of itself: context size, chat template
+mod setup; // building the handle from `[llm]` // one small question per task before a build spends on a model
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -76,10 +78,11 @@ pub use call_log::LlmStats;
 pub use config::{BackendKind, CacheMode, EmbeddingBackend, LlmConfig, LlmMode, ModelConfig};
 pub use embed::Embeddings;
 pub use error::LlmError;
-pub use request::sha256_hex_bytes;
+pub use preflight::{PreflightReport, TaskProbe};
+pub use request::{count_tokens, sha256_hex_bytes};
 pub use rerank::{RerankConfig, RerankHit, Reranker};
 pub use sense::{Sense, Senseless};
-pub use task::{Task, TaskInfo};
+pub use task::{ItemBounds, Task, TaskInfo};
 
 use cache::Cache;
 use openai::OpenAiModel;
@@ -108,6 +111,8 @@ enum Backend {
 
 struct Inner {
     config: LlmConfig,
+    /// What relative paths of `config` are relative to (the preflight's own handle needs it).
+    root: std::path::PathBuf,
     prompts: Prompts,
     /// The tasks the stages declared through [`Llm::require`]: what [`Llm::fingerprint`] covers
     /// and `llm.task_models` may name.

@@ -97,7 +97,7 @@ impl Llm {
         let entry: Entry = serde_json::from_slice(&bytes).ok()?;
         let value: T::Output = serde_json::from_value(entry.answer).ok()?;
         if p.model.is_some() {
-            if let Err(senseless) = self.sense_of::<T>(&p.input, &value) {
+            if let Err(senseless) = self.sense_of::<T>(p, &value) {
                 let e = LlmError::Senseless(senseless);
                 self.record(
                     p,

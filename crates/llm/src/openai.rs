@@ -129,6 +129,8 @@ pub(crate) struct OpenAiModel {
     rpm: Option<DefaultDirectRateLimiter>,
     tpm: Option<(DefaultDirectRateLimiter, u32)>,
     budget: Arc<Budget>,
+    /// What the first endpoint's server says of itself, asked once ([`OpenAiModel::server`]).
+    server: std::sync::OnceLock<crate::server::ServerInfo>,
 }
 
 impl std::fmt::Debug for OpenAiModel {
@@ -294,7 +296,57 @@ impl OpenAiModel {
             rpm,
             tpm,
             budget,
+            server: std::sync::OnceLock::new(),
         })
+    }
+
+    /// What the first endpoint's server says of itself (context size, chat template), asked
+    /// once per handle: llama.cpp's `GET /props` (beside `/v1`), then `GET <base>/models`
+    /// (vLLM's `max_model_len`). One attempt each with a short timeout; a server that says
+    /// nothing (an API, an older server) gives an empty answer, never an error.
+    pub(crate) fn server(&self) -> &crate::server::ServerInfo {
+        self.server.get_or_init(|| {
+            let Some(e) = self.endpoints.first() else {
+                return crate::server::ServerInfo::default();
+            };
+            let client = HttpClient::new(HttpConfig {
+                rate_per_second: None,
+                timeout: Duration::from_secs(5),
+                connect_timeout: Duration::from_secs(3),
+                max_body_bytes: 4 * 1024 * 1024,
+                retry: RetryPolicy {
+                    max_retries: 0,
+                    ..RetryPolicy::default()
+                },
+                allow_addresses: AddressClass::ALL.to_vec(),
+                ..HttpConfig::default()
+            });
+            let Ok(client) = client else {
+                return crate::server::ServerInfo::default();
+            };
+            let get = |url: String| -> Option<serde_json::Value> {
+                let url = noisebench_web::Url::parse(&url).ok()?;
+                let mut request = HttpRequest::get(url);
+                if let Some(k) = &self.api_key {
+                    request = request.bearer_auth(k);
+                }
+                let r = client.send_blocking(&request).ok()?;
+                r.is_success()
+                    .then(|| serde_json::from_slice(&r.body).ok())
+                    .flatten()
+            };
+            let root = e.base.strip_suffix("/v1").unwrap_or(&e.base);
+            let props = get(format!("{root}/props"));
+            let models = get(format!("{}/models", e.base));
+            crate::server::ServerInfo::read(props.as_ref(), models.as_ref(), &self.model_id)
+        })
+    }
+
+    /// The model's context size: `context_tokens` when configured, else what its server says.
+    pub(crate) fn context_tokens(&self) -> Option<u32> {
+        self.config
+            .context_tokens
+            .or_else(|| self.server().context_tokens)
     }
 
     pub fn api_key(&self) -> Option<&str> {
@@ -549,6 +601,16 @@ impl OpenAiModel {
                 format!("HTTP {code} from `{}`", endpoint.name),
                 response.retry_after(),
             )
+        } else if crate::server::is_context_refusal(code, &response.excerpt(2000)) {
+            Attempt::Fail(LlmError::ContextExceeded {
+                model: self.key.clone(),
+                context: self.context_tokens(),
+                detail: format!(
+                    "endpoint `{}` answered HTTP {code}: {}",
+                    endpoint.name,
+                    redact(&response.excerpt(300), key)
+                ),
+            })
         } else {
             Attempt::Fail(LlmError::Http {
                 endpoint: endpoint.name.clone(),

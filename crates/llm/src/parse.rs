@@ -22,7 +22,7 @@ pub fn parse_answer<T: Task>(
     let strict = serde_json::from_str::<T::Output>(content.trim());
     let strict_err = match strict {
         Ok(out) => {
-            return T::check(input, &out)
+            return crate::task::check_answer::<T>(input, &out)
                 .map(|()| (out, Parsed::Strict))
                 .map_err(|e| format!("answer fails a check: {e}"));
         }
@@ -33,7 +33,7 @@ pub fn parse_answer<T: Task>(
     };
     let repaired = remove_trailing_commas(object);
     match serde_json::from_str::<T::Output>(&repaired) {
-        Ok(out) => T::check(input, &out)
+        Ok(out) => crate::task::check_answer::<T>(input, &out)
             .map(|()| (out, Parsed::Repaired))
             .map_err(|e| format!("answer fails a check: {e}")),
         Err(e) => Err(format!("JSON does not match the schema: {e}")),

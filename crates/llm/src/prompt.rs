@@ -41,6 +41,11 @@ struct FrontMatter {
     #[serde(default)]
     #[allow(dead_code)]
     description: Option<String>,
+    /// The example values the body shows (an entity, a question), each as written there: an
+    /// answer repeating one for an input that does not hold it copied the prompt
+    /// ([`crate::sense::not_an_example`]).
+    #[serde(default)]
+    examples: Vec<String>,
 }
 
 /// A loaded prompt.
@@ -55,6 +60,9 @@ pub struct Prompt {
     pub path: PathBuf,
     /// sha256 of the file's text: an edit that forgets to bump `version` still changes it.
     pub sha256: String,
+    /// The example values the body shows (front matter `examples`), which an answer must not
+    /// repeat for an input that does not hold them.
+    pub examples: Vec<String>,
     template: minijinja::Environment<'static>,
 }
 
@@ -146,6 +154,18 @@ impl Prompts {
         task: &str,
         input: &I,
     ) -> Result<(Vec<Message>, Arc<Prompt>), LlmError> {
+        self.render_with(task, input, |_| None)
+            .map(|(m, p, _)| (m, p))
+    }
+
+    /// Render a task's messages from its input, `schema_of` giving the schema for this input
+    /// (`None`: the prompt's own): the messages, the prompt and the schema they show.
+    pub fn render_with<I: Serialize>(
+        &self,
+        task: &str,
+        input: &I,
+        schema_of: impl FnOnce(&serde_json::Value) -> Option<serde_json::Value>,
+    ) -> Result<(Vec<Message>, Arc<Prompt>, serde_json::Value), LlmError> {
         let prompt = self
             .get(task)?
             .ok_or_else(|| LlmError::Prompt(format!("no prompt template for task `{task}`")))?;
@@ -153,14 +173,19 @@ impl Prompts {
             .template
             .get_template(task)
             .map_err(|e| LlmError::Prompt(format!("{task}: {e}")))?;
+        let own = schema_of(&prompt.schema);
+        let schema_text = own
+            .as_ref()
+            .map_or_else(|| prompt.schema_text.clone(), |s| s.to_string());
         let ctx = minijinja::context! {
-            schema => prompt.schema_text.as_str(),
+            schema => schema_text.as_str(),
             ..minijinja::Value::from(minijinja::value::Serde(input))
         };
         let text = tmpl
             .render(ctx)
             .map_err(|e| LlmError::Prompt(format!("{task}: render: {e:#}")))?;
-        Ok((split_messages(&text), prompt))
+        let schema = own.unwrap_or_else(|| prompt.schema.clone());
+        Ok((split_messages(&text), prompt, schema))
     }
 }
 
@@ -187,6 +212,13 @@ fn parse(task: &str, path: &Path, text: &str) -> Result<Prompt, LlmError> {
     if !body.contains(USER_MARK) {
         return Err(err(format!("body has no `{USER_MARK}` section")));
     }
+    for e in &front.examples {
+        if e.trim().is_empty() || !body.contains(e.as_str()) {
+            return Err(err(format!(
+                "front matter `examples`: {e:?} is not written in the body"
+            )));
+        }
+    }
     let mut template = minijinja::Environment::new();
     template.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
     template
@@ -199,6 +231,7 @@ fn parse(task: &str, path: &Path, text: &str) -> Result<Prompt, LlmError> {
         schema,
         path: path.to_path_buf(),
         sha256: crate::sha256_hex_bytes(text.as_bytes()),
+        examples: front.examples,
         template,
     })
 }

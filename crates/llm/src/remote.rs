@@ -49,7 +49,7 @@ impl Llm {
         let cfg = &self.inner.config;
         let mut messages = p.messages.clone();
         let mut params = p.params.clone();
-        let mut max_tokens = cfg.max_tokens;
+        let mut max_tokens = p.max_tokens;
         let (mut tokens_in, mut tokens_out) = (0u64, 0u64);
         let mut effort = Effort::default();
         let mut endpoint = String::new();
@@ -117,10 +117,10 @@ impl Llm {
             if completion.truncated {
                 // Cut off at the budget: the same request again would be cut again. Once, the
                 // same messages with the ceiling's budget; then the item fails as truncated.
-                if !widened && cfg.max_tokens_ceiling > max_tokens {
+                if !widened && p.max_tokens_ceiling > max_tokens {
                     widened = true;
-                    tracing::debug!(task = %T::NAME, max_tokens, ceiling = cfg.max_tokens_ceiling, "answer cut off: asking again with a larger budget");
-                    max_tokens = cfg.max_tokens_ceiling;
+                    tracing::debug!(task = %T::NAME, max_tokens, ceiling = p.max_tokens_ceiling, "answer cut off: asking again with a larger budget");
+                    max_tokens = p.max_tokens_ceiling;
                     params["max_tokens"] = max_tokens.into();
                     continue;
                 }
@@ -131,7 +131,7 @@ impl Llm {
                     if how == parse::Parsed::Repaired {
                         tracing::debug!(task = %T::NAME, "answer repaired");
                     }
-                    match self.sense_of::<T>(&p.input, &value) {
+                    match self.sense_of::<T>(&p, &value) {
                         Ok(()) => {
                             self.note_category::<T>(&p, &value);
                             self.store(&p, &value, tokens_in, tokens_out);
@@ -197,16 +197,25 @@ impl Llm {
         Err(e)
     }
 
-    /// The task's sense check, unless `llm.sense_checks` is off.
+    /// The check that the answer does not repeat an example value of the task's prompt, then
+    /// the task's sense check ([`crate::sense::not_an_example`]); neither when `llm.sense_checks`
+    /// is off.
     pub(crate) fn sense_of<T: Task>(
         &self,
-        input: &T::Input,
+        p: &Prepared<T>,
         value: &T::Output,
     ) -> Result<(), crate::sense::Senseless> {
         if !self.inner.config.sense_checks {
             return Ok(());
         }
-        T::sense(input, value)
+        // A copy of the prompt's example first: it is the more telling reason (a copied
+        // example question is off topic too).
+        if !p.examples.is_empty() {
+            let input = serde_json::to_value(&p.input).unwrap_or_default();
+            let answer = serde_json::to_value(value).unwrap_or_default();
+            crate::sense::not_an_example(&p.examples, &input, &answer)?;
+        }
+        T::sense(&p.input, value)
     }
 
     fn reask_text(&self, error: &str) -> String {

@@ -26,6 +26,27 @@ pub(crate) struct Prepared<T: Task> {
     pub(crate) messages: Vec<Message>,
     pub(crate) params: serde_json::Value,
     pub(crate) response_format: Option<serde_json::Value>,
+    /// The first request's `max_tokens`, and the budget of the one re-ask of a cut-off answer.
+    pub(crate) max_tokens: u32,
+    pub(crate) max_tokens_ceiling: u32,
+    /// The example values of the task's prompt ([`crate::prompt::Prompt::examples`]).
+    pub(crate) examples: Vec<String>,
+}
+
+/// A prompt's tokens as a server may count them: the cl100k estimate with a margin, since a
+/// small model's tokenizer may cut the same text finer (15% and 32 tokens).
+pub(crate) fn prompt_tokens_with_margin(messages: &[Message]) -> u64 {
+    let n = crate::openai::estimate_tokens(messages);
+    n + n * 15 / 100 + 32
+}
+
+/// Tokens of a text by the cl100k estimate the engine uses for limits and budgets: what a task
+/// uses to say how long its answer is ([`Task::answer_tokens`]) and a stage to size what it
+/// sends ([`crate::Llm::context_budget`]).
+pub fn count_tokens(text: &str) -> u64 {
+    tiktoken_rs::cl100k_base_singleton()
+        .encode_ordinary(text)
+        .len() as u64
 }
 
 /// sha256 of bytes as 64 lowercase hex digits.
@@ -77,13 +98,22 @@ impl Llm {
                     messages: Vec::new(),
                     params: serde_json::Value::Null,
                     response_format: None,
+                    max_tokens: 0,
+                    max_tokens_ceiling: 0,
+                    examples: Vec::new(),
                 })
             }
             Some(model) => {
-                let (messages, prompt) = self.inner.prompts.render(T::NAME, &input)?;
+                let (messages, prompt, schema) =
+                    self.inner.prompts.render_with(T::NAME, &input, |s| {
+                        (!T::bounds(&input).is_empty())
+                            .then(|| crate::task::schema_for::<T>(s, &input))
+                    })?;
+                let (max_tokens, max_tokens_ceiling) =
+                    self.budgets::<T>(&model, &input, &messages)?;
                 let mut params = serde_json::json!({
                     "temperature": cfg.temperature,
-                    "max_tokens": cfg.max_tokens,
+                    "max_tokens": max_tokens,
                 });
                 if let Some(seed) = cfg.seed {
                     params["seed"] = seed.into();
@@ -91,7 +121,7 @@ impl Llm {
                 let response_format = model.config.json_schema.then(|| {
                     serde_json::json!({
                         "type": "json_schema",
-                        "json_schema": {"name": T::NAME, "schema": prompt.schema, "strict": true}
+                        "json_schema": {"name": T::NAME, "schema": schema, "strict": true}
                     })
                 });
                 let key_params = serde_json::json!({
@@ -123,9 +153,51 @@ impl Llm {
                     messages,
                     params,
                     response_format,
+                    max_tokens,
+                    max_tokens_ceiling,
+                    examples: prompt.examples.clone(),
                 })
             }
         }
+    }
+
+    /// The first request's `max_tokens` and the ceiling of its one re-ask: the configured
+    /// budgets, raised to what the task expects its answer to take for this input
+    /// ([`Task::answer_tokens`]; the re-ask twice that), and cut to what the model's context
+    /// leaves after the prompt when the context is known. A prompt leaving less than the
+    /// answer needs (the task's expectation, else 256 tokens or `max_tokens` if smaller) fails
+    /// the item as `context_exceeded`, with no request sent.
+    pub(crate) fn budgets<T: Task>(
+        &self,
+        model: &OpenAiModel,
+        input: &T::Input,
+        messages: &[Message],
+    ) -> Result<(u32, u32), LlmError> {
+        let cfg = &self.inner.config;
+        let wanted = T::answer_tokens(input).map(|t| u32::try_from(t).unwrap_or(u32::MAX));
+        let mut max_tokens = cfg.max_tokens.max(wanted.unwrap_or(0));
+        let mut ceiling = cfg
+            .max_tokens_ceiling
+            .max(wanted.unwrap_or(0).saturating_mul(2))
+            .max(max_tokens);
+        if let Some(context) = model.context_tokens() {
+            let prompt = prompt_tokens_with_margin(messages);
+            let room = u64::from(context).saturating_sub(prompt);
+            let room = u32::try_from(room).unwrap_or(u32::MAX);
+            let needed = wanted.unwrap_or(cfg.max_tokens.min(256)).min(ceiling);
+            if room < needed.max(1) {
+                return Err(LlmError::ContextExceeded {
+                    model: model.key.clone(),
+                    context: Some(context),
+                    detail: format!(
+                        "the prompt takes about {prompt} tokens, leaving {room} for an answer of about {needed}; not sent"
+                    ),
+                });
+            }
+            max_tokens = max_tokens.min(room);
+            ceiling = ceiling.min(room).max(max_tokens);
+        }
+        Ok((max_tokens, ceiling))
     }
 
     pub(crate) fn provenance_of<T: Task>(p: &Prepared<T>) -> String {

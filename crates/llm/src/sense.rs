@@ -33,16 +33,23 @@ pub enum Sense {
     AnchorMissing,
     /// A translation back into the source language came back in another language.
     WrongLanguage,
+    /// A rewrite (a back-translation, a rephrased question) is much shorter or longer than its
+    /// source: a one-word "translation", a passage summarised away.
+    LengthChanged,
+    /// A rewrite keeps too few of its source's words to keep its meaning.
+    MeaningLost,
 }
 
 impl Sense {
     /// Every sense reason, for totals that need to tell them from other failures.
-    pub const ALL: [Sense; 5] = [
+    pub const ALL: [Sense; 7] = [
         Sense::OffTopic,
         Sense::CopiedExample,
         Sense::EntityNotInSentence,
         Sense::AnchorMissing,
         Sense::WrongLanguage,
+        Sense::LengthChanged,
+        Sense::MeaningLost,
     ];
 
     /// The reason code (`off_topic`).
@@ -53,6 +60,8 @@ impl Sense {
             Sense::EntityNotInSentence => "entity_not_in_sentence",
             Sense::AnchorMissing => "anchor_missing",
             Sense::WrongLanguage => "wrong_language",
+            Sense::LengthChanged => "length_changed",
+            Sense::MeaningLost => "meaning_lost",
         }
     }
 
@@ -86,20 +95,144 @@ impl std::fmt::Display for Senseless {
     }
 }
 
-/// `off_topic` unless `answer` shares a word with `subject` (both sets of content words). An
-/// empty subject (nothing to compare with) passes; an empty answer fails.
+/// Words too general to show that an answer is about its input: a question about "the
+/// country you are in" shares `country` with any claim about a country, and `state` with any
+/// claim about a state. [`on_topic`] does not count them as shared.
+pub const GENERIC_WORDS: &[&str] = &[
+    "state",
+    "states",
+    "country",
+    "countries",
+    "nation",
+    "nations",
+    "national",
+    "united",
+    "america",
+    "american",
+    "americans",
+    "world",
+    "people",
+    "person",
+    "persons",
+    "year",
+    "years",
+    "time",
+    "times",
+    "today",
+    "day",
+    "days",
+    "thing",
+    "things",
+    "way",
+    "ways",
+    "number",
+    "numbers",
+    "name",
+    "names",
+    "place",
+    "places",
+    "government",
+    "public",
+    "new",
+    "many",
+    "much",
+    "first",
+    "last",
+    "percent",
+    "million",
+    "billion",
+    "example",
+    "question",
+    "answer",
+    "true",
+    "false",
+    "fact",
+    "facts",
+    "information",
+    "said",
+    "says",
+    "say",
+];
+
+/// Whether `word` is one of [`GENERIC_WORDS`].
+pub fn is_generic(word: &str) -> bool {
+    GENERIC_WORDS.contains(&word)
+}
+
+/// `off_topic` unless `answer` shares a word with `subject` (both sets of content words), not
+/// counting [`GENERIC_WORDS`]. A subject with nothing but generic words (nothing to compare
+/// with) passes; an empty answer fails.
 pub fn on_topic(
     what: &str,
     answer: &BTreeSet<String>,
     subject: &BTreeSet<String>,
 ) -> Result<(), Senseless> {
-    if subject.is_empty() || shares_word(answer, subject) {
+    let specific = |s: &BTreeSet<String>| -> BTreeSet<String> {
+        s.iter().filter(|w| !is_generic(w)).cloned().collect()
+    };
+    let subject = specific(subject);
+    if subject.is_empty() || shares_word(&specific(answer), &subject) {
         return Ok(());
     }
     Err(Sense::OffTopic.because(format!(
         "{what} shares no content word with its input ({})",
         preview(answer)
     )))
+}
+
+/// What a rewrite must keep of its source: its length within a ratio (in words) and a share of
+/// its content words (inflections counted as the same word, as in [`shares_word`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Fidelity {
+    pub min_length_ratio: f64,
+    pub max_length_ratio: f64,
+    /// The least share of the source's content words the rewrite keeps.
+    pub min_kept: f64,
+}
+
+/// `length_changed` when the rewrite's length (`rewrite_len` words against the source's
+/// `source_len`) is outside the ratio, `meaning_lost` when it keeps less than `min_kept` of the
+/// source's content words: a rewrite must keep most of what it rewrites. A source of fewer than
+/// three words is not judged by length.
+pub fn faithful(
+    what: &str,
+    fidelity: Fidelity,
+    (source_len, rewrite_len): (usize, usize),
+    source: &BTreeSet<String>,
+    rewrite: &BTreeSet<String>,
+) -> Result<(), Senseless> {
+    if source_len >= 3 {
+        let ratio = rewrite_len as f64 / source_len as f64;
+        if ratio < fidelity.min_length_ratio || ratio > fidelity.max_length_ratio {
+            return Err(Sense::LengthChanged.because(format!(
+                "{what} has {rewrite_len} words for a source of {source_len} (ratio {ratio:.2}, kept within {}-{})",
+                fidelity.min_length_ratio, fidelity.max_length_ratio
+            )));
+        }
+    }
+    let kept = kept_share(source, rewrite);
+    if kept < fidelity.min_kept {
+        return Err(Sense::MeaningLost.because(format!(
+            "{what} keeps {:.0}% of its source's content words (at least {:.0}% wanted; {})",
+            kept * 100.0,
+            fidelity.min_kept * 100.0,
+            preview(rewrite)
+        )));
+    }
+    Ok(())
+}
+
+/// The share of `source`'s words that `rewrite` keeps, inflections counted as the same word
+/// (1 for an empty source).
+pub fn kept_share(source: &BTreeSet<String>, rewrite: &BTreeSet<String>) -> f64 {
+    if source.is_empty() {
+        return 1.0;
+    }
+    let kept = source
+        .iter()
+        .filter(|w| rewrite.contains(*w) || rewrite.iter().any(|r| same_stem(w, r)))
+        .count();
+    kept as f64 / source.len() as f64
 }
 
 /// Whether two word sets share a word, counting inflections of one stem as the same word
@@ -143,6 +276,82 @@ pub fn not_the_example(
         )));
     }
     Ok(())
+}
+
+/// `copied_example` when a string of the answer repeats one of the prompt's example values
+/// (its front matter `examples`: `Northwind Logistics`, the example question) while the input
+/// does not hold that example. A string repeats an example when at least 60% of the example's
+/// words are in it and they make at least 60% of it (so a sentence that merely names the
+/// example entity among other words is not one, the entity field beside it is); the input
+/// holds the example when 60% of its words are in the input's strings. Words: lowercase runs of
+/// letters and digits, stopwords left out. Applied to every model answer of every task whose
+/// prompt lists examples, so a new example in a prompt is checked without code.
+pub fn not_an_example(
+    examples: &[String],
+    input: &serde_json::Value,
+    answer: &serde_json::Value,
+) -> Result<(), Senseless> {
+    let mut input_words = BTreeSet::new();
+    for s in strings_of(input) {
+        input_words.extend(example_words(s));
+    }
+    let mut leaves: Vec<(&str, BTreeSet<String>)> = strings_of(answer)
+        .into_iter()
+        .map(|s| (s, example_words(s)))
+        .collect();
+    leaves.retain(|(_, w)| !w.is_empty());
+    for example in examples {
+        let e = example_words(example);
+        if e.is_empty() {
+            continue;
+        }
+        let share = |a: &BTreeSet<String>, b: &BTreeSet<String>| {
+            a.intersection(b).count() as f64 / a.len() as f64
+        };
+        if share(&e, &input_words) >= 0.6 {
+            continue;
+        }
+        if let Some((s, _)) = leaves
+            .iter()
+            .find(|(_, w)| share(&e, w) >= 0.6 && share(w, &e) >= 0.6)
+        {
+            return Err(Sense::CopiedExample.because(format!(
+                "the answer repeats the prompt's example {example:?} (\"{}\"), which its input does not hold",
+                s.chars().take(120).collect::<String>()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Every string in a JSON value (object values and array items, recursively).
+fn strings_of(v: &serde_json::Value) -> Vec<&str> {
+    let mut out = Vec::new();
+    fn walk<'a>(v: &'a serde_json::Value, out: &mut Vec<&'a str>) {
+        match v {
+            serde_json::Value::String(s) => out.push(s),
+            serde_json::Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
+            serde_json::Value::Object(m) => m.values().for_each(|x| walk(x, out)),
+            _ => {}
+        }
+    }
+    walk(v, &mut out);
+    out
+}
+
+/// The words an example comparison looks at: lowercase runs of letters and digits, but a short
+/// list of function words.
+fn example_words(s: &str) -> BTreeSet<String> {
+    const STOP: &[&str] = &[
+        "a", "an", "the", "of", "in", "on", "at", "to", "for", "by", "and", "or", "is", "are",
+        "was", "were", "be", "did", "do", "does", "have", "has", "had", "it", "its", "that",
+        "this", "with", "as", "from",
+    ];
+    s.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .filter(|w| !STOP.contains(&w.as_str()))
+        .collect()
 }
 
 fn preview(words: &BTreeSet<String>) -> String {
@@ -191,5 +400,87 @@ mod tests {
         assert!(shares_word(&set("acquire"), &set("acquired")));
         assert!(!shares_word(&set("cat"), &set("car")));
         assert!(!Sense::is_code("llm_truncated"));
+        assert!(Sense::is_code("llm_length_changed") && Sense::is_code("meaning_lost"));
+    }
+
+    #[test]
+    fn a_rewrite_keeps_length_and_words() {
+        let f = Fidelity {
+            min_length_ratio: 0.5,
+            max_length_ratio: 2.0,
+            min_kept: 0.4,
+        };
+        let source = set("port authority bought new cranes 2023 traffic grew third");
+        let e = faithful("t", f, (16, 1), &source, &set("pivot")).unwrap_err();
+        assert_eq!(e.sense, Sense::LengthChanged);
+        let e = faithful(
+            "t",
+            f,
+            (16, 15),
+            &source,
+            &set("weather lovely today spring"),
+        )
+        .unwrap_err();
+        assert_eq!(e.sense, Sense::MeaningLost);
+        let good = set("2023 port authority purchased new cranes traffic rose third");
+        assert!(faithful("t", f, (16, 14), &source, &good).is_ok());
+        assert!(
+            (kept_share(&set("acquired holdings"), &set("acquire holding")) - 1.0).abs() < 1e-9
+        );
+    }
+
+    #[test]
+    fn generic_words_are_not_a_topic() {
+        // A drug-overdose claim and a question about "the country you are in" (what a small
+        // model wrote): `state`/`country` alone do not make it on topic.
+        let claim = set("drug overdose deaths state rose country");
+        let q = set("name country united states america nigeria ghana");
+        assert_eq!(
+            on_topic("q", &q, &claim).unwrap_err().sense,
+            Sense::OffTopic
+        );
+        assert!(on_topic("q", &set("overdose deaths state"), &claim).is_ok());
+        // A subject of generic words only: nothing to compare with.
+        assert!(on_topic("q", &set("lemon"), &set("state country")).is_ok());
+    }
+
+    #[test]
+    fn prompt_examples_are_caught_in_any_field() {
+        let examples = vec![
+            "Northwind Logistics".to_string(),
+            "the retirement-age reform".to_string(),
+        ];
+        let input = serde_json::json!({"chunks": [{"chunk_id": "c1", "text": "Acme Corp sold 40 trucks to Baltic Freight in 2023."}]});
+        let copied = serde_json::json!({"triplets": [{"entity_1": "Northwind Logistics", "relation": "operates", "entity_2": "the retirement-age reform", "chunk_id": "1", "source_sentence": "Northwind Logistics operates the retirement-age reform."}]});
+        let e = not_an_example(&examples, &input, &copied).unwrap_err();
+        assert_eq!(e.sense, Sense::CopiedExample);
+        assert!(e.detail.contains("Northwind Logistics"), "{e}");
+        let fine = serde_json::json!({"triplets": [{"entity_1": "Acme Corp", "relation": "sold", "entity_2": "Baltic Freight", "chunk_id": "c1", "source_sentence": "Acme Corp sold 40 trucks to Baltic Freight in 2023."}]});
+        assert!(not_an_example(&examples, &input, &fine).is_ok());
+        // A report about Northwind Logistics may name it.
+        let about = serde_json::json!({"chunks": [{"chunk_id": "c1", "text": "Northwind Logistics operates 14 depots."}]});
+        assert!(
+            not_an_example(&examples, &about, &copied).is_err(),
+            "the reform is still copied"
+        );
+        let only_northwind = serde_json::json!({"triplets": [{"entity_1": "Northwind Logistics", "relation": "operates", "entity_2": "14 depots", "chunk_id": "c1", "source_sentence": "Northwind Logistics operates 14 depots."}]});
+        assert!(not_an_example(&examples, &about, &only_northwind).is_ok());
+        // A sentence naming an example among other words is not a copy by itself.
+        let q = vec![
+            "Did Nigeria have a population of 45 million at the time of independence?".to_string(),
+        ];
+        let claim = serde_json::json!({"claim": "Hot lemon water cures the common cold"});
+        let copy = serde_json::json!({"question": "Did Nigeria have a population of 45 million at the time of independence?"});
+        assert!(not_an_example(&q, &claim, &copy).is_err());
+        let own = serde_json::json!({"claim": "Nigeria had a population of 45 million at the time of independence"});
+        assert!(not_an_example(&q, &own, &copy).is_ok());
+        assert!(
+            not_an_example(
+                &q,
+                &claim,
+                &serde_json::json!({"question": "Does hot lemon water cure the common cold?"})
+            )
+            .is_ok()
+        );
     }
 }

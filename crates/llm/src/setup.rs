@@ -85,6 +85,7 @@ impl Llm {
         Ok(Llm {
             inner: Arc::new(Inner {
                 config,
+                root: root.to_path_buf(),
                 prompts,
                 declared: Mutex::new(BTreeMap::new()),
                 reask,

@@ -63,14 +63,176 @@ pub trait Task: Send + Sync + 'static {
     fn reuse_key(_input: &Self::Input) -> Option<serde_json::Value> {
         None
     }
+
+    /// How many items each array of the answer may hold, for this input: the one source of
+    /// both the JSON Schema's `minItems`/`maxItems` sent to the model (and shown in the prompt)
+    /// and the check of every answer ([`check_answer`]), so the two never disagree. A prompt's
+    /// own schema leaves these bounds out ([`schema_self_check`] fails on one it declares).
+    fn bounds(_input: &Self::Input) -> Vec<ItemBounds> {
+        Vec::new()
+    }
+
+    /// About how many tokens a full answer to this input takes, when that grows with the input
+    /// (a rewrite or a translation of a passage): the request's `max_tokens` is at least this,
+    /// and the one re-ask of a cut-off answer gets twice it, so a budget follows the input's
+    /// size instead of `llm.max_tokens`. `None`: the configured budgets.
+    fn answer_tokens(_input: &Self::Input) -> Option<u64> {
+        None
+    }
+
+    /// Inputs for the preflight ([`crate::Llm::preflight`]): small, and different enough that a
+    /// model reading them answers them differently (the preflight flags one answer for all).
+    /// Empty: the task is not probed.
+    fn examples() -> Vec<Self::Input> {
+        Vec::new()
+    }
 }
 
-/// What a stage declares of a task it uses: enough for the engine to check its prompt and
-/// fingerprint it without knowing its types.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// A bound on the number of items of one array field of an answer (a top-level field).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ItemBounds {
+    /// The answer's field (`rewrites`).
+    pub field: &'static str,
+    pub min: usize,
+    pub max: usize,
+}
+
+/// The task's bounds ([`Task::bounds`]) and then its own [`Task::check`]: what every parsed
+/// answer must pass.
+pub fn check_answer<T: Task>(input: &T::Input, output: &T::Output) -> Result<(), String> {
+    let bounds = T::bounds(input);
+    if !bounds.is_empty() {
+        let json = serde_json::to_value(output).map_err(|e| e.to_string())?;
+        for b in bounds {
+            let n = json
+                .get(b.field)
+                .and_then(serde_json::Value::as_array)
+                .map_or(0, Vec::len);
+            if n < b.min || n > b.max {
+                let wanted = if b.min == b.max {
+                    format!("{}", b.min)
+                } else {
+                    format!("{} to {}", b.min, b.max)
+                };
+                return Err(format!("`{}` has {n} items, wanted {wanted}", b.field));
+            }
+        }
+    }
+    T::check(input, output)
+}
+
+/// The answer's JSON Schema for one input: the prompt's schema with the task's
+/// [`Task::bounds`] written into it as `minItems`/`maxItems` of each bounded field.
+pub fn schema_for<T: Task>(schema: &serde_json::Value, input: &T::Input) -> serde_json::Value {
+    let mut schema = schema.clone();
+    for b in T::bounds(input) {
+        if let Some(field) = schema
+            .get_mut("properties")
+            .and_then(|p| p.get_mut(b.field))
+            .and_then(serde_json::Value::as_object_mut)
+        {
+            field.insert("minItems".into(), b.min.into());
+            field.insert("maxItems".into(), b.max.into());
+        }
+    }
+    schema
+}
+
+/// What every task's tests check of its prompt's schema against its bounds, for one input: each
+/// bounded field is an array property of the schema; the schema declares no `minItems` or
+/// `maxItems` of its own anywhere (they come from [`Task::bounds`] only, so the model is never
+/// held to another number than the check); the schema sent for the input carries the bounds;
+/// and an answer one item past a bound fails [`check_answer`]. `answer` is a valid answer to
+/// `input` whose bounded arrays have at least one item.
+pub fn schema_self_check<T: Task>(
+    prompts: &crate::prompt::Prompts,
+    input: &T::Input,
+    answer: &T::Output,
+) -> Result<(), String> {
+    let prompt = prompts
+        .get(T::NAME)
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("{}: no prompt", T::NAME))?;
+    fn own_bounds(v: &serde_json::Value, at: String, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, x) in m {
+                    if k == "minItems" || k == "maxItems" {
+                        out.push(format!("{at}/{k}"));
+                    }
+                    own_bounds(x, format!("{at}/{k}"), out);
+                }
+            }
+            serde_json::Value::Array(a) => {
+                for (i, x) in a.iter().enumerate() {
+                    own_bounds(x, format!("{at}/{i}"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut own = Vec::new();
+    own_bounds(&prompt.schema, String::new(), &mut own);
+    if !own.is_empty() {
+        return Err(format!(
+            "{}: the prompt's schema sets {} itself; item counts come from the task's bounds",
+            T::NAME,
+            own.join(", ")
+        ));
+    }
+    check_answer::<T>(input, answer).map_err(|e| format!("{}: the answer fails: {e}", T::NAME))?;
+    let sent = schema_for::<T>(&prompt.schema, input);
+    let mut json = serde_json::to_value(answer).map_err(|e| e.to_string())?;
+    for b in T::bounds(input) {
+        let field = &sent["properties"][b.field];
+        if field["type"] != "array" {
+            return Err(format!(
+                "{}: `{}` is not an array of the schema",
+                T::NAME,
+                b.field
+            ));
+        }
+        if field["minItems"] != b.min || field["maxItems"] != b.max {
+            return Err(format!(
+                "{}: the schema's bounds of `{}` are not the task's",
+                T::NAME,
+                b.field
+            ));
+        }
+        // One item past the maximum fails the check.
+        let items = json[b.field]
+            .as_array_mut()
+            .filter(|a| !a.is_empty())
+            .ok_or_else(|| format!("{}: the answer's `{}` is empty", T::NAME, b.field))?;
+        let first = items[0].clone();
+        let original = items.clone();
+        while items.len() <= b.max {
+            items.push(first.clone());
+        }
+        let over: T::Output = serde_json::from_value(json.clone()).map_err(|e| e.to_string())?;
+        if check_answer::<T>(input, &over).is_ok() {
+            return Err(format!(
+                "{}: an answer of {} `{}` passes the check, past the schema's maxItems {}",
+                T::NAME,
+                b.max + 1,
+                b.field,
+                b.max
+            ));
+        }
+        json[b.field] = serde_json::Value::Array(original);
+    }
+    Ok(())
+}
+
+/// What a stage declares of a task it uses: enough for the engine to check its prompt,
+/// fingerprint it and probe a model with it ([`crate::Llm::preflight`]) without knowing its
+/// types. Two declarations are the same task when name and offline version agree.
+#[derive(Clone, Copy)]
 pub struct TaskInfo {
     pub name: &'static str,
     pub offline_version: &'static str,
+    /// Asks the task's examples ([`Task::examples`]) of a handle: the preflight's probe.
+    pub(crate) probe: fn(&crate::Llm) -> crate::preflight::TaskProbe,
 }
 
 impl TaskInfo {
@@ -79,7 +241,42 @@ impl TaskInfo {
         TaskInfo {
             name: T::NAME,
             offline_version: T::OFFLINE_VERSION,
+            probe: crate::preflight::probe::<T>,
         }
+    }
+
+    fn key(&self) -> (&'static str, &'static str) {
+        (self.name, self.offline_version)
+    }
+}
+
+impl std::fmt::Debug for TaskInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskInfo")
+            .field("name", &self.name)
+            .field("offline_version", &self.offline_version)
+            .finish()
+    }
+}
+impl PartialEq for TaskInfo {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+impl Eq for TaskInfo {}
+impl PartialOrd for TaskInfo {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for TaskInfo {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key().cmp(&other.key())
+    }
+}
+impl std::hash::Hash for TaskInfo {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.key().hash(state);
     }
 }
 
@@ -112,7 +309,7 @@ pub fn offline_self_check<T: Task>(
             T::NAME
         ));
     }
-    T::check(&input, &a.value)
+    check_answer::<T>(&input, &a.value)
         .map_err(|e| format!("{}: the offline answer fails its check: {e}", T::NAME))?;
     T::sense(&input, &a.value)
         .map_err(|e| format!("{}: the offline answer fails its sense check: {e}", T::NAME))?;

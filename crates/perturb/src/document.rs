@@ -8,8 +8,10 @@
 //!   drop (`answer_survives_deletion`).
 //! - `back_translation` (other wording, same answer): the chunk through the LLM task
 //!   `back_translate` into French and back in one call. An empty result (`empty_translation`),
-//!   one not in English by whatlang (`wrong_language`) or one that lost the answer the chunk held
-//!   (`answer_lost_in_translation`) is a drop.
+//!   one not in English by whatlang (`wrong_language`), one much shorter or longer than the
+//!   chunk (`length_changed`) or keeping too few of its words (`meaning_lost`), one that lost
+//!   the answer the chunk held (`answer_lost_in_translation`) or whose embedding similarity to
+//!   the chunk is below `min_similarity` (`low_similarity`) is a drop.
 //!
 //! Every row records its embedding similarity to the original chunk. A question whose answer
 //! chunk is missing or empty drops that chunk (`no_chunk_text`).
@@ -42,6 +44,15 @@ pub struct DocumentPerturbationsConfig {
     /// The language back-translation goes through, named in English (RARE: French).
     #[serde(default = "default_pivot")]
     pub pivot_language: String,
+    /// A back-translation whose embedding similarity to its chunk is below this is dropped
+    /// (`low_similarity`): what the length and word checks let through but the meaning did
+    /// not survive. 0 keeps every one.
+    #[serde(default = "default_min_similarity")]
+    pub min_similarity: f64,
+}
+
+fn default_min_similarity() -> f64 {
+    0.3
 }
 
 fn default_kinds() -> Vec<String> {
@@ -297,6 +308,13 @@ pub fn language_rejection(original: &str, translated: &str) -> Option<&'static s
     {
         return Some("wrong_language");
     }
+    // Whatever the language check could tell (a short text is too short to detect), a
+    // back-translation keeps the passage's length and most of its words.
+    if let Err(e) =
+        crate::tasks::faithful_rewrite(crate::tasks::TRANSLATION_FIDELITY, original, translated)
+    {
+        return Some(e.sense.code());
+    }
     None
 }
 
@@ -440,6 +458,12 @@ impl TypedStage for DocumentPerturbationsStage {
             return Err(ConfigError::new(
                 "kinds",
                 format!("unknown kind `{k}`; known: {}", KINDS.join(", ")),
+            ));
+        }
+        if !(-1.0..=1.0).contains(&c.min_similarity) {
+            return Err(ConfigError::new(
+                "min_similarity",
+                "must be within -1 and 1",
             ));
         }
         if c.pivot_language.trim().is_empty() {
@@ -659,6 +683,21 @@ impl TypedStage for DocumentPerturbationsStage {
             match embedded {
                 Ok((sims, embedder)) => {
                     for (m, sim) in made.into_iter().zip(sims) {
+                        if m.kind == "back_translation" && f64::from(sim) < c.min_similarity {
+                            drop_item(
+                                &mut drops,
+                                &mut summary,
+                                format!("{}/{}/{}", m.question.id, m.chunk.id, m.kind),
+                                "low_similarity",
+                                format!(
+                                    "similarity {:.3} to the chunk, below min_similarity {} ({embedder}): {}",
+                                    sim,
+                                    c.min_similarity,
+                                    clip(&m.text)
+                                ),
+                            );
+                            continue;
+                        }
                         rows.push(DocumentPerturbation {
                             id: stable_id("dpert", &[&m.question.id, &m.chunk.id, m.kind]),
                             question_id: m.question.id.clone(),

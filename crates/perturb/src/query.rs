@@ -35,8 +35,12 @@ use serde::{Deserialize, Serialize};
 use crate::protect::{keeps_protected, protected_mask, question_phrases};
 use crate::similarity::{Distribution, round_similarity, select_candidate};
 use crate::synonyms::{Synonyms, word_level};
-use crate::tasks::{QUERY_TASKS, QueryGrammar, QueryIrrelevant, RewriteInput, Rewrites};
+use crate::tasks::{
+    GRAMMAR_FIDELITY, IRRELEVANT_FIDELITY, QUERY_TASKS, QueryGrammar, QueryIrrelevant,
+    RewriteInput, Rewrites,
+};
 use crate::typos::character_level;
+use noisebench_llm::sense::Fidelity;
 
 /// The four kinds, in RARE's order.
 pub const KINDS: [&str; 4] = [
@@ -150,15 +154,24 @@ pub fn rule_candidates(
 }
 
 /// An LLM answer's usable rewrites: trimmed, non-empty, not the query itself, keeping every
-/// protected piece of the query, distinct, at most `n`.
-pub fn usable_rewrites(query: &str, mask: &[bool], answer: &Rewrites, n: usize) -> Vec<String> {
+/// protected piece of the query and its length and words as `fidelity` asks
+/// ([`crate::tasks::faithful_rewrite`]), distinct, at most `n`.
+pub fn usable_rewrites(
+    query: &str,
+    mask: &[bool],
+    answer: &Rewrites,
+    n: usize,
+    fidelity: Fidelity,
+) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for r in &answer.rewrites {
         let r = r.trim();
         if r.is_empty() || r == query.trim() || out.iter().any(|o| o == r) {
             continue;
         }
-        if keeps_protected(query, mask, r) {
+        if keeps_protected(query, mask, r)
+            && crate::tasks::faithful_rewrite(fidelity, query, r).is_ok()
+        {
             out.push(r.to_string());
         }
         if out.len() == n {
@@ -519,7 +532,13 @@ impl QueryPerturbationsStage {
             match answer {
                 Err(e) => drop_item(drops, summary, &q.id, kind, &e.drop_reason(), e.to_string()),
                 Ok(a) => {
-                    let candidates = usable_rewrites(&q.question, mask, &a.value, c.llm_candidates);
+                    let fidelity = if kind == "irrelevant_info" {
+                        IRRELEVANT_FIDELITY
+                    } else {
+                        GRAMMAR_FIDELITY
+                    };
+                    let candidates =
+                        usable_rewrites(&q.question, mask, &a.value, c.llm_candidates, fidelity);
                     if candidates.is_empty() {
                         let shown: Vec<String> = a
                             .value
@@ -535,7 +554,7 @@ impl QueryPerturbationsStage {
                             kind,
                             "no_usable_rewrite",
                             format!(
-                                "every rewrite was empty, the query itself, or lost a name or number: {shown:?}"
+                                "every rewrite was empty, the query itself, lost a name or number, or much of the query's length or words: {shown:?}"
                             ),
                         );
                     } else {
@@ -670,12 +689,20 @@ mod tests {
             ],
         };
         assert_eq!(
-            usable_rewrites(q, &mask, &answer, 5),
+            usable_rewrites(q, &mask, &answer, 5, GRAMMAR_FIDELITY),
             [
                 "In 2021, what did Northwind Logistics pay?",
                 "What was paid by Northwind Logistics in 2021?"
             ]
         );
-        assert_eq!(usable_rewrites(q, &mask, &answer, 1).len(), 1);
+        assert_eq!(
+            usable_rewrites(q, &mask, &answer, 1, GRAMMAR_FIDELITY).len(),
+            1
+        );
+        // A one-word rewrite keeps nothing of the question.
+        let short = Rewrites {
+            rewrites: vec!["Northwind Logistics 2021".into()],
+        };
+        assert!(usable_rewrites(q, &mask, &short, 5, GRAMMAR_FIDELITY).is_empty());
     }
 }

@@ -14,8 +14,8 @@
 
 use std::sync::OnceLock;
 
-use noisebench_llm::sense::{self, Sense, Senseless};
-use noisebench_llm::{Task, TaskInfo};
+use noisebench_llm::sense::{self, Fidelity, Sense, Senseless};
+use noisebench_llm::{ItemBounds, Task, TaskInfo};
 use serde::{Deserialize, Serialize};
 
 /// The query stage's tasks: its fingerprint covers these.
@@ -41,36 +41,93 @@ pub struct Rewrites {
     pub rewrites: Vec<String>,
 }
 
-/// An answer with no usable rewrite, or a runaway list, is re-asked.
-fn check_rewrites(input: &RewriteInput, o: &Rewrites) -> Result<(), String> {
+/// The rewrites' item bounds, the schema's and the check's: one at least, at most three times
+/// the candidates asked for (a model may offer more; the stage keeps `candidates`).
+fn rewrite_bounds(input: &RewriteInput) -> Vec<ItemBounds> {
+    vec![ItemBounds {
+        field: "rewrites",
+        min: 1,
+        max: input.candidates.max(1) * 3,
+    }]
+}
+
+/// An answer with no usable rewrite is re-asked.
+fn check_rewrites(o: &Rewrites) -> Result<(), String> {
     if o.rewrites.iter().all(|r| r.trim().is_empty()) {
         return Err("`rewrites` holds no rewrite".into());
-    }
-    if o.rewrites.len() > input.candidates.max(1) * 3 {
-        return Err(format!(
-            "`rewrites` has {} items, asked for {}",
-            o.rewrites.len(),
-            input.candidates
-        ));
     }
     Ok(())
 }
 
-/// A rewrite list none of whose rewrites shares a content word with the question is about
-/// something else: `off_topic`.
-fn sense_rewrites(input: &RewriteInput, o: &Rewrites) -> Result<(), Senseless> {
-    let query = noisebench_text::content_words(&input.query);
-    if o.rewrites
-        .iter()
-        .any(|r| sense::on_topic("a rewrite", &noisebench_text::content_words(r), &query).is_ok())
-    {
-        return Ok(());
-    }
-    sense::on_topic(
-        "every rewrite",
-        &noisebench_text::content_words(&o.rewrites.join(" ")),
-        &query,
+/// What a grammar rewrite keeps of its question: about its length, and most of its words.
+pub const GRAMMAR_FIDELITY: Fidelity = Fidelity {
+    min_length_ratio: 0.6,
+    max_length_ratio: 2.0,
+    min_kept: 0.6,
+};
+/// What an irrelevant-information rewrite keeps: the question's words, with a detail added (up
+/// to four times the question's length).
+pub const IRRELEVANT_FIDELITY: Fidelity = Fidelity {
+    min_length_ratio: 0.8,
+    max_length_ratio: 4.0,
+    min_kept: 0.6,
+};
+/// What a back-translation keeps of its passage: about its length, and enough of its words
+/// (names, figures, terms) that the meaning is the passage's. A one-word "translation" fails.
+pub const TRANSLATION_FIDELITY: Fidelity = Fidelity {
+    min_length_ratio: 0.5,
+    max_length_ratio: 2.0,
+    min_kept: 0.35,
+};
+
+/// Whether `rewrite` keeps what `fidelity` asks of `source` ([`sense::faithful`]).
+pub fn faithful_rewrite(fidelity: Fidelity, source: &str, rewrite: &str) -> Result<(), Senseless> {
+    sense::faithful(
+        "the rewrite",
+        fidelity,
+        (
+            noisebench_text::words(source).len(),
+            noisebench_text::words(rewrite).len(),
+        ),
+        &noisebench_text::content_words(source),
+        &noisebench_text::content_words(rewrite),
     )
+}
+
+/// A rewrite list none of whose rewrites keeps its question's length and words
+/// (`length_changed`, `meaning_lost`; a list about something else keeps none of them) is
+/// dropped; the stage keeps only the faithful rewrites of a list ([`faithful_rewrite`]).
+fn sense_rewrites(fidelity: Fidelity, input: &RewriteInput, o: &Rewrites) -> Result<(), Senseless> {
+    let mut first = None;
+    for r in o.rewrites.iter().filter(|r| !r.trim().is_empty()) {
+        match faithful_rewrite(fidelity, &input.query, r) {
+            Ok(()) => return Ok(()),
+            Err(e) => {
+                first.get_or_insert(e);
+            }
+        }
+    }
+    match first {
+        Some(e) => Err(Senseless {
+            detail: format!("no rewrite is faithful; the first: {}", e.detail),
+            ..e
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Two questions about different things: the rewrite tasks' preflight inputs.
+fn rewrite_examples() -> Vec<RewriteInput> {
+    [
+        "Which company did Harbour Freight Group acquire in 2023?",
+        "How many people does the Eastline rail project employ?",
+    ]
+    .iter()
+    .map(|q| RewriteInput {
+        query: (*q).into(),
+        candidates: 3,
+    })
+    .collect()
 }
 
 /// `query_grammar`: grammar, punctuation and word-order rewrites.
@@ -82,12 +139,20 @@ impl Task for QueryGrammar {
     type Input = RewriteInput;
     type Output = Rewrites;
 
-    fn check(input: &RewriteInput, o: &Rewrites) -> Result<(), String> {
-        check_rewrites(input, o)
+    fn bounds(input: &RewriteInput) -> Vec<ItemBounds> {
+        rewrite_bounds(input)
+    }
+
+    fn check(_: &RewriteInput, o: &Rewrites) -> Result<(), String> {
+        check_rewrites(o)
     }
 
     fn sense(input: &RewriteInput, o: &Rewrites) -> Result<(), Senseless> {
-        sense_rewrites(input, o)
+        sense_rewrites(GRAMMAR_FIDELITY, input, o)
+    }
+
+    fn examples() -> Vec<RewriteInput> {
+        rewrite_examples()
     }
 
     fn offline(input: &RewriteInput) -> Rewrites {
@@ -168,12 +233,20 @@ impl Task for QueryIrrelevant {
     type Input = RewriteInput;
     type Output = Rewrites;
 
-    fn check(input: &RewriteInput, o: &Rewrites) -> Result<(), String> {
-        check_rewrites(input, o)
+    fn bounds(input: &RewriteInput) -> Vec<ItemBounds> {
+        rewrite_bounds(input)
+    }
+
+    fn check(_: &RewriteInput, o: &Rewrites) -> Result<(), String> {
+        check_rewrites(o)
     }
 
     fn sense(input: &RewriteInput, o: &Rewrites) -> Result<(), Senseless> {
-        sense_rewrites(input, o)
+        sense_rewrites(IRRELEVANT_FIDELITY, input, o)
+    }
+
+    fn examples() -> Vec<RewriteInput> {
+        rewrite_examples()
     }
 
     fn offline(input: &RewriteInput) -> Rewrites {
@@ -243,15 +316,42 @@ impl Task for BackTranslate {
     /// The back-translation must come back in the passage's language (English, or whatever
     /// the passage itself reads as): `wrong_language`, the stage's own rule
     /// ([`crate::document::translation_rejection`]) applied to the model's answer so that it
-    /// counts against the model. An empty text stays the stage's counted drop.
+    /// counts against the model; and keep the passage's length and words
+    /// ([`TRANSLATION_FIDELITY`]: `length_changed`, `meaning_lost`), whatever its length (a
+    /// text too short for the language check is still judged). An empty text stays the
+    /// stage's counted drop.
     fn sense(input: &BackTranslateInput, o: &BackTranslation) -> Result<(), Senseless> {
-        match crate::document::translation_rejection(&input.text, &o.text, "") {
-            Some("wrong_language") => Err(Sense::WrongLanguage.because(format!(
+        if !o.text.chars().any(char::is_alphanumeric) {
+            return Ok(());
+        }
+        if crate::document::language_rejection(&input.text, &o.text) == Some("wrong_language") {
+            return Err(Sense::WrongLanguage.because(format!(
                 "the back-translation reads as {}, not as the passage's language",
                 whatlang::detect_lang(&o.text).map_or("unknown", |l| l.eng_name())
-            ))),
-            _ => Ok(()),
+            )));
         }
+        faithful_rewrite(TRANSLATION_FIDELITY, &input.text, &o.text)
+    }
+
+    /// The pivot and the back-translation: each about as long as the passage, and room for
+    /// longer wording (twice the passage's tokens and a third more, and 64 for the JSON).
+    fn answer_tokens(input: &BackTranslateInput) -> Option<u64> {
+        let n = noisebench_llm::count_tokens(&input.text);
+        Some(n * 2 + n * 2 / 3 + 64)
+    }
+
+    /// Two short passages about different things.
+    fn examples() -> Vec<BackTranslateInput> {
+        [
+            "Harbour Freight Group acquired Calder Port Services in 2023 for $96 million. The deal added 14 warehouses in Ontario.",
+            "The Eastline rail project employs 420 people. The Ministry of Transport funds it until 2026.",
+        ]
+        .iter()
+        .map(|t| BackTranslateInput {
+            text: (*t).into(),
+            pivot_language: "French".into(),
+        })
+        .collect()
     }
 
     fn offline(input: &BackTranslateInput) -> BackTranslation {
@@ -365,12 +465,37 @@ mod tests {
 
     #[test]
     fn rewrite_checks_refuse_empty_and_runaway_answers() {
+        use noisebench_llm::task::check_answer;
         let input = ask("Who?", 3);
         let answer = |r: &[&str]| Rewrites {
             rewrites: r.iter().map(|s| s.to_string()).collect(),
         };
-        assert!(QueryGrammar::check(&input, &answer(&["", " "])).is_err());
-        assert!(QueryGrammar::check(&input, &answer(&["a"; 10])).is_err());
-        assert!(QueryIrrelevant::check(&input, &answer(&["", "Who, then?"])).is_ok());
+        assert!(check_answer::<QueryGrammar>(&input, &answer(&["", " "])).is_err());
+        assert!(check_answer::<QueryGrammar>(&input, &answer(&["a"; 10])).is_err());
+        assert!(check_answer::<QueryGrammar>(&input, &answer(&[])).is_err());
+        assert!(check_answer::<QueryIrrelevant>(&input, &answer(&["", "Who, then?"])).is_ok());
+    }
+
+    /// Every task's schema and check agree on item counts, and the preflight examples' offline
+    /// answers pass every check.
+    #[test]
+    fn schemas_and_checks_agree() {
+        use noisebench_llm::task::schema_self_check;
+        let prompts = prompts();
+        for input in QueryGrammar::examples() {
+            schema_self_check::<QueryGrammar>(&prompts, &input, &QueryGrammar::offline(&input))
+                .unwrap();
+            schema_self_check::<QueryIrrelevant>(
+                &prompts,
+                &input,
+                &QueryIrrelevant::offline(&input),
+            )
+            .unwrap();
+            offline_self_check::<QueryGrammar>(&prompts, input.clone()).unwrap();
+            offline_self_check::<QueryIrrelevant>(&prompts, input).unwrap();
+        }
+        for input in BackTranslate::examples() {
+            offline_self_check::<BackTranslate>(&prompts, input).unwrap();
+        }
     }
 }

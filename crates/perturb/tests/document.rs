@@ -298,3 +298,51 @@ fn a_failed_call_is_a_transient_drop_and_the_offline_rule_runs_end_to_end() {
     let mut again = run(&stage, json!({}));
     assert_eq!(rows(&mut again), got);
 }
+
+/// SmolLM2-135M's back-translations of two 10-K filings: the single word `pivot` (embedding
+/// similarity 0.03-0.12 to its chunk). Each is a counted drop against the model
+/// (`llm_length_changed`), so none reaches the export; with the sense checks off, the stage's
+/// own check still drops it (`length_changed`), and a translation that keeps the length but
+/// not the words is `meaning_lost`.
+#[test]
+fn a_one_word_back_translation_is_a_counted_drop() {
+    let server = FakeServer::answering(|_| {
+        Reply::Content(json!({"pivot": "pivot", "text": "pivot"}).to_string())
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let stage = DocumentPerturbationsStage::new(llm(&server, &dir.path().join("cache")));
+    let out = run(&stage, json!({"kinds": ["back_translation"]}));
+    let reasons = out.report.drop_reasons();
+    // q1, q2, q3 and q4's c_lost: four chunks with text, each translated to one word.
+    assert_eq!(reasons.get("llm_length_changed"), Some(&4), "{reasons:?}");
+    assert_eq!(out.report.items_out, 0);
+
+    let mut off = strict_openai_config(&server.url(), &dir.path().join("cache-off"));
+    off["sense_checks"] = json!(false);
+    let stage = DocumentPerturbationsStage::new(Llm::from_value(&off, &repo_root()).unwrap());
+    let out = run(&stage, json!({"kinds": ["back_translation"]}));
+    assert_eq!(out.report.drop_reasons().get("length_changed"), Some(&4));
+
+    let server = FakeServer::answering(|body| {
+        // As many words as the passage, none of its own.
+        let n = first_message(body, "user")
+            .split("Passage:\n")
+            .nth(1)
+            .and_then(|r| r.split("\n\nReply").next())
+            .map_or(10, |p| p.split_whitespace().count());
+        let words = [
+            "the", "weather", "was", "lovely", "and", "warm", "today", "in", "spring",
+        ];
+        let text: Vec<&str> = (0..n).map(|i| words[i % words.len()]).collect();
+        let text = text.join(" ");
+        Reply::Content(json!({"pivot": "...", "text": text}).to_string())
+    });
+    let stage = DocumentPerturbationsStage::new(llm(&server, &dir.path().join("cache-2")));
+    let out = run(&stage, json!({"kinds": ["back_translation"]}));
+    assert_eq!(
+        out.report.drop_reasons().get("llm_meaning_lost"),
+        Some(&4),
+        "{:?}",
+        out.report.drop_reasons()
+    );
+}

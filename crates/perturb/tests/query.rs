@@ -111,7 +111,7 @@ fn llm_rewrites_are_filtered_selected_and_recorded() {
             ),
             // Every rewrite loses the year: nothing usable.
             "query_grammar" => Reply::Content(
-                json!({"rewrites": ["What cargo volume did Eastgate Terminal report?"]}).to_string(),
+                json!({"rewrites": ["For Eastgate Terminal, what total cargo volume did the port authority report during the fiscal year?"]}).to_string(),
             ),
             "query_irrelevant" if q.contains("Northwind") => Reply::Content("not json".into()),
             "query_irrelevant" => Reply::Content(

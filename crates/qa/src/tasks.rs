@@ -135,6 +135,36 @@ impl Task for QaSingle {
         }))
     }
 
+    fn examples() -> Vec<QaSingleInput> {
+        [
+            (
+                "Harbour Freight Group",
+                "acquired",
+                "Calder Port Services",
+                "Harbour Freight Group acquired Calder Port Services in 2023.",
+            ),
+            (
+                "The Ministry of Transport",
+                "funds",
+                "the Eastline rail project",
+                "The Ministry of Transport funds the Eastline rail project.",
+            ),
+        ]
+        .iter()
+        .map(|(e1, r, e2, s)| QaSingleInput {
+            triplet: TripletText {
+                entity_1: (*e1).into(),
+                relation: (*r).into(),
+                entity_2: (*e2).into(),
+                chunk_id: "chunk_0".into(),
+                source_sentence: (*s).into(),
+            },
+            chunk: (*s).into(),
+            metadata: BTreeMap::from([("title".to_string(), "Annual report 2023".to_string())]),
+        })
+        .collect()
+    }
+
     fn offline(input: &QaSingleInput) -> QaOutput {
         let t = &input.triplet;
         let question = upper_first(&format!(
@@ -236,6 +266,59 @@ impl Task for QaMulti {
             "pivots": input.pivots,
             "metadata": input.metadata,
         }))
+    }
+
+    fn examples() -> Vec<QaMultiInput> {
+        let fact = |e1: &str, r: &str, e2: &str, chunk: &str, s: &str| TripletText {
+            entity_1: e1.into(),
+            relation: r.into(),
+            entity_2: e2.into(),
+            chunk_id: chunk.into(),
+            source_sentence: s.into(),
+        };
+        let chain = |a: TripletText, b: TripletText, pivot: &str| QaMultiInput {
+            pattern: MultiHopPattern::Chain,
+            chunks: vec![a.source_sentence.clone(), b.source_sentence.clone()],
+            triplets: vec![a, b],
+            pivots: vec![pivot.into()],
+            metadata: BTreeMap::from([("title".to_string(), "Annual report 2023".to_string())]),
+        };
+        vec![
+            chain(
+                fact(
+                    "Harbour Freight Group",
+                    "acquired",
+                    "Calder Port Services",
+                    "c1",
+                    "Harbour Freight Group acquired Calder Port Services in 2023.",
+                ),
+                fact(
+                    "Calder Port Services",
+                    "operates",
+                    "Eastgate Terminal",
+                    "c2",
+                    "Calder Port Services operates Eastgate Terminal.",
+                ),
+                "Calder Port Services",
+            ),
+            chain(
+                fact(
+                    "The Ministry of Transport",
+                    "funds",
+                    "the Eastline rail project",
+                    "c1",
+                    "The Ministry of Transport funds the Eastline rail project.",
+                ),
+                fact(
+                    "the Eastline rail project",
+                    "employs",
+                    "420 people",
+                    "c2",
+                    "The Eastline rail project employs 420 people.",
+                ),
+                "the Eastline rail project",
+            ),
+        ]
     }
 
     fn offline(input: &QaMultiInput) -> QaOutput {
@@ -406,6 +489,30 @@ impl Task for QaJudge {
             "source_sentences": input.source_sentences,
             "multi_hop": input.multi_hop,
         }))
+    }
+
+    /// A clear, correct pair and a garbled one whose answer its sentence does not hold.
+    fn examples() -> Vec<QaJudgeInput> {
+        let sentence = "Harbour Freight Group acquired Calder Port Services in 2023.";
+        [
+            (
+                "Which company did Harbour Freight Group acquire in 2023?",
+                "Calder Port Services",
+            ),
+            (
+                "acquired what the the company [ENTITY] something",
+                "Eastline rail project",
+            ),
+        ]
+        .iter()
+        .map(|(q, a)| QaJudgeInput {
+            question: (*q).into(),
+            answer: (*a).into(),
+            chunks: vec![sentence.into()],
+            source_sentences: vec![sentence.into()],
+            multi_hop: false,
+        })
+        .collect()
     }
 
     fn offline(input: &QaJudgeInput) -> QaJudgeOutput {
@@ -608,6 +715,33 @@ mod tests {
         assert!(QaJudge::check(&multi, &bad(4, None)).is_err());
         assert!(QaJudge::check(&multi, &bad(4, Some(9))).is_err());
         assert!(QaJudge::check(&multi, &bad(4, Some(4))).is_ok());
+    }
+
+    /// The preflight examples render and pass every check, and the rules answer them
+    /// differently (a model giving one answer to both is not reading them).
+    #[test]
+    fn the_preflight_examples_are_answered_differently() {
+        use noisebench_llm::prompt::Prompts;
+        use noisebench_llm::task::offline_self_check;
+        let prompts = Prompts::in_dir(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../pipelines/prompts"),
+        );
+        fn all<T: Task>(prompts: &Prompts) -> Vec<String> {
+            let examples = T::examples();
+            assert_eq!(examples.len(), 2, "{}", T::NAME);
+            examples
+                .into_iter()
+                .map(|i| offline_self_check::<T>(prompts, i).unwrap())
+                .collect()
+        }
+        for answers in [
+            all::<QaSingle>(&prompts),
+            all::<QaMulti>(&prompts),
+            all::<QaJudge>(&prompts),
+        ] {
+            assert_ne!(answers[0], answers[1]);
+            assert!(!answers[0].contains(r#""question":"""#), "{answers:?}");
+        }
     }
 
     #[test]

@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use noisebench_core::vocab::exam;
 use noisebench_llm::sense::{self, Senseless};
-use noisebench_llm::{Task, TaskInfo};
+use noisebench_llm::{ItemBounds, Task, TaskInfo};
 use noisebench_text::{content_words, is_stopword};
 use serde::{Deserialize, Serialize};
 
@@ -45,18 +45,28 @@ impl Task for Keywords {
     const OFFLINE_VERSION: &'static str = "offline-1";
     type Input = KeywordsInput;
     type Output = KeywordsOutput;
-    fn check(input: &KeywordsInput, o: &KeywordsOutput) -> Result<(), String> {
+    /// One keyword at least; at most twice the number asked for (a model may split a phrase).
+    fn bounds(input: &KeywordsInput) -> Vec<ItemBounds> {
+        vec![ItemBounds {
+            field: "keywords",
+            min: 1,
+            max: input.max_keywords.max(1) * 2,
+        }]
+    }
+    fn check(_: &KeywordsInput, o: &KeywordsOutput) -> Result<(), String> {
         if o.keywords.iter().all(|k| k.trim().is_empty()) {
             return Err("`keywords` holds no keyword".into());
         }
-        if o.keywords.len() > input.max_keywords.max(1) * 2 {
-            return Err(format!(
-                "`keywords` has {} items, asked for at most {}",
-                o.keywords.len(),
-                input.max_keywords
-            ));
-        }
         Ok(())
+    }
+    fn examples() -> Vec<KeywordsInput> {
+        EXAMPLE_CLAIMS
+            .iter()
+            .map(|c| KeywordsInput {
+                claim: (*c).into(),
+                max_keywords: 4,
+            })
+            .collect()
     }
     /// The keywords, together, must share a content word with the claim (a list such as
     /// `["type", "array", "items"]` echoes the schema, not the claim).
@@ -72,8 +82,14 @@ impl Task for Keywords {
     }
 }
 
-/// The example of `pipelines/prompts/claim_to_question.md`: a question that repeats it for a
-/// claim about something else was copied from the prompt.
+/// Two claims about different things: the preflight inputs of the claim tasks.
+const EXAMPLE_CLAIMS: [&str; 2] = [
+    "The Riverside library opened a second branch in 2021.",
+    "Hot lemon water cures the common cold.",
+];
+
+/// The example of `pipelines/prompts/claim_to_question.md` (its front matter lists the question
+/// as an example value, which the engine checks every answer against).
 pub const QUESTION_EXAMPLE: (&str, &str) = (
     "Nigeria had a population of 45 million at the time of independence",
     "Did Nigeria have a population of 45 million at the time of independence?",
@@ -102,19 +118,24 @@ impl Task for ClaimToQuestion {
         }
         Ok(())
     }
-    /// Not the prompt's example question, and sharing a content word with the claim.
+    /// Sharing a content word with the claim (the prompt's example question is the engine's
+    /// check, from the prompt's front matter).
     fn sense(input: &ClaimToQuestionInput, o: &ClaimToQuestionOutput) -> Result<(), Senseless> {
         let (question, claim) = (content_words(&o.question), content_words(&input.claim));
-        sense::not_the_example(
-            &question,
-            &content_words(QUESTION_EXAMPLE.1),
-            &claim,
-            &content_words(QUESTION_EXAMPLE.0),
-        )?;
         sense::on_topic("the question", &question, &claim)
     }
     fn offline(input: &ClaimToQuestionInput) -> ClaimToQuestionOutput {
         yes_no_question(input)
+    }
+    fn examples() -> Vec<ClaimToQuestionInput> {
+        EXAMPLE_CLAIMS
+            .iter()
+            .map(|c| ClaimToQuestionInput {
+                claim: (*c).into(),
+                claim_date: Some("2022-03-01".into()),
+                speaker: None,
+            })
+            .collect()
     }
 }
 
@@ -137,6 +158,9 @@ impl Task for ExamVerdict {
     }
     fn offline(input: &exam::Input) -> serde_json::Value {
         exam::offline_reply(input, noisebench_text::cues::cue_counts)
+    }
+    fn examples() -> Vec<exam::Input> {
+        exam::examples()
     }
 }
 
@@ -387,6 +411,24 @@ mod tests {
             q,
             r#"{"question":"Is it true that the city of Springfield banned plastic bags in 2019?"}"#
         );
+        // The preflight examples: answered, and differently; the keyword list's schema says
+        // the bounds its check holds.
+        for examples in [
+            Keywords::examples()
+                .into_iter()
+                .map(|i| answer::<Keywords>(&prompts, i))
+                .collect::<Vec<_>>(),
+            ClaimToQuestion::examples()
+                .into_iter()
+                .map(|i| answer::<ClaimToQuestion>(&prompts, i))
+                .collect(),
+        ] {
+            assert_ne!(examples[0], examples[1]);
+        }
+        for i in Keywords::examples() {
+            let a = Keywords::offline(&i);
+            noisebench_llm::task::schema_self_check::<Keywords>(&prompts, &i, &a).unwrap();
+        }
         let draft = answer::<ExamVerdict>(&prompts, exam::Input::zero_context(CLAIM, None));
         assert_eq!(draft, r#"{"verdict":"undecided"}"#);
     }

@@ -16,6 +16,11 @@ use serde_json::json;
 const LEMON: &str = "Hot lemon water cures the common cold.";
 const MOON: &str = "The Moon is made of green cheese.";
 const RAIL: &str = "The new rail line created 4,000 jobs in its first year.";
+/// A PolitiFact claim, and the question SmolLM2-135M asked for it: it shares only "state" and
+/// "country" with the claim, words too general to make it on topic.
+const OVERDOSE: &str =
+    "Drug overdose deaths in our state are the highest in the country, and rising every month.";
+const COUNTRY_QUESTION: &str = "What is the name of the country you are in? (e.g. Nigeria, Ghana, or the United States of America)";
 
 /// SmolLM2-like answers: the example for the lemon claim, a school question for the moon, a
 /// schema echo as keywords for the rail claim; otherwise on-topic answers.
@@ -27,6 +32,8 @@ fn weak_model(body: &serde_json::Value) -> Reply {
             json!({"keywords": ["type", "array", "items", "type", "string"]})
         } else if user.contains(LEMON) {
             json!({"keywords": ["lemon water", "common cold"]})
+        } else if user.contains(OVERDOSE) {
+            json!({"keywords": ["drug overdose deaths", "state"]})
         } else {
             json!({"keywords": ["Moon", "green cheese"]})
         }
@@ -34,6 +41,8 @@ fn weak_model(body: &serde_json::Value) -> Reply {
         json!({"question": QUESTION_EXAMPLE.1})
     } else if user.contains(MOON) {
         json!({"question": "What is the most important thing you learned in school?"})
+    } else if user.contains(OVERDOSE) {
+        json!({"question": COUNTRY_QUESTION})
     } else {
         json!({"question": "Did the new rail line create 4,000 jobs in its first year?"})
     };
@@ -67,6 +76,7 @@ fn claims() -> Rows {
         claim("cl_lemon", LEMON),
         claim("cl_moon", MOON),
         claim("cl_rail", RAIL),
+        claim("cl_overdose", OVERDOSE),
     ])
 }
 
@@ -84,13 +94,15 @@ fn copied_off_topic_and_echoed_answers_are_counted_drops() {
     );
     let reasons = reasons(&out);
     assert_eq!(reasons.get("llm_copied_example"), Some(&1), "{reasons:?}");
-    assert_eq!(reasons.get("llm_off_topic"), Some(&2), "{reasons:?}");
+    // The moon's question, the rail claim's keywords and the overdose claim's question.
+    assert_eq!(reasons.get("llm_off_topic"), Some(&3), "{reasons:?}");
     let queries: Vec<Query> = table(&mut out, "queries");
     let kept: Vec<(&str, &str)> = queries
         .iter()
         .map(|q| (q.claim_id.as_str(), q.kind.as_str()))
         .collect();
-    assert_eq!(kept.len(), 3, "{kept:?}");
+    assert_eq!(kept.len(), 4, "{kept:?}");
+    assert!(kept.contains(&("cl_overdose", "keywords")));
     assert!(kept.contains(&("cl_lemon", "keywords")));
     assert!(kept.contains(&("cl_moon", "keywords")));
     assert!(kept.contains(&("cl_rail", "question")));
@@ -112,5 +124,5 @@ fn copied_off_topic_and_echoed_answers_are_counted_drops() {
     );
     assert!(drops(&out).is_empty(), "{:?}", drops(&out));
     let queries: Vec<Query> = table(&mut out, "queries");
-    assert_eq!(queries.len(), 6);
+    assert_eq!(queries.len(), 8);
 }

@@ -80,6 +80,10 @@ pub struct ServerState {
     pub rec: Record,
     /// The Batch API's files and batches ([`FakeServer::batch`]).
     pub batch: Mutex<BatchApi>,
+    /// What `GET /props` answers (llama.cpp's server properties); `None`: 404.
+    pub props: Mutex<Option<Value>>,
+    /// What `GET /v1/models` answers (vLLM's lists `max_model_len`); `None`: 404.
+    pub models: Mutex<Option<Value>>,
 }
 
 /// The fake server; stops when dropped.
@@ -113,6 +117,8 @@ impl FakeServer {
             latency: Mutex::new(latency),
             rec: Record::default(),
             batch: Mutex::new(BatchApi::default()),
+            props: Mutex::new(None),
+            models: Mutex::new(None),
         });
         let app = Router::new()
             .route("/v1/chat/completions", post(chat))
@@ -121,6 +127,8 @@ impl FakeServer {
             .route("/v1/files/{id}/content", get(file_content))
             .route("/v1/batches", post(create_batch))
             .route("/v1/batches/{id}", get(retrieve_batch))
+            .route("/props", get(props))
+            .route("/v1/models", get(models))
             .with_state(Arc::clone(&state));
         let served = Served::start_on(addr, app);
         FakeServer {
@@ -128,6 +136,17 @@ impl FakeServer {
             state,
             _served: served,
         }
+    }
+
+    /// Answer `GET /props` with `props` (llama.cpp's server properties, e.g.
+    /// `{"default_generation_settings": {"n_ctx": 8192}}`); `None`: 404, as before.
+    pub fn set_props(&self, props: Option<Value>) {
+        *self.state.props.lock().unwrap() = props;
+    }
+
+    /// Answer `GET /v1/models` with `models` (vLLM: `{"data": [{"id": .., "max_model_len": ..}]}`).
+    pub fn set_models(&self, models: Option<Value>) {
+        *self.state.models.lock().unwrap() = models;
     }
 
     /// The base URL a client is configured with: `http://127.0.0.1:<port>/v1`.
@@ -276,6 +295,20 @@ async fn chat(State(st): State<Arc<ServerState>>, headers: HeaderMap, body: Byte
             format!("{{\"error\": \"bad credentials: {}\"}}", auth_of(&headers)),
         ),
         Reply::Rule(_) => unreachable!("rules are resolved above"),
+    }
+}
+
+async fn props(State(st): State<Arc<ServerState>>) -> Response {
+    match st.props.lock().unwrap().clone() {
+        Some(v) => json_response(StatusCode::OK, v.to_string()),
+        None => json_response(StatusCode::NOT_FOUND, "{}".into()),
+    }
+}
+
+async fn models(State(st): State<Arc<ServerState>>) -> Response {
+    match st.models.lock().unwrap().clone() {
+        Some(v) => json_response(StatusCode::OK, v.to_string()),
+        None => json_response(StatusCode::NOT_FOUND, "{}".into()),
     }
 }
 

@@ -14,7 +14,7 @@
 //! given them all the first time.
 
 use noisebench_llm::sense::{Sense, Senseless};
-use noisebench_llm::{Task, TaskInfo};
+use noisebench_llm::{ItemBounds, Task, TaskInfo};
 use noisebench_text::{contains_phrase, is_stopword, normalize, sentences};
 use serde::{Deserialize, Serialize};
 
@@ -80,17 +80,36 @@ impl Task for Triplets {
     type Input = TripletsInput;
     type Output = TripletsOutput;
 
-    /// Only what makes the whole answer unusable; a bad triplet is the stage's counted drop.
-    fn check(input: &TripletsInput, o: &TripletsOutput) -> Result<(), String> {
-        let max = input.target * MAX_TARGET_MULTIPLE + SLACK;
-        if o.triplets.len() > max {
-            return Err(format!(
-                "`triplets` has {} items, asked for about {}",
-                o.triplets.len(),
-                input.target
-            ));
-        }
-        Ok(())
+    /// Only what makes the whole answer unusable: more triplets than
+    /// [`MAX_TARGET_MULTIPLE`] times the target (plus slack) is a runaway answer; none is a
+    /// valid answer. A bad triplet is the stage's counted drop.
+    fn bounds(input: &TripletsInput) -> Vec<ItemBounds> {
+        vec![ItemBounds {
+            field: "triplets",
+            min: 0,
+            max: input.target * MAX_TARGET_MULTIPLE + SLACK,
+        }]
+    }
+
+    /// A window of one chunk in two versions, naming different facts: a model reading it
+    /// answers differently.
+    fn examples() -> Vec<TripletsInput> {
+        [
+            "Harbour Freight Group acquired Calder Port Services in 2023. Harbour Freight Group operates 14 warehouses in Ontario.",
+            "The Ministry of Transport funds the Eastline rail project. The Eastline rail project employs 420 people.",
+        ]
+        .iter()
+        .enumerate()
+        .map(|(i, text)| TripletsInput {
+            domain: "finance".into(),
+            target: 2,
+            chunks: vec![WindowChunk {
+                chunk_id: format!("chunk_{i}"),
+                text: (*text).into(),
+            }],
+            found: Vec::new(),
+        })
+        .collect()
     }
 
     /// An answer of [`SENSE_MIN_TRIPLETS`] or more triplets of which none has both entities in
@@ -667,11 +686,35 @@ mod tests {
             chunks: Vec::new(),
             found: Vec::new(),
         };
-        assert!(Triplets::check(&input, &o).is_ok());
+        let check = noisebench_llm::task::check_answer::<Triplets>;
+        assert!(check(&input, &o).is_ok());
         let runaway = TripletsOutput {
             triplets: vec![ExtractedTriplet::default(); 29],
         };
-        assert!(Triplets::check(&input, &runaway).is_err());
+        assert!(check(&input, &runaway).is_err());
+    }
+
+    /// The schema the model is held to and the check agree, for the shipped prompt.
+    #[test]
+    fn the_schema_and_the_check_agree() {
+        use noisebench_llm::prompt::Prompts;
+        let prompts = Prompts::in_dir(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../pipelines/prompts"),
+        );
+        for input in Triplets::examples() {
+            let answer = Triplets::offline(&input);
+            assert!(!answer.triplets.is_empty());
+            noisebench_llm::task::schema_self_check::<Triplets>(&prompts, &input, &answer).unwrap();
+            // The examples' offline answers pass the prompt's example check too.
+            let examples = prompts.get("triplets").unwrap().unwrap().examples.clone();
+            assert_eq!(examples.len(), 2);
+            noisebench_llm::sense::not_an_example(
+                &examples,
+                &serde_json::to_value(&input).unwrap(),
+                &serde_json::to_value(&answer).unwrap(),
+            )
+            .unwrap();
+        }
     }
 
     /// The offline answer through the engine: deterministic, passes its check, and the prompt

@@ -63,8 +63,36 @@ impl Window<'_> {
     }
 }
 
-/// The windows of every report, reports in id order, chunks in `index` order.
-pub fn windows(chunks: &[Chunk], size: usize, max: usize) -> Vec<Window<'_>> {
+/// `span` cut into consecutive runs whose token counts sum to at most `room` each (a chunk
+/// larger than `room` alone in its run): what a model's context holds. Greedy from the
+/// span's start, so the cuts depend on the span's own chunks only.
+pub fn fit(span: Range<usize>, tokens: &[u64], room: u64) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    let (mut start, mut sum) = (span.start, 0u64);
+    for i in span.clone() {
+        if i > start && sum + tokens[i] > room {
+            out.push(start..i);
+            start = i;
+            sum = 0;
+        }
+        sum += tokens[i];
+    }
+    if start < span.end {
+        out.push(start..span.end);
+    }
+    out
+}
+
+/// The windows of every report, reports in id order, chunks in `index` order. With
+/// `token_room` (what the model's context leaves for a window's chunks:
+/// `noisebench_llm::Llm::input_room`), a window whose chunks hold more tokens is cut into
+/// consecutive windows that fit ([`fit`]).
+pub fn windows(
+    chunks: &[Chunk],
+    size: usize,
+    max: usize,
+    token_room: Option<u64>,
+) -> Vec<Window<'_>> {
     let mut by_report: std::collections::BTreeMap<&str, Vec<&Chunk>> = Default::default();
     for c in chunks {
         by_report.entry(c.report_id.as_str()).or_default().push(c);
@@ -73,11 +101,25 @@ pub fn windows(chunks: &[Chunk], size: usize, max: usize) -> Vec<Window<'_>> {
     for (report_id, mut cs) in by_report {
         cs.sort_by(|a, b| a.index.cmp(&b.index).then_with(|| a.id.cmp(&b.id)));
         let texts: Vec<&str> = cs.iter().map(|c| c.text.as_str()).collect();
+        let tokens: Vec<u64> = match token_room {
+            // Each chunk's line "Chunk ID: <id>" and the blank line after it, too.
+            Some(_) => cs
+                .iter()
+                .map(|c| noisebench_llm::count_tokens(&c.text) + 8 + c.id.len() as u64 / 2)
+                .collect(),
+            None => Vec::new(),
+        };
         for span in spans(&texts, size, max) {
-            out.push(Window {
-                report_id,
-                chunks: cs[span].to_vec(),
-            });
+            let fitted = match token_room {
+                Some(room) => fit(span, &tokens, room),
+                None => vec![span],
+            };
+            for span in fitted {
+                out.push(Window {
+                    report_id,
+                    chunks: cs[span].to_vec(),
+                });
+            }
         }
     }
     out
@@ -87,6 +129,19 @@ pub fn windows(chunks: &[Chunk], size: usize, max: usize) -> Vec<Window<'_>> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn windows_are_cut_to_the_tokens_a_context_leaves() {
+        // Twelve chunks of 800 tokens (a finance window at its maximum) in a context that leaves
+        // 3,000 tokens for chunks: runs of three.
+        let tokens = vec![800u64; 12];
+        let cut = fit(0..12, &tokens, 3000);
+        assert_eq!(cut, vec![0..3, 3..6, 6..9, 9..12]);
+        // A chunk larger than the room stands alone; nothing is lost.
+        let cut = fit(2..6, &[0, 0, 100, 5000, 100, 100], 1000);
+        assert_eq!(cut, vec![2..3, 3..4, 4..6]);
+        assert_eq!(fit(0..0, &[], 10), Vec::<Range<usize>>::new());
+    }
 
     fn texts(n: usize, salt: &str) -> Vec<String> {
         (0..n).map(|i| format!("chunk {i} of {salt}")).collect()
@@ -152,7 +207,7 @@ mod tests {
             ..Chunk::default()
         };
         let chunks = vec![chunk("b", 1), chunk("a", 2), chunk("b", 0), chunk("a", 0)];
-        let w = windows(&chunks, 5, 1);
+        let w = windows(&chunks, 5, 1, None);
         let ids: Vec<Vec<&str>> = w
             .iter()
             .map(|w| w.chunks.iter().map(|c| c.id.as_str()).collect())

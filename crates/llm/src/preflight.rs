@@ -1,0 +1,206 @@
+//! The preflight: before a build spends on a model, each declared task asks it the task's own
+//! small examples ([`crate::Task::examples`]) through the ordinary path (prompt, schema, parse,
+//! checks, sense checks, cache), and reports per task whether the model answers in the task's
+//! JSON, whether an answer repeats the prompt's examples or is about something else, and
+//! whether it gives one answer for inputs that call for different ones. A model that fails a
+//! task stops the build (`noisebench check PIPELINE --llm` runs the same without building),
+//! with what to try.
+//!
+//! It runs on a handle of its own built from the same `[llm]` table with the cache off, so its
+//! calls join neither a stage's call log nor the run's counters of constant answers, and each
+//! preflight judges the model as it answers now (a few requests per task).
+
+use std::collections::BTreeMap;
+
+use crate::config::CacheMode;
+use crate::error::LlmError;
+use crate::task::{Task, TaskInfo};
+use crate::{Backend, Llm};
+
+/// One task's probe of its model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskProbe {
+    pub task: &'static str,
+    /// `openai:<model id>`, or `offline` (not probed).
+    pub model: String,
+    /// How many examples were asked.
+    pub asked: usize,
+    /// What is wrong, one line each; empty: the model passed.
+    pub problems: Vec<String>,
+}
+
+/// What the preflight found.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PreflightReport {
+    pub probes: Vec<TaskProbe>,
+    /// Per model key, what its server says worth knowing (context size, chat template).
+    pub notes: BTreeMap<String, Vec<String>>,
+    /// Why nothing was asked, when nothing was (offline backend, cache-only mode).
+    pub skipped: Option<String>,
+}
+
+impl PreflightReport {
+    /// Whether some task's model failed.
+    pub fn failed(&self) -> bool {
+        self.probes.iter().any(|p| !p.problems.is_empty())
+    }
+
+    /// What to try when [`PreflightReport::failed`].
+    pub fn advice(&self) -> &'static str {
+        "what to try: another model for the failing tasks (llm.model, or llm.task_models.<task>); \
+         `json_schema = true` in llm.models.<model> when the server takes response_format \
+         json_schema (llama.cpp and vLLM do), which holds the answer to the task's schema; the \
+         server's chat template (llama.cpp: --jinja, --chat-template); a larger context \
+         (context_tokens) when requests are refused as too long; docs/llm-weak-models.md"
+    }
+}
+
+impl std::fmt::Display for PreflightReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(why) = &self.skipped {
+            return writeln!(f, "LLM preflight skipped: {why}");
+        }
+        writeln!(f, "LLM preflight ({} tasks):", self.probes.len())?;
+        for (model, notes) in &self.notes {
+            for n in notes {
+                writeln!(f, "  model {model}: {n}")?;
+            }
+        }
+        for p in &self.probes {
+            if p.asked == 0 {
+                writeln!(f, "  -       {} ({}): no examples to ask", p.task, p.model)?;
+            } else if p.problems.is_empty() {
+                writeln!(f, "  ok      {} ({}, {} inputs)", p.task, p.model, p.asked)?;
+            } else {
+                writeln!(f, "  FAILED  {} ({}):", p.task, p.model)?;
+                for problem in &p.problems {
+                    writeln!(f, "          {problem}")?;
+                }
+            }
+        }
+        if self.failed() {
+            writeln!(f, "{}", self.advice())?;
+        }
+        Ok(())
+    }
+}
+
+impl Llm {
+    /// Ask each task's model the task's examples and report ([`PreflightReport`]). Offline, or
+    /// with the cache in `cache-only` mode (which must not call a model), nothing is asked.
+    pub fn preflight(&self, tasks: &[TaskInfo]) -> Result<PreflightReport, LlmError> {
+        let models = match &self.inner.backend {
+            Backend::Offline => {
+                return Ok(PreflightReport {
+                    skipped: Some("the offline backend calls no model".into()),
+                    ..PreflightReport::default()
+                });
+            }
+            Backend::Openai { models } => models,
+        };
+        if self.inner.config.cache.mode == CacheMode::CacheOnly {
+            return Ok(PreflightReport {
+                skipped: Some("llm.cache.mode = \"cache-only\" calls no model".into()),
+                ..PreflightReport::default()
+            });
+        }
+        // No cache: a model's answers are judged afresh each time (a server restarted with
+        // another chat template answers otherwise under the same model name).
+        let mut config = self.inner.config.clone();
+        config.cache.mode = CacheMode::Off;
+        let own = Llm::new(config, &self.inner.root)?;
+        let mut report = PreflightReport::default();
+        let mut tasks = tasks.to_vec();
+        tasks.sort();
+        tasks.dedup();
+        let used: std::collections::BTreeSet<String> = tasks
+            .iter()
+            .filter_map(|t| own.model_for(t.name).map(|m| m.key.clone()))
+            .collect();
+        for key in used {
+            let Some(m) = models.get(&key) else { continue };
+            let info = m.server();
+            let mut notes = Vec::new();
+            match m.context_tokens() {
+                Some(c) => notes.push(format!(
+                    "context {c} tokens ({})",
+                    if m.config.context_tokens.is_some() {
+                        "context_tokens"
+                    } else {
+                        "as the server says"
+                    }
+                )),
+                None => notes.push(
+                    "context size unknown (set context_tokens, or a server that says it): prompts are not cut to fit".into(),
+                ),
+            }
+            notes.extend(info.template_note());
+            report.notes.insert(key, notes);
+        }
+        for t in &tasks {
+            report.probes.push((t.probe)(&own));
+        }
+        Ok(report)
+    }
+}
+
+/// Ask `T`'s examples of `llm` ([`TaskInfo::probe`]).
+pub(crate) fn probe<T: Task>(llm: &Llm) -> TaskProbe {
+    let examples = T::examples();
+    let model = llm.provenance(T::NAME);
+    let mut probe = TaskProbe {
+        task: T::NAME,
+        model,
+        asked: 0,
+        problems: Vec::new(),
+    };
+    if examples.is_empty() || llm.model_for(T::NAME).is_none() {
+        return probe;
+    }
+    probe.asked = examples.len();
+    let answers = llm.run_batch::<T>("preflight", examples);
+    let mut kept = Vec::new();
+    for (i, a) in answers.iter().enumerate() {
+        match a {
+            Ok(a) => kept.push(
+                T::category(&a.value)
+                    .unwrap_or_else(|| serde_json::to_string(&a.value).unwrap_or_default()),
+            ),
+            Err(e) => {
+                let what = match e {
+                    LlmError::Unparseable { .. } => "no usable JSON answer",
+                    LlmError::Senseless(s) if s.sense == crate::Sense::CopiedExample => {
+                        "echoes the prompt's example"
+                    }
+                    LlmError::Senseless(_) => "an answer not about its input",
+                    LlmError::Truncated { .. } => "the answer does not fit max_tokens",
+                    LlmError::ContextExceeded { .. } => "the request does not fit the context",
+                    _ => "the call failed",
+                };
+                probe.problems.push(format!(
+                    "example {}: {what} ({}: {})",
+                    i + 1,
+                    e.reason(),
+                    clip(&e.to_string())
+                ));
+            }
+        }
+    }
+    if kept.len() >= 2 && kept.len() == probe.asked && kept.windows(2).all(|w| w[0] == w[1]) {
+        probe.problems.push(format!(
+            "the same answer for {} inputs that call for different ones: {}",
+            kept.len(),
+            clip(&kept[0])
+        ));
+    }
+    probe
+}
+
+fn clip(s: &str) -> String {
+    if s.chars().count() <= 200 {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(200).collect();
+    out.push_str("...");
+    out
+}
