@@ -107,10 +107,10 @@ test-slurm:
     scripts/slurm/smoke.sh
     cargo test -p noisebench-cli --test slurm -- --ignored --nocapture
 
-# Fidelity of the report track on real 10-K filings (fixtures/real/10k/): per filing, the share of
-# the words a browser renders that reach chunks, characters of hidden content in chunks, tables
-# lost and the share of non-empty table cells; fails when a target is missed (docs/real-inputs-reports.md).
+# Fidelity on the real-input corpus (fixtures/real/): per 10-K filing, the share of the words a
+# browser renders that reach chunks, characters of hidden content in chunks, tables lost and the
+# share of non-empty table cells (docs/real-inputs-reports.md); then the fact-check pages' golden
+# fields read right (docs/real-inputs-claims.md). Fails when a target is missed.
 fidelity:
     cargo run --quiet --release -p noisebench-chunk --example fidelity
-    # Claims golden fields (the claims helper's test; the lead wires this line in):
-    # cargo test -p noisebench-claims --test real_pages -- --nocapture
+    cargo test --quiet -p noisebench-claims --test real_pages -- --nocapture
