@@ -910,6 +910,17 @@ mod tests {
             q.contains("the original is its answer chunk above") && q.contains("Perturbed chunk")
         );
         assert!(!q.contains("Original chunk"));
+        // A perturbation that changed nothing says so instead of repeating the text.
+        let identity = q
+            .split("<span class=\"badge\">identity</span>")
+            .nth(1)
+            .unwrap();
+        let identity = identity.split("</details>").next().unwrap();
+        assert!(identity.contains("unchanged: the same words as the original"));
+        assert!(
+            !identity.contains("Acme Corp reported revenue"),
+            "{identity}"
+        );
         assert!(
             q.contains("<td class=\"hit\">hit</td>") && q.contains("<td class=\"miss\">miss</td>")
         );

@@ -727,7 +727,14 @@ mod tests {
             .iter()
             .map(|e| (e.perturbation.kind.as_str(), e.diff.is_some()))
             .collect();
-        assert_eq!(kinds, [("back_translation", false), ("regex_delete", true)]);
+        assert_eq!(
+            kinds,
+            [
+                ("back_translation", false),
+                ("identity", true),
+                ("regex_delete", true)
+            ]
+        );
         let runs: Vec<(&str, &str, Vec<i64>, bool)> = q
             .retrieval
             .iter()
@@ -932,6 +939,15 @@ pub(crate) mod example {
                     "Acme Corp reported revenue. Net sales grew in 2023. Other things happened.",
                 ),
                 similarity: Some(0.8),
+                ..Default::default()
+            },
+            DocumentPerturbation {
+                id: s("dp_3"),
+                question_id: s("q_1"),
+                chunk_id: s("chunk_1"),
+                kind: s("identity"),
+                text: s(chunk_text),
+                similarity: Some(1.0),
                 ..Default::default()
             },
             DocumentPerturbation {

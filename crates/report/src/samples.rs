@@ -565,7 +565,12 @@ fn evidence_block(e: &Evidence) -> String {
             DiffPiece::Same(_) => (del, ins),
         })
     });
+    let unchanged = e
+        .diff
+        .as_ref()
+        .is_some_and(|d| d.iter().all(|p| matches!(p, DiffPiece::Same(_))));
     let what = match &e.diff {
+        Some(_) if unchanged => "unchanged: the same words as the original".to_string(),
         Some(_) => format!("{deleted} word(s) deleted, {inserted} inserted"),
         None if e.original_shown => "rewritten (the original is its answer chunk above)".into(),
         None if e.original.is_some() => "rewritten (the two texts below)".to_string(),
@@ -581,6 +586,7 @@ fn evidence_block(e: &Evidence) -> String {
             .unwrap_or_default()
     );
     match (&e.diff, &e.original) {
+        (Some(_), _) if unchanged => {}
         (Some(diff), _) => {
             out.push_str("<div class=\"passage\">");
             let mut left = MAX_TEXT_CHARS;
