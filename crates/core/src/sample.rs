@@ -215,7 +215,7 @@ mod tests {
     }
 
     #[test]
-    fn the_choice_ignores_row_order_and_survives_new_rows_that_hash_higher() {
+    fn the_choice_ignores_row_order_and_survives_removing_unchosen_rows() {
         let items = items();
         let chosen = |items: &[(String, &'static str)]| -> Vec<String> {
             stratified_sample(items, 3, |i| i.1, |i| i.0.as_str())

@@ -638,21 +638,35 @@ pub fn drop_items(samples: &Samples) -> Result<String, String> {
         "<p>Strata: the stage and the reason. A failure that did not cost its item is marked \
          so. The inspect command lists every drop of the stage.</p>\n",
     );
+    // `inspect stage` lists a stage's first 20 drops, or `--rows` of them.
+    let mut per_stage: std::collections::BTreeMap<&str, u64> = Default::default();
+    for s in &samples.drops {
+        if let Some(stage) = s.key.first() {
+            *per_stage.entry(stage.as_str()).or_default() += s.total;
+        }
+    }
     out.push_str(&strata("drop", "records", &samples.drops, |d| {
-        drop_item(d, &samples.pipeline_file)
+        let rows = per_stage.get(d.stage.as_str()).copied().unwrap_or(0);
+        drop_item(d, &samples.pipeline_file, rows)
     }));
     Ok(out)
 }
 
-fn drop_item(d: &DropRecord, pipeline: &str) -> (String, String) {
+/// A drop; `stage_drops` is how many drop records its stage has.
+fn drop_item(d: &DropRecord, pipeline: &str, stage_drops: u64) -> (String, String) {
     let summary = format!(
         "<span class=\"badge\">{}</span>{} <span class=\"note\">{}</span>",
         escape(&d.reason),
         short(&d.item),
         short(&d.detail)
     );
+    let rows = if stage_drops > 20 {
+        format!(" --rows {stage_drops}")
+    } else {
+        String::new()
+    };
     let mut body = format!(
-        "<code class=\"cmd\">noisebench inspect stage {} --pipeline {}</code>\n",
+        "<code class=\"cmd\">noisebench inspect stage {} --pipeline {}{rows}</code>\n",
         escape(&d.stage),
         escape(pipeline)
     );
@@ -700,6 +714,42 @@ mod tests {
             marked(&long, &[0..MAX_TEXT_CHARS + 5]).len(),
             MAX_TEXT_CHARS + 13
         );
+    }
+
+    #[test]
+    fn a_drop_names_the_command_that_lists_every_drop_of_its_stage() {
+        let drop = |reason: &str| DropRecord {
+            id: format!("d_{reason}"),
+            stage: "search".into(),
+            reason: reason.into(),
+            ..Default::default()
+        };
+        let stratum = |reason: &str, total| SampleStratum {
+            key: vec!["search".into(), reason.into()],
+            total,
+            items: vec![drop(reason)],
+        };
+        let mut samples = Samples {
+            pipeline_file: "pipelines/demo.toml".into(),
+            drops: vec![stratum("no_results", 16), stratum("not_recorded", 207)],
+            ..Default::default()
+        };
+        let html = drop_items(&samples).unwrap();
+        assert_eq!(
+            html.matches(
+                "noisebench inspect stage search --pipeline pipelines/demo.toml --rows 223<"
+            )
+            .count(),
+            2
+        );
+        samples.drops = vec![stratum("no_results", 16)];
+        assert!(
+            drop_items(&samples)
+                .unwrap()
+                .contains("pipelines/demo.toml</code>")
+        );
+        samples.drops_missing = Some("gone".into());
+        assert_eq!(drop_items(&samples), Err("gone".into()));
     }
 
     #[test]
