@@ -44,7 +44,9 @@ pub use export::{ExportFormat, Exported, export_snapshot, resolve_snapshot};
 pub use inspect::{inspect_id, inspect_stage};
 pub use layers::{DEFAULT_ARCHIVE_DIR, Layers, LlmOverrides, registry};
 pub use reference::{config_schemas, render_markdown, write_config_reference};
-pub use report::{report_data, report_path, write_report};
+pub use report::{
+    report_data, report_data_sampled, report_path, write_report, write_report_sampled,
+};
 pub use validate::{CHECKS, CheckOutcome, CheckResult, ValidationReport, validate_snapshot};
 pub use workspace::{Loaded, Workspace, check};
 

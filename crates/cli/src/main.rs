@@ -8,7 +8,7 @@ use clap::{Parser, Subcommand};
 use noisebench_cli::{
     EvalRequest, ExportFormat, LlmOverrides, LlmTotals, Workspace, build_snapshot, check,
     compare_evals, export_snapshot, inspect_id, inspect_stage, resolve_snapshot, run_eval,
-    validate_snapshot, write_config_reference, write_report, write_schemas,
+    validate_snapshot, write_config_reference, write_report_sampled, write_schemas,
 };
 use noisebench_core::TableKind;
 use noisebench_pipeline::BarProgress;
@@ -192,6 +192,10 @@ enum Command {
         /// Evaluation results to include: `<evals>/<dataset>@<version>/*/metrics.parquet`.
         #[arg(long, default_value = "evals")]
         evals: PathBuf,
+        /// Sampled items shown per stratum (verdict x label, question kind x split, stage x drop
+        /// reason); 0 shows every item.
+        #[arg(long, default_value_t = noisebench_core::DEFAULT_PER_STRATUM)]
+        per_stratum: usize,
     },
     /// Write a seeded synthetic report corpus of RARE's shape (10-K JSON, survey Markdown, plan
     /// HTML; about 76 chunks a report) and `OUT/pipeline.toml`, the report track over it with
@@ -573,9 +577,15 @@ fn run(cli: Cli) -> Result<()> {
             snapshot,
             out,
             evals,
+            per_stratum,
         } => {
             let dir = resolve_snapshot(&snapshot)?;
-            let path = write_report(&dir, Some(&cli.root.join(&evals)), out.as_deref())?;
+            let path = write_report_sampled(
+                &dir,
+                Some(&cli.root.join(&evals)),
+                out.as_deref(),
+                per_stratum,
+            )?;
             println!("{}", path.display());
         }
         Command::GenerateReports { reports, seed, out } => {

@@ -12,13 +12,14 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use noisebench_core::{
-    Alias, Chunk, Claim, ClaimDocument, ClaimDocumentLabel, Document, DocumentCredibility,
-    DocumentPerturbation, Entity, Metric, Pattern, QueryPerturbation, Question, QuestionJudgement,
-    QuestionSplit, Report, TableKind, TableRow, Triplet,
+    Alias, Chunk, Claim, ClaimDocument, ClaimDocumentLabel, DEFAULT_PER_STRATUM, Document,
+    DocumentCredibility, DocumentPerturbation, DropRecord, Entity, Metric, Pattern, Query,
+    QueryPerturbation, Question, QuestionJudgement, QuestionSplit, Report, Retrieval, TableKind,
+    TableRow, Triplet,
 };
 use noisebench_pipeline::{atomic, table_io};
 use noisebench_report::{
-    Changes, EvalRow, Graph, MetricRow, Overview, ReportData, StageFunnel, TableChange,
+    Changes, EvalRow, Graph, ItemRows, MetricRow, Overview, ReportData, StageFunnel, TableChange,
 };
 use noisebench_snapshot::Manifest;
 
@@ -38,7 +39,17 @@ pub fn write_report(
     evals_dir: Option<&Path>,
     out: Option<&Path>,
 ) -> Result<PathBuf> {
-    let data = report_data(version_dir, evals_dir)?;
+    write_report_sampled(version_dir, evals_dir, out, DEFAULT_PER_STRATUM)
+}
+
+/// [`write_report`] with `per_stratum` sampled items per stratum (0: every item).
+pub fn write_report_sampled(
+    version_dir: &Path,
+    evals_dir: Option<&Path>,
+    out: Option<&Path>,
+    per_stratum: usize,
+) -> Result<PathBuf> {
+    let data = report_data_sampled(version_dir, evals_dir, per_stratum)?;
     let path = match out {
         Some(p) => p.to_path_buf(),
         None => report_path(version_dir, &data.overview.version),
@@ -50,6 +61,15 @@ pub fn write_report(
 
 /// Everything the report shows about the version at `version_dir`.
 pub fn report_data(version_dir: &Path, evals_dir: Option<&Path>) -> Result<ReportData> {
+    report_data_sampled(version_dir, evals_dir, DEFAULT_PER_STRATUM)
+}
+
+/// [`report_data`] with `per_stratum` sampled items per stratum.
+pub fn report_data_sampled(
+    version_dir: &Path,
+    evals_dir: Option<&Path>,
+    per_stratum: usize,
+) -> Result<ReportData> {
     let manifest = Manifest::read(version_dir).map_err(anyhow::Error::msg)?;
     let snapshot = Tables {
         dir: version_dir,
@@ -96,7 +116,8 @@ pub fn report_data(version_dir: &Path, evals_dir: Option<&Path>) -> Result<Repor
         .iter()
         .map(|c| (c.id.as_str(), c.verdict.as_str()))
         .collect();
-    for l in snapshot.read::<ClaimDocumentLabel>()? {
+    let labels: Vec<ClaimDocumentLabel> = snapshot.read()?;
+    for l in &labels {
         let verdict = verdicts
             .get(l.claim_id.as_str())
             .copied()
@@ -136,14 +157,15 @@ pub fn report_data(version_dir: &Path, evals_dir: Option<&Path>) -> Result<Repor
     }
 
     // Report track.
-    data.chunk_tokens = snapshot
-        .read::<Chunk>()?
-        .iter()
-        .map(|c| c.token_count as f64)
-        .collect();
+    let chunks: Vec<Chunk> = snapshot.read()?;
+    data.chunk_tokens = chunks.iter().map(|c| c.token_count as f64).collect();
     let mut graph = Graph::default();
-    for t in snapshot.read::<Triplet>()? {
-        *graph.triplets_per_report.entry(t.report_id).or_default() += 1;
+    let triplets: Vec<Triplet> = snapshot.read()?;
+    for t in &triplets {
+        *graph
+            .triplets_per_report
+            .entry(t.report_id.clone())
+            .or_default() += 1;
     }
     graph.grounding_rate = fact("triplets", "grounding_rate").and_then(|v| v.as_f64());
     graph.relations_before_after = fact("graph", "relations_before")
@@ -167,7 +189,8 @@ pub fn report_data(version_dir: &Path, evals_dir: Option<&Path>) -> Result<Repor
         .into_iter()
         .map(|r| (r.id, r.domain))
         .collect();
-    for p in snapshot.read::<Pattern>()? {
+    let patterns: Vec<Pattern> = snapshot.read()?;
+    for p in &patterns {
         let of: BTreeSet<&str> = p
             .report_ids
             .iter()
@@ -180,30 +203,29 @@ pub fn report_data(version_dir: &Path, evals_dir: Option<&Path>) -> Result<Repor
         };
         *data
             .patterns
-            .entry(p.pattern)
+            .entry(p.pattern.clone())
             .or_default()
             .entry(domain.to_string())
             .or_default() += 1;
     }
 
-    let splits: BTreeMap<String, String> = snapshot
-        .read::<QuestionSplit>()?
-        .into_iter()
-        .map(|s| (s.question_id, s.split))
+    let question_splits: Vec<QuestionSplit> = snapshot.read()?;
+    let splits: BTreeMap<&str, &str> = question_splits
+        .iter()
+        .map(|s| (s.question_id.as_str(), s.split.as_str()))
         .collect();
-    for q in snapshot.read::<Question>()? {
-        let split = splits
-            .get(&q.id)
-            .cloned()
-            .unwrap_or_else(|| "unsplit".into());
+    let questions: Vec<Question> = snapshot.read()?;
+    for q in &questions {
+        let split = splits.get(q.id.as_str()).copied().unwrap_or("unsplit");
         *data
             .questions
-            .entry(q.kind)
+            .entry(q.kind.clone())
             .or_default()
-            .entry(split)
+            .entry(split.to_string())
             .or_default() += 1;
     }
-    for j in snapshot.read::<QuestionJudgement>()? {
+    let judgements: Vec<QuestionJudgement> = snapshot.read()?;
+    for j in &judgements {
         let scores = [
             ("clarity", Some(j.clarity)),
             ("correctness", Some(j.correctness)),
@@ -220,13 +242,21 @@ pub fn report_data(version_dir: &Path, evals_dir: Option<&Path>) -> Result<Repor
             }
         }
     }
-    for q in snapshot.read::<QueryPerturbation>()? {
+    let query_perturbations: Vec<QueryPerturbation> = snapshot.read()?;
+    for q in &query_perturbations {
         data.query_similarity.push(q.similarity);
-        *data.query_perturbation_kinds.entry(q.kind).or_default() += 1;
+        *data
+            .query_perturbation_kinds
+            .entry(q.kind.clone())
+            .or_default() += 1;
     }
-    for d in snapshot.read::<DocumentPerturbation>()? {
+    let document_perturbations: Vec<DocumentPerturbation> = snapshot.read()?;
+    for d in &document_perturbations {
         data.document_similarity.extend(d.similarity);
-        *data.document_perturbation_kinds.entry(d.kind).or_default() += 1;
+        *data
+            .document_perturbation_kinds
+            .entry(d.kind.clone())
+            .or_default() += 1;
     }
     data.retrieval = snapshot
         .read::<Metric>()?
@@ -245,7 +275,80 @@ pub fn report_data(version_dir: &Path, evals_dir: Option<&Path>) -> Result<Repor
         data.evals = eval_rows(&evals.join(format!("{}@{}", manifest.dataset, manifest.version)))?;
     }
     data.changes = changes(version_dir)?;
+
+    // Sampled items end to end (noisebench-report's `sample_items`).
+    let queries: Vec<Query> = snapshot.read()?;
+    let retrievals: Vec<Retrieval> = snapshot.read()?;
+    let stage_ids: Vec<&str> = data
+        .stages
+        .iter()
+        .flatten()
+        .map(|s| s.id.as_str())
+        .collect();
+    let drops = run_drops(version_dir, &manifest, &stage_ids);
+    let rows = ItemRows {
+        claims: &claims,
+        queries: &queries,
+        documents: &documents,
+        claim_documents: &claim_documents,
+        labels: &labels,
+        credibility: &credibility,
+        chunks: &chunks,
+        triplets: &triplets,
+        patterns: &patterns,
+        questions: &questions,
+        judgements: &judgements,
+        splits: &question_splits,
+        query_perturbations: &query_perturbations,
+        document_perturbations: &document_perturbations,
+        retrievals: &retrievals,
+        drops: drops.as_deref(),
+    };
+    let pipeline_file = format!("pipelines/{}.toml", manifest.pipeline);
+    data.samples = noisebench_report::sample_items(&rows, per_stratum, &pipeline_file);
     Ok(data)
+}
+
+/// The drops of the run that built the version: `<root>/work/<pipeline>/<stage>/drops.parquet`
+/// of each of its stages, when that run folder still holds every table the version published
+/// (each one's sha256 among the stages' records); `None` otherwise, as published versions hold
+/// no drops.
+fn run_drops(version_dir: &Path, manifest: &Manifest, stages: &[&str]) -> Option<Vec<DropRecord>> {
+    let run_dir = version_dir
+        .parent()?
+        .parent()?
+        .parent()?
+        .join("work")
+        .join(&manifest.pipeline);
+    let records: Vec<(&str, noisebench_pipeline::runner::StageRecord)> = stages
+        .iter()
+        .filter_map(|s| {
+            Some((
+                *s,
+                noisebench_pipeline::runner::read_record(&run_dir.join(s))?,
+            ))
+        })
+        .collect();
+    let written: BTreeSet<&str> = records
+        .iter()
+        .flat_map(|(_, r)| r.tables.values().map(|t| t.sha256.as_str()))
+        .collect();
+    if stages.is_empty()
+        || !manifest
+            .tables
+            .values()
+            .all(|t| written.contains(t.sha256.as_str()))
+    {
+        return None;
+    }
+    let mut drops = Vec::new();
+    for (stage, record) in &records {
+        if let Some(file) = record.tables.get("drops") {
+            let path = run_dir.join(stage).join(&file.file);
+            drops.extend(table_io::read_rows::<DropRecord>(&path).ok()?);
+        }
+    }
+    Some(drops)
 }
 
 /// A published version's tables, each found by name, else by kind (as `export` finds them).

@@ -15,18 +15,29 @@
 //! profile lock. When no `chromium`/`chromium-browser` is on PATH the browser test prints
 //! SKIPPED and passes, unless `NOISEBENCH_REQUIRE_READERS` is set (CI sets it): then it fails.
 //! `NOISEBENCH_KEEP_REPORT_PNG=<file>` keeps the screenshot (how `docs/report.png` was made).
+//!
+//! The sampled items and the figures' layout are checked on a copy of the page with a test
+//! script appended (the page itself has none): it counts the items of every stratum, opens the
+//! first of each and measures that its body appears, measures every text box of every figure
+//! (`getBoundingClientRect`) for overlaps, and writes what it found as JSON into the DOM that
+//! `--dump-dom` prints. A second copy shows only the claim and question item sections, the first
+//! item of each open, for the screenshot `NOISEBENCH_KEEP_ITEMS_PNG=<file>` keeps
+//! (`docs/report-items.png`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
+use std::collections::BTreeMap;
+
 use noisebench_cli::{
     EvalRequest, LlmOverrides, METRICS_FILE, Workspace, build_snapshot, report_data, run_eval,
     write_report,
 };
 use noisebench_core::{
-    ClaimDocumentLabel, Metric, NoProgress, Pattern, Question, QuestionJudgement, TableRow,
+    Claim, ClaimDocumentLabel, DEFAULT_PER_STRATUM, Metric, NoProgress, Pattern, Question,
+    QuestionJudgement, QuestionSplit, TableRow,
 };
 use noisebench_pipeline::table_io;
 use noisebench_report::SECTION_IDS;
@@ -249,7 +260,12 @@ fn the_page_is_self_contained() {
     }
     let lower = page.to_lowercase();
     assert!(!lower.contains("<script"));
-    assert!(!lower.contains("http://") && !lower.contains("https://"));
+    // Addresses appear as escaped text (a document's address), never in markup.
+    assert!(!lower.contains(" src=") && !lower.contains("<link") && !lower.contains("url("));
+    for tag in page.split('<').skip(1) {
+        let tag = tag.split('>').next().unwrap();
+        assert!(!tag.contains("://"), "an address in markup: <{tag}>");
+    }
     assert_eq!(
         page.matches("<figure>").count(),
         page.matches("<figcaption>").count()
@@ -407,6 +423,222 @@ fn the_report_renders_in_a_browser() {
     assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
     assert!(bytes.len() > 10_000, "screenshot of {} bytes", bytes.len());
     if let Some(keep) = std::env::var_os("NOISEBENCH_KEEP_REPORT_PNG") {
+        std::fs::copy(&png, keep).unwrap();
+    }
+}
+
+/// Items the page shows per stratum, by kind (`claim`, `question`, `drop`) and stratum name, as
+/// the demo's tables say they should be: min(per stratum, rows of the stratum).
+fn expected_items(data: &noisebench_report::ReportData) -> BTreeMap<(String, String), usize> {
+    let mut total: BTreeMap<(String, String), usize> = BTreeMap::new();
+    let claims: Vec<Claim> = rows("claims");
+    let verdict: BTreeMap<&str, &str> = claims
+        .iter()
+        .map(|c| (c.id.as_str(), c.verdict.as_str()))
+        .collect();
+    for l in rows::<ClaimDocumentLabel>("labels") {
+        let stratum = format!(
+            "{} / {}",
+            verdict[l.claim_id.as_str()],
+            l.label.as_deref().unwrap()
+        );
+        *total.entry(("claim".into(), stratum)).or_default() += 1;
+    }
+    let splits: Vec<QuestionSplit> = rows("question_splits");
+    let split: BTreeMap<&str, &str> = splits
+        .iter()
+        .map(|s| (s.question_id.as_str(), s.split.as_str()))
+        .collect();
+    for q in rows::<Question>("questions") {
+        let stratum = format!("{} / {}", q.kind, split[q.id.as_str()]);
+        *total.entry(("question".into(), stratum)).or_default() += 1;
+    }
+    // Drops are not published: the funnel (from the card) names every stage and reason that
+    // dropped an item, and the report's drop strata hold at least those.
+    let sampled: BTreeMap<String, u64> = data
+        .samples
+        .drops
+        .iter()
+        .map(|s| (s.name(), s.total))
+        .collect();
+    for stage in data.stages.as_ref().unwrap() {
+        for (reason, n) in &stage.drop_reasons {
+            let name = format!("{} / {reason}", stage.id);
+            assert!(
+                sampled.get(&name).is_some_and(|t| *t >= *n as u64),
+                "drop stratum {name} ({n} dropped) not sampled: {sampled:?}"
+            );
+        }
+    }
+    for (name, n) in sampled {
+        total.insert(("drop".into(), name), n as usize);
+    }
+    total
+        .into_iter()
+        .map(|(k, n)| (k, n.min(DEFAULT_PER_STRATUM)))
+        .collect()
+}
+
+/// The test script appended to a copy of the page: counts items per stratum, checks that a
+/// closed item's body has no box and an opened one has, measures the figures' text boxes for
+/// overlaps, and writes what it found as JSON into `<pre id="nb-test">`. With `shot`, it then
+/// leaves only the item sections on the page, the first item of their first stratum open.
+fn test_script(shot: bool) -> String {
+    format!(
+        r#"<script>
+(function () {{
+  const out = {{ strata: {{}}, opened: 0, closedShown: 0, openedHidden: 0,
+                 texts: 0, overlaps: [] }};
+  const seen = new Set();
+  document.querySelectorAll('details.item').forEach(function (d) {{
+    const key = d.dataset.kind + '|' + d.dataset.stratum;
+    out.strata[key] = (out.strata[key] || 0) + 1;
+    const body = d.querySelector('.body');
+    // A closed <details> keeps its content unrendered (content-visibility: hidden).
+    if (body.checkVisibility()) out.closedShown += 1;
+    if (!seen.has(key)) {{
+      seen.add(key);
+      d.open = true;
+      out.opened += 1;
+      if (!(body.checkVisibility() && body.getBoundingClientRect().height > 0)) {{
+        out.openedHidden += 1;
+      }}
+    }}
+  }});
+  document.querySelectorAll('figure svg').forEach(function (svg, f) {{
+    const texts = Array.from(svg.querySelectorAll('text'))
+      .map(function (t) {{ return {{ text: t.textContent.trim(), r: t.getBoundingClientRect() }}; }})
+      .filter(function (t) {{ return t.text.length > 0 && t.r.width > 0 && t.r.height > 0; }});
+    out.texts += texts.length;
+    for (let i = 0; i < texts.length; i++) {{
+      for (let j = i + 1; j < texts.length; j++) {{
+        const a = texts[i].r, b = texts[j].r;
+        const w = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+        const h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+        if (w > 0.5 && h > 0.5) out.overlaps.push([f, texts[i].text, texts[j].text]);
+      }}
+    }}
+  }});
+  const pre = document.createElement('pre');
+  pre.id = 'nb-test';
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+  if ({shot}) {{
+    // The item sections alone, the first stratum of each with its first item open.
+    pre.style.display = 'none';
+    document.querySelectorAll('section, nav').forEach(function (s) {{
+      if (s.id !== 'claim-items' && s.id !== 'question-items') s.style.display = 'none';
+    }});
+    document.querySelectorAll('details.item').forEach(function (d) {{ d.open = false; }});
+    document.querySelectorAll('section').forEach(function (s) {{
+      s.querySelectorAll('.stratum').forEach(function (st, i) {{
+        if (i > 0) st.style.display = 'none';
+      }});
+      const first = s.querySelector('.stratum details.item');
+      if (first) first.open = true;
+    }});
+  }}
+}})();
+</script>
+"#
+    )
+}
+
+/// A copy of the report beside it with the test script appended; its file URL.
+fn instrumented(report: &Path, shot: bool) -> String {
+    let page = std::fs::read_to_string(report).unwrap();
+    let name = if shot {
+        "items-shot.html"
+    } else {
+        "items-check.html"
+    };
+    let path = report.with_file_name(format!(
+        "{}.{name}",
+        report.file_name().unwrap().to_string_lossy()
+    ));
+    let page = page.replace("</body>", &format!("{}</body>", test_script(shot)));
+    std::fs::write(&path, page).unwrap();
+    format!("file://{}", path.canonicalize().unwrap().display())
+}
+
+#[test]
+fn sampled_items_fold_and_figures_do_not_overlap_in_a_browser() {
+    let Some(bin) = chromium() else {
+        assert!(
+            std::env::var_os("NOISEBENCH_REQUIRE_READERS").is_none(),
+            "no chromium on PATH; `apt-get install -y chromium`"
+        );
+        eprintln!("SKIPPED: no chromium or chromium-browser on PATH");
+        return;
+    };
+    let data = report_data(demo(), Some(&evals_dir())).unwrap();
+    let expected = expected_items(&data);
+    let kinds: std::collections::BTreeSet<&str> =
+        expected.keys().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(
+        kinds.into_iter().collect::<Vec<_>>(),
+        ["claim", "drop", "question"],
+        "the demo has items of every kind"
+    );
+    let path = report().canonicalize().unwrap();
+    let url = instrumented(&path, false);
+    let tmp = tempfile::tempdir().unwrap();
+    let (dom, log) = run_chromium(&bin, &tmp.path().join("profile"), &url, &["--dump-dom"]);
+    let problems = log_problems(&log, &url);
+    assert!(problems.is_empty(), "{problems:#?}");
+    let json = dom
+        .split("<pre id=\"nb-test\">")
+        .nth(1)
+        .and_then(|rest| rest.split("</pre>").next())
+        .unwrap_or_else(|| panic!("the test script wrote nothing:\n{log}"));
+    let json = json
+        .replace("&quot;", "\"")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&");
+    let found: serde_json::Value = serde_json::from_str(&json).unwrap();
+
+    // Counts per stratum: what the tables say, each stratum present.
+    let shown: BTreeMap<(String, String), usize> = found["strata"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, n)| {
+            let (kind, stratum) = k.split_once('|').unwrap();
+            (
+                (kind.to_string(), stratum.to_string()),
+                n.as_u64().unwrap() as usize,
+            )
+        })
+        .collect();
+    assert_eq!(shown, expected);
+    // Folding: every item starts closed (its body not rendered); each opened one shows its body.
+    assert_eq!(found["closedShown"], 0, "{found}");
+    assert_eq!(found["opened"].as_u64().unwrap() as usize, expected.len());
+    assert_eq!(found["openedHidden"], 0, "{found}");
+    // Figures: many text boxes measured, none overlapping another of its figure.
+    assert!(found["texts"].as_u64().unwrap() > 100, "{found}");
+    assert_eq!(found["overlaps"], serde_json::json!([]), "{found}");
+
+    // The screenshot of the item sections.
+    let shot_url = instrumented(&path, true);
+    let png = tmp.path().join("items.png");
+    let (_, log) = run_chromium(
+        &bin,
+        &tmp.path().join("profile-png"),
+        &shot_url,
+        &[
+            &format!("--screenshot={}", png.display()),
+            "--window-size=1280,3600",
+            "--hide-scrollbars",
+        ],
+    );
+    let problems = log_problems(&log, &shot_url);
+    assert!(problems.is_empty(), "{problems:#?}");
+    let bytes = std::fs::read(&png).unwrap();
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    assert!(bytes.len() > 10_000, "screenshot of {} bytes", bytes.len());
+    if let Some(keep) = std::env::var_os("NOISEBENCH_KEEP_ITEMS_PNG") {
         std::fs::copy(&png, keep).unwrap();
     }
 }

@@ -13,6 +13,7 @@ pub mod id;
 pub mod model;
 pub mod parallel;
 pub mod rows;
+pub mod sample;
 pub mod schema;
 pub mod stage;
 pub mod vocab;
@@ -22,6 +23,10 @@ pub use id::{sha256_hex, stable_id};
 pub use model::*;
 pub use parallel::{default_threads, parallel_map, parallel_map_owned, parallel_map_with};
 pub use rows::{FETCH_COLUMNS, Record, Rows, TableKind, TableRow};
+pub use sample::{
+    DEFAULT_PER_STRATUM, Stratum, label_stratum, sample_key, sample_labels, sample_questions,
+    stratified_sample,
+};
 pub use schema::{Column, DType, TableSchema};
 pub use stage::{
     CallLog, ConfigError, DropRecord, Drops, InputSpec, Inputs, NoProgress, OutputSpec, Progress,

@@ -1,5 +1,10 @@
-//! Human review: a CSV sheet with one row per claim-document pair, filled in by one or two
-//! reviewers (and an adjudicator where they disagree), read back into the labels.
+//! Human review: a CSV sheet with one row per sampled claim-document pair, filled in by one or
+//! two reviewers (and an adjudicator where they disagree), read back into the labels.
+//!
+//! The sheet's pairs are the report's sampled pairs (core's `sample_labels`: per claim verdict
+//! and label, the `per_stratum` pairs whose ids hash lowest), so what a reviewer reads end to end
+//! in the version's report is what they label; `per_stratum = 0` lists every pair. Rows keep the
+//! labels' order.
 //!
 //! Export: `pair_id, claim_id, document_id, claim, verdict, title, excerpt, link, model_label,
 //! model_stance`, then blank `reviewer_1_label, reviewer_1_stance, reviewer_2_label,
@@ -11,11 +16,12 @@
 //! label and stance and are marked `label_source = "human"`. Agreement is measured between the
 //! model and the human result, and between the two reviewers where both answered.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use noisebench_core::{
     Claim, ClaimDocumentLabel, ConfigError, Document, Drops, StageContext, StageError,
+    sample_labels,
 };
 use serde::{Deserialize, Serialize};
 
@@ -31,6 +37,10 @@ pub struct ReviewConfig {
     pub export: bool,
     /// Characters of document text in the sheet's `excerpt`.
     pub excerpt_chars: usize,
+    /// Pairs per stratum (claim verdict x label) on the sheet: the same pairs, chosen by id
+    /// hash, that the report shows with `noisebench report --per-stratum` of the same number.
+    /// 0 lists every pair.
+    pub per_stratum: usize,
     /// A filled-in sheet to import (relative to the repository root).
     pub import: Option<PathBuf>,
 }
@@ -40,6 +50,7 @@ impl Default for ReviewConfig {
         Self {
             export: true,
             excerpt_chars: 600,
+            per_stratum: noisebench_core::DEFAULT_PER_STRATUM,
             import: None,
         }
     }
@@ -79,17 +90,24 @@ pub enum ReviewError {
     },
 }
 
-/// The sheet's rows for `labels` (in label order), reviewer columns blank.
+/// The sheet's rows for the sampled pairs of `labels` (`per_stratum` per claim verdict and
+/// label, 0 for all; in label order), reviewer columns blank.
 pub fn review_sheet(
     claims: &[Claim],
     documents: &[Document],
     labels: &[ClaimDocumentLabel],
     excerpt_chars: usize,
+    per_stratum: usize,
 ) -> Vec<ReviewRow> {
+    let sampled: BTreeSet<&str> = sample_labels(claims, labels, per_stratum)
+        .iter()
+        .flat_map(|s| s.items.iter().map(|l| l.id.as_str()))
+        .collect();
     let claims: BTreeMap<&str, &Claim> = claims.iter().map(|c| (c.id.as_str(), c)).collect();
     let docs: BTreeMap<&str, &Document> = documents.iter().map(|d| (d.id.as_str(), d)).collect();
     labels
         .iter()
+        .filter(|l| sampled.contains(l.id.as_str()))
         .map(|l| {
             let claim = claims.get(l.claim_id.as_str());
             let doc = docs.get(l.document_id.as_str());
@@ -341,7 +359,13 @@ pub(crate) fn export_sheet(
         path: ctx.stage_dir.clone(),
         source,
     })?;
-    let rows = review_sheet(claims, documents, labels, config.excerpt_chars);
+    let rows = review_sheet(
+        claims,
+        documents,
+        labels,
+        config.excerpt_chars,
+        config.per_stratum,
+    );
     let path = ctx.stage_dir.join(REVIEW_SHEET);
     write_sheet(&path, &rows).map_err(|e| StageError::Other(e.to_string()))
 }
@@ -370,6 +394,45 @@ pub(crate) fn import_sheet(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_sheet_lists_the_sampled_pairs_in_label_order() {
+        let claims: Vec<Claim> = ["true", "false"]
+            .iter()
+            .enumerate()
+            .map(|(i, v)| Claim {
+                id: format!("c{i}"),
+                verdict: v.to_string(),
+                ..Default::default()
+            })
+            .collect();
+        let labels: Vec<ClaimDocumentLabel> = (0..40)
+            .map(|i| ClaimDocumentLabel {
+                id: format!("pair_{i:02}"),
+                claim_id: format!("c{}", i % 2),
+                document_id: format!("d{i}"),
+                label: Some(["supporting", "misleading"][i / 20].into()),
+                ..Default::default()
+            })
+            .collect();
+        let rows = review_sheet(&claims, &[], &labels, 10, 3);
+        assert_eq!(rows.len(), 4 * 3);
+        let expected: Vec<&str> = {
+            let sampled: BTreeSet<&str> = sample_labels(&claims, &labels, 3)
+                .iter()
+                .flat_map(|s| s.items.iter().map(|l| l.id.as_str()))
+                .collect();
+            labels
+                .iter()
+                .map(|l| l.id.as_str())
+                .filter(|id| sampled.contains(id))
+                .collect()
+        };
+        let ids: Vec<&str> = rows.iter().map(|r| r.pair_id.as_str()).collect();
+        assert_eq!(ids, expected);
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "label order");
+        assert_eq!(review_sheet(&claims, &[], &labels, 10, 0).len(), 40);
+    }
 
     #[test]
     fn resolution_rules() {

@@ -2,6 +2,7 @@
 //! `plotters` into SVG strings the page inlines.
 
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 /// Figure size in pixels.
 const SIZE: (u32, u32) = (600, 300);
@@ -70,40 +71,76 @@ pub fn bin(values: &[f64]) -> Vec<(String, u64)> {
         .collect()
 }
 
+/// Estimated width of one character of the axis labels (13px sans-serif), generous so that an
+/// estimate that fits does fit.
+const CHAR_PX: f64 = 7.8;
+/// Rotated category names longer than this are cut with an ellipsis.
+const MAX_ROTATED_CHARS: usize = 30;
+/// Pixels of the plot's width (the figure's, less margins and the y label area).
+const PLOT_WIDTH: f64 = (SIZE.0 - 2 * 12 - 56) as f64;
+
+/// How the category names of a bar chart fit under their bars: side by side when each fits its
+/// bar's width, else turned a quarter (reading downwards from the axis), cut past
+/// [`MAX_ROTATED_CHARS`]; the height of the x label area either way.
+fn label_layout(counts: &[(String, u64)]) -> (bool, u32) {
+    let slot = PLOT_WIDTH / counts.len().max(1) as f64;
+    let longest = counts
+        .iter()
+        .map(|c| c.0.chars().count())
+        .max()
+        .unwrap_or(0);
+    if longest as f64 * CHAR_PX + 8.0 <= slot {
+        return (false, 48);
+    }
+    let chars = longest.min(MAX_ROTATED_CHARS) as f64;
+    // Names, a gap, the axis description below them.
+    (true, (chars * CHAR_PX) as u32 + 12 + 28)
+}
+
+fn cut_label(label: &str) -> String {
+    if label.chars().count() <= MAX_ROTATED_CHARS {
+        return label.to_string();
+    }
+    let head: String = label.chars().take(MAX_ROTATED_CHARS - 1).collect();
+    format!("{head}\u{2026}")
+}
+
 fn draw_bars(counts: &[(String, u64)], x_desc: &str, y_desc: &str) -> Result<String, String> {
+    let (rotate, label_area) = label_layout(counts);
+    let size = (SIZE.0, SIZE.1 - 48 + label_area);
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
         let n = counts.len().max(1) as u32;
         let top = counts.iter().map(|c| c.1).max().unwrap_or(0).max(1);
         let mut chart = ChartBuilder::on(&root)
             .margin(12)
-            .x_label_area_size(48)
+            .x_label_area_size(label_area)
             .y_label_area_size(56)
             .build_cartesian_2d((0u32..n).into_segmented(), 0u64..top + top / 10 + 1)
             .map_err(|e| e.to_string())?;
         let label = |v: &SegmentValue<u32>| match v {
-            SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => counts
+            SegmentValue::CenterOf(i) | SegmentValue::Exact(i) if !rotate => counts
                 .get(*i as usize)
                 .map(|c| c.0.clone())
                 .unwrap_or_default(),
-            SegmentValue::Last => String::new(),
+            _ => String::new(),
         };
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(counts.len().max(1))
+        let mut mesh = chart.configure_mesh();
+        mesh.disable_x_mesh()
             .x_label_formatter(&label)
-            .x_desc(x_desc)
             .y_desc(y_desc)
             // plotters' SVG backend writes font sizes divided by 1.24: these come out at 13px.
             .label_style(("sans-serif", 16))
             .axis_desc_style(("sans-serif", 16))
-            // Smaller category names when many share the axis, so neighbours do not overlap.
-            .x_label_style(("sans-serif", if counts.len() > 5 { 13 } else { 16 }))
-            .draw()
-            .map_err(|e| e.to_string())?;
+            .x_label_style(("sans-serif", 16));
+        // Turned names are drawn below, after the mesh (whose own are then empty).
+        mesh.x_labels(counts.len().max(1));
+        if !rotate {
+            mesh.x_desc(x_desc);
+        }
+        mesh.draw().map_err(|e| e.to_string())?;
         // Rectangles drawn in input order rather than plotters' `Histogram` series, which
         // gathers bars in a HashMap and so emits them in a different order each run.
         chart
@@ -120,6 +157,30 @@ fn draw_bars(counts: &[(String, u64)], x_desc: &str, y_desc: &str) -> Result<Str
                 bar
             }))
             .map_err(|e| e.to_string())?;
+        if rotate {
+            let style = ("sans-serif", 16)
+                .into_font()
+                .transform(FontTransform::Rotate90)
+                .color(&BLACK)
+                .pos(Pos::new(HPos::Left, VPos::Center));
+            for (i, c) in counts.iter().enumerate() {
+                let (x, y) = chart.backend_coord(&(SegmentValue::CenterOf(i as u32), 0));
+                root.draw(&Text::new(cut_label(&c.0), (x, y + 6), style.clone()))
+                    .map_err(|e| e.to_string())?;
+            }
+            let (left, _) = chart.backend_coord(&(SegmentValue::Exact(0), 0));
+            let (right, _) = chart.backend_coord(&(SegmentValue::Exact(n), 0));
+            let desc = ("sans-serif", 16)
+                .into_font()
+                .color(&BLACK)
+                .pos(Pos::new(HPos::Center, VPos::Bottom));
+            root.draw(&Text::new(
+                x_desc.to_string(),
+                ((left + right) / 2, size.1 as i32 - 6),
+                desc,
+            ))
+            .map_err(|e| e.to_string())?;
+        }
         root.present().map_err(|e| e.to_string())?;
     }
     Ok(svg)
@@ -153,6 +214,39 @@ mod tests {
         assert_eq!(b.len(), MAX_BINS);
         assert_eq!(b.iter().map(|c| c.1).sum::<u64>(), 100);
         assert_eq!(b[0].0, "0.00");
+    }
+
+    #[test]
+    fn long_category_names_are_turned_and_short_ones_are_not() {
+        let short = bars(&[("a".into(), 3), ("b".into(), 5)], "x", "y");
+        assert!(!short.contains("rotate(90,"), "{short}");
+        let names = [
+            "false/irrelevant",
+            "false/misleading",
+            "false/supporting",
+            "true/irrelevant",
+            "true/misleading",
+            "true/supporting",
+        ];
+        let counts: Vec<(String, u64)> = names.iter().map(|n| (n.to_string(), 4)).collect();
+        let svg = bars(&counts, "claim verdict / label", "pairs");
+        assert_eq!(svg.matches("rotate(90,").count(), names.len(), "{svg}");
+        for n in names {
+            assert!(
+                svg.contains(&format!(">\n{n}\n<")) || svg.contains(n),
+                "{n}"
+            );
+        }
+        assert!(svg.contains("claim verdict / label"));
+        // Taller than a chart with side-by-side names, to hold the turned ones.
+        let height = |svg: &str| -> u32 {
+            let h = svg.split("height=\"").nth(1).unwrap();
+            h[..h.find('"').unwrap()].parse().unwrap()
+        };
+        assert!(height(&svg) > height(&short));
+        let long = "x".repeat(80);
+        let svg = bars(&[(long.clone(), 1), ("b".into(), 2)], "x", "y");
+        assert!(!svg.contains(&long) && svg.contains('\u{2026}'));
     }
 
     #[test]

@@ -37,9 +37,10 @@ pub fn render(data: &ReportData) -> String {
     let mut page = format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>noisebench report: {}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<main>\n\
+         <title>noisebench report: {}</title>\n<style>{CSS}{}</style>\n</head>\n<body>\n<main>\n\
          <h1>noisebench report: {}</h1>\n<nav>",
         escape(&title),
+        crate::samples::CSS,
         escape(&title)
     );
     for id in SECTION_IDS {
@@ -60,6 +61,13 @@ pub fn render(data: &ReportData) -> String {
             "perturbations" => perturbations(data),
             "retrieval" => retrieval(data),
             "evals" => evals(data),
+            "claim-items" => crate::samples::claim_items(&data.samples)
+                .unwrap_or_else(|| no_data("no labelled claim-document pairs to sample")),
+            "question-items" => crate::samples::question_items(&data.samples)
+                .unwrap_or_else(|| no_data("no questions to sample")),
+            "drop-items" => {
+                crate::samples::drop_items(&data.samples).unwrap_or_else(|why| no_data(&why))
+            }
             _ => changes(data),
         };
         let _ = write!(
@@ -86,6 +94,9 @@ fn heading(id: &str) -> &'static str {
         "perturbations" => "Perturbations",
         "retrieval" => "Retrieval metrics",
         "evals" => "Evaluation results",
+        "claim-items" => "Sampled claims, end to end",
+        "question-items" => "Sampled questions, end to end",
+        "drop-items" => "Sampled drops",
         _ => "Changes against the parent",
     }
 }
@@ -781,6 +792,7 @@ mod tests {
                     ..Default::default()
                 }],
             }),
+            samples: crate::items::example::samples(),
         }
     }
 
@@ -833,16 +845,91 @@ mod tests {
         }
     }
 
+    /// Every attribute value of `name` in the page.
+    fn attributes<'a>(page: &'a str, name: &str) -> Vec<&'a str> {
+        page.split(&format!(" {name}=\""))
+            .skip(1)
+            .map(|rest| &rest[..rest.find('"').unwrap()])
+            .collect()
+    }
+
     #[test]
     fn the_page_loads_nothing_from_elsewhere() {
         for data in [full(), ReportData::default()] {
             let page = render(&data);
             let lower = page.to_lowercase();
             assert!(!lower.contains("<script"));
-            assert!(!lower.contains("http://") && !lower.contains("https://"));
-            assert!(!lower.contains("<img") && !lower.contains("<link"));
+            // Addresses appear only as escaped text (a document's address), never in markup
+            // that loads or links: no src, no link element, only in-page anchors.
+            assert!(!lower.contains(" src=") && !lower.contains("<link"));
+            assert!(!lower.contains("<img") && !lower.contains("<iframe"));
             assert!(!lower.contains("@import") && !lower.contains("url("));
+            assert!(
+                attributes(&page, "href").iter().all(|h| h.starts_with('#')),
+                "{:?}",
+                attributes(&page, "href")
+            );
+            for tag in page.split('<').skip(1) {
+                let tag = tag.split('>').next().unwrap();
+                assert!(!tag.contains("://"), "an address in markup: <{tag}>");
+            }
         }
+    }
+
+    #[test]
+    fn sampled_items_show_every_part_escaped_and_folded() {
+        let page = render(&full());
+        let s = sections(&page);
+        let claims = &s["claim-items"];
+        assert_eq!(claims.matches("<details class=\"item\"").count(), 3);
+        assert_eq!(
+            claims
+                .matches("data-kind=\"claim\" data-stratum=\"false / misleading\"")
+                .count(),
+            // the stratum's div and its two items
+            3
+        );
+        assert!(claims.contains("The &lt;deficit&gt; doubled &amp; more."));
+        assert!(!claims.contains("<deficit>"));
+        assert!(claims.contains(
+            "<code class=\"cmd\">noisebench inspect claim cl_1 --pipeline pipelines/demo.toml</code>"
+        ));
+        assert!(claims.contains("noisebench inspect document doc_2"));
+        assert!(
+            claims.contains("https://example.org/1"),
+            "addresses as text"
+        );
+        assert!(claims.contains("2 of 2 pairs shown"));
+        let q = &s["question-items"];
+        assert!(q.contains("<mark>Net sales grew 5% in 2023 to $10 million.</mark>"));
+        assert!(q.contains(
+            "grew <del>5%</del> in <del>2023 to $10 million.</del> <ins>2023.</ins> Other"
+        ));
+        // A translation of an answer chunk: the perturbed text, the original being above.
+        assert!(
+            q.contains("the original is its answer chunk above") && q.contains("Perturbed chunk")
+        );
+        assert!(!q.contains("Original chunk"));
+        // A perturbation that changed nothing says so instead of repeating the text.
+        let identity = q
+            .split("<span class=\"badge\">identity</span>")
+            .nth(1)
+            .unwrap();
+        let identity = identity.split("</details>").next().unwrap();
+        assert!(identity.contains("unchanged: the same words as the original"));
+        assert!(
+            !identity.contains("Acme Corp reported revenue"),
+            "{identity}"
+        );
+        assert!(
+            q.contains("<td class=\"hit\">hit</td>") && q.contains("<td class=\"miss\">miss</td>")
+        );
+        assert!(q.contains("noisebench inspect question q_1"));
+        let d = &s["drop-items"];
+        assert!(d.contains("`2023-13-01` is not a date &lt;sic&gt;"));
+        assert!(d.contains("noisebench inspect stage claims --pipeline pipelines/demo.toml"));
+        // Items are folded: no item is open when the page loads.
+        assert!(!page.contains("<details class=\"item\" open"));
     }
 
     #[test]

@@ -8,34 +8,50 @@
 //! (a claims-only snapshot has no report track), and every figure has a caption saying what it
 //! counts.
 //!
+//! Beside the aggregates, the page shows sampled items end to end ([`items`]: a claim with its
+//! queries, documents, labels and votes; a question with its chunks, pattern, judgement,
+//! perturbations and retrieval; dropped items with their reason), chosen by core's
+//! `stratified_sample`, the choice the labels stage's review sheet makes too.
+//!
 //! What this crate is not: it reads no files (the cli's `report` module reads a version's
 //! manifest, tables, card, changes and evaluation results and fills [`ReportData`]), it writes
-//! nothing, and the page loads nothing: no script, font, image or style from anywhere else, so it
+//! nothing, and the page loads nothing: no script, font, image or style from anywhere else (it has
+//! no script at all: items fold with `<details>`), so it
 //! opens the same offline, from an archive or an email attachment.
 
 mod figures;
 mod html;
+pub mod items;
+mod samples;
 
 use std::collections::BTreeMap;
 
 pub use html::render;
+pub use items::{ItemRows, Samples, sample_items};
+pub use samples::MAX_TEXT_CHARS;
 
 /// The `id` of every `<section>` of the page, in page order.
-pub const SECTION_IDS: [&str; 13] = [
+pub const SECTION_IDS: [&str; 16] = [
     "overview",
     "funnel",
+    "drop-items",
     "labels",
     "documents",
     "credibility",
+    "claim-items",
     "chunks",
     "graph",
     "patterns",
     "questions",
     "perturbations",
     "retrieval",
+    "question-items",
     "evals",
     "changes",
 ];
+
+/// The sections of sampled items (a subset of [`SECTION_IDS`]).
+pub const ITEM_SECTION_IDS: [&str; 3] = ["claim-items", "question-items", "drop-items"];
 
 /// Everything the page shows, aggregated. Maps are ordered, so the same data renders the same
 /// bytes.
@@ -77,6 +93,8 @@ pub struct ReportData {
     pub evals: Vec<EvalRow>,
     /// The changes against the parent (`changes.json`); `None` when the version has none.
     pub changes: Option<Changes>,
+    /// Sampled items shown end to end ([`sample_items`]).
+    pub samples: Samples,
 }
 
 /// Who the version is and what it holds.
@@ -162,4 +180,213 @@ pub struct TableChange {
     pub changed: u64,
     /// `added` or `removed` when the whole table is new or gone.
     pub table_status: Option<String>,
+}
+
+/// The page's size stays bounded however large the version: sampling caps the items, and each
+/// item's lists and texts are capped too.
+#[cfg(test)]
+mod size_bound {
+    use noisebench_core::*;
+
+    use crate::{ItemRows, ReportData, render, sample_items};
+
+    /// Text of `n` characters, words of ordinary prose.
+    fn text(n: usize, seed: usize) -> String {
+        let words = [
+            "revenue", "grew", "in", "the", "year", "net", "sales", "of", "Acme",
+        ];
+        let mut out = String::new();
+        let mut i = seed;
+        while out.len() < n {
+            out.push_str(words[i % words.len()]);
+            out.push(' ');
+            i = i.wrapping_mul(31).wrapping_add(7);
+        }
+        out.truncate(n);
+        out
+    }
+
+    /// A version with every stratum full and every text and list past its cap: the largest
+    /// page the sample can make (`strata x per stratum x largest item`), at RARE's strata
+    /// (2 verdicts x 3 labels; 4 question kinds x 3 splits; 60 stage x reason pairs).
+    #[test]
+    fn a_worst_case_version_renders_under_the_stated_bound() {
+        let per = 20; // rows per stratum, past the 5 sampled
+        let mut claims = Vec::new();
+        let mut labels = Vec::new();
+        let mut documents = Vec::new();
+        let mut links = Vec::new();
+        let mut queries = Vec::new();
+        for (v, verdict) in ["true", "false"].iter().enumerate() {
+            for (l, label) in ["supporting", "misleading", "irrelevant"]
+                .iter()
+                .enumerate()
+            {
+                for i in 0..per {
+                    let claim = format!("cl_{v}_{l}_{i}");
+                    claims.push(Claim {
+                        id: claim.clone(),
+                        text: text(400, i),
+                        verdict: verdict.to_string(),
+                        ..Default::default()
+                    });
+                    for q in 0..8 {
+                        queries.push(Query {
+                            id: format!("{claim}_q{q}"),
+                            claim_id: claim.clone(),
+                            kind: "keywords".into(),
+                            text: text(150, q),
+                            ..Default::default()
+                        });
+                    }
+                    for d in 0..30 {
+                        let doc = format!("doc_{v}_{l}_{i}_{d}");
+                        documents.push(Document {
+                            id: doc.clone(),
+                            url: format!("https://example.org/{}", text(150, d).replace(' ', "/")),
+                            domain: "example.org".into(),
+                            title: Some(text(200, d)),
+                            text: text(12_000, d),
+                            ..Default::default()
+                        });
+                        links.push(ClaimDocument {
+                            id: format!("link_{doc}"),
+                            claim_id: claim.clone(),
+                            document_id: doc.clone(),
+                            best_rank: d as i64,
+                            query_kinds: vec!["keywords".into(), "question".into()],
+                            ..Default::default()
+                        });
+                        labels.push(ClaimDocumentLabel {
+                            id: format!("pair_{doc}"),
+                            claim_id: claim.clone(),
+                            document_id: doc,
+                            label: Some(label.to_string()),
+                            exam_votes: vec!["full=true".into(); 4],
+                            ..Default::default()
+                        });
+                    }
+                }
+            }
+        }
+        let mut chunks = Vec::new();
+        let mut questions = Vec::new();
+        let mut splits = Vec::new();
+        let mut qps = Vec::new();
+        let mut dps = Vec::new();
+        let mut retrievals = Vec::new();
+        for kind in [
+            "single_hop",
+            "chained_multi_hop",
+            "star_shaped",
+            "inverted_star_shaped",
+        ] {
+            for split in ["train", "dev", "test"] {
+                for i in 0..per {
+                    let q = format!("q_{kind}_{split}_{i}");
+                    let chunk_ids: Vec<String> = (0..10).map(|c| format!("{q}_c{c}")).collect();
+                    for (c, id) in chunk_ids.iter().enumerate() {
+                        chunks.push(Chunk {
+                            id: id.clone(),
+                            text: text(6_000, c),
+                            ..Default::default()
+                        });
+                        for k in 0..4 {
+                            dps.push(DocumentPerturbation {
+                                id: format!("{id}_p{k}"),
+                                question_id: q.clone(),
+                                chunk_id: id.clone(),
+                                kind: format!("kind_{k}"),
+                                text: text(6_000, c + k * (k % 2)),
+                                ..Default::default()
+                            });
+                        }
+                    }
+                    for p in 0..20 {
+                        qps.push(QueryPerturbation {
+                            id: format!("{q}_qp{p}"),
+                            question_id: q.clone(),
+                            kind: format!("kind_{p}"),
+                            perturbed_query: text(200, p),
+                            ..Default::default()
+                        });
+                        for r in ["bm25", "embedding:hashed"] {
+                            for rank in 1..=10 {
+                                retrievals.push(Retrieval {
+                                    id: format!("{q}_{p}_{r}_{rank}"),
+                                    question_id: q.clone(),
+                                    query_id: format!("{q}_qp{p}"),
+                                    retriever: r.into(),
+                                    chunk_id: format!("{q}_c{rank}"),
+                                    rank,
+                                    ground_truth: rank % 3 == 0,
+                                    ..Default::default()
+                                });
+                            }
+                        }
+                    }
+                    questions.push(Question {
+                        id: q.clone(),
+                        kind: kind.into(),
+                        question: text(300, i),
+                        answer: text(300, i + 1),
+                        source_sentences: (0..10).map(|s| text(200, s)).collect(),
+                        answer_chunk_ids: chunk_ids,
+                        ..Default::default()
+                    });
+                    splits.push(QuestionSplit {
+                        id: format!("s_{q}"),
+                        question_id: q,
+                        kind: kind.into(),
+                        split: split.into(),
+                    });
+                }
+            }
+        }
+        let mut drops = Vec::new();
+        for stage in 0..12 {
+            for reason in 0..5 {
+                for i in 0..per {
+                    drops.push(DropRecord {
+                        id: format!("drop_{stage}_{reason}_{i}"),
+                        stage: format!("stage_{stage}"),
+                        item: text(120, i),
+                        reason: format!("reason_{reason}"),
+                        detail: text(3_000, i),
+                        dropped: true,
+                        ..Default::default()
+                    });
+                }
+            }
+        }
+        let rows = ItemRows {
+            claims: &claims,
+            queries: &queries,
+            documents: &documents,
+            claim_documents: &links,
+            labels: &labels,
+            chunks: &chunks,
+            questions: &questions,
+            splits: &splits,
+            query_perturbations: &qps,
+            document_perturbations: &dps,
+            retrievals: &retrievals,
+            drops: Some(&drops),
+            ..Default::default()
+        };
+        let samples = sample_items(&rows, 5, "pipelines/rare-finance.toml");
+        assert_eq!(samples.claims.len(), 6);
+        assert_eq!(samples.questions.len(), 12);
+        assert_eq!(samples.drops.len(), 60);
+        let page = render(&ReportData {
+            samples,
+            ..Default::default()
+        });
+        let mb = page.len() as f64 / 1e6;
+        eprintln!("worst-case page: {:.2} MB", mb);
+        assert!(page.len() < WORST_CASE_BYTES, "{mb:.2} MB");
+    }
+
+    /// The bound docs/report.md states for the page at RARE's strata, 5 items per stratum.
+    const WORST_CASE_BYTES: usize = 8_000_000;
 }
