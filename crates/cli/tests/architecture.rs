@@ -1,6 +1,8 @@
 //! The architecture's dependency rules, read from `cargo metadata` so they hold without anyone
 //! remembering them: stage crates never depend on each other; only `noisebench-pipeline` links
-//! polars; `core` depends on no other crate of ours; test support is never a normal dependency.
+//! polars; `core` depends on no other crate of ours; test support is never a normal dependency;
+//! `releases` (the release formats, used by the export stages and `eval`) depends only on `core`
+//! and `text` of ours.
 
 use std::collections::BTreeMap;
 
@@ -23,6 +25,8 @@ const LAYERS: &[&str] = &[
     "noisebench-testkit",
     // fuzz targets over every stage crate's parsers; nothing depends on it
     "noisebench-fuzz-targets",
+    // the seed papers' release formats (records, reader, writer); export stages and eval use it
+    "noisebench-releases",
 ];
 
 /// Shared crates a stage crate may use.
@@ -32,7 +36,11 @@ const BELOW_STAGES: &[&str] = &[
     "noisebench-web",
     "noisebench-text",
     "noisebench-index",
+    "noisebench-releases",
 ];
+
+/// The only crates of ours `noisebench-releases` may depend on: it sits below the stages.
+const BELOW_RELEASES: &[&str] = &["noisebench-core", "noisebench-text"];
 
 struct Dep {
     name: String,
@@ -109,6 +117,16 @@ fn violations(crates: &BTreeMap<String, Vec<Dep>>) -> Vec<String> {
                     dep.kind
                 ));
             }
+            if name == "noisebench-releases"
+                && ours(d)
+                && !BELOW_RELEASES.contains(&d)
+                && d != "noisebench-testkit"
+            {
+                found.push(format!(
+                    "noisebench-releases depends on {d} ({}); release formats use only core and text",
+                    dep.kind
+                ));
+            }
             if name == "noisebench-core" && ours(d) {
                 found.push(format!(
                     "noisebench-core depends on {d}; core depends on none of ours"
@@ -167,8 +185,20 @@ fn the_rules_catch_what_they_are_for() {
         "noisebench-eval".to_string(),
         vec![dep("noisebench-testkit", "normal")],
     );
+    crates.insert(
+        "noisebench-releases".to_string(),
+        vec![
+            dep("noisebench-label", "normal"),
+            dep("noisebench-text", "normal"),
+        ],
+    );
+    crates.insert(
+        "noisebench-label".to_string(),
+        vec![dep("noisebench-releases", "normal")],
+    );
     let found = violations(&crates).join("\n");
     for expected in [
+        "noisebench-releases depends on noisebench-label",
         "stage crate noisebench-kg depends on stage crate noisebench-label",
         "noisebench-snapshot depends on polars",
         "stage crate noisebench-qa depends on noisebench-pipeline",
@@ -178,4 +208,6 @@ fn the_rules_catch_what_they_are_for() {
         assert!(found.contains(expected), "{expected:?} not in\n{found}");
     }
     assert!(!found.contains("noisebench-text"), "{found}");
+    // A stage crate may use the release formats.
+    assert!(!found.contains("depends on noisebench-releases"), "{found}");
 }

@@ -1,19 +1,9 @@
-//! Published questions in RARE's record format, and the `export-rare` stage that writes them.
+//! The `export-rare` stage: our questions as RARE's records.
 //!
-//! The layout matches the RARE code (`LeiLiLab/RARE`, `main/rag_dataset_generator.py` writes
-//! it, `main/run_retrievals.py`, `main/dataset_perturbation.py` and
-//! `main/robustness_evaluation.py` read it with `json.load`): two files, each one JSON list
-//! (not JSON Lines), [`SINGLE_HOP_FILE`] and [`MULTI_HOP_FILE`]. A record holds `question`,
-//! `answer`, `answer_chunk_ids`, `metadata`, `source_sentences`, `entity_1`, `relation`,
-//! `entity_2` (one entry per triplet), and for multi-hop records `multi_hop_type`.
-//!
-//! Where we differ, and why: every record carries `id` (our question id, stable across
-//! refreshes), because RARE's retrieval and evaluation scripts key results by `rec["id"]` while
-//! its generator never writes one; `split` (`train`/`test`, or null without a `splits` input);
-//! and always both `query_perturbations` (a map from kind to `{perturbed_query, similarity}`)
-//! and `document_perturbations` (`back_translation` and `regex_delete`, each a list of
-//! `{chunk_id, text, similarity}`), empty when no perturbation table is given, because the
-//! evaluation script indexes those keys without a default.
+//! The format itself (file names, [`RareRecord`], the writer, the readers) lives in
+//! `noisebench_releases::rare`, beside the reader `eval` uses; this module only makes records
+//! from pipeline tables (questions, splits, perturbations) and hands them to that writer. Its
+//! names are re-exported here so `noisebench_qa::export::RareRecord` and friends keep working.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -25,72 +15,12 @@ use noisebench_core::{
 };
 use serde::{Deserialize, Serialize};
 
-/// RARE's single-hop file: a JSON list of records without `multi_hop_type`.
-pub const SINGLE_HOP_FILE: &str = "rag_single_hop_dataset.json";
-/// RARE's multi-hop file: a JSON list of records with `multi_hop_type`.
-pub const MULTI_HOP_FILE: &str = "rag_multi_hop_dataset.json";
-/// Both files, in the order [`write_rare`] writes them.
-pub const RARE_FILES: [&str; 2] = [SINGLE_HOP_FILE, MULTI_HOP_FILE];
-
-/// The multi-hop kinds RARE names in `multi_hop_type`.
-pub const MULTI_HOP_KINDS: [&str; 3] = ["chained_multi_hop", "star_shaped", "inverted_star_shaped"];
-/// The document perturbation kinds RARE's evaluation reads; each is always present in a record.
-pub const DOCUMENT_PERTURBATION_KINDS: [&str; 2] = ["back_translation", "regex_delete"];
-
-#[derive(Debug, thiserror::Error)]
-pub enum RareExportError {
-    #[error("{path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("{path}: cannot encode JSON: {source}")]
-    Json {
-        path: PathBuf,
-        source: serde_json::Error,
-    },
-}
-
-/// One record of RARE's files.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RareRecord {
-    /// Our question id: RARE's later scripts key by `id`, its generator writes none.
-    pub id: String,
-    pub question: String,
-    pub answer: String,
-    pub answer_chunk_ids: Vec<String>,
-    pub metadata: BTreeMap<String, String>,
-    pub source_sentences: Vec<String>,
-    pub entity_1: Vec<String>,
-    pub relation: Vec<String>,
-    pub entity_2: Vec<String>,
-    /// `chained_multi_hop`, `star_shaped` or `inverted_star_shaped`; absent on single-hop
-    /// records, as in RARE's single-hop file.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub multi_hop_type: Option<String>,
-    /// `train` or `test` from `question_splits`; null when the export had no splits.
-    pub split: Option<String>,
-    /// Kind (`character_level`, `word_level`, `grammar_perturbation`, `irrelevant_info`) ->
-    /// the perturbed query.
-    pub query_perturbations: BTreeMap<String, RareQueryPerturbation>,
-    /// `back_translation` and `regex_delete` (always both) -> perturbed evidence chunks.
-    pub document_perturbations: BTreeMap<String, Vec<RareDocumentPerturbation>>,
-}
-
-/// A perturbed query as RARE writes it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RareQueryPerturbation {
-    pub perturbed_query: String,
-    pub similarity: f64,
-}
-
-/// A perturbed evidence chunk as RARE writes it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RareDocumentPerturbation {
-    pub chunk_id: String,
-    pub text: String,
-    pub similarity: Option<f64>,
-}
+pub use noisebench_releases::rare::{
+    DOCUMENT_PERTURBATION_KINDS, MULTI_HOP_FILE, MULTI_HOP_KINDS, RARE_FILES,
+    RareDocumentPerturbation, RareError as RareExportError, RareQueryPerturbation, RareRecord,
+    SINGLE_HOP_FILE,
+};
+use noisebench_releases::rare::{create_dir, write_records as write_list};
 
 /// The perturbation tables an export may fill records from (issue 15's stages); empty slices
 /// leave the records' perturbation maps empty.
@@ -286,43 +216,6 @@ pub fn write_rare(records: &RareRecords, dir: &Path) -> Result<Vec<PathBuf>, Rar
         write_list(&dir.join(SINGLE_HOP_FILE), &records.single_hop)?,
         write_list(&dir.join(MULTI_HOP_FILE), &records.multi_hop)?,
     ])
-}
-
-fn create_dir(dir: &Path) -> Result<(), RareExportError> {
-    std::fs::create_dir_all(dir).map_err(|source| RareExportError::Io {
-        path: dir.into(),
-        source,
-    })
-}
-
-/// Write `records` to `path` as one pretty-printed JSON list (the bytes `to_writer_pretty`
-/// gives for the whole list), serialising each as it comes: the document perturbations' texts
-/// make the files hundreds of MB at RARE's size, which neither the records nor a buffer hold
-/// whole. Returns `path`.
-fn write_list(
-    path: &Path,
-    records: impl IntoIterator<Item = impl Serialize>,
-) -> Result<PathBuf, RareExportError> {
-    use serde::ser::{SerializeSeq, Serializer};
-    let io = |source| RareExportError::Io {
-        path: path.into(),
-        source,
-    };
-    let json = |source| RareExportError::Json {
-        path: path.into(),
-        source,
-    };
-    let mut out =
-        std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(path).map_err(io)?);
-    let mut serializer = serde_json::Serializer::pretty(&mut out);
-    let mut seq = serializer.serialize_seq(None).map_err(json)?;
-    for record in records {
-        seq.serialize_element(&record).map_err(json)?;
-    }
-    seq.end().map_err(json)?;
-    std::io::Write::write_all(&mut out, b"\n").map_err(io)?;
-    out.into_inner().map_err(|e| io(e.into_error()))?;
-    Ok(path.into())
 }
 
 /// The records of `questions` written into `dir` as [`write_rare`] writes them, each made (as
@@ -634,7 +527,7 @@ mod tests {
         for (name, n) in [(SINGLE_HOP_FILE, 1), (MULTI_HOP_FILE, 1)] {
             let text = std::fs::read_to_string(dir.path().join(name)).unwrap();
             assert!(text.starts_with('['), "{name} is a JSON list");
-            let back: Vec<RareRecord> = serde_json::from_str(&text).unwrap();
+            let back = noisebench_releases::rare::read_records(&dir.path().join(name)).unwrap();
             assert_eq!(back.len(), n);
         }
         // An empty export still writes both files, as empty lists.

@@ -16,7 +16,9 @@
 //! document_perturbations?}`, in a JSON list, or JSON objects one after another (the
 //! generator's checkpoint files `updated_rag_*_dataset.json`, written a record at a time). A
 //! checkpoint cut short keeps its whole records; the rest is one `bad_json` bad row naming the
-//! line. Rows are `record N` in lists, `record N (line L)` in checkpoints.
+//! line. Rows are `record N` in lists, `record N (line L)` in checkpoints. Each record is read
+//! by `noisebench_releases::rare::ReadRecord::from_value`, the RARE format's one home, beside
+//! the typed record and writer `export-rare` uses.
 //!
 //! Choices:
 //! - Kind: `multi_hop_type` (`chained_multi_hop`, `star_shaped`, `inverted_star_shaped`);
@@ -61,124 +63,16 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{
-    LoadError, bad, file_label, json_kind, json_text, parse_json_list, read_text, string_field,
-};
-use crate::data::{
-    BadRow, DocVariant, EvalChunk, EvalData, EvalQuestion, QueryVariant, RealRetrieval,
-};
+use noisebench_releases::rare::ReadRecord;
+
+use super::{LoadError, bad, file_label, json_kind, json_text, parse_json_list, read_text};
+use crate::data::{DocVariant, EvalChunk, EvalData, EvalQuestion, QueryVariant, RealRetrieval};
 
 /// A list of strings (ids or sentences); non-strings and empty strings left out.
 fn string_list(v: Option<&Value>) -> Vec<String> {
     v.and_then(Value::as_array)
         .map(|a| a.iter().filter_map(|x| json_text(Some(x))).collect())
         .unwrap_or_default()
-}
-
-/// The query perturbations of a record; bad ones reported and skipped.
-fn query_variants(
-    v: Option<&Value>,
-    file: &str,
-    row: &str,
-    bad_rows: &mut Vec<BadRow>,
-) -> Vec<QueryVariant> {
-    let mut out = Vec::new();
-    let Some(v) = v.filter(|v| !v.is_null()) else {
-        return out;
-    };
-    let Some(map) = v.as_object() else {
-        bad_rows.push(bad(
-            file,
-            row,
-            "bad_perturbation",
-            format!("`query_perturbations` is {}, not an object", json_kind(v)),
-        ));
-        return out;
-    };
-    for (kind, p) in map {
-        match p
-            .as_object()
-            .and_then(|o| o.get("perturbed_query"))
-            .and_then(Value::as_str)
-            .filter(|s| !s.trim().is_empty())
-        {
-            Some(text) => out.push(QueryVariant {
-                kind: kind.clone(),
-                text: text.to_string(),
-            }),
-            None => bad_rows.push(bad(
-                file,
-                row,
-                "bad_perturbation",
-                format!("query perturbation `{kind}` has no `perturbed_query` text"),
-            )),
-        }
-    }
-    out
-}
-
-/// The document perturbations of a record; bad ones reported and skipped.
-fn doc_variants(
-    v: Option<&Value>,
-    file: &str,
-    row: &str,
-    bad_rows: &mut Vec<BadRow>,
-) -> Vec<DocVariant> {
-    let mut out = Vec::new();
-    let Some(v) = v.filter(|v| !v.is_null()) else {
-        return out;
-    };
-    let Some(map) = v.as_object() else {
-        bad_rows.push(bad(
-            file,
-            row,
-            "bad_perturbation",
-            format!(
-                "`document_perturbations` is {}, not an object",
-                json_kind(v)
-            ),
-        ));
-        return out;
-    };
-    for (kind, list) in map {
-        let Some(items) = list.as_array() else {
-            bad_rows.push(bad(
-                file,
-                row,
-                "bad_perturbation",
-                format!(
-                    "document perturbation `{kind}` is {}, not a list",
-                    json_kind(list)
-                ),
-            ));
-            continue;
-        };
-        for (i, item) in items.iter().enumerate() {
-            let o = item.as_object();
-            let chunk_id = json_text(o.and_then(|o| o.get("chunk_id")));
-            let text = o
-                .and_then(|o| o.get("text"))
-                .and_then(Value::as_str)
-                .filter(|s| !s.trim().is_empty());
-            match (chunk_id, text) {
-                (Some(chunk_id), Some(text)) => out.push(DocVariant {
-                    kind: kind.clone(),
-                    chunk_id,
-                    text: text.to_string(),
-                }),
-                _ => bad_rows.push(bad(
-                    file,
-                    row,
-                    "bad_perturbation",
-                    format!(
-                        "document perturbation `{kind}` item {}: needs `chunk_id` and `text`",
-                        i + 1
-                    ),
-                )),
-            }
-        }
-    }
-    out
 }
 
 /// Read a corpus file: a JSON list, or JSON Lines when the text does not start with `[`.
@@ -591,38 +485,25 @@ pub fn load_rare_inputs(inputs: &RareInputs) -> Result<EvalData, LoadError> {
         let (mut joined, mut unjoined) = (0usize, 0usize);
         for (row, record) in &items {
             let row = row.clone();
-            let Some(o) = record.as_object() else {
-                data.bad_rows.push(bad(
-                    &file,
-                    row,
-                    "bad_record",
-                    format!("a record is {}, not an object", json_kind(record)),
-                ));
-                continue;
+            let (record, problems) = match ReadRecord::from_value(record) {
+                Ok(read) => read,
+                Err((reason, detail)) => {
+                    data.bad_rows.push(bad(&file, row, reason, detail));
+                    continue;
+                }
             };
-            let (Some(question), Some(answer)) =
-                (string_field(o, "question"), json_text(o.get("answer")))
-            else {
-                let which = if string_field(o, "question").is_none() {
-                    "question"
-                } else {
-                    "answer"
-                };
-                data.bad_rows
-                    .push(bad(&file, row, "missing_field", format!("no `{which}`")));
-                continue;
-            };
-            let answer_chunk_ids = string_list(o.get("answer_chunk_ids"));
-            if answer_chunk_ids.is_empty() {
-                data.bad_rows.push(bad(
-                    &file,
-                    row,
-                    "no_answer_chunks",
-                    "`answer_chunk_ids` is missing or empty",
-                ));
-                continue;
-            }
-            let own_id = json_text(o.get("id"));
+            let ReadRecord {
+                id: own_id,
+                question,
+                answer,
+                answer_chunk_ids,
+                source_sentences: record_sentences,
+                multi_hop_type,
+                domain,
+                split,
+                query_perturbations,
+                document_perturbations,
+            } = record;
             let id = own_id
                 .clone()
                 .unwrap_or_else(|| noisebench_core::id::stable_id("q", &[&question, &answer]));
@@ -635,7 +516,6 @@ pub fn load_rare_inputs(inputs: &RareInputs) -> Result<EvalData, LoadError> {
                 ));
                 continue;
             }
-            let record_sentences = string_list(o.get("source_sentences"));
             for c in &answer_chunk_ids {
                 let list = sentences.entry(c.clone()).or_insert_with(|| {
                     chunk_order.push(c.clone());
@@ -647,18 +527,21 @@ pub fn load_rare_inputs(inputs: &RareInputs) -> Result<EvalData, LoadError> {
                     }
                 }
             }
-            let query_perturbations = query_variants(
-                o.get("query_perturbations"),
-                &file,
-                &row,
-                &mut data.bad_rows,
-            );
-            let document_perturbations = doc_variants(
-                o.get("document_perturbations"),
-                &file,
-                &row,
-                &mut data.bad_rows,
-            );
+            for (reason, detail) in problems {
+                data.bad_rows.push(bad(&file, row.clone(), reason, detail));
+            }
+            let query_perturbations = query_perturbations
+                .into_iter()
+                .map(|(kind, text)| QueryVariant { kind, text })
+                .collect();
+            let document_perturbations = document_perturbations
+                .into_iter()
+                .map(|(kind, chunk_id, text)| DocVariant {
+                    kind,
+                    chunk_id,
+                    text,
+                })
+                .collect();
             // RARE's evaluator joins on `str(record["id"])`; its generator writes no id and
             // run_retrievals.py then keys by Python's (salted) hash of the question, so a record
             // without an id is joined on the question text (`original_query`).
@@ -691,18 +574,15 @@ pub fn load_rare_inputs(inputs: &RareInputs) -> Result<EvalData, LoadError> {
                 id,
                 question,
                 answer,
-                kind: string_field(o, "multi_hop_type").unwrap_or_else(|| "single_hop".into()),
-                domain: o
-                    .get("metadata")
-                    .and_then(Value::as_object)
-                    .and_then(|m| string_field(m, "domain"))
+                kind: multi_hop_type.unwrap_or_else(|| "single_hop".into()),
+                domain: domain
                     .or_else(|| name_domain.clone())
                     .unwrap_or_else(|| "unknown".into()),
                 answer_chunk_ids,
                 query_perturbations,
                 document_perturbations,
                 retrievals,
-                split: string_field(o, "split"),
+                split,
             });
         }
         let loaded = data.questions.len() - first_question;
