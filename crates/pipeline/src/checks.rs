@@ -200,7 +200,7 @@ pub fn gates(
         .map(|(r, n)| format!("{r}={n}"))
         .collect::<Vec<_>>()
         .join(" ");
-    let hint = hint(record, environment);
+    let hint = hint(&file.pipeline.name, record, environment);
     if ratio > max {
         share.status = CheckStatus::Failed;
         share.detail = format!(
@@ -216,6 +216,12 @@ pub fn gates(
         );
     }
     if record.items_in > 0 && record.items_out == 0 {
+        // The reasons and the hint once, on the share's gate when it failed too.
+        let (top, hint) = if share.failed() {
+            (String::new(), "see the gate above".to_string())
+        } else {
+            (top, hint)
+        };
         empty.status = CheckStatus::Failed;
         empty.failed = record.items_in.max(0) as u64;
         empty.detail = format!(
@@ -234,7 +240,7 @@ pub fn gates(
 
 /// What to try when a stage lost too much: for drops of LLM answers, the model that gave them
 /// and the settings that most often help; else where the drops are listed.
-fn hint(record: &StageSummary, environment: &serde_json::Value) -> String {
+fn hint(pipeline: &str, record: &StageSummary, environment: &serde_json::Value) -> String {
     let llm = record.drop_reasons.keys().any(|r| {
         r.starts_with("llm_")
             || matches!(
@@ -243,7 +249,7 @@ fn hint(record: &StageSummary, environment: &serde_json::Value) -> String {
             )
     });
     let inspect = format!(
-        "the drops are in work/<pipeline>/{}/drops.parquet (`noisebench inspect`)",
+        "the drops are in work/{pipeline}/{}/drops.parquet (`noisebench inspect`)",
         record.id
     );
     if !llm {

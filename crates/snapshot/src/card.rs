@@ -392,7 +392,7 @@ fn checks_section(checks: &[noisebench_core::CheckResult]) -> String {
     }
     let count = |s: CheckStatus| checks.iter().filter(|c| c.status == s).count();
     let mut out = format!(
-        "## Checks\n\nThe build ran {} gates on what each stage lost and checks on the tables' rows: {} passed, {} failed, {} skipped (a table they need is not in this pipeline).\n\n",
+        "## Checks\n\nThe build judged what each stage lost (gates) and checked the tables' rows, {} results in all: {} passed, {} failed, {} skipped (a table they need was not there).\n\n",
         checks.len(),
         count(CheckStatus::Passed),
         count(CheckStatus::Failed),
