@@ -23,7 +23,7 @@ pub mod progress;
 pub mod runner;
 pub mod table_io;
 
-pub use checks::{DEFAULT_MAX_DROP_SHARE, PublishedTable, check_published};
+pub use checks::{DEFAULT_MAX_DROP_SHARE, PublishedTable, check_published, excuse_partial};
 pub use file::{Gates, PipelineFile, SnapshotSection, StageEntry, StageGate};
 pub use lock::{FolderLock, LockError};
 pub use plan::{Plan, PlanError, PlannedStage, Registry, TableRef};

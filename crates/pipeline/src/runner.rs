@@ -12,7 +12,7 @@ use noisebench_core::{
 use serde::{Deserialize, Serialize};
 
 use crate::atomic::{sweep_orphan_temps, write_atomic};
-use crate::checks::{Scope, gates, render_failed, run_checks};
+use crate::checks::{Scope, excuse_partial, gates, render_failed, run_checks};
 use crate::plan::{Plan, PlanError, PlannedStage, TableRef};
 use crate::table_io::{self, TableError};
 
@@ -671,7 +671,11 @@ impl<'a> Runner<'a> {
             );
             results.extend(match &record.checks {
                 Some(c) => c.clone(),
-                None => self.stage_checks(stage, &record, &BTreeMap::new(), &records),
+                None => {
+                    let mut checks = self.stage_checks(stage, &record, &BTreeMap::new(), &records);
+                    excuse_partial(&mut checks, record.retry_items);
+                    checks
+                }
             });
             records.insert(stage.id.clone(), record);
             if !allow_degraded && results.iter().any(CheckResult::failed) {
@@ -960,7 +964,9 @@ impl<'a> Runner<'a> {
         };
         // A shard's part holds some of the rows: its checks are the merge's.
         if shard.is_none() {
-            record.checks = Some(self.stage_checks(stage, &record, &held, records));
+            let mut checks = self.stage_checks(stage, &record, &held, records);
+            excuse_partial(&mut checks, record.retry_items);
+            record.checks = Some(checks);
         }
         drop(held);
         let json = serde_json::to_vec_pretty(&record).expect("a stage record always serialises");
