@@ -355,7 +355,7 @@ pub fn build_snapshot(
 
 /// A run stopped by a check, as [`Stopped`] with what the run did; any other error as it is.
 fn stopped(e: anyhow::Error, loaded: &Loaded) -> anyhow::Error {
-    let e = match e.downcast::<noisebench_pipeline::RunError>() {
+    match e.downcast::<noisebench_pipeline::RunError>() {
         Ok(noisebench_pipeline::RunError::Checks {
             stage,
             failures,
@@ -379,12 +379,11 @@ fn stopped(e: anyhow::Error, loaded: &Loaded) -> anyhow::Error {
                 summary,
                 run_dir,
             };
-            return anyhow::Error::new(Stopped { report, error });
+            anyhow::Error::new(Stopped { report, error })
         }
         Ok(other) => anyhow::Error::new(other),
         Err(e) => e,
-    };
-    e
+    }
 }
 
 /// One line when the pipeline has a report track (stages up to the last one writing questions)

@@ -29,8 +29,11 @@ pub struct Scope<'a> {
     memory: BTreeMap<TableKind, &'a Rows>,
     files: BTreeMap<TableKind, PathBuf>,
     rows: BTreeMap<TableKind, OnceCell<Result<Rows, String>>>,
-    ids: BTreeMap<TableKind, OnceCell<Result<Arc<HashSet<String>>, String>>>,
+    ids: BTreeMap<TableKind, OnceCell<Result<Ids, String>>>,
 }
+
+/// A table's ids, shared by the checks that read them.
+type Ids = Arc<HashSet<String>>;
 
 impl<'a> Scope<'a> {
     /// Put `rows` in scope as its kind's table (the first given of a kind stays).
@@ -64,7 +67,7 @@ impl Tables for Scope<'_> {
             .map_err(Clone::clone)
     }
 
-    fn ids(&self, kind: TableKind) -> Result<Option<Arc<HashSet<String>>>, String> {
+    fn ids(&self, kind: TableKind) -> Result<Option<Ids>, String> {
         if let Some(rows) = self.memory.get(&kind) {
             return Ok(Some(Arc::new(rows.ids().into_iter().collect())));
         }
