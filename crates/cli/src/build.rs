@@ -6,9 +6,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use noisebench_core::LlmCall;
-use noisebench_pipeline::{Plan, RunResult, table_io};
+use noisebench_core::{CheckResult, TableKind};
+use noisebench_pipeline::{Plan, PublishedTable, RunResult, check_published, table_io};
 use noisebench_snapshot::{
-    PublishOptions, PublishOutcome, PublishRequest, SourceExport, SourceTable,
+    PublishOptions, PublishOutcome, PublishRequest, SourceExport, SourceTable, parent_checks,
 };
 
 use crate::{Loaded, Workspace};
@@ -20,9 +21,31 @@ pub struct Built {
     pub llm: LlmTotals,
     pub outcome: Option<PublishOutcome>,
     /// Why nothing was published although the pipeline has a `[snapshot]` section: items failed
-    /// for a transient cause and `allow_partial` is off. The caller exits non-zero with it.
+    /// for a transient cause and `allow_partial` is off, or a table check failed before
+    /// publishing and `allow_degraded` is off. The caller exits non-zero with it.
     pub withheld: Option<String>,
+    /// Every gate and table check of the run and before publishing.
+    pub checks: Vec<CheckResult>,
+    /// [`report_track_line`]: the report track produced nothing.
+    pub report_track: Option<String>,
 }
+
+/// A build stopped by a failed gate or table check: the error, and what the run did up to
+/// there (its summary table, LLM totals, the report track's line) for the caller to print
+/// before it.
+#[derive(Debug)]
+pub struct Stopped {
+    pub report: String,
+    pub error: noisebench_pipeline::RunError,
+}
+
+impl std::fmt::Display for Stopped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.error.fmt(f)
+    }
+}
+
+impl std::error::Error for Stopped {}
 
 /// Totals over a call log.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
@@ -38,9 +61,11 @@ pub struct LlmTotals {
     pub models: BTreeMap<String, u64>,
     /// Calls per task.
     pub tasks: BTreeMap<String, u64>,
-    /// Per model (`openai:<model>`): its task answers and how many of them its sense checks
-    /// dropped (`off_topic`, `copied_example`...): a large share says the model is too weak for
-    /// the job. Offline rules are not models and are left out.
+    /// Per model (`openai:<model>`): its task answers and how many of them were unusable: cut
+    /// off (`truncated`), not JSON of the task's shape (`unparseable_output`) or dropped by a
+    /// sense check (`off_topic`, `copied_example`...), per task too: a large share says the
+    /// model is too weak for the job or misconfigured. Offline rules are not models and are
+    /// left out.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub sense: BTreeMap<String, SenseShare>,
     /// Tasks whose categorical answers (stance, verdict) never changed over the run
@@ -49,14 +74,31 @@ pub struct LlmTotals {
     pub constant_answers: Vec<String>,
 }
 
-/// One model's answers and sense-check drops in a call log.
+/// One model's answers and the unusable ones in a call log.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct SenseShare {
     /// Task calls (embedding requests not counted), cache hits included.
     pub answers: u64,
-    /// Of those, dropped by a sense check.
+    /// Of those, unusable: truncated, unparseable, or dropped by a sense check.
     pub dropped: u64,
     pub reasons: BTreeMap<String, u64>,
+    /// The same per task.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub tasks: BTreeMap<String, TaskShare>,
+}
+
+/// One task's answers by one model, and the unusable ones.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct TaskShare {
+    pub answers: u64,
+    pub dropped: u64,
+    pub reasons: BTreeMap<String, u64>,
+}
+
+/// Whether a call-log reason code says the model's answer was unusable (not that no answer
+/// came: HTTP errors, budget, cache misses are the endpoint's or the run's, not the model's).
+fn unusable_answer(code: &str) -> bool {
+    matches!(code, "truncated" | "unparseable_output") || noisebench_llm::Sense::is_code(code)
 }
 
 impl LlmTotals {
@@ -81,10 +123,14 @@ impl LlmTotals {
             if c.backend != "offline" && c.task != "embedding" {
                 let share = t.sense.entry(model.clone()).or_default();
                 share.answers += 1;
+                let task = share.tasks.entry(c.task.clone()).or_default();
+                task.answers += 1;
                 let reason = c.error.as_deref().and_then(|e| e.split(':').next());
-                if let Some(r) = reason.filter(|r| noisebench_llm::Sense::is_code(r)) {
+                if let Some(r) = reason.filter(|r| unusable_answer(r)) {
                     share.dropped += 1;
                     *share.reasons.entry(r.to_string()).or_default() += 1;
+                    task.dropped += 1;
+                    *task.reasons.entry(r.to_string()).or_default() += 1;
                 }
             }
             *t.models.entry(model).or_default() += 1;
@@ -103,20 +149,33 @@ impl LlmTotals {
         Ok(Self::of(&calls))
     }
 
-    /// One line for the end of a run, then one per model with its sense-check drops, and one per
-    /// task whose answers never changed.
+    /// One line for the end of a run, then one per model with its unusable answers (cut off,
+    /// unparseable, dropped by a sense check) and, when it had any, one per task of it, and one
+    /// per task whose answers never changed.
     pub fn render(&self) -> String {
         let mut out = self.render_calls();
-        for (model, s) in &self.sense {
-            let reasons: Vec<String> = s.reasons.iter().map(|(r, n)| format!("{r}={n}")).collect();
-            out.push_str(&format!(
-                "\nsense checks, {model}: {} of {} answers dropped ({:.1}%){}{}",
-                s.dropped,
-                s.answers,
-                100.0 * s.dropped as f64 / s.answers.max(1) as f64,
+        let line = |dropped: u64, answers: u64, reasons: &BTreeMap<String, u64>| {
+            let reasons: Vec<String> = reasons.iter().map(|(r, n)| format!("{r}={n}")).collect();
+            format!(
+                "{dropped} of {answers} answers dropped ({:.1}%){}{}",
+                100.0 * dropped as f64 / answers.max(1) as f64,
                 if reasons.is_empty() { "" } else { ": " },
                 reasons.join(" ")
+            )
+        };
+        for (model, s) in &self.sense {
+            out.push_str(&format!(
+                "\nsense checks, {model}: {}",
+                line(s.dropped, s.answers, &s.reasons)
             ));
+            if s.dropped > 0 {
+                for (task, t) in &s.tasks {
+                    out.push_str(&format!(
+                        "\n  {task}: {}",
+                        line(t.dropped, t.answers, &t.reasons)
+                    ));
+                }
+            }
         }
         for line in &self.constant_answers {
             out.push_str(&format!("\nthe same answer all run long: {line}"));
@@ -149,13 +208,19 @@ pub fn build_snapshot(
     // Held across the run and the publish: a second build of this pipeline in this folder is
     // refused until this one has published (the run takes the same lock again on this thread).
     let _lock = noisebench_pipeline::FolderLock::acquire(&ws.work_dir.join(plan.name()))?;
-    let run = ws.run(&loaded, None, force)?;
+    let run = match ws.run(&loaded, None, force) {
+        Ok(run) => run,
+        Err(e) => return Err(stopped(e, &loaded)),
+    };
     let mut llm = LlmTotals::of_run(&run.run_dir)?;
     llm.constant_answers = loaded.layers.llm.constant_answers();
+    let report_track = report_track_line(plan, &run.summary);
     let unfinished = run.unfinished_message();
     let Some(section) = &plan.file.snapshot else {
         return Ok(Built {
             withheld: unfinished,
+            checks: run.checks.clone(),
+            report_track,
             run,
             llm,
             outcome: None,
@@ -168,12 +233,16 @@ pub fn build_snapshot(
             withheld: Some(format!(
                 "not published: {message}, or pass --allow-partial to publish without them"
             )),
+            checks: run.checks.clone(),
+            report_track,
             run,
             llm,
             outcome: None,
         });
     }
     let mut tables = Vec::new();
+    // Tables of stages with items left to retry (published only with --allow-partial).
+    let mut partial: BTreeMap<String, u64> = BTreeMap::new();
     for reference in &section.tables {
         let table = plan
             .table(reference)
@@ -190,6 +259,44 @@ pub fn build_snapshot(
             name: table.table.clone(),
             kind: table.kind,
             path: run.run_dir.join(&table.stage).join(&file.file),
+        });
+        partial.insert(table.table.clone(), record.retry_items);
+    }
+    // The tables' checks again, over what is to be published, and against the last version.
+    let mut checks = run.checks.clone();
+    let published: Vec<PublishedTable> = tables
+        .iter()
+        .map(|t| PublishedTable {
+            name: t.name.clone(),
+            kind: t.kind,
+            path: t.path.clone(),
+        })
+        .collect();
+    let mut before = check_published(&published, &plan.checks);
+    for result in &mut before {
+        let retry = partial.get(&result.table).copied().unwrap_or(0);
+        noisebench_pipeline::excuse_partial(std::slice::from_mut(result), retry);
+    }
+    checks.extend(before);
+    checks.extend(parent_checks(&ws.snapshots_dir, &section.dataset, &tables)?);
+    let degraded = ws.allow_degraded || plan.file.gates.as_ref().is_some_and(|g| g.allow_degraded);
+    let failed: Vec<String> = checks
+        .iter()
+        .filter(|c| c.failed())
+        .map(CheckResult::render)
+        .collect();
+    if !failed.is_empty() && !degraded {
+        return Ok(Built {
+            withheld: Some(format!(
+                "not published: {} checks failed before publishing:\n  {}\n(pass --allow-degraded, or set `allow_degraded = true` under [gates], to publish anyway; the card and manifest.json then list what failed)",
+                failed.len(),
+                failed.join("\n  ")
+            )),
+            checks,
+            report_track,
+            run,
+            llm,
+            outcome: None,
         });
     }
     let mut provenance = provenance(&loaded, &run, &llm)?;
@@ -225,6 +332,7 @@ pub fn build_snapshot(
         exports,
         stages: run.summary.clone(),
         provenance,
+        checks: checks.clone(),
     };
     let outcome = noisebench_snapshot::publish(&request, options)?;
     // The report goes beside the version, never inside it (published versions are immutable);
@@ -240,7 +348,92 @@ pub fn build_snapshot(
         llm,
         outcome: Some(outcome),
         withheld: None,
+        checks,
+        report_track,
     })
+}
+
+/// A run stopped by a check, as [`Stopped`] with what the run did; any other error as it is.
+fn stopped(e: anyhow::Error, loaded: &Loaded) -> anyhow::Error {
+    match e.downcast::<noisebench_pipeline::RunError>() {
+        Ok(noisebench_pipeline::RunError::Checks {
+            stage,
+            failures,
+            results,
+            summary,
+            run_dir,
+        }) => {
+            let mut report = noisebench_pipeline::render_summary(&summary);
+            let mut llm = LlmTotals::of_run(&run_dir).unwrap_or_default();
+            llm.constant_answers = loaded.layers.llm.constant_answers();
+            report.push_str(&llm.render());
+            report.push('\n');
+            if let Some(line) = report_track_line(&loaded.plan, &summary) {
+                report.push_str(&line);
+                report.push('\n');
+            }
+            let error = noisebench_pipeline::RunError::Checks {
+                stage,
+                failures,
+                results,
+                summary,
+                run_dir,
+            };
+            anyhow::Error::new(Stopped { report, error })
+        }
+        Ok(other) => anyhow::Error::new(other),
+        Err(e) => e,
+    }
+}
+
+/// One line when the pipeline has a report track (stages up to the last one writing questions)
+/// and it produced no question although its first stages read something: where it ran dry.
+/// `None` when it produced questions or the pipeline has no such track.
+pub fn report_track_line(plan: &Plan, summary: &[noisebench_core::StageSummary]) -> Option<String> {
+    let last = plan.stages.iter().rev().find(|s| {
+        s.stage
+            .outputs()
+            .iter()
+            .any(|o| o.kind == TableKind::Questions)
+    })?;
+    let track = plan.upstream_of(&last.id).ok()?;
+    let of = |id: &str| summary.iter().find(|s| s.id == id);
+    let sources: i64 = track
+        .iter()
+        .filter(|s| s.inputs.is_empty())
+        .filter_map(|s| of(&s.id))
+        .map(|s| s.items_out)
+        .sum();
+    if sources == 0 || of(&last.id).is_some_and(|s| s.items_out > 0) {
+        return None;
+    }
+    let dry = track
+        .iter()
+        .filter_map(|s| of(&s.id))
+        .find(|s| s.items_in > 0 && s.items_out == 0);
+    let at = match dry {
+        Some(s) => {
+            let reasons: Vec<String> = s
+                .drop_reasons
+                .iter()
+                .map(|(r, n)| format!("{r}={n}"))
+                .collect();
+            format!(
+                ": it ran dry at `{}` ({} items in, none out{})",
+                s.id,
+                s.items_in,
+                if reasons.is_empty() {
+                    String::new()
+                } else {
+                    format!("; {}", reasons.join(" "))
+                }
+            )
+        }
+        None => String::new(),
+    };
+    Some(format!(
+        "the report track produced nothing: no questions from {sources} source items{at}"
+    ))
 }
 
 /// The side files stages declared as exports (the RAGuard CSVs, CONF-FACT's JSON), published

@@ -7,7 +7,7 @@ use anyhow::{Context, Result, bail};
 use noisebench_core::{
     Chunk, Claim, ClaimDocumentLabel, Document, DocumentCredibility, DocumentPerturbation, LlmCall,
     Metric, Prediction, Query, QueryPerturbation, Question, QuestionSplit, Report, Retrieval, Rows,
-    TableKind, TableRow, is_transient_reason,
+    TableRow, is_transient_reason,
 };
 use noisebench_eval::load::snapshot::{SnapshotTables, from_snapshot};
 use noisebench_eval::{EvalConfig, EvalData, Evaluation, SourceFormat};
@@ -15,7 +15,6 @@ use noisebench_llm::Llm;
 use noisebench_pipeline::table_io;
 
 use crate::LlmOverrides;
-use crate::export::resolve_snapshot;
 
 /// The files of one evaluation's folder.
 pub const PREDICTIONS_FILE: &str = "predictions.parquet";
@@ -60,50 +59,28 @@ pub struct EvalRun {
     pub unfinished: usize,
 }
 
-fn read_opt<T: TableRow>(
-    snapshot: &Path,
-    manifest: &noisebench_snapshot::Manifest,
-    kind: TableKind,
-) -> Result<Vec<T>> {
-    let entry = manifest
-        .tables
-        .get(kind.name())
-        .or_else(|| manifest.tables.values().find(|e| e.kind == kind.name()));
-    match entry {
-        None => Ok(Vec::new()),
-        Some(e) => {
-            let path = snapshot.join(&e.file);
-            table_io::read_rows::<T>(&path).with_context(|| path.display().to_string())
-        }
-    }
-}
-
-/// Read a published snapshot's tables into the evaluation's shape.
+/// Read a published snapshot's tables into the evaluation's shape (a table the version does
+/// not publish is empty).
 pub fn load_snapshot(path: &Path, retriever: Option<&str>) -> Result<EvalData> {
-    let dir = resolve_snapshot(path)?;
-    let m = noisebench_snapshot::Manifest::read(&dir).map_err(anyhow::Error::msg)?;
+    let version = noisebench_snapshot::PublishedVersion::open(path)?;
+    fn read<T: TableRow>(v: &noisebench_snapshot::PublishedVersion) -> Result<Vec<T>> {
+        Ok(v.read::<T>()?.unwrap_or_default())
+    }
+    let m = version.manifest();
     let tables = SnapshotTables {
         name: format!("{}@{}", m.dataset, m.version),
-        claims: read_opt::<Claim>(&dir, &m, TableKind::Claims)?,
-        queries: read_opt::<Query>(&dir, &m, TableKind::Queries)?,
-        documents: read_opt::<Document>(&dir, &m, TableKind::Documents)?,
-        labels: read_opt::<ClaimDocumentLabel>(&dir, &m, TableKind::Labels)?,
-        credibility: read_opt::<DocumentCredibility>(&dir, &m, TableKind::DocumentCredibility)?,
-        reports: read_opt::<Report>(&dir, &m, TableKind::Reports)?,
-        chunks: read_opt::<Chunk>(&dir, &m, TableKind::Chunks)?,
-        questions: read_opt::<Question>(&dir, &m, TableKind::Questions)?,
-        splits: read_opt::<QuestionSplit>(&dir, &m, TableKind::QuestionSplits)?,
-        query_perturbations: read_opt::<QueryPerturbation>(
-            &dir,
-            &m,
-            TableKind::QueryPerturbations,
-        )?,
-        document_perturbations: read_opt::<DocumentPerturbation>(
-            &dir,
-            &m,
-            TableKind::DocumentPerturbations,
-        )?,
-        retrievals: read_opt::<Retrieval>(&dir, &m, TableKind::Retrievals)?,
+        claims: read::<Claim>(&version)?,
+        queries: read::<Query>(&version)?,
+        documents: read::<Document>(&version)?,
+        labels: read::<ClaimDocumentLabel>(&version)?,
+        credibility: read::<DocumentCredibility>(&version)?,
+        reports: read::<Report>(&version)?,
+        chunks: read::<Chunk>(&version)?,
+        questions: read::<Question>(&version)?,
+        splits: read::<QuestionSplit>(&version)?,
+        query_perturbations: read::<QueryPerturbation>(&version)?,
+        document_perturbations: read::<DocumentPerturbation>(&version)?,
+        retrievals: read::<Retrieval>(&version)?,
     };
     Ok(from_snapshot(tables, retriever))
 }

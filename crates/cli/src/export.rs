@@ -2,25 +2,16 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use noisebench_core::{
     Claim, ClaimDocumentLabel, Document, DocumentCredibility, DocumentPerturbation, Query,
-    QueryPerturbation, Question, QuestionSplit, TableKind,
+    QueryPerturbation, Question, QuestionSplit,
 };
-use noisebench_pipeline::table_io;
+use noisebench_snapshot::PublishedVersion;
 
 /// A snapshot folder: a version folder as is, or a dataset folder's latest version.
 pub fn resolve_snapshot(path: &Path) -> Result<PathBuf> {
-    if path.join(noisebench_snapshot::MANIFEST).is_file() {
-        return Ok(path.to_path_buf());
-    }
-    match noisebench_snapshot::latest_version(path) {
-        Some(v) => Ok(path.join(v.to_string())),
-        None => bail!(
-            "{}: neither a snapshot version (no manifest.json) nor a dataset folder with versions",
-            path.display()
-        ),
-    }
+    Ok(PublishedVersion::open(path)?.dir().to_path_buf())
 }
 
 /// The formats `noisebench export` writes.
@@ -87,45 +78,17 @@ impl Exported {
 /// Export a published snapshot (a version folder) into `out`. Reads its `claims`, `documents`
 /// and `labels` tables (and for CONF-FACT `document_credibility`, and `queries` for its
 /// questions); for RARE its `questions` and, when published, `question_splits`,
-/// `query_perturbations` and `document_perturbations`; each by name or else by kind.
+/// `query_perturbations` and `document_perturbations`; each found by kind
+/// ([`PublishedVersion`]).
 pub fn export_snapshot(snapshot: &Path, format: ExportFormat, out: &Path) -> Result<Exported> {
-    let manifest = noisebench_snapshot::Manifest::read(snapshot).map_err(anyhow::Error::msg)?;
-    let path_of = |kind: TableKind| {
-        manifest
-            .tables
-            .get(kind.name())
-            .or_else(|| manifest.tables.values().find(|e| e.kind == kind.name()))
-            .map(|e| snapshot.join(&e.file))
-    };
-    fn read<T: noisebench_core::TableRow>(path: Option<PathBuf>) -> Result<Option<Vec<T>>> {
-        path.map(|p| table_io::read_rows::<T>(&p))
-            .transpose()
-            .map_err(Into::into)
-    }
-    let missing = |kind: TableKind| {
-        anyhow::anyhow!(
-            "{}: the snapshot has no `{}` table (its tables: {})",
-            snapshot.display(),
-            kind.name(),
-            manifest
-                .tables
-                .keys()
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    };
+    let version = PublishedVersion::open(snapshot)?;
     // RARE reads the report track's tables, the other formats the claims track's.
     let confact = match format {
         ExportFormat::Rare => {
-            let questions: Vec<Question> = read(path_of(TableKind::Questions))?
-                .ok_or_else(|| missing(TableKind::Questions))?;
-            let splits: Vec<QuestionSplit> =
-                read(path_of(TableKind::QuestionSplits))?.unwrap_or_default();
-            let queries: Vec<QueryPerturbation> =
-                read(path_of(TableKind::QueryPerturbations))?.unwrap_or_default();
-            let documents: Vec<DocumentPerturbation> =
-                read(path_of(TableKind::DocumentPerturbations))?.unwrap_or_default();
+            let questions: Vec<Question> = version.require()?;
+            let splits: Vec<QuestionSplit> = version.read()?.unwrap_or_default();
+            let queries: Vec<QueryPerturbation> = version.read()?.unwrap_or_default();
+            let documents: Vec<DocumentPerturbation> = version.read()?.unwrap_or_default();
             let summary = noisebench_qa::export::export_rare(
                 &questions,
                 &splits,
@@ -140,16 +103,12 @@ pub fn export_snapshot(snapshot: &Path, format: ExportFormat, out: &Path) -> Res
         ExportFormat::Raguard => false,
         ExportFormat::Confact => true,
     };
-    let claims: Vec<Claim> =
-        read(path_of(TableKind::Claims))?.ok_or_else(|| missing(TableKind::Claims))?;
-    let documents: Vec<Document> =
-        read(path_of(TableKind::Documents))?.ok_or_else(|| missing(TableKind::Documents))?;
-    let labels: Vec<ClaimDocumentLabel> =
-        read(path_of(TableKind::Labels))?.ok_or_else(|| missing(TableKind::Labels))?;
+    let claims: Vec<Claim> = version.require()?;
+    let documents: Vec<Document> = version.require()?;
+    let labels: Vec<ClaimDocumentLabel> = version.require()?;
     let summary = if confact {
-        let credibility: Vec<DocumentCredibility> = read(path_of(TableKind::DocumentCredibility))?
-            .ok_or_else(|| missing(TableKind::DocumentCredibility))?;
-        let queries: Vec<Query> = read(path_of(TableKind::Queries))?.unwrap_or_default();
+        let credibility: Vec<DocumentCredibility> = version.require()?;
+        let queries: Vec<Query> = version.read()?.unwrap_or_default();
         std::fs::create_dir_all(out).with_context(|| out.display().to_string())?;
         noisebench_label::export_confact(
             &claims,

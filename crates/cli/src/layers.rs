@@ -125,6 +125,13 @@ pub fn registry(layers: &Layers) -> Registry {
         ))
         .register(Arc::new(
             noisebench_perturb::retrieval::RetrievalStage::new(layers.llm.clone()),
-        ));
+        ))
+        .add_checks(table_checks());
     registry
+}
+
+/// The table checks beyond those core declares: the question tables' text rules. A build runs
+/// them with core's after each stage and before publishing; `validate` runs the same.
+pub fn table_checks() -> Vec<noisebench_core::Check> {
+    noisebench_qa::table_checks::table_checks()
 }

@@ -35,19 +35,22 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use noisebench_core::TableKind;
 
-pub use build::{Built, LlmTotals, SenseShare, build_snapshot, code_version};
+pub use build::{
+    Built, LlmTotals, SenseShare, Stopped, TaskShare, build_snapshot, code_version,
+    report_track_line,
+};
 pub use eval::{
     CALLS_FILE, EvalRequest, EvalRun, METRICS_FILE, PREDICTIONS_FILE, RESULTS_FILE, SUMMARY_FILE,
     compare_evals, detect_format, load_inputs, load_snapshot, load_summary, run_eval,
 };
 pub use export::{ExportFormat, Exported, export_snapshot, resolve_snapshot};
 pub use inspect::{inspect_id, inspect_stage};
-pub use layers::{DEFAULT_ARCHIVE_DIR, Layers, LlmOverrides, registry};
+pub use layers::{DEFAULT_ARCHIVE_DIR, Layers, LlmOverrides, registry, table_checks};
 pub use reference::{config_schemas, render_markdown, write_config_reference};
 pub use report::{
     report_data, report_data_sampled, report_path, write_report, write_report_sampled,
 };
-pub use validate::{CHECKS, CheckOutcome, CheckResult, ValidationReport, validate_snapshot};
+pub use validate::{ValidationReport, validate_snapshot};
 pub use workspace::{Loaded, Workspace, check};
 
 /// Write `schemas/<table>.json` for every table.

@@ -65,6 +65,11 @@ enum Command {
         /// non-zero, and running again retries exactly those items.
         #[arg(long)]
         allow_partial: bool,
+        /// Publish even when a stage lost more than its gate allows (`[gates]`), or a table
+        /// failed its checks; the card and manifest.json list what failed. Without it such a
+        /// build stops at that stage and publishes nothing.
+        #[arg(long)]
+        allow_degraded: bool,
     },
     /// Refetch what comes from live sources (web pages, search APIs) and publish a new version if
     /// anything changed: `build-snapshot` that also reruns unchanged stages reading live sources.
@@ -75,6 +80,9 @@ enum Command {
         /// As for `build-snapshot`.
         #[arg(long)]
         allow_partial: bool,
+        /// As for `build-snapshot`.
+        #[arg(long)]
+        allow_degraded: bool,
         /// For cron and systemd timers: exit 0 printing "no change" when nothing new was
         /// published, 10 when a new version was (any error stays 1).
         #[arg(long)]
@@ -340,17 +348,21 @@ fn run(cli: Cli) -> Result<()> {
             pipeline,
             force,
             allow_partial,
+            allow_degraded,
         } => {
             ws.allow_partial = allow_partial;
+            ws.allow_degraded = allow_degraded;
             build_and_report(&ws, &pipeline, force)?;
         }
         Command::Refresh {
             pipeline,
             allow_partial,
+            allow_degraded,
             if_changed,
         } => {
             ws.refresh = true;
             ws.allow_partial = allow_partial;
+            ws.allow_degraded = allow_degraded;
             let published = build_and_report(&ws, &pipeline, false)?;
             if if_changed {
                 if published {
@@ -622,7 +634,15 @@ const NEW_VERSION_EXIT: i32 = 10;
 /// `build-snapshot` and `refresh`: run, print the summary, publish if changed and say which.
 /// Returns whether a new version was published.
 fn build_and_report(ws: &Workspace, pipeline: &str, force: bool) -> Result<bool> {
-    let built = build_snapshot(ws, pipeline, force, &PublishOptions::default())?;
+    let built = match build_snapshot(ws, pipeline, force, &PublishOptions::default()) {
+        Ok(built) => built,
+        Err(e) => {
+            if let Some(stopped) = e.downcast_ref::<noisebench_cli::Stopped>() {
+                print!("{}", stopped.report);
+            }
+            return Err(e);
+        }
+    };
     print!("{}", built.run.render_summary());
     println!("{}", built.llm.render());
     println!(
@@ -631,10 +651,26 @@ fn build_and_report(ws: &Workspace, pipeline: &str, force: bool) -> Result<bool>
         built.run.summary.len(),
         built.run.run_dir.display()
     );
+    let failed: Vec<String> = built
+        .checks
+        .iter()
+        .filter(|c| c.failed())
+        .map(|c| c.render())
+        .collect();
+    if !failed.is_empty() && built.withheld.is_none() {
+        println!(
+            "published with --allow-degraded although {} checks failed (the card lists them):\n  {}",
+            failed.len(),
+            failed.join("\n  ")
+        );
+    }
     if let Some(why) = built.withheld {
+        if let Some(line) = &built.report_track {
+            println!("{line}");
+        }
         bail!("{why}");
     }
-    match built.outcome {
+    let published = match built.outcome {
         None => {
             println!("the pipeline has no [snapshot] section: nothing published");
             Ok(false)
@@ -664,5 +700,10 @@ fn build_and_report(ws: &Workspace, pipeline: &str, force: bool) -> Result<bool>
             );
             Ok(true)
         }
+    };
+    // Last, so it is not missed: a report track that produced nothing.
+    if let Some(line) = &built.report_track {
+        println!("{line}");
     }
+    published
 }

@@ -70,11 +70,9 @@ pub fn report_data_sampled(
     evals_dir: Option<&Path>,
     per_stratum: usize,
 ) -> Result<ReportData> {
-    let manifest = Manifest::read(version_dir).map_err(anyhow::Error::msg)?;
-    let snapshot = Tables {
-        dir: version_dir,
-        manifest: &manifest,
-    };
+    let version = noisebench_snapshot::PublishedVersion::open(version_dir)?;
+    let manifest = version.manifest().clone();
+    let snapshot = Tables(&version);
     let fact = |stage: &str, key: &str| {
         manifest
             .provenance
@@ -106,7 +104,7 @@ pub fn report_data_sampled(
 
     let mut data = ReportData {
         overview,
-        stages: card_stages(version_dir)?,
+        stages: stages(&manifest, version_dir)?,
         ..Default::default()
     };
 
@@ -351,34 +349,40 @@ fn run_drops(version_dir: &Path, manifest: &Manifest, stages: &[&str]) -> Option
     Some(drops)
 }
 
-/// A published version's tables, each found by name, else by kind (as `export` finds them).
-struct Tables<'a> {
-    dir: &'a Path,
-    manifest: &'a Manifest,
-}
+/// A published version's tables, read typed ([`noisebench_snapshot::PublishedVersion`]).
+struct Tables<'a>(&'a noisebench_snapshot::PublishedVersion);
 
 impl Tables<'_> {
     /// The rows of the table of `T`'s kind; none when the version does not publish it.
     fn read<T: TableRow>(&self) -> Result<Vec<T>> {
-        let kind: TableKind = T::KIND;
-        let entry = self.manifest.tables.get(kind.name()).or_else(|| {
-            self.manifest
-                .tables
-                .values()
-                .find(|e| e.kind == kind.name())
-        });
-        match entry {
-            None => Ok(Vec::new()),
-            Some(e) => {
-                let path = self.dir.join(&e.file);
-                table_io::read_rows::<T>(&path).with_context(|| path.display().to_string())
-            }
-        }
+        Ok(self.0.read::<T>()?.unwrap_or_default())
     }
 }
 
-/// The stages' funnel from the card's construction table (`publish` writes the run summary
-/// there and nowhere else in the version); `None` when the card has no such table.
+/// The stages' funnel: the manifest's `stages`, or for a version published before the manifest
+/// held them, the card's construction table.
+fn stages(manifest: &Manifest, version_dir: &Path) -> Result<Option<Vec<StageFunnel>>> {
+    if manifest.stages.is_empty() {
+        return card_stages(version_dir);
+    }
+    Ok(Some(
+        manifest
+            .stages
+            .iter()
+            .map(|s| StageFunnel {
+                id: s.id.clone(),
+                kind: s.kind.clone(),
+                items_in: s.items_in,
+                items_out: s.items_out,
+                dropped: s.items_dropped,
+                drop_reasons: s.drop_reasons.clone(),
+            })
+            .collect(),
+    ))
+}
+
+/// The stages' funnel from the card's construction table (where versions published before
+/// `manifest.json` held the run summary keep it); `None` when the card has no such table.
 fn card_stages(version_dir: &Path) -> Result<Option<Vec<StageFunnel>>> {
     let path = version_dir.join("README.md");
     if !path.is_file() {

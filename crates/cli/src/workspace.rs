@@ -94,6 +94,9 @@ pub struct Workspace {
     /// `--allow-partial`: publish even when items failed for a transient cause (the manifest
     /// says how many); without it such a build publishes nothing.
     pub allow_partial: bool,
+    /// `--allow-degraded`: go on past a failed gate or table check and publish (the card and
+    /// the manifest list what failed); without it such a build stops and publishes nothing.
+    pub allow_degraded: bool,
     /// `--remote-work`: the work folder shared through object storage (pulled before stages
     /// run, pushed after; see `remote_work`).
     pub remote_work: Option<crate::remote_work::RemoteWork>,
@@ -114,6 +117,7 @@ impl Workspace {
             llm_overrides: LlmOverrides::default(),
             refresh: false,
             allow_partial: false,
+            allow_degraded: false,
             remote_work: None,
             preflight: false,
         }
@@ -338,6 +342,7 @@ impl Workspace {
         options.only = only;
         options.force = force;
         options.refresh = self.refresh;
+        options.allow_degraded = self.allow_degraded;
         options.progress = self.progress.clone();
         options.call_log = Some(Arc::new(loaded.layers.llm.clone()));
         options

@@ -141,6 +141,7 @@ fn request(root: &Path, table: &Path) -> PublishRequest {
         exports: vec![],
         stages: vec![],
         provenance: Default::default(),
+        checks: Vec::new(),
     }
 }
 

@@ -1,5 +1,7 @@
-//! `noisebench validate`: the demo snapshot passes every dataset rule, and a copy tampered to
-//! break one rule fails naming that rule. `noisebench export rare`: the records read back with
+//! `noisebench validate`: the demo snapshot passes every declared table check (the ones a build
+//! runs), and a copy tampered to break one rule fails naming that rule. A build whose stage
+//! writes a tampered table stops at that stage, naming the table, the check, the count of rows
+//! and the first ids, before anything is published. `noisebench export rare`: the records read back with
 //! Python's `json` module, as RARE's scripts read them.
 //!
 //! The tampered copies start from a snapshot whose report-track tables this file writes itself
@@ -10,12 +12,11 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use noisebench_cli::{
-    CheckOutcome, ExportFormat, Exported, Workspace, build_snapshot, export_snapshot,
-    validate_snapshot,
+    ExportFormat, Exported, Workspace, build_snapshot, export_snapshot, validate_snapshot,
 };
 use noisebench_core::{
-    Chunk, ClaimDocument, ClaimDocumentLabel, NoProgress, Question, QuestionSplit,
-    RejectedQuestion, TableKind, TableRow, Triplet,
+    CheckStatus, Chunk, ClaimDocument, ClaimDocumentLabel, NoProgress, Question, QuestionSplit,
+    RejectedQuestion, Report, TableKind, TableRow, Triplet,
 };
 use noisebench_pipeline::table_io;
 use noisebench_snapshot::{MANIFEST, Manifest, PublishOptions, PublishOutcome, TableEntry};
@@ -242,6 +243,14 @@ fn with_known_questions() -> (tempfile::TempDir, PathBuf) {
     put_table::<noisebench_core::QueryPerturbation>(&dir, Vec::new());
     put_table::<noisebench_core::DocumentPerturbation>(&dir, Vec::new());
     put_table::<noisebench_core::Pattern>(&dir, Vec::new());
+    put_table::<noisebench_core::Retrieval>(&dir, Vec::new());
+    // The known chunks' report.
+    let mut reports: Vec<Report> = read_table(&dir);
+    reports.push(Report {
+        id: "report_t".into(),
+        ..Report::default()
+    });
+    put_table(&dir, reports);
     (tmp, dir)
 }
 
@@ -251,7 +260,7 @@ fn assert_fails_only(dir: &Path, check: &str, offender: &str) {
     assert_eq!(report.failed_checks(), vec![check], "{}", report.render());
     let failed = report.check(check).unwrap();
     assert!(
-        failed.failed_ids().iter().any(|id| id == offender),
+        failed.ids.iter().any(|id| id == offender),
         "{}",
         failed.render()
     );
@@ -262,14 +271,28 @@ fn assert_fails_only(dir: &Path, check: &str, offender: &str) {
 fn the_demo_snapshot_is_valid() {
     let report = validate_snapshot(demo_snapshot()).unwrap();
     assert!(report.ok(), "{}", report.render());
-    // The demo has every table every check needs: nothing is skipped, and something is checked.
+    // The demo has every table every check needs: nothing is skipped.
     for c in &report.checks {
-        match &c.outcome {
-            CheckOutcome::Ran { checked, .. } => assert!(*checked > 0, "{}", c.render()),
-            CheckOutcome::Skipped { .. } => panic!("{}", c.render()),
-        }
+        assert_ne!(c.status, CheckStatus::Skipped, "{}", c.render());
     }
-    assert_eq!(report.checks.len(), noisebench_cli::CHECKS.len());
+    // The dataset rules ran, each over some rows.
+    for rule in [
+        "answer_grounded",
+        "multi_hop_chunks",
+        "multi_hop_single_chunk",
+        "references(triplet_ids -> triplets)",
+        "references(answer_chunk_ids -> chunks)",
+        "unique_question_text",
+        "labels_complete",
+        "unique(id)",
+        "references(question_id -> questions)",
+        "rejected_not_kept",
+    ] {
+        let c = report
+            .check(rule)
+            .unwrap_or_else(|| panic!("{rule} did not run"));
+        assert!(c.checked > 0, "{}", c.render());
+    }
     // A dataset folder means its latest version.
     let folder = demo_snapshot().parent().unwrap();
     assert_eq!(validate_snapshot(folder).unwrap().snapshot, demo_snapshot());
@@ -283,11 +306,8 @@ fn known_questions_pass_every_rule() {
     let multi = report.check("multi_hop_single_chunk").unwrap();
     // The chain's chunk_t2 holds the pivot and the answer: that alone is no failure.
     assert_eq!(
-        multi.outcome,
-        CheckOutcome::Ran {
-            checked: 1,
-            failed: vec![]
-        }
+        (multi.status, multi.checked, multi.failed),
+        (CheckStatus::Passed, 1, 0)
     );
 }
 
@@ -328,7 +348,7 @@ fn a_missing_triplet_fails_references_exist() {
     let mut triplets: Vec<Triplet> = read_table(&dir);
     triplets.retain(|t| t.id != "triplet_t1");
     put_table(&dir, triplets);
-    assert_fails_only(&dir, "references_exist", "question_t2");
+    assert_fails_only(&dir, "references(triplet_ids -> triplets)", "question_t2");
 }
 
 #[test]
@@ -367,7 +387,7 @@ fn a_repeated_id_fails_unique_ids() {
     twin.text = "Gamma Ltd reported revenue of 12 million dollars again.".into();
     chunks.push(twin);
     put_table(&dir, chunks);
-    assert_fails_only(&dir, "unique_ids", "chunks:chunk_t3");
+    assert_fails_only(&dir, "unique(id)", "chunk_t3");
 }
 
 #[test]
@@ -381,7 +401,7 @@ fn a_split_of_an_unknown_question_fails_splits_reference_questions() {
         split: "test".into(),
     });
     put_table(&dir, splits);
-    assert_fails_only(&dir, "splits_reference_questions", "split_t8");
+    assert_fails_only(&dir, "references(question_id -> questions)", "split_t8");
 }
 
 #[test]
@@ -410,16 +430,19 @@ fn checks_without_their_tables_are_skipped_not_failed() {
     .unwrap();
     let report = validate_snapshot(&dir).unwrap();
     assert!(report.ok(), "{}", report.render());
-    let line = report.check("answer_grounded").unwrap().render();
-    assert_eq!(line, "answer_grounded: skipped (no `questions` table)");
+    // The questions' own checks have no table to run on; those of tables referring to them
+    // are skipped.
+    assert!(report.check("answer_grounded").is_none());
+    assert!(report.check("labels_complete").is_none());
+    let line = report.check("rejected_not_kept").unwrap().render();
     assert_eq!(
-        report.check("labels_complete").unwrap().render(),
-        "labels_complete: skipped (no `labels` table)"
+        line,
+        "table `rejected_questions`, check `rejected_not_kept`: skipped (no `questions` table)"
     );
-    assert!(matches!(
-        report.check("unique_ids").unwrap().outcome,
-        CheckOutcome::Ran { .. }
-    ));
+    assert_eq!(
+        report.check("unique(id)").unwrap().status,
+        CheckStatus::Passed
+    );
 }
 
 #[test]
@@ -434,7 +457,7 @@ fn the_binary_exits_non_zero_and_names_the_failed_check() {
     let stdout = String::from_utf8_lossy(&ok.stdout);
     assert!(ok.status.success(), "{stdout}");
     assert!(
-        stdout.contains("answer_grounded: ok (checked 2, failed 0)"),
+        stdout.contains("table `questions`, check `answer_grounded`: ok (checked 2)"),
         "{stdout}"
     );
 
@@ -449,7 +472,9 @@ fn the_binary_exits_non_zero_and_names_the_failed_check() {
     let stdout = String::from_utf8_lossy(&bad.stdout);
     assert!(!bad.status.success(), "{stdout}");
     assert!(
-        stdout.contains("references_exist: FAILED (checked 2, failed 1): question_t2"),
+        stdout.contains(
+            "table `questions`, check `references(answer_chunk_ids -> chunks)`: FAILED (1 of 2 rows): question_t2"
+        ),
         "{stdout}"
     );
 }
@@ -576,4 +601,208 @@ fn rare_export_reads_back_with_python_json() {
             "{name}"
         );
     }
+}
+
+/// A stage writing [`known_tables`]' report, chunks and triplets.
+struct KnownTablesStage;
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct NoConfig {}
+
+impl noisebench_core::TypedStage for KnownTablesStage {
+    type Config = NoConfig;
+    const KIND: &'static str = "known-tables";
+    const VERSION: u32 = 1;
+    fn inputs(&self) -> Vec<noisebench_core::InputSpec> {
+        vec![]
+    }
+    fn outputs(&self) -> Vec<noisebench_core::OutputSpec> {
+        use noisebench_core::OutputSpec;
+        vec![
+            OutputSpec::new("reports", TableKind::Reports),
+            OutputSpec::new("chunks", TableKind::Chunks),
+            OutputSpec::new("triplets", TableKind::Triplets),
+        ]
+    }
+    fn run(
+        &self,
+        _config: &NoConfig,
+        _inputs: noisebench_core::Inputs,
+        _ctx: &noisebench_core::StageContext,
+    ) -> Result<noisebench_core::StageOutput, noisebench_core::StageError> {
+        let known = known_tables();
+        let report = Report {
+            id: "report_t".into(),
+            ..Report::default()
+        };
+        let mut out = noisebench_core::StageOutput::default()
+            .with_table("reports", vec![report])
+            .with_table("chunks", known.chunks)
+            .with_table("triplets", known.triplets);
+        out.report.items_out = 1;
+        Ok(out)
+    }
+}
+
+/// A stage writing [`known_tables`]' questions, tampered as its configuration says: `none`,
+/// `dangling` (an answer chunk that does not exist), `duplicate` (an id twice), `ungrounded`
+/// (an answer in none of its chunks).
+struct TamperedQuestionsStage;
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct TamperConfig {
+    tamper: String,
+}
+
+impl noisebench_core::TypedStage for TamperedQuestionsStage {
+    type Config = TamperConfig;
+    const KIND: &'static str = "tampered-questions";
+    const VERSION: u32 = 1;
+    fn inputs(&self) -> Vec<noisebench_core::InputSpec> {
+        use noisebench_core::InputSpec;
+        vec![
+            InputSpec::required("chunks", TableKind::Chunks),
+            InputSpec::required("triplets", TableKind::Triplets),
+        ]
+    }
+    fn outputs(&self) -> Vec<noisebench_core::OutputSpec> {
+        vec![noisebench_core::OutputSpec::new(
+            "questions",
+            TableKind::Questions,
+        )]
+    }
+    fn run(
+        &self,
+        config: &TamperConfig,
+        _inputs: noisebench_core::Inputs,
+        _ctx: &noisebench_core::StageContext,
+    ) -> Result<noisebench_core::StageOutput, noisebench_core::StageError> {
+        let mut questions = known_tables().questions;
+        match config.tamper.as_str() {
+            "dangling" => {
+                questions[1].answer_chunk_ids = vec!["chunk_t9".into(), "chunk_t2".into()]
+            }
+            "duplicate" => {
+                let mut twin = questions[0].clone();
+                twin.question = "Which revenue did Gamma Ltd report, again?".into();
+                questions.push(twin);
+            }
+            "ungrounded" => questions[0].answer = "14 million dollars".into(),
+            _ => {}
+        }
+        let n = questions.len() as u64;
+        let mut out = noisebench_core::StageOutput::default().with_table("questions", questions);
+        out.report.items_in = n;
+        out.report.items_out = n;
+        Ok(out)
+    }
+}
+
+/// Run a pipeline of the two stages above with `tamper`, with the binary's table checks.
+fn build_tampered(
+    tamper: &str,
+) -> (
+    tempfile::TempDir,
+    Result<noisebench_pipeline::RunResult, noisebench_pipeline::RunError>,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        r#"
+[pipeline]
+name = "tampered"
+
+[stages.known]
+kind = "known-tables"
+
+[stages.questions]
+kind = "tampered-questions"
+inputs = {{ chunks = "known.chunks", triplets = "known.triplets" }}
+config = {{ tamper = "{tamper}" }}
+
+[snapshot]
+dataset = "tampered"
+tables = ["known.reports", "known.chunks", "known.triplets", "questions"]
+"#
+    );
+    let file = noisebench_pipeline::PipelineFile::parse(&text, "tampered.toml").unwrap();
+    let mut registry = noisebench_pipeline::Registry::new();
+    registry
+        .register(Arc::new(KnownTablesStage))
+        .register(Arc::new(TamperedQuestionsStage))
+        .add_checks(noisebench_cli::table_checks());
+    let plan = noisebench_pipeline::Plan::new(file, dir.path(), &registry).unwrap();
+    let options = noisebench_pipeline::RunOptions::new(dir.path().join("work"));
+    let result = noisebench_pipeline::Runner::new(&plan, options).run();
+    (dir, result)
+}
+
+#[test]
+fn a_stage_writing_a_tampered_table_stops_the_build_at_that_stage() {
+    // Untampered: every check of every table passes, the text rules among them.
+    let (_dir, ok) = build_tampered("none");
+    let ok = ok.unwrap();
+    assert!(ok.failed_checks().is_empty(), "{:?}", ok.failed_checks());
+    for rule in ["answer_grounded", "references(answer_chunk_ids -> chunks)"] {
+        assert!(
+            ok.checks
+                .iter()
+                .any(|c| c.check == rule && c.status == CheckStatus::Passed),
+            "{rule}: {:?}",
+            ok.checks
+        );
+    }
+
+    for (tamper, expected) in [
+        (
+            "dangling",
+            "table `questions`, check `references(answer_chunk_ids -> chunks)`: FAILED (1 of 2 rows): question_t2",
+        ),
+        (
+            "ungrounded",
+            "table `questions`, check `answer_grounded`: FAILED (1 of 2 rows): question_t1",
+        ),
+    ] {
+        let (dir, result) = build_tampered(tamper);
+        let err = result.expect_err(tamper);
+        let message = err.to_string();
+        assert!(
+            matches!(&err, noisebench_pipeline::RunError::Checks { stage, .. } if stage == "questions"),
+            "{message}"
+        );
+        assert!(message.contains(expected), "{tamper}: {message}");
+        // The same check fails on the files before anything would be published.
+        let tables: Vec<noisebench_pipeline::PublishedTable> = [
+            ("chunks", TableKind::Chunks, "known/chunks.parquet"),
+            ("triplets", TableKind::Triplets, "known/triplets.parquet"),
+            (
+                "questions",
+                TableKind::Questions,
+                "questions/questions.parquet",
+            ),
+        ]
+        .into_iter()
+        .map(|(name, kind, file)| noisebench_pipeline::PublishedTable {
+            name: name.into(),
+            kind,
+            path: dir.path().join("work/tampered").join(file),
+        })
+        .collect();
+        let before = noisebench_pipeline::check_published(&tables, &noisebench_cli::table_checks());
+        assert!(
+            before.iter().any(|c| c.failed() && c.render() == expected),
+            "{tamper}: {before:?}"
+        );
+        assert!(!dir.path().join("snapshots").exists());
+    }
+
+    // A repeated id: the stage is refused as it writes the table.
+    let (_dir, result) = build_tampered("duplicate");
+    let message = result.expect_err("duplicate").to_string();
+    assert!(
+        message.contains("stage `questions` wrote 1 ids more than once in table `questions`")
+            && message.contains("question_t1"),
+        "{message}"
+    );
 }

@@ -8,6 +8,7 @@
 //! are read and written by `noisebench-pipeline` alone, through [`Rows`], so stage crates stay
 //! light and pure.
 
+pub mod checks;
 pub mod distinct;
 pub mod id;
 pub mod model;
@@ -18,6 +19,7 @@ pub mod schema;
 pub mod stage;
 pub mod vocab;
 
+pub use checks::{Check, CheckKind, CheckResult, CheckStatus};
 pub use distinct::DistinctTexts;
 pub use id::{sha256_hex, stable_id};
 pub use model::*;

@@ -4,9 +4,9 @@
 //! Parquet in one generic place, driven by each table's [`TableSchema`].
 
 use serde::Serialize;
-use serde::de::DeserializeOwned;
 
 use crate::model::*;
+pub use crate::schema::Record;
 use crate::schema::TableSchema;
 
 /// Columns that record when and from which raw response a row was fetched, not what it says:
@@ -14,20 +14,14 @@ use crate::schema::TableSchema;
 /// them as changes.
 pub const FETCH_COLUMNS: &[&str] = &["fetched_at", "archive_ref"];
 
-/// A row type of one table: its schema and its stable id.
-pub trait Record: Serialize + DeserializeOwned + Clone + Send + Sync + 'static {
-    /// The table's schema. Column names equal the serde field names (a test checks it).
-    fn schema() -> TableSchema;
-    /// The row's stable id (the `id` column).
-    fn id(&self) -> &str;
-}
-
 /// Ties a row type to its [`Rows`] variant. Implemented by the `tables!` macro below.
 pub trait TableRow: Record {
     const KIND: TableKind;
     fn into_rows(rows: Vec<Self>) -> Rows;
     /// The rows if `rows` holds this table, else the rows back unchanged.
     fn from_rows(rows: Rows) -> Result<Vec<Self>, Rows>;
+    /// The rows if `rows` holds this table.
+    fn slice(rows: &Rows) -> Option<&[Self]>;
 }
 
 macro_rules! tables {
@@ -315,6 +309,9 @@ macro_rules! tables {
                 fn into_rows(rows: Vec<Self>) -> Rows { Rows::$variant(rows) }
                 fn from_rows(rows: Rows) -> Result<Vec<Self>, Rows> {
                     match rows { Rows::$variant(v) => Ok(v), #[allow(unreachable_patterns)] other => Err(other) }
+                }
+                fn slice(rows: &Rows) -> Option<&[Self]> {
+                    match rows { Rows::$variant(v) => Some(v), #[allow(unreachable_patterns)] _ => None }
                 }
             }
         )*

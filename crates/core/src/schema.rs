@@ -65,3 +65,14 @@ impl TableSchema {
         crate::sha256_hex(&json)
     }
 }
+
+/// A row type of one table: its schema and its stable id. (Here, below `model` and `rows`, so
+/// the row types and the closed set of tables do not import each other.)
+pub trait Record:
+    serde::Serialize + serde::de::DeserializeOwned + Clone + Send + Sync + 'static
+{
+    /// The table's schema. Column names equal the serde field names (a test checks it).
+    fn schema() -> TableSchema;
+    /// The row's stable id (the `id` column).
+    fn id(&self) -> &str;
+}

@@ -32,6 +32,33 @@ pub struct PipelineFile {
     pub llm: Option<toml::Table>,
     /// The web layer's configuration, parsed by `noisebench-web`.
     pub web: Option<toml::Table>,
+    /// What a stage may lose before the run stops (see [`Gates`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gates: Option<Gates>,
+}
+
+/// The gates on what a stage lost, for every stage of the pipeline (`[gates]`); a stage's own
+/// `[stages.<id>.gate]` overrides `max_drop_share`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Gates {
+    /// The largest share of a stage's items it may drop for good (0 to 1; default 0.5). A stage
+    /// that drops more, or writes nothing from a non-empty input, stops the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_drop_share: Option<f64>,
+    /// Publish even when a gate or a table check failed (as `--allow-degraded`); the card and
+    /// the manifest list what failed.
+    #[serde(default)]
+    pub allow_degraded: bool,
+}
+
+/// One stage's gate (`[stages.<id>.gate]`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StageGate {
+    /// The largest share of this stage's items it may drop for good (0 to 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_drop_share: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -51,6 +78,9 @@ pub struct StageEntry {
     pub inputs: BTreeMap<String, String>,
     #[serde(default)]
     pub config: toml::Table,
+    /// This stage's gate, overriding `[gates]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<StageGate>,
 }
 
 /// What `build-snapshot` publishes.

@@ -14,6 +14,7 @@
 //! What this crate is not: it holds no stage logic and no snapshot logic (see `noisebench-snapshot`).
 
 pub mod atomic;
+pub mod checks;
 mod columns;
 pub mod file;
 pub mod lock;
@@ -22,11 +23,12 @@ pub mod progress;
 pub mod runner;
 pub mod table_io;
 
-pub use file::{PipelineFile, SnapshotSection, StageEntry};
+pub use checks::{DEFAULT_MAX_DROP_SHARE, PublishedTable, check_published, excuse_partial};
+pub use file::{Gates, PipelineFile, SnapshotSection, StageEntry, StageGate};
 pub use lock::{FolderLock, LockError};
 pub use plan::{Plan, PlanError, PlannedStage, Registry, TableRef};
 pub use progress::BarProgress;
 pub use runner::{
     LLM_CALLS, MergeCheck, RunError, RunOptions, RunResult, Runner, SHARDS_DIR, SideFileRecord,
-    StageRecord, TableFile,
+    StageRecord, TableFile, render_summary,
 };

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use noisebench_core::{Stage, TableKind};
+use noisebench_core::{Check, Stage, TableKind};
 use petgraph::algo::{kosaraju_scc, toposort};
 use petgraph::graph::{DiGraph, NodeIndex};
 
@@ -14,6 +14,7 @@ use crate::file::{FileError, PipelineFile};
 #[derive(Default, Clone)]
 pub struct Registry {
     stages: BTreeMap<&'static str, Arc<dyn Stage>>,
+    checks: Vec<Check>,
 }
 
 impl Registry {
@@ -32,6 +33,13 @@ impl Registry {
 
     pub fn kinds(&self) -> impl Iterator<Item = &'static str> + '_ {
         self.stages.keys().copied()
+    }
+
+    /// Table checks beyond those core declares ([`noisebench_core::checks::declared`]): rules
+    /// that need more than rows (text matching), from the crate of their concern.
+    pub fn add_checks(&mut self, checks: impl IntoIterator<Item = Check>) -> &mut Self {
+        self.checks.extend(checks);
+        self
     }
 }
 
@@ -62,6 +70,8 @@ pub struct Plan {
     pub root: PathBuf,
     /// Stages in dependency order.
     pub stages: Vec<PlannedStage>,
+    /// The registry's table checks beyond core's.
+    pub checks: Vec<Check>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -126,6 +136,7 @@ impl Plan {
     }
 
     pub fn new(file: PipelineFile, root: &Path, registry: &Registry) -> Result<Plan, PlanError> {
+        check_gates(&file)?;
         // Kinds and configurations first: all of them, before any wiring.
         let mut stages: BTreeMap<String, PlannedStage> = BTreeMap::new();
         for (id, entry) in &file.stages {
@@ -259,6 +270,7 @@ impl Plan {
             file,
             root: root.to_path_buf(),
             stages,
+            checks: registry.checks.clone(),
         })
     }
 
@@ -297,6 +309,27 @@ impl Plan {
             .collect();
         resolve(reference, &outputs)
     }
+}
+
+/// Every `max_drop_share` is a share, and every stage given a gate exists.
+fn check_gates(file: &PipelineFile) -> Result<(), PlanError> {
+    let share = |stage: &str, field: &str, v: Option<f64>| match v {
+        Some(v) if !(0.0..=1.0).contains(&v) => Err(PlanError::Config {
+            stage: stage.into(),
+            field: field.into(),
+            message: format!("{v} is not a share between 0 and 1"),
+        }),
+        _ => Ok(()),
+    };
+    if let Some(g) = &file.gates {
+        share("(pipeline)", "gates.max_drop_share", g.max_drop_share)?;
+    }
+    for (id, entry) in &file.stages {
+        if let Some(g) = &entry.gate {
+            share(id, "gate.max_drop_share", g.max_drop_share)?;
+        }
+    }
+    Ok(())
 }
 
 fn resolve(

@@ -1,17 +1,18 @@
 //! Running a plan: fingerprints, skips, atomic outputs, the run summary.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
 use noisebench_core::{
-    CallLog, DropRecord, Inputs, LlmCall, NoProgress, Progress, Rows, Shard, StageContext,
-    StageFacts, StageSummary, TableKind, is_transient_reason, sha256_hex,
+    CallLog, CheckResult, DropRecord, Inputs, LlmCall, NoProgress, Progress, Rows, Shard,
+    StageContext, StageFacts, StageSummary, TableKind, is_transient_reason, sha256_hex,
 };
 use serde::{Deserialize, Serialize};
 
 use crate::atomic::{sweep_orphan_temps, write_atomic};
+use crate::checks::{Scope, excuse_partial, gates, render_failed, run_checks};
 use crate::plan::{Plan, PlanError, PlannedStage, TableRef};
 use crate::table_io::{self, TableError};
 
@@ -59,6 +60,10 @@ pub struct StageRecord {
     /// What the stage reported about its run (see core's `StageFacts`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub facts: Option<StageFacts>,
+    /// The checks of the tables it wrote, run when it wrote them (a record from before checks
+    /// existed has none: they are run when the record is reused).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checks: Option<Vec<CheckResult>>,
 }
 
 /// A side file of a stage: its hash and size, and whether snapshots publish it as an export.
@@ -151,6 +156,18 @@ pub enum RunError {
         dropped: u64,
         accounted: u64,
     },
+    #[error(
+        "stage `{stage}` failed its checks, so nothing after it ran and nothing is published:\n  {failures}\n(pass --allow-degraded, or set `allow_degraded = true` under [gates], to go on and publish anyway; the card and manifest.json then list what failed)"
+    )]
+    Checks {
+        stage: String,
+        /// The failed checks and gates, one line each.
+        failures: String,
+        results: Vec<CheckResult>,
+        /// What the run did up to and with this stage.
+        summary: Vec<StageSummary>,
+        run_dir: PathBuf,
+    },
     #[error("stage `{stage}` declared the file `{file}` but did not write it")]
     MissingFile { stage: String, file: String },
     #[error(
@@ -212,6 +229,9 @@ pub struct RunOptions {
     /// whose key hashes to it (see [`noisebench_core::ShardKey`]). Upstream stages must be up to
     /// date; they are not run.
     pub shard: Option<Shard>,
+    /// Go on when a stage fails a gate or a table check (the results say what failed); without
+    /// it (and without `allow_degraded` under the pipeline's `[gates]`) the run stops there.
+    pub allow_degraded: bool,
 }
 
 impl RunOptions {
@@ -224,6 +244,7 @@ impl RunOptions {
             progress: Arc::new(NoProgress),
             call_log: None,
             shard: None,
+            allow_degraded: false,
         }
     }
 }
@@ -234,6 +255,9 @@ pub struct RunResult {
     pub run_dir: PathBuf,
     pub summary: Vec<StageSummary>,
     pub records: BTreeMap<String, StageRecord>,
+    /// Every stage's gates and table checks, in plan order (failed ones only with
+    /// `allow_degraded`: otherwise the run stopped at the first).
+    pub checks: Vec<CheckResult>,
 }
 
 impl RunResult {
@@ -281,13 +305,25 @@ impl RunResult {
         ))
     }
 
+    /// The gates and checks that failed.
+    pub fn failed_checks(&self) -> Vec<&CheckResult> {
+        self.checks.iter().filter(|c| c.failed()).collect()
+    }
+
     /// The summary as an aligned text table.
     pub fn render_summary(&self) -> String {
+        render_summary(&self.summary)
+    }
+}
+
+/// A run summary as an aligned text table.
+pub fn render_summary(summary: &[StageSummary]) -> String {
+    {
         let mut out = format!(
             "{:<18} {:<16} {:<8} {:>9} {:>9} {:>8}  {}\n",
             "stage", "kind", "status", "in", "out", "dropped", "drop reasons"
         );
-        for s in &self.summary {
+        for s in summary {
             let reasons = s
                 .drop_reasons
                 .iter()
@@ -458,6 +494,7 @@ impl<'a> Runner<'a> {
             run_dir: dir,
             summary,
             records: all,
+            checks: Vec::new(),
         })
     }
 
@@ -587,6 +624,14 @@ impl<'a> Runner<'a> {
     fn run_stages(&self, stages: &[&PlannedStage]) -> Result<RunResult, RunError> {
         let mut records: BTreeMap<String, StageRecord> = BTreeMap::new();
         let mut summary = Vec::new();
+        let mut checks = Vec::new();
+        let allow_degraded = self.options.allow_degraded
+            || self
+                .plan
+                .file
+                .gates
+                .as_ref()
+                .is_some_and(|g| g.allow_degraded);
         for &stage in stages {
             let started = Instant::now();
             let fingerprint = self.fingerprint(stage, &records)?;
@@ -618,7 +663,36 @@ impl<'a> Runner<'a> {
                 0.0
             };
             summary.push(record.summary(record.id.clone(), status, seconds));
+            let mut results = gates(
+                &self.plan.file,
+                summary.last().expect("pushed above"),
+                record.retry_items,
+                &stage.stage.environment(),
+            );
+            results.extend(match &record.checks {
+                Some(c) => c.clone(),
+                None => {
+                    let mut checks = self.stage_checks(stage, &record, &BTreeMap::new(), &records);
+                    excuse_partial(&mut checks, record.retry_items);
+                    checks
+                }
+            });
             records.insert(stage.id.clone(), record);
+            if !allow_degraded && results.iter().any(CheckResult::failed) {
+                // What ran is summarised all the same.
+                table_io::write_table(
+                    &self.run_dir().join("run_summary.parquet"),
+                    &Rows::RunSummary(summary.clone()),
+                )?;
+                return Err(RunError::Checks {
+                    stage: stage.id.clone(),
+                    failures: render_failed(&results),
+                    results,
+                    summary,
+                    run_dir: self.run_dir(),
+                });
+            }
+            checks.extend(results);
         }
         let run_dir = self.run_dir();
         table_io::write_table(
@@ -629,6 +703,7 @@ impl<'a> Runner<'a> {
             run_dir,
             summary,
             records,
+            checks,
         })
     }
 
@@ -793,6 +868,7 @@ impl<'a> Runner<'a> {
             source,
         })?;
         let mut written = BTreeMap::new();
+        let mut held: BTreeMap<String, Rows> = BTreeMap::new();
         for spec in stage.stage.outputs() {
             let rows = output
                 .tables
@@ -823,6 +899,7 @@ impl<'a> Runner<'a> {
                     bytes: w.bytes,
                 },
             );
+            held.insert(spec.name.to_string(), rows);
         }
         let mut files = BTreeMap::new();
         for file in &declared {
@@ -870,7 +947,7 @@ impl<'a> Runner<'a> {
                 bytes: w.bytes,
             },
         );
-        let record = StageRecord {
+        let mut record = StageRecord {
             id: stage.id.clone(),
             kind: stage.stage.kind().into(),
             version: stage.stage.version(),
@@ -883,13 +960,85 @@ impl<'a> Runner<'a> {
             retry_items: report.transient_drops() as u64,
             files,
             facts: output.facts,
+            checks: None,
         };
+        // A shard's part holds some of the rows: its checks are the merge's.
+        if shard.is_none() {
+            let mut checks = self.stage_checks(stage, &record, &held, records);
+            excuse_partial(&mut checks, record.retry_items);
+            record.checks = Some(checks);
+        }
+        drop(held);
         let json = serde_json::to_vec_pretty(&record).expect("a stage record always serialises");
         write_atomic(&record_path, &json).map_err(|source| RunError::Io {
             path: record_path,
             source,
         })?;
         Ok(record)
+    }
+
+    /// The checks of every table `record` lists (but its drops): each over the stage's tables
+    /// (`held` in memory, the rest from its folder) and the nearest upstream table of each other
+    /// kind, following the inputs back from the stage.
+    fn stage_checks(
+        &self,
+        stage: &PlannedStage,
+        record: &StageRecord,
+        held: &BTreeMap<String, Rows>,
+        records: &BTreeMap<String, StageRecord>,
+    ) -> Vec<CheckResult> {
+        let dir = self.stage_dir(&stage.id);
+        let tables: Vec<(&String, TableKind, &TableFile)> = record
+            .tables
+            .iter()
+            .filter(|(name, _)| name.as_str() != "drops")
+            .filter_map(|(name, f)| TableKind::from_name(&f.kind).map(|k| (name, k, f)))
+            .collect();
+        let mut results = Vec::new();
+        for &(name, kind, _) in &tables {
+            let mut scope = Scope::default();
+            let ordered = tables
+                .iter()
+                .filter(|(n, _, _)| *n == name)
+                .chain(tables.iter().filter(|(n, _, _)| *n != name));
+            for &(n, k, f) in ordered {
+                match held.get(n) {
+                    Some(rows) => scope.hold(rows),
+                    None => scope.file(k, dir.join(&f.file)),
+                }
+            }
+            self.scope_upstream(stage, records, &mut scope);
+            results.extend(run_checks(name, kind, &self.plan.checks, &scope));
+        }
+        results
+    }
+
+    /// Put in `scope` the nearest table of each kind upstream of `stage`: its inputs first, then
+    /// their stages' inputs, breadth first.
+    fn scope_upstream(
+        &self,
+        stage: &PlannedStage,
+        records: &BTreeMap<String, StageRecord>,
+        scope: &mut Scope<'_>,
+    ) {
+        let mut queue: VecDeque<&PlannedStage> = VecDeque::from([stage]);
+        let mut seen: BTreeSet<String> = BTreeSet::new();
+        while let Some(s) = queue.pop_front() {
+            for table in s.inputs.values() {
+                let record = match records.get(&table.stage) {
+                    Some(r) => Some(r.clone()),
+                    None => read_record(&self.stage_dir(&table.stage)),
+                };
+                if let Some(file) = record.and_then(|r| r.tables.get(&table.table).cloned()) {
+                    scope.file(table.kind, self.stage_dir(&table.stage).join(&file.file));
+                }
+                if seen.insert(table.stage.clone())
+                    && let Some(up) = self.plan.stage(&table.stage)
+                {
+                    queue.push_back(up);
+                }
+            }
+        }
     }
 
     /// The calls a stage made, beside its outputs; a stage that made none leaves no file.

@@ -578,6 +578,9 @@ config = {{ {config} }}
 kind = "filter"
 inputs = {{ claims = "copy" }}
 config = {{ verdict = "true" }}
+# Keeping one verdict drops about half: this filter's job, not a loss.
+[stages.kept.gate]
+max_drop_share = 0.9
 "#
     )
 }
@@ -753,4 +756,78 @@ fn declared_files_are_hashed_checked_and_never_outlive_their_run() {
         "{err}"
     );
     assert!(!path.exists(), "a stale side file outlived its run");
+}
+
+/// A filter keeping a verdict no claim has: it drops all 8 claims the seed wrote.
+fn losing_pipeline(gates: &str) -> String {
+    format!("{}\n{gates}\n", pipeline(10, "none", None))
+}
+
+#[test]
+fn a_stage_that_loses_its_items_stops_the_run_unless_degraded_is_allowed() {
+    let f = Fixture::new();
+    let plan = f.plan(&losing_pipeline("")).unwrap();
+    let run = |plan: &Plan, degraded: bool| {
+        let mut options = RunOptions::new(f.root().join("work"));
+        options.allow_degraded = degraded;
+        Runner::new(plan, options).run()
+    };
+    let err = run(&plan, false).unwrap_err();
+    let message = err.to_string();
+    for expected in [
+        "stage `kept` failed its checks",
+        "stage `kept`, gate `max_drop_share`: FAILED (8 of 8 items) (dropped 8 of 8 items (100.0%, more than the 50% allowed); top reasons: other_verdict=8",
+        "stage `kept`, gate `output_not_empty`: FAILED (8 of 8 items) (read 8 items and wrote none",
+        "--allow-degraded",
+    ] {
+        assert!(message.contains(expected), "{expected:?} not in {message}");
+    }
+    // The seed passed its gates (2 of 10 dropped): only `kept` is named.
+    assert!(!message.contains("stage `seed`"), "{message}");
+    // Reused as it is, the stage fails again: gates judge skipped stages too.
+    let again = run(&plan, false).unwrap_err().to_string();
+    assert!(again.contains("gate `max_drop_share`: FAILED"), "{again}");
+    assert_eq!(f.runs(), (1, 1));
+
+    // A share this stage may drop: the empty output still fails.
+    let plan = f
+        .plan(&losing_pipeline("[stages.kept.gate]\nmax_drop_share = 1.0"))
+        .unwrap();
+    let message = run(&plan, false).unwrap_err().to_string();
+    assert!(!message.contains("max_drop_share`: FAILED"), "{message}");
+    assert!(message.contains("output_not_empty`: FAILED"), "{message}");
+
+    // Degraded allowed (the option, or the pipeline's [gates]): the run finishes and says what
+    // failed.
+    let result = run(&plan, true).unwrap();
+    let failed: Vec<String> = result
+        .failed_checks()
+        .iter()
+        .map(|c| format!("{}/{}", c.table, c.check))
+        .collect();
+    assert_eq!(failed, ["kept/output_not_empty"]);
+    let plan = f
+        .plan(&losing_pipeline("[gates]\nallow_degraded = true"))
+        .unwrap();
+    assert_eq!(run(&plan, false).unwrap().failed_checks().len(), 2);
+    // The table checks ran on what the stages wrote and were recorded with them.
+    let record = noisebench_pipeline::runner::read_record(&f.root().join("work/t/kept")).unwrap();
+    let checks: Vec<String> = record
+        .checks
+        .unwrap()
+        .iter()
+        .map(|c| format!("{}/{}", c.table, c.check))
+        .collect();
+    assert_eq!(checks, ["kept/unique(id)", "kept/not_null(id)"]);
+
+    // A share outside 0..1 is a configuration error before anything runs.
+    let err = f
+        .plan(&losing_pipeline("[gates]\nmax_drop_share = 1.5"))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        err.contains("gates.max_drop_share") && err.contains("1.5"),
+        "{err}"
+    );
 }

@@ -17,4 +17,5 @@ pub mod export;
 pub mod judge;
 pub mod questions;
 pub mod splits;
+pub mod table_checks;
 pub mod tasks;

@@ -91,6 +91,7 @@ fn main() {
         exports: vec![],
         stages: vec![],
         provenance: Default::default(),
+        checks: Vec::new(),
     };
     let started = Instant::now();
     let outcome = publish(&request, &PublishOptions::default()).expect("publish");

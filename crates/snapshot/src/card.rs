@@ -9,7 +9,7 @@ use noisebench_pipeline::table_io;
 
 use crate::changes::Changes;
 use crate::manifest::Manifest;
-use crate::publish::PublishRequest;
+use crate::request::PublishRequest;
 
 pub struct CardInput<'a> {
     pub request: &'a PublishRequest,
@@ -355,6 +355,8 @@ pub fn render_card(input: &CardInput<'_>) -> Result<String, String> {
         out.push('\n');
     }
 
+    out.push_str(&checks_section(&manifest.checks));
+
     out.push_str("## Versioning\n\n");
     match &manifest.parent {
         Some(parent) => out.push_str(&format!(
@@ -381,6 +383,54 @@ pub fn render_card(input: &CardInput<'_>) -> Result<String, String> {
 }
 
 /// `{"a": 1, "b": 2}` as `a: 1, b: 2` (values as JSON scalars).
+/// What the build checked before publishing: the failed gates and checks in full (a version
+/// published with `--allow-degraded` holds data that broke them), then every result.
+fn checks_section(checks: &[noisebench_core::CheckResult]) -> String {
+    use noisebench_core::{CheckKind, CheckStatus};
+    if checks.is_empty() {
+        return String::new();
+    }
+    let count = |s: CheckStatus| checks.iter().filter(|c| c.status == s).count();
+    let mut out = format!(
+        "## Checks\n\nThe build judged what each stage lost (gates) and checked the tables' rows, {} results in all: {} passed, {} failed, {} skipped (a table they need was not there).\n\n",
+        checks.len(),
+        count(CheckStatus::Passed),
+        count(CheckStatus::Failed),
+        count(CheckStatus::Skipped)
+    );
+    let failed: Vec<_> = checks.iter().filter(|c| c.failed()).collect();
+    if !failed.is_empty() {
+        out.push_str(
+            "**Published with `--allow-degraded`: these failed, and the data shows it.**\n\n",
+        );
+        for c in &failed {
+            out.push_str(&format!("- {}\n", c.render()));
+        }
+        out.push('\n');
+    }
+    out.push_str("<details><summary>Every gate and check</summary>\n\n| kind | stage or table | check | result | checked | failed |\n|---|---|---|---|---:|---:|\n");
+    for c in checks {
+        out.push_str(&format!(
+            "| {} | `{}` | `{}` | {} | {} | {} |\n",
+            match c.kind {
+                CheckKind::Gate => "gate",
+                CheckKind::Check => "check",
+            },
+            c.table,
+            c.check,
+            match c.status {
+                CheckStatus::Passed => "passed",
+                CheckStatus::Failed => "FAILED",
+                CheckStatus::Skipped => "skipped",
+            },
+            c.checked,
+            c.failed
+        ));
+    }
+    out.push_str("\n</details>\n\n");
+    out
+}
+
 fn counts(v: Option<&serde_json::Value>) -> String {
     match v.and_then(|v| v.as_object()) {
         Some(m) if !m.is_empty() => m

@@ -14,7 +14,7 @@ use noisebench_pipeline::table_io;
 use serde_json::{Value, json};
 
 use crate::manifest::Manifest;
-use crate::publish::PublishRequest;
+use crate::request::PublishRequest;
 
 pub const CONFORMS_TO: &str = "http://mlcommons.org/croissant/1.1";
 /// The id of the record set listing the splits.
@@ -436,6 +436,7 @@ mod tests {
             exports: vec![],
             stages: vec![],
             provenance: BTreeMap::new(),
+            checks: vec![],
         }
     }
 
@@ -501,6 +502,8 @@ mod tests {
             provenance,
             splits,
             metadata: BTreeMap::new(),
+            checks: vec![],
+            stages: vec![],
         };
         let request = request();
         let doc = render_croissant(&CroissantInput {

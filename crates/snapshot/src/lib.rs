@@ -17,7 +17,9 @@
 //! `data/<table>/<split>.parquet`, so Hugging Face `datasets` offers real `test`/`train` splits;
 //! both are hashed in the manifest.
 //! [`verify`] rechecks hashes, sizes, row counts and schemas (and the exports', split files' and
-//! `croissant.json`'s hashes); [`diff`] compares two versions.
+//! `croissant.json`'s hashes); [`diff`] compares two versions. [`PublishedVersion`] reads a
+//! version's tables typed (`PublishedVersion::open(path)?.read::<Question>()`), finding each
+//! by kind, for every command that reads a published version.
 //!
 //! What this crate is not: it runs no stages; it reads and writes tables only through
 //! `noisebench-pipeline`'s table I/O.
@@ -27,15 +29,18 @@ pub mod changes;
 pub mod croissant;
 pub mod manifest;
 pub mod publish;
+pub mod request;
 pub mod splits;
 pub mod verify;
+pub mod version;
 
 pub use changes::{Changes, ReportChange, RowDelta, TableChanges, diff, diff_tables};
 pub use manifest::{
-    CROISSANT, ExportEntry, MANIFEST, Manifest, MetadataEntry, SplitEntry, TableEntry,
+    CROISSANT, ExportEntry, MANIFEST, Manifest, MetadataEntry, SplitEntry, StageCounts, TableEntry,
 };
 pub use publish::{
     PublishError, PublishOptions, PublishOutcome, PublishRequest, SourceExport, SourceTable,
-    latest_version, list_versions, publish,
+    latest_version, list_versions, parent_checks, publish,
 };
 pub use verify::{VerifyReport, verify};
+pub use version::{PublishedVersion, VersionError, VersionTable};

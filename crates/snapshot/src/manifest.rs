@@ -36,6 +36,27 @@ pub struct Manifest {
     /// (`croissant.json`), by file name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub metadata: BTreeMap<String, MetadataEntry>,
+    /// Every gate and table check the build ran and its result (failed ones only when the
+    /// version was published with `--allow-degraded`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<noisebench_core::CheckResult>,
+    /// The run's stages in the order they ran: items in, out, dropped and why (the card's
+    /// construction table, as data).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stages: Vec<StageCounts>,
+}
+
+/// One stage's counts in [`Manifest::stages`] (how long it took and whether it ran this time
+/// or was reused are the run's, not the version's, and are left out).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StageCounts {
+    pub id: String,
+    pub kind: String,
+    pub items_in: i64,
+    pub items_out: i64,
+    pub items_dropped: i64,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub drop_reasons: BTreeMap<String, i64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

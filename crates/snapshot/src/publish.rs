@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use noisebench_core::{StageSummary, TableKind};
+use noisebench_core::{CheckKind, CheckResult, CheckStatus, TableKind};
 use noisebench_pipeline::atomic::{sync_dir, write_atomic};
 use noisebench_pipeline::table_io;
 use semver::Version;
@@ -13,47 +13,8 @@ use crate::card::{CardInput, render_card};
 use crate::changes::{Bump, Changes, TableSide, diff_tables};
 use crate::croissant::{CroissantInput, render_croissant};
 use crate::manifest::{CROISSANT, ExportEntry, MANIFEST, Manifest, MetadataEntry, TableEntry};
+pub use crate::request::{PublishRequest, SourceExport, SourceTable};
 use crate::splits;
-
-/// A table to publish: its name in the snapshot, kind, and the Parquet file the run wrote.
-#[derive(Debug, Clone)]
-pub struct SourceTable {
-    pub name: String,
-    pub kind: TableKind,
-    pub path: PathBuf,
-}
-
-/// The files one export stage wrote, published as `exports/<folder>/<file name>`.
-#[derive(Debug, Clone)]
-pub struct SourceExport {
-    /// The export format (`raguard`, `confact`).
-    pub format: String,
-    /// The stage that wrote them.
-    pub stage: String,
-    /// The folder under `exports/`: the format, or `<format>-<stage>` when two stages write one
-    /// format.
-    pub folder: String,
-    pub files: Vec<PathBuf>,
-}
-
-#[derive(Debug, Clone)]
-pub struct PublishRequest {
-    /// `snapshots/` (the dataset folder is created under it).
-    pub snapshots_dir: PathBuf,
-    pub dataset: String,
-    pub title: String,
-    pub description: String,
-    pub license: Option<String>,
-    pub pipeline: String,
-    pub config_hash: String,
-    pub code_version: String,
-    pub tables: Vec<SourceTable>,
-    /// Export files to publish under `exports/<folder>/`.
-    pub exports: Vec<SourceExport>,
-    /// The run's summary, for the card's construction section.
-    pub stages: Vec<StageSummary>,
-    pub provenance: BTreeMap<String, serde_json::Value>,
-}
 
 /// Test hooks.
 #[derive(Debug, Clone, Default)]
@@ -335,6 +296,19 @@ pub fn publish(
         provenance: request.provenance.clone(),
         splits: split_files,
         metadata: BTreeMap::new(),
+        checks: request.checks.clone(),
+        stages: request
+            .stages
+            .iter()
+            .map(|s| crate::manifest::StageCounts {
+                id: s.id.clone(),
+                kind: s.kind.clone(),
+                items_in: s.items_in,
+                items_out: s.items_out,
+                items_dropped: s.items_dropped,
+                drop_reasons: s.drop_reasons.clone(),
+            })
+            .collect(),
     };
     // Croissant is written from the manifest's tables, then hashed into it: the manifest vouches
     // for every file of the version but itself.
@@ -397,6 +371,51 @@ pub fn publish(
         dir: final_dir,
         changes,
     })
+}
+
+/// The check against the latest published version of `dataset`: a table that had rows there
+/// and has none in `tables` (`not_emptied`, one result per table the parent has). Nothing to
+/// compare with (a first version): no results.
+pub fn parent_checks(
+    snapshots_dir: &Path,
+    dataset: &str,
+    tables: &[SourceTable],
+) -> Result<Vec<CheckResult>, PublishError> {
+    let dataset_dir = snapshots_dir.join(dataset);
+    let Some(parent) = latest_version(&dataset_dir) else {
+        return Ok(Vec::new());
+    };
+    let manifest =
+        Manifest::read(&dataset_dir.join(parent.to_string())).map_err(PublishError::Table)?;
+    let mut results = Vec::new();
+    for t in tables {
+        let Some(before) = manifest.tables.get(&t.name) else {
+            continue;
+        };
+        let rows = table_io::Table::open(&t.path)
+            .map_err(|e| PublishError::Table(e.to_string()))?
+            .rows() as u64;
+        let emptied = before.rows > 0 && rows == 0;
+        results.push(CheckResult {
+            kind: CheckKind::Check,
+            table: t.name.clone(),
+            check: "not_emptied".into(),
+            status: if emptied {
+                CheckStatus::Failed
+            } else {
+                CheckStatus::Passed
+            },
+            checked: rows,
+            failed: 0,
+            ids: Vec::new(),
+            detail: if emptied {
+                format!("{} rows in version {parent}, none now", before.rows)
+            } else {
+                String::new()
+            },
+        });
+    }
+    Ok(results)
 }
 
 /// Staging folders left by a crashed publish hold no version; remove them.

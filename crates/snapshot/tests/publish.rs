@@ -58,6 +58,7 @@ impl Env {
             exports: vec![],
             stages: vec![],
             provenance: Default::default(),
+            checks: Vec::new(),
         }
     }
 

@@ -49,6 +49,7 @@ fn local_version(root: &Path, dataset: &str, rows: Vec<Claim>) -> PathBuf {
         exports: vec![],
         stages: vec![],
         provenance: Default::default(),
+        checks: Vec::new(),
     };
     match noisebench_snapshot::publish(&request, &PublishOptions::default()).unwrap() {
         PublishOutcome::Published { dir, .. } => dir,

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::rows::Record;
+use crate::schema::Record;
 use crate::schema::{Column, DType::*, TableSchema};
 
 /// A binary verdict, the gold label of a claim.

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::rows::Record;
+use crate::schema::Record;
 use crate::schema::{Column, DType::*, TableSchema};
 
 /// One result of a retriever for one query.

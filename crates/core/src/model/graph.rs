@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::rows::Record;
+use crate::schema::Record;
 use crate::schema::{Column, DType::*, TableSchema};
 
 /// A canonical entity of the merged graph.

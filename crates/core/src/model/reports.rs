@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::rows::Record;
+use crate::schema::Record;
 use crate::schema::{Column, DType::*, TableSchema};
 
 /// A structural block of an ingested report, in reading order.

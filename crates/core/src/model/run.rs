@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::rows::Record;
+use crate::schema::Record;
 use crate::schema::{Column, DType::*, TableSchema};
 
 /// One item a stage did not turn into output, or one failure on the way to an item it kept
