@@ -14,8 +14,8 @@ use anyhow::{Context, Result};
 use noisebench_core::{
     Alias, Chunk, Claim, ClaimDocument, ClaimDocumentLabel, DEFAULT_PER_STRATUM, Document,
     DocumentCredibility, DocumentPerturbation, DropRecord, Entity, Metric, Pattern, Query,
-    QueryPerturbation, Question, QuestionJudgement, QuestionSplit, Report, Retrieval, TableKind,
-    TableRow, Triplet,
+    QueryPerturbation, Question, QuestionJudgement, QuestionSplit, Report, Retrieval, TableRow,
+    Triplet,
 };
 use noisebench_pipeline::{atomic, table_io};
 use noisebench_report::{
