@@ -355,8 +355,8 @@ fn circles(modules: &BTreeMap<String, std::collections::BTreeSet<String>>) -> Ve
 const KNOWN_CIRCLES: &[(&str, &[&str])] = &[
     ("label", &["assemble", "exam", "pairs", "stance"]),
     ("llm", &["batch", "batch_api"]),
+    ("llm", &["config", "preflight", "task"]),
     ("perturb", &["document", "tasks"]),
-    ("report", &["figures", "html"]),
     ("search", &["api", "backends"]),
 ];
 

@@ -153,6 +153,17 @@ fn serve(stream: TcpStream, st: &State) {
         if reader.read_exact(&mut body).is_err() {
             return;
         }
+        if !line.starts_with("POST ") {
+            // The LLM layer asks a server its context size (llama.cpp's `/props`, vLLM's
+            // `/v1/models`); this endpoint says nothing of it, and such a probe is not a call.
+            if stream
+                .write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n")
+                .is_err()
+            {
+                return;
+            }
+            continue;
+        }
         let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
         let (outcome, content) = decide(st, &request);
         let ok = |body: String| (200, body);

@@ -26,6 +26,7 @@ const LATENCY: Duration = Duration::from_millis(5);
 
 fn build(root: &Path) {
     let out = Command::new(env!("CARGO_BIN_EXE_noisebench"))
+        .arg("--skip-preflight")
         .args(["build-snapshot", "--root"])
         .arg(root)
         .output()
@@ -84,6 +85,7 @@ fn seeded_kills_resume_to_the_uninterrupted_snapshot_resending_at_most_the_reque
         match kill_after {
             Some(after) => {
                 let mut child = Command::new(env!("CARGO_BIN_EXE_noisebench"))
+                    .arg("--skip-preflight")
                     .args(["build-snapshot", "--root"])
                     .arg(killed.path())
                     .stdout(Stdio::null())

@@ -198,6 +198,7 @@ fn junk_answers_stop_the_build_at_triplets_unless_degraded_is_allowed() {
 
     // The binary says the same and exits non-zero.
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_noisebench"))
+        .arg("--skip-preflight")
         .arg("--root")
         .arg(dir.path())
         .args(["build-snapshot", &pipeline])

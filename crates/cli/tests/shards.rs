@@ -129,6 +129,7 @@ fn a_shard_refuses_whole_input_stages_and_missing_upstream_and_merge_names_missi
     let root = noisebench_testkit::checkout();
     let run = |args: &[&str]| {
         Command::new(env!("CARGO_BIN_EXE_noisebench"))
+            .arg("--skip-preflight")
             .arg("--root")
             .arg(root.path())
             .args(args)

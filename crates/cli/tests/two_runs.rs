@@ -46,6 +46,7 @@ fn a_second_build_in_the_same_folder_is_refused_naming_the_first() {
     let dir = checkout(&server.url(), "");
     let bin = env!("CARGO_BIN_EXE_noisebench");
     let mut first = Command::new(bin)
+        .arg("--skip-preflight")
         .args(["build-snapshot", "--root"])
         .arg(dir.path())
         .stdout(Stdio::null())
@@ -62,6 +63,7 @@ fn a_second_build_in_the_same_folder_is_refused_naming_the_first() {
     }
     let before = files_under(&dir.path().join("work/demo"));
     let second = Command::new(bin)
+        .arg("--skip-preflight")
         .args(["build-snapshot", "--root"])
         .arg(dir.path())
         .output()
@@ -96,6 +98,7 @@ fn a_second_build_in_the_same_folder_is_refused_naming_the_first() {
     // The kernel let go of the dead build's lock: the next run goes ahead (the claims track's
     // first stages, to keep this short).
     let out = Command::new(bin)
+        .arg("--skip-preflight")
         .args(["run", "claims", "--root"])
         .arg(dir.path())
         .output()

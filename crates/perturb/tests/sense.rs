@@ -19,14 +19,17 @@ fn rewrites_about_something_else_are_off_topic() {
         query: "What did Calder Port Authority acquire in 2023?".into(),
         candidates: 3,
     };
+    // Rewrites that keep none of the question's words are caught by the rewrite-fidelity check
+    // (length and shared words) before the topic check would see them.
     let off = rewrites(&["What is your favourite colour?", "How are you today?"]);
     assert_eq!(
         QueryGrammar::sense(&input, &off).unwrap_err().sense,
-        Sense::OffTopic
+        Sense::MeaningLost
     );
+    // An irrelevant-information rewrite adds to the question, so these are too short for it.
     assert_eq!(
         QueryIrrelevant::sense(&input, &off).unwrap_err().sense,
-        Sense::OffTopic
+        Sense::LengthChanged
     );
     let one = rewrites(&[
         "How are you today?",

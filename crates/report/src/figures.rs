@@ -17,7 +17,7 @@ pub fn bars(counts: &[(String, u64)], x_desc: &str, y_desc: &str) -> String {
         Ok(svg) => inline(&svg),
         Err(e) => format!(
             "<p>The figure could not be drawn: {}</p>",
-            crate::html::escape(&e)
+            crate::escape::escape(&e)
         ),
     }
 }

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+use crate::escape::escape;
 use crate::figures::{bars, histogram};
 use crate::{ReportData, SECTION_IDS};
 
@@ -19,16 +20,6 @@ p.nodata{color:#888;font-style:italic}nav a{margin-right:.8em}";
 
 /// The message a section shows when the snapshot has nothing for it.
 pub const NO_DATA: &str = "no data";
-
-/// Escape text for HTML element content and quoted attributes. Five replacements: not worth a
-/// dependency.
-pub fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-        .replace('\'', "&#39;")
-}
 
 /// The report page of `data`: one self-contained HTML document.
 pub fn render(data: &ReportData) -> String {

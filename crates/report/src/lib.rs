@@ -19,6 +19,7 @@
 //! no script at all: items fold with `<details>`), so it
 //! opens the same offline, from an archive or an email attachment.
 
+mod escape;
 mod figures;
 mod html;
 pub mod items;

@@ -8,7 +8,7 @@ use std::ops::Range;
 
 use noisebench_core::DropRecord;
 
-use crate::html::escape;
+use crate::escape::escape;
 use crate::items::{
     ClaimItem, DiffPiece, DocumentItem, Evidence, MarkedChunk, QuestionItem, SampleStratum, Samples,
 };

@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 /// it succeeds; its stdout and stderr.
 pub fn noisebench(root: &Path, args: &[&str], env: &[(&str, &str)]) -> String {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_noisebench"))
+        .arg("--skip-preflight")
         .arg("--root")
         .arg(root)
         .args(args)
