@@ -506,12 +506,17 @@ fn heading_key(text: &str) -> Option<String> {
     })
 }
 
-/// `PART II`, `SIGNATURES`: lines that end an item without starting another.
+/// `PART II`, `SIGNATURES`, the signature page's `POWER OF ATTORNEY`, the `Supplemental Information to
+/// be Furnished With Reports Filed Pursuant to Section 15(d) ...` of issuers without registered
+/// securities: lines that end an item without starting another.
 fn is_boundary(text: &str) -> bool {
     static RE: OnceLock<Regex> = OnceLock::new();
     // Invariant: constant pattern.
     let re = RE.get_or_init(|| {
-        Regex::new(r"(?i)^(part\s+(i{1,3}|iv)\b.{0,80}|signatures?)$").expect("constant pattern")
+        Regex::new(
+            r"(?i)^(part\s+(i{1,3}|iv)\b.{0,80}|signatures?|power\s+of\s+attorney|supplemental\s+information\s+to\s+be\s+furnished\s+with\s+reports\b.{0,200})$",
+        )
+        .expect("constant pattern")
     });
     re.is_match(text.trim())
 }
@@ -959,6 +964,17 @@ mod tests {
         assert!(is_boundary("PART II"));
         assert!(is_boundary("Signatures"));
         assert!(!is_boundary("Part of our strategy is growth."));
+        // Medicis 1999: the power of attorney before the signatures; CarMax Auto Owner Trust
+        // 2023: the Section 15(d) supplemental information after item 16.
+        assert!(is_boundary("POWER OF ATTORNEY"));
+        assert!(is_boundary(
+            "Supplemental Information to be Furnished With Reports Filed Pursuant to Section 15(d) \
+             of the Act by Registrants Which Have Not Registered Securities Pursuant to Section 12 \
+             of the Act"
+        ));
+        assert!(!is_boundary(
+            "Power of Attorney (included on the signature page)"
+        ));
     }
 
     #[test]

@@ -31,6 +31,16 @@ struct Filing {
     sections: Vec<String>,
     #[serde(default)]
     table: Vec<Table>,
+    #[serde(default)]
+    item: Vec<Item>,
+}
+
+/// One item's golden span: its first and (when the item ends clearly) last sentence.
+#[derive(Deserialize)]
+struct Item {
+    id: String,
+    first: String,
+    last: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -105,6 +115,48 @@ fn grid(markdown: &str) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// An item's text after its heading, whitespace squashed (tables as their Markdown).
+fn item_body(blocks: &[Block]) -> String {
+    squash(
+        &blocks
+            .iter()
+            .skip(1)
+            .map(block_text)
+            .collect::<Vec<_>>()
+            .join(" "),
+    )
+}
+
+/// The item's first sentence sits at its start (a sub-heading or a table's header may come first).
+fn starts_with_near(body: &str, first: &str) -> Result<(), String> {
+    match body.find(first) {
+        Some(at) if at <= 1000 => Ok(()),
+        Some(at) => Err(format!("first sentence at byte {at}, not at the start")),
+        None => Err(format!("lacks its first sentence {first:?}")),
+    }
+}
+
+/// The item's last sentence sits at its end (a page footer or page number may follow it).
+fn ends_with_near(body: &str, last: &str) -> Result<(), String> {
+    match body.rfind(last) {
+        Some(at) if body.len() - (at + last.len()) <= 400 => Ok(()),
+        Some(at) => Err(format!(
+            "runs {} bytes past its last sentence {last:?}: ...{}",
+            body.len() - (at + last.len()),
+            tail(body, 300)
+        )),
+        None => Err(format!("lacks its last sentence {last:?}")),
+    }
+}
+
+fn tail(s: &str, n: usize) -> &str {
+    let mut at = s.len().saturating_sub(n);
+    while !s.is_char_boundary(at) {
+        at += 1;
+    }
+    &s[at..]
+}
+
 /// Checks one filing's golden fields; returns (fields checked, failures).
 fn check(f: &Filing) -> (usize, Vec<String>) {
     let html = page(&f.file);
@@ -118,33 +170,17 @@ fn check(f: &Filing) -> (usize, Vec<String>) {
     }
     if f.first.is_some() || !f.sections.is_empty() {
         let cut = filing_items(&html, &["7".to_string()]);
-        let body = squash(
-            &cut.blocks
-                .iter()
-                .skip(1)
-                .map(block_text)
-                .collect::<Vec<_>>()
-                .join(" "),
-        );
+        let body = item_body(&cut.blocks);
         if let Some(first) = &f.first {
             fields += 1;
-            match body.find(first.as_str()) {
-                Some(at) if at <= 1000 => {}
-                Some(at) => fail(format!(
-                    "item 7's first sentence at byte {at}, not at its start"
-                )),
-                None => fail(format!("item 7 lacks its first sentence {first:?}")),
+            if let Err(e) = starts_with_near(&body, first) {
+                fail(format!("item 7: {e}"));
             }
         }
         if let Some(last) = &f.last {
             fields += 1;
-            match body.rfind(last.as_str()) {
-                Some(at) if body.len() - (at + last.len()) <= 400 => {}
-                Some(at) => fail(format!(
-                    "item 7 runs {} bytes past its last sentence",
-                    body.len() - (at + last.len())
-                )),
-                None => fail(format!("item 7 lacks its last sentence {last:?}")),
+            if let Err(e) = ends_with_near(&body, last) {
+                fail(format!("item 7: {e}"));
             }
         }
         let headings: Vec<&str> = cut
@@ -180,6 +216,23 @@ fn check(f: &Filing) -> (usize, Vec<String>) {
                     chunks.len()
                 ));
             }
+        }
+    }
+    for item in &f.item {
+        let cut = filing_items(&html, std::slice::from_ref(&item.id));
+        fields += 2 + usize::from(item.last.is_some());
+        if !cut.missing.is_empty() {
+            fail(format!("item {} not found", item.id));
+            continue;
+        }
+        let body = item_body(&cut.blocks);
+        if let Err(e) = starts_with_near(&body, &item.first) {
+            fail(format!("item {}: {e}", item.id));
+        }
+        if let Some(last) = &item.last
+            && let Err(e) = ends_with_near(&body, last)
+        {
+            fail(format!("item {}: {e}", item.id));
         }
     }
     let tables: Vec<Vec<Vec<String>>> = html_blocks(&html)
@@ -221,7 +274,8 @@ fn check(f: &Filing) -> (usize, Vec<String>) {
 }
 
 /// Every golden field of every filing (items found, item 7's first and last sentences, its
-/// sub-headings as sections, table shapes and cells).
+/// sub-headings as sections, table shapes and cells, and on eight filings every item's first and
+/// last sentence).
 #[test]
 fn golden_fields_hold_on_every_real_10k() {
     let golden = golden();
