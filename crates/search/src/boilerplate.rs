@@ -5,9 +5,13 @@
 //! galleries and slideshows, "related" and "read more" link lists, share bars, newsletter and
 //! promotion boxes, and content a browser does not show. This module removes them, in two steps:
 //!
-//! - [`clean_page`], on the whole page before Readability: elements a browser does not render
-//!   (`hidden`, inline `display:none` / `visibility:hidden`, `<template>`), unless one of them
-//!   holds most of the page's text (a page that reveals its article by script).
+//! - [`clean_page`], on the whole page before Readability: what `noisebench_web::visible` leaves,
+//!   elements made invisible in place (inline `visibility: hidden` or `collapse`, read by
+//!   `noisebench_web::visible::style_invisible`), unless one of them holds most of the page's text
+//!   (a page that reveals its article by script). What a browser does not render at all
+//!   (`hidden`, `display:none` in any spelling, `<template>`, `ix:header`, scripts, comments) is
+//!   gone before this step: `extract_html` reads the page through
+//!   `noisebench_web::visible::strip_unrendered`, the rule every HTML path shares.
 //! - [`article_text`], on the block Readability kept (`#readability-page-1`): figures and
 //!   captions, blocks whose class or id names boilerplate, and blocks that are mostly links; then
 //!   the block's formatted text.
@@ -57,14 +61,18 @@ const BOILERPLATE_WORDS: &[&str] = &[
     "disclaimer",
 ];
 
-/// Remove what a browser would not render from the page (before Readability).
+/// Remove what is invisible in place from the page (before Readability): elements whose inline
+/// style sets `visibility: hidden` or `collapse`, unless one holds most of the page's text. The
+/// page is expected to have gone through `noisebench_web::visible::strip_unrendered` first
+/// (`display:none`, `hidden`, templates and the rest are that rule's).
 pub fn clean_page(doc: &Document) {
     let body_len = text_len(&doc.select("body"));
-    let hidden = doc.select(
-        "[hidden], template, [style*='display:none'], [style*='display: none'], \
-         [style*='visibility:hidden'], [style*='visibility: hidden']",
-    );
-    for node in hidden.nodes() {
+    let styled = doc.select("[style]");
+    for node in styled.nodes() {
+        let style = node.attr("style").unwrap_or_default();
+        if !noisebench_web::visible::style_invisible(&style) {
+            continue;
+        }
         // A page that shows its article by script hides it first: keep that.
         if body_len > 0 && node_text_len(node) as f64 > 0.5 * body_len as f64 {
             continue;
@@ -294,26 +302,53 @@ mod tests {
     }
 
     #[test]
-    fn hidden_content_goes_unless_it_is_the_page() {
+    fn invisible_content_goes_unless_it_is_the_page() {
         let text = "The council approved the new budget after a long debate. ";
         let html = format!(
-            "<html><body><div style=\"display: none\">secret tracking text</div>\
-             <template>template text</template><p hidden>hidden text</p>{}</body></html>",
+            "<html><body><div style=\"VISIBILITY : hidden\">secret tracking text</div>\
+             <span style=\"color:red;visibility:collapse !important\">collapsed text</span>\
+             <p style=\"visibility:hidden;visibility:visible\">shown again</p>{}</body></html>",
             para(text)
         );
         let doc = Document::from(html.as_str());
         clean_page(&doc);
         let body = doc.select("body").text();
-        assert!(!body.contains("secret") && !body.contains("template") && !body.contains("hidden"));
-        assert!(body.contains("The council approved"));
-        // A page that reveals its article by script: the hidden block is the page.
+        assert!(
+            !body.contains("secret") && !body.contains("collapsed"),
+            "{body}"
+        );
+        assert!(body.contains("shown again") && body.contains("The council approved"));
+        // A page that reveals its article by script: the invisible block is the page.
         let html = format!(
-            "<html><body><div style=\"display:none\">{}</div><p>menu</p></body></html>",
+            "<html><body><div style=\"visibility:hidden\">{}</div><p>menu</p></body></html>",
             para(text)
         );
         let doc = Document::from(html.as_str());
         clean_page(&doc);
         assert!(doc.select("body").text().contains("The council approved"));
+    }
+
+    /// One rule for what a browser does not render: `display:none`, `hidden` and templates are
+    /// `noisebench_web::visible`'s, applied at the extraction's entry, with no exception for a
+    /// hidden block that holds most of the page (a browser shows none of it).
+    #[test]
+    fn unrendered_content_never_reaches_the_main_text() {
+        let text = "The council approved the new budget after a long debate. ";
+        let html = format!(
+            "<html><head><title>Budget</title></head><body><article>\
+             <div style=\"Display: None\">secret tracking text</div>\
+             <template>template text</template><p hidden>hidden text</p>{}</article></body></html>",
+            para(text)
+        );
+        let got = crate::extract::extract_html(&html, "https://example.org/a").unwrap();
+        assert!(got.text.contains("The council approved"), "{}", got.text);
+        for gone in ["secret", "template text", "hidden text"] {
+            assert!(!got.text.contains(gone), "{gone}: {}", got.text);
+        }
+        // `clean_page` alone leaves them to that rule.
+        let doc = Document::from(html.as_str());
+        clean_page(&doc);
+        assert!(doc.select("body").text().contains("secret tracking"));
     }
 
     #[test]

@@ -15,7 +15,8 @@
 //! read as metadata, not as text) and JSON-LD data blocks (`<script type="application/ld+json">`),
 //! which metadata readers parse and text readers skip as scripts.
 //!
-//! What this is not: a CSS engine. Stylesheet rules (`.x { display: none }`), `visibility`,
+//! What this is not: a CSS engine. Stylesheet rules (`.x { display: none }`), `visibility` (read
+//! by [`style_invisible`] for the documents stage's boilerplate step, not pruned here),
 //! off-screen positioning and closed `<details>` are not evaluated; 10-K filings and the pages we
 //! read hide content with inline styles and elements, which this covers. [`visible_text`] is the
 //! page's text as a browser's `innerText` gives its words (checked against headless Chromium on
@@ -84,21 +85,35 @@ const SEPARATING: &[&str] = &[
     "ul",
 ];
 
+/// The value of the last `prop` declaration of an inline `style` attribute (any case or
+/// spacing, `!important` dropped, lower-cased): the one a browser applies.
+pub fn style_value(style: &str, prop: &str) -> Option<String> {
+    let mut found = None;
+    for decl in style.split(';') {
+        let Some((name, value)) = decl.split_once(':') else {
+            continue;
+        };
+        if name.trim().eq_ignore_ascii_case(prop) {
+            let value = value.trim().to_ascii_lowercase();
+            let value = value.strip_suffix("!important").unwrap_or(&value).trim();
+            found = Some(value.to_string());
+        }
+    }
+    found
+}
+
 /// Whether an inline `style` attribute hides its element: its last `display` declaration is
 /// `none`.
 pub fn style_hides(style: &str) -> bool {
-    let mut hidden = false;
-    for decl in style.split(';') {
-        let Some((prop, value)) = decl.split_once(':') else {
-            continue;
-        };
-        if prop.trim().eq_ignore_ascii_case("display") {
-            let value = value.trim().to_ascii_lowercase();
-            let value = value.strip_suffix("!important").unwrap_or(&value).trim();
-            hidden = value == "none";
-        }
-    }
-    hidden
+    style_value(style, "display").is_some_and(|v| v == "none")
+}
+
+/// Whether an inline `style` attribute makes its element invisible while it keeps its place:
+/// its last `visibility` declaration is `hidden` or `collapse`. Not part of [`is_rendered`]: a
+/// descendant may set `visibility: visible` again, and filings do not hide text this way; the
+/// documents stage's boilerplate step uses it on web pages.
+pub fn style_invisible(style: &str) -> bool {
+    style_value(style, "visibility").is_some_and(|v| v == "hidden" || v == "collapse")
 }
 
 /// Whether a browser renders this element (and so, possibly, its content).
@@ -249,6 +264,21 @@ mod tests {
             "",
         ] {
             assert!(!style_hides(s), "{s}");
+        }
+    }
+
+    #[test]
+    fn visibility_in_any_spelling_is_read_apart_from_display() {
+        for s in [
+            "visibility:hidden",
+            "VISIBILITY : Hidden !important",
+            "visibility:visible; visibility: collapse",
+        ] {
+            assert!(style_invisible(s), "{s}");
+            assert!(!style_hides(s), "{s}");
+        }
+        for s in ["visibility:hidden;visibility:visible", "display:none", ""] {
+            assert!(!style_invisible(s), "{s}");
         }
     }
 
