@@ -11,7 +11,7 @@ use noisebench_core::{Claim, Document, StageContext};
 use noisebench_llm::Llm;
 use serde::{Deserialize, Serialize};
 
-use crate::assemble::CallFailures;
+use crate::failures::CallFailures;
 use crate::pairs::Pair;
 use crate::tasks::ExamVerdict;
 
@@ -105,15 +105,6 @@ impl LabelPreset {
 
 pub const SUPPORTING: &str = "supporting";
 pub const MISLEADING: &str = "misleading";
-
-/// The gold verdict of a claim as the exam needs it, or `None` if it is not true/false.
-pub fn gold_verdict(claim: &Claim) -> Option<Verdict> {
-    match claim.verdict.trim().to_lowercase().as_str() {
-        "true" => Some(Verdict::True),
-        "false" => Some(Verdict::False),
-        _ => None,
-    }
-}
 
 /// The exam rule: matching the gold verdict is supporting, the opposite misleading, undecided
 /// irrelevant (or the preset's word for it).

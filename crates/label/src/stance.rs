@@ -8,8 +8,8 @@ use noisebench_core::vocab::Stance;
 use noisebench_llm::{Answer, Llm, LlmError};
 use serde::Deserialize;
 
-use crate::assemble::CallFailures;
 use crate::exam::truncate_chars;
+use crate::failures::CallFailures;
 use crate::pairs::Pair;
 use crate::tasks::{StanceReasoned, StanceText, StanceTextInput, StanceUrl, StanceUrlInput};
 

@@ -20,3 +20,7 @@ pub mod similarity;
 pub mod synonyms;
 pub mod tasks;
 pub mod typos;
+
+pub use document::{DocumentPerturbationsConfig, DocumentPerturbationsStage};
+pub use query::{QueryPerturbationsConfig, QueryPerturbationsStage};
+pub use retrieval::{RetrievalConfig, RetrievalStage};

@@ -307,6 +307,28 @@ const SWAPS: &[(&str, &str)] = &[
     ("additional", "further"),
 ];
 
+/// The checks of [`crate::document::translation_rejection`] that depend on the texts alone (once per chunk).
+pub fn language_rejection(original: &str, translated: &str) -> Option<&'static str> {
+    if !translated.chars().any(char::is_alphanumeric) {
+        return Some("empty_translation");
+    }
+    // Reliably not English, and not merely the language the original itself reads as (a table
+    // of names and figures can read as anything).
+    if let Some(info) = whatlang::detect(translated)
+        && info.lang() != whatlang::Lang::Eng
+        && info.is_reliable()
+        && whatlang::detect_lang(original) != Some(info.lang())
+    {
+        return Some("wrong_language");
+    }
+    // Whatever the language check could tell (a short text is too short to detect), a
+    // back-translation keeps the passage's length and most of its words.
+    if let Err(e) = faithful_rewrite(TRANSLATION_FIDELITY, original, translated) {
+        return Some(e.sense.code());
+    }
+    None
+}
+
 impl Task for BackTranslate {
     const NAME: &'static str = "back_translate";
     const OFFLINE_VERSION: &'static str = "offline-1";
@@ -324,7 +346,7 @@ impl Task for BackTranslate {
         if !o.text.chars().any(char::is_alphanumeric) {
             return Ok(());
         }
-        if crate::document::language_rejection(&input.text, &o.text) == Some("wrong_language") {
+        if language_rejection(&input.text, &o.text) == Some("wrong_language") {
             return Err(Sense::WrongLanguage.because(format!(
                 "the back-translation reads as {}, not as the passage's language",
                 whatlang::detect_lang(&o.text).map_or("unknown", |l| l.eng_name())
