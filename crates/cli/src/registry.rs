@@ -51,7 +51,7 @@ pub fn registry(layers: &Layers) -> Registry {
         .register(Arc::new(
             noisebench_perturb::DocumentPerturbationsStage::new(layers.llm.clone()),
         ))
-        .register(Arc::new(noisebench_perturb::RetrievalStage::new(
+        .register(Arc::new(noisebench_retrieval::RetrievalStage::new(
             layers.llm.clone(),
         )))
         .add_checks(table_checks());
