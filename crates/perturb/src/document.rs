@@ -251,7 +251,7 @@ pub fn delete_answer(
 }
 
 /// [`delete_answer`] with the patterns compiled so far.
-pub fn delete_answer_with(
+pub(crate) fn delete_answer_with(
     patterns: &mut Patterns,
     chunk: &str,
     evidence: &[&str],
@@ -338,7 +338,7 @@ struct Made<'a> {
 
 /// What a run found, beyond its rows: the stage's facts.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct DocumentPerturbationsSummary {
+pub(crate) struct DocumentPerturbationsSummary {
     pub questions: usize,
     /// (question, answer chunk) pairs considered.
     pub pairs: usize,
