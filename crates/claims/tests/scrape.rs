@@ -10,7 +10,7 @@ use axum::Router;
 use axum::extract::State;
 use axum::http::{HeaderName, HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
-use noisebench_claims::scrape::{ScrapeConfig, ScrapeStage};
+use noisebench_claims::{ScrapeConfig, ScrapeStage};
 use noisebench_core::rows::TableRow;
 use noisebench_core::{Claim, Inputs, NoProgress, StageContext, StageReport, TypedStage};
 use noisebench_testkit::Served;

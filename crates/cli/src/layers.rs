@@ -1,11 +1,12 @@
-//! The layers a pipeline's stages share (one `Llm`, one `Web`) and the registry of stage kinds.
+//! The layers a pipeline's stages share (one `Llm`, one `Web`), built from its `[llm]` and
+//! `[web]` tables; the stages are wired to them in [`crate::registry`].
 
 use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use noisebench_llm::Llm;
-use noisebench_pipeline::{PipelineFile, Registry};
+use noisebench_pipeline::PipelineFile;
 use noisebench_web::Web;
 
 /// Where a live run archives fetched responses when `[web] archive_dir` is not set.
@@ -74,64 +75,4 @@ impl Layers {
             web: Arc::new(web),
         })
     }
-}
-
-/// Every stage kind the binary knows, wired to the pipeline's layers.
-pub fn registry(layers: &Layers) -> Registry {
-    let mut registry = Registry::new();
-    registry
-        .register(Arc::new(noisebench_claims::ImportStage))
-        .register(Arc::new(noisebench_claims::ScrapeStage::new(
-            layers.web.clone(),
-        )))
-        .register(Arc::new(noisebench_search::QueriesStage::new(
-            layers.llm.clone(),
-        )))
-        .register(Arc::new(noisebench_search::SearchStage::new(
-            layers.web.clone(),
-        )))
-        .register(Arc::new(noisebench_search::DocumentsStage::new(
-            layers.web.clone(),
-        )))
-        .register(Arc::new(noisebench_label::LabelStage::new(
-            layers.llm.clone(),
-        )))
-        .register(Arc::new(noisebench_label::ExportRaguardStage))
-        .register(Arc::new(noisebench_label::ExportConfactStage))
-        .register(Arc::new(noisebench_chunk::ReportsStage::new(
-            layers.web.clone(),
-        )))
-        .register(Arc::new(noisebench_chunk::ChunksStage))
-        .register(Arc::new(noisebench_kg::triplets::TripletsStage::new(
-            layers.llm.clone(),
-        )))
-        .register(Arc::new(noisebench_kg::graph::GraphStage::new(
-            layers.llm.clone(),
-        )))
-        .register(Arc::new(noisebench_kg::patterns::PatternsStage))
-        .register(Arc::new(noisebench_qa::questions::QuestionsStage::new(
-            layers.llm.clone(),
-        )))
-        .register(Arc::new(noisebench_qa::judge::JudgeStage::new(
-            layers.llm.clone(),
-        )))
-        .register(Arc::new(noisebench_qa::splits::SplitsStage))
-        .register(Arc::new(noisebench_qa::export::ExportRareStage))
-        .register(Arc::new(
-            noisebench_perturb::query::QueryPerturbationsStage::new(layers.llm.clone()),
-        ))
-        .register(Arc::new(
-            noisebench_perturb::document::DocumentPerturbationsStage::new(layers.llm.clone()),
-        ))
-        .register(Arc::new(
-            noisebench_perturb::retrieval::RetrievalStage::new(layers.llm.clone()),
-        ))
-        .add_checks(table_checks());
-    registry
-}
-
-/// The table checks beyond those core declares: the question tables' text rules. A build runs
-/// them with core's after each stage and before publishing; `validate` runs the same.
-pub fn table_checks() -> Vec<noisebench_core::Check> {
-    noisebench_qa::table_checks::table_checks()
 }

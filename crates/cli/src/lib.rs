@@ -6,7 +6,8 @@
 //! [`Web`](noisebench_web::Web) from its `[web]` table and hands them to the stages that need them,
 //! so every stage of a run shares one cache, one set of rate limits, one budget and one call log.
 //!
-//! Modules by concept: `layers` (the shared layers and the registry of stage kinds), `workspace`
+//! Modules by concept: `layers` (the shared layers), `registry` (the stage kinds, one line each,
+//! and the table checks beyond core's), `workspace`
 //! (where a run reads and writes; loading, checking and running a pipeline), `build`
 //! (`build-snapshot`/`refresh`: run, then publish with provenance, facts and exports), `inspect`,
 //! `export`, `validate` (the dataset's own rules over a published snapshot), `eval` (a model on
@@ -24,6 +25,7 @@ mod export;
 mod inspect;
 mod layers;
 mod reference;
+mod registry;
 pub mod remote_work;
 mod report;
 pub mod scale;
@@ -45,8 +47,9 @@ pub use eval::{
 };
 pub use export::{ExportFormat, Exported, export_snapshot, resolve_snapshot};
 pub use inspect::{inspect_id, inspect_stage};
-pub use layers::{DEFAULT_ARCHIVE_DIR, Layers, LlmOverrides, registry, table_checks};
+pub use layers::{DEFAULT_ARCHIVE_DIR, Layers, LlmOverrides};
 pub use reference::{config_schemas, render_markdown, write_config_reference};
+pub use registry::{registry, table_checks};
 pub use report::{
     report_data, report_data_sampled, report_path, write_report, write_report_sampled,
 };

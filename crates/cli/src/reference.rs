@@ -12,7 +12,8 @@ use noisebench_llm::{Llm, LlmConfig};
 use noisebench_web::{Web, WebConfig};
 use serde_json::{Map, Value};
 
-use crate::layers::{Layers, registry};
+use crate::layers::Layers;
+use crate::registry::registry;
 
 /// The names of the pipeline-wide tables, which share `schemas/config/` with the stage kinds.
 const LAYER_TABLES: [&str; 3] = ["llm", "web", "eval"];

@@ -85,7 +85,7 @@ pub fn validate_snapshot(path: &Path) -> Result<ValidationReport> {
             path: t.path,
         })
         .collect();
-    let checks = check_published(&tables, &crate::layers::table_checks());
+    let checks = check_published(&tables, &crate::registry::table_checks());
     Ok(ValidationReport {
         snapshot: version.dir().to_path_buf(),
         checks,

@@ -32,6 +32,8 @@ pub mod results;
 pub mod run;
 pub mod systems;
 
+pub use answers::RefusalConfig;
+pub use confact::ConfactConfig;
 pub use data::{
     BadRow, Credibility, DocLabel, DocVariant, EvalChunk, EvalClaim, EvalData, EvalDocument,
     EvalQuestion, QueryVariant, RealRetrieval, SourceFormat,
@@ -40,4 +42,7 @@ pub use generate::{
     AnswerForm, Ask, Example, Generated, Generator, Passage, Plain, Retriever, Style,
 };
 pub use outcome::{MetricValue, Scored, TaskOutcome};
+pub use raguard::RaguardConfig;
+pub use rare_met::RareConfig;
 pub use run::{EvalConfig, EvalError, Evaluation, evaluate};
+pub use systems::{AstuteConfig, CounterRefineConfig, SystemsConfig};

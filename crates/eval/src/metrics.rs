@@ -6,7 +6,8 @@
 //! - macro-F1 over the verdicts present in the sample (CONF-FACT 4.1, as scikit-learn averages):
 //!   an out-of-scope prediction is a miss for its gold class and a prediction of neither class;
 //! - precision, recall and NDCG at k (RAGuard 5, Figure 6), with binary or graded relevance; NDCG's
-//!   ideal ranking is every relevant item of the query, retrieved or not;
+//!   ideal ranking is every relevant item of the query, retrieved or not (defined once, in
+//!   `noisebench_index::ranking`, which the `retrieval` stage scores with too);
 //! - the percentile bootstrap: `samples` resamples of the items with replacement, drawn with a
 //!   ChaCha8 generator from `seed`; the interval is the resampled statistic's 2.5th and 97.5th
 //!   percentiles (`sorted[floor(0.025 B)]`, `sorted[ceil(0.975 B) - 1]`).
@@ -68,46 +69,8 @@ pub fn macro_f1(gold: &[bool], pred: &[Option<bool>]) -> f64 {
         / present.len() as f64
 }
 
-/// Relevant items among the first `k` retrieved, divided by `k` (RAGuard's precision@k: a list
-/// shorter than `k` counts the missing ranks as misses). `relevant[i]`: whether rank `i + 1` is.
-pub fn precision_at_k(relevant: &[bool], k: usize) -> f64 {
-    if k == 0 {
-        return 0.0;
-    }
-    relevant.iter().take(k).filter(|r| **r).count() as f64 / k as f64
-}
-
-/// Relevant items among the first `k` retrieved, divided by all `total_relevant` items of the
-/// query; 0 when the query has none.
-pub fn recall_at_k(relevant: &[bool], k: usize, total_relevant: usize) -> f64 {
-    if total_relevant == 0 {
-        return 0.0;
-    }
-    relevant.iter().take(k).filter(|r| **r).count() as f64 / total_relevant as f64
-}
-
-/// Discounted cumulative gain of the first `k` gains: `sum gain_i / log2(i + 1)`, i from 1.
-pub fn dcg_at_k(gains: &[f64], k: usize) -> f64 {
-    gains
-        .iter()
-        .take(k)
-        .enumerate()
-        .map(|(i, g)| g / ((i + 2) as f64).log2())
-        .sum()
-}
-
-/// NDCG@k: the ranking's DCG over the DCG of the ideal ranking of `all_gains` (the gains of
-/// every relevant item of the query, in any order); 0 when nothing is relevant.
-pub fn ndcg_at_k(gains: &[f64], all_gains: &[f64], k: usize) -> f64 {
-    let mut ideal: Vec<f64> = all_gains.iter().copied().filter(|g| *g > 0.0).collect();
-    ideal.sort_by(|a, b| b.total_cmp(a));
-    let idcg = dcg_at_k(&ideal, k);
-    if idcg == 0.0 {
-        0.0
-    } else {
-        dcg_at_k(gains, k) / idcg
-    }
-}
+// Precision, recall and NDCG at k: the one implementation, shared with the `retrieval` stage.
+pub use noisebench_index::ranking::{dcg_at_k, ndcg_at_k, precision_at_k, recall_at_k};
 
 /// Bootstrap settings: resamples and the seed of their generator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

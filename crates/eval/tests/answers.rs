@@ -4,7 +4,8 @@
 
 use std::path::Path;
 
-use noisebench_eval::answers::{JudgeItem, RefusalConfig, RefusalDetector, judge_answers};
+use noisebench_eval::RefusalConfig;
+use noisebench_eval::answers::{JudgeItem, RefusalDetector, judge_answers};
 use noisebench_llm::Llm;
 use noisebench_testkit::{FakeServer, Reply, first_message, strict_openai_config};
 

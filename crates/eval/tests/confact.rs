@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Mutex;
 
+use noisebench_eval::ConfactConfig;
 use noisebench_eval::confact::{
-    ClaimIndex, ConfactConfig, METHODS, Weighted, min_max, run_confact, split_passages,
-    weighted_order,
+    ClaimIndex, METHODS, Weighted, min_max, run_confact, split_passages, weighted_order,
 };
 use noisebench_eval::generate::{Generated, Generator, Plain};
 use noisebench_eval::metrics::Bootstrap;

@@ -5,9 +5,11 @@
 
 use std::sync::{Arc, Mutex};
 
-use noisebench_eval::answers::{RefusalConfig, RefusalDetector};
+use noisebench_eval::RaguardConfig;
+use noisebench_eval::RefusalConfig;
+use noisebench_eval::answers::RefusalDetector;
 use noisebench_eval::metrics::Bootstrap;
-use noisebench_eval::raguard::{RaguardConfig, RaguardRun, is_test, run_raguard};
+use noisebench_eval::raguard::{RaguardRun, is_test, run_raguard};
 use noisebench_eval::{
     Credibility, DocLabel, EvalClaim, EvalData, EvalDocument, Plain, TaskOutcome,
 };

@@ -6,9 +6,11 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use noisebench_eval::answers::{RefusalConfig, RefusalDetector};
+use noisebench_eval::RareConfig;
+use noisebench_eval::RefusalConfig;
+use noisebench_eval::answers::RefusalDetector;
 use noisebench_eval::metrics::Bootstrap;
-use noisebench_eval::rare_met::{RareConfig, RareRun, RetrievalContext, run_rare};
+use noisebench_eval::rare_met::{RareRun, RetrievalContext, run_rare};
 use noisebench_eval::{
     DocVariant, EvalChunk, EvalData, EvalQuestion, Plain, QueryVariant, RealRetrieval, TaskOutcome,
 };

@@ -7,8 +7,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use noisebench_eval::systems::{Astute, AstuteConfig, CounterRefine, CounterRefineConfig};
+use noisebench_eval::systems::{Astute, CounterRefine};
 use noisebench_eval::{AnswerForm, Ask, Generated, Generator, Passage, Plain, Retriever};
+use noisebench_eval::{AstuteConfig, CounterRefineConfig};
 use noisebench_llm::{Llm, LlmError};
 use noisebench_testkit::{FakeServer, Reply, first_message, strict_openai_config};
 use serde_json::{Value, json};

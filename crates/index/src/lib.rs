@@ -1,6 +1,8 @@
 //! noisebench's shared retrieval, below every stage crate: BM25 over a collection of documents
 //! ([`Bm25`], tantivy, in RAM or on disk; [`Impacts`], its scored postings in memory for many
-//! short queries) and exact cosine top-k over vectors in memory ([`VectorIndex`]).
+//! short queries) and exact cosine top-k over vectors in memory ([`VectorIndex`]), and the
+//! ranking metrics both the `retrieval` stage and the evaluation score rankings with
+//! ([`ranking`]: precision, recall, reciprocal rank, DCG and NDCG at k).
 //!
 //! The Reddit dump search backend indexes posts with it, the `retrieval` stage searches chunks
 //! with both (BM25 through [`Impacts`], embeddings through [`VectorIndex`]), and the evaluation
@@ -14,6 +16,7 @@
 
 pub mod bm25;
 pub mod impact;
+pub mod ranking;
 pub mod vector;
 
 pub use bm25::{Bm25, Bm25Builder, Doc, Hit, IndexError, Location, Query, Spec, TextField, terms};

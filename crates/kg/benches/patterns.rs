@@ -16,7 +16,8 @@ use std::process::{Command, ExitCode};
 use std::time::Instant;
 
 use noisebench_core::GraphEdge;
-use noisebench_kg::patterns::{GraphIndex, PatternKind, PatternsConfig, mine_pattern, pattern_row};
+use noisebench_kg::PatternsConfig;
+use noisebench_kg::patterns::{GraphIndex, PatternKind, mine_pattern, pattern_row};
 
 const TARGET_RATIO: f64 = 20.0;
 

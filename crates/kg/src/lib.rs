@@ -16,3 +16,7 @@
 pub mod graph;
 pub mod patterns;
 pub mod triplets;
+
+pub use graph::{FilerConfig, GraphConfig, GraphStage};
+pub use patterns::{PatternsConfig, PatternsStage};
+pub use triplets::{TripletsConfig, TripletsStage};

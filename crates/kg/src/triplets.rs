@@ -84,7 +84,7 @@ impl Default for TripletsConfig {
 
 impl TripletsConfig {
     /// How many triplets a window of `chunks` chunks of a `domain` report asks for.
-    pub fn window_target(&self, domain: &str, chunks: usize) -> usize {
+    pub(crate) fn window_target(&self, domain: &str, chunks: usize) -> usize {
         let per_report = self
             .targets
             .get(domain)
@@ -110,7 +110,7 @@ impl TripletsStage {
 
 /// What a run of the stage found, beyond its rows: the stage's facts.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct TripletsSummary {
+pub(crate) struct TripletsSummary {
     pub windows: usize,
     pub calls_failed: usize,
     /// Triplets the model returned, over every pass.
@@ -157,7 +157,7 @@ impl TripletsSummary {
 
 /// Ground every answered triplet of every window into rows, recording what is dropped.
 /// `answers[i]` holds window `i`'s answers (first pass, then gleaning) with their provenance.
-pub fn ground_windows(
+pub(crate) fn ground_windows(
     windows: &[Window<'_>],
     answers: &[Vec<(String, &TripletsOutput)>],
     drops: &mut Drops,

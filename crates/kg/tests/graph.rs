@@ -9,7 +9,8 @@ use noisebench_core::{
     Alias, Block, Entity, GraphEdge, Inputs, NoProgress, Report, Rows, Stage, StageContext,
     StageOutput, TableRow, Triplet, TypedStage,
 };
-use noisebench_kg::graph::{GraphConfig, GraphStage, build_graph};
+use noisebench_kg::graph::build_graph;
+use noisebench_kg::{GraphConfig, GraphStage};
 use noisebench_llm::Llm;
 
 fn triplet(id: &str, report: &str, e1: &str, rel: &str, e2: &str, sentence: &str) -> Triplet {

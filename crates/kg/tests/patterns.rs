@@ -5,9 +5,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use noisebench_core::{GraphEdge, Pattern};
+use noisebench_kg::PatternsConfig;
 use noisebench_kg::patterns::{
-    GraphIndex, PatternKind, PatternsConfig, chains, inverted_stars, mine_pattern, mine_patterns,
-    stars,
+    GraphIndex, PatternKind, chains, inverted_stars, mine_pattern, mine_patterns, stars,
 };
 use proptest::prelude::*;
 

@@ -13,7 +13,7 @@ use noisebench_core::{
     Chunk, Inputs, NoProgress, StageContext, StageOutput, TableRow, Triplet, TypedStage,
     parse_config, stable_id,
 };
-use noisebench_kg::triplets::{TripletsConfig, TripletsStage};
+use noisebench_kg::{TripletsConfig, TripletsStage};
 use noisebench_llm::Llm;
 use noisebench_testkit::{FakeServer, Reply, first_message, strict_openai_config};
 use serde_json::{Value, json};

@@ -3,68 +3,14 @@
 //! (dropped now, retried by the next run), a permanent one is recorded against a pair that
 //! still gets its row, and a pair with no answer at all is dropped as `no_answer`.
 
-use std::collections::BTreeMap;
-
 use noisebench_core::vocab::{Stance, Verdict};
 use noisebench_core::{ClaimDocumentLabel, Drops, is_transient_reason};
-use noisebench_llm::LlmError;
 
 use crate::LabelConfig;
 use crate::exam::{self, ExamAnswers};
+use crate::failures::{CallFailures, describe};
 use crate::pairs::Pair;
 use crate::stance::{StanceVotes, majority_stance};
-
-/// One failed call: (call, reason, detail).
-type Failure = (String, String, String);
-
-/// The model calls that failed for each pair, and each claim's zero-context probe.
-#[derive(Default)]
-pub(crate) struct CallFailures {
-    /// pair id -> failed calls
-    pairs: BTreeMap<String, Vec<Failure>>,
-    /// claim id -> (reason, detail) of the zero-context probe
-    claims: BTreeMap<String, (String, String)>,
-}
-
-impl CallFailures {
-    pub fn pair(&mut self, pair: &str, call: &str, e: &LlmError) {
-        self.pair_reason(pair, call, &e.drop_reason(), e.to_string());
-    }
-
-    pub fn pair_reason(&mut self, pair: &str, call: &str, reason: &str, detail: String) {
-        self.pairs.entry(pair.to_string()).or_default().push((
-            call.to_string(),
-            reason.to_string(),
-            detail,
-        ));
-    }
-
-    /// The zero-context probe of `claim` failed.
-    pub fn claim(&mut self, claim: &str, e: &LlmError) {
-        self.claims
-            .insert(claim.to_string(), (e.drop_reason(), e.to_string()));
-    }
-
-    /// A pair's failures, its claim's probe first.
-    fn of(&self, pair: &str, claim: &str) -> Vec<Failure> {
-        let mut all: Vec<Failure> = self
-            .claims
-            .get(claim)
-            .map(|(r, d)| ("zero_context".to_string(), r.clone(), d.clone()))
-            .into_iter()
-            .collect();
-        all.extend(self.pairs.get(pair).cloned().unwrap_or_default());
-        all
-    }
-}
-
-fn describe(failures: &[Failure]) -> String {
-    failures
-        .iter()
-        .map(|(call, reason, detail)| format!("{call}: {reason} ({detail})"))
-        .collect::<Vec<_>>()
-        .join("; ")
-}
 
 /// Who made the model's rows: their `label_source` and `provenance`.
 pub(crate) struct Provenance {

@@ -91,7 +91,7 @@ pub struct DomainTable {
 }
 
 /// A domain as keys are compared: lower case, no scheme, no `www.`, no path or port.
-pub fn normalise_domain(domain: &str) -> String {
+pub(crate) fn normalise_domain(domain: &str) -> String {
     let d = domain.trim().to_lowercase();
     let d = d.split("://").last().unwrap_or("").to_string();
     let d = d.split(['/', '?', '#']).next().unwrap_or("");
@@ -346,7 +346,7 @@ pub fn rating(
 }
 
 /// A document's domain: its `domain` column, else the host of its URL.
-pub fn document_domain(d: &Document) -> String {
+pub(crate) fn document_domain(d: &Document) -> String {
     let domain = normalise_domain(&d.domain);
     if domain.is_empty() {
         normalise_domain(&d.url)

@@ -11,7 +11,7 @@ use noisebench_core::{Claim, Document, StageContext};
 use noisebench_llm::Llm;
 use serde::{Deserialize, Serialize};
 
-use crate::assemble::CallFailures;
+use crate::failures::CallFailures;
 use crate::pairs::Pair;
 use crate::tasks::ExamVerdict;
 
@@ -103,21 +103,12 @@ impl LabelPreset {
     }
 }
 
-pub const SUPPORTING: &str = "supporting";
-pub const MISLEADING: &str = "misleading";
-
-/// The gold verdict of a claim as the exam needs it, or `None` if it is not true/false.
-pub fn gold_verdict(claim: &Claim) -> Option<Verdict> {
-    match claim.verdict.trim().to_lowercase().as_str() {
-        "true" => Some(Verdict::True),
-        "false" => Some(Verdict::False),
-        _ => None,
-    }
-}
+pub(crate) const SUPPORTING: &str = "supporting";
+pub(crate) const MISLEADING: &str = "misleading";
 
 /// The exam rule: matching the gold verdict is supporting, the opposite misleading, undecided
 /// irrelevant (or the preset's word for it).
-pub fn label_for(exam: Verdict, gold: Verdict, preset: LabelPreset) -> &'static str {
+pub(crate) fn label_for(exam: Verdict, gold: Verdict, preset: LabelPreset) -> &'static str {
     match exam {
         Verdict::Undecided => preset.irrelevant(),
         v if v == gold => SUPPORTING,
@@ -126,7 +117,7 @@ pub fn label_for(exam: Verdict, gold: Verdict, preset: LabelPreset) -> &'static 
 }
 
 /// The plurality of the votes; a tie at the top (or no vote) is `undecided`.
-pub fn majority_verdict(votes: &[Verdict]) -> Verdict {
+pub(crate) fn majority_verdict(votes: &[Verdict]) -> Verdict {
     let count = |v: Verdict| votes.iter().filter(|x| **x == v).count();
     let counts = [
         (Verdict::True, count(Verdict::True)),
@@ -152,7 +143,7 @@ pub fn flipped(zero_context: Verdict, exam: Verdict) -> bool {
 }
 
 /// `text` cut to at most `max` characters, at a char boundary.
-pub fn truncate_chars(text: &str, max: usize) -> String {
+pub(crate) fn truncate_chars(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
         Some((i, _)) => text[..i].to_string(),
         None => text.to_string(),
@@ -161,7 +152,7 @@ pub fn truncate_chars(text: &str, max: usize) -> String {
 
 /// The exam prompt's input for one variant. `text` is the document text to show (already the
 /// title alone for a title-only document).
-pub fn exam_input(
+pub(crate) fn exam_input(
     variant: ExamVariant,
     claim: &Claim,
     document: &Document,
@@ -191,7 +182,7 @@ pub fn exam_input(
 }
 
 /// The zero-context probe's input: the claim and no document.
-pub fn zero_context_input(claim: &Claim) -> ExamVerdictInput {
+pub(crate) fn zero_context_input(claim: &Claim) -> ExamVerdictInput {
     ExamVerdictInput {
         claim: claim.text.clone(),
         claim_date: claim.claim_date.clone(),

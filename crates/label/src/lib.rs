@@ -21,6 +21,7 @@ pub mod conflicts;
 pub mod credibility;
 pub mod exam;
 pub mod export;
+mod failures;
 mod pairs;
 pub mod review;
 pub mod stance;
@@ -38,7 +39,8 @@ use noisebench_core::{
 use noisebench_llm::{Llm, TaskInfo};
 use serde::{Deserialize, Serialize};
 
-use assemble::{CallFailures, Provenance};
+use assemble::Provenance;
+use failures::CallFailures;
 
 pub use agreement::{Agreement, cohen_kappa, krippendorff_alpha_nominal};
 pub use conflicts::conflicts;

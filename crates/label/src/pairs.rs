@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use noisebench_core::vocab::Verdict;
 use noisebench_core::{Claim, ClaimDocument, Document, Drops, stable_id};
 
-use crate::{EmptyDocuments, LabelConfig, exam};
+use crate::{EmptyDocuments, LabelConfig};
 
 /// One claim-document pair to label.
 pub(crate) struct Pair<'a> {
@@ -88,7 +88,7 @@ fn pair<'a>(
     claim: &'a Claim,
     doc: &'a Document,
 ) -> Result<Pair<'a>, (String, &'static str, String)> {
-    let gold = exam::gold_verdict(claim);
+    let gold = gold_verdict(claim);
     if config.exam.enabled && gold.is_none() {
         return Err((
             id,
@@ -133,4 +133,13 @@ fn pair<'a>(
         },
         skip_exam,
     })
+}
+
+/// The gold verdict of a claim as the exam needs it, or `None` if it is not true/false.
+pub(crate) fn gold_verdict(claim: &Claim) -> Option<Verdict> {
+    match claim.verdict.trim().to_lowercase().as_str() {
+        "true" => Some(Verdict::True),
+        "false" => Some(Verdict::False),
+        _ => None,
+    }
 }

@@ -8,8 +8,8 @@ use noisebench_core::vocab::Stance;
 use noisebench_llm::{Answer, Llm, LlmError};
 use serde::Deserialize;
 
-use crate::assemble::CallFailures;
 use crate::exam::truncate_chars;
+use crate::failures::CallFailures;
 use crate::pairs::Pair;
 use crate::tasks::{StanceReasoned, StanceText, StanceTextInput, StanceUrl, StanceUrlInput};
 
@@ -64,7 +64,7 @@ pub fn stance_str(s: Stance) -> &'static str {
 }
 
 /// A stance from any accepted spelling (trimmed, any case), or `None`.
-pub fn parse_stance(s: &str) -> Option<Stance> {
+pub(crate) fn parse_stance(s: &str) -> Option<Stance> {
     noisebench_core::vocab::final_answer(s.trim(), noisebench_core::vocab::STANCE_ALIASES)
         .filter(|_| s.split_whitespace().count() <= 3)
 }

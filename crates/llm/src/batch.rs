@@ -46,11 +46,6 @@ impl Llm {
         stage: &str,
         inputs: Vec<T::Input>,
     ) -> Vec<Result<Answer<T::Output>, LlmError>> {
-        struct NoBar;
-        impl noisebench_core::ProgressBar for NoBar {
-            fn inc(&self, _n: u64) {}
-            fn finish(&self) {}
-        }
         self.run_batch_with_progress::<T>(stage, inputs, &NoBar)
     }
 
@@ -183,10 +178,7 @@ impl Llm {
                 sharers: Vec::new(),
             };
             return handle
-                .spawn(async move {
-                    me.remote_batch::<T>(vec![request], &crate::batch_api::NoBar)
-                        .await
-                })
+                .spawn(async move { me.remote_batch::<T>(vec![request], &NoBar).await })
                 .await
                 .map_err(|e| LlmError::Internal(format!("task: {e}")))?
                 .into_iter()
@@ -239,6 +231,14 @@ impl Llm {
             },
         }
     }
+}
+
+/// A progress bar that draws nothing.
+pub(crate) struct NoBar;
+
+impl noisebench_core::ProgressBar for NoBar {
+    fn inc(&self, _n: u64) {}
+    fn finish(&self) {}
 }
 
 /// One distinct request of a batch: the item that sends it and the items that share its outcome

@@ -110,14 +110,6 @@ pub(crate) struct BatchReply {
     pub(crate) waited: Duration,
 }
 
-/// A progress bar that draws nothing.
-pub(crate) struct NoBar;
-
-impl noisebench_core::ProgressBar for NoBar {
-    fn inc(&self, _n: u64) {}
-    fn finish(&self) {}
-}
-
 /// What is kept on disk while a job runs, so that a killed run resumes it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct JobRecord {

@@ -4,7 +4,8 @@
 //! no stage uses. The declared set is what [`Llm::fingerprint`] covers.
 
 use crate::error::LlmError;
-use crate::task::{self, TaskInfo};
+use crate::preflight::TaskInfo;
+use crate::task;
 use crate::{Backend, Llm};
 
 impl Llm {

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::task::TaskInfo;
+use crate::preflight::TaskInfo;
 use crate::{Backend, Llm};
 
 impl Llm {

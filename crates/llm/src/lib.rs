@@ -78,11 +78,11 @@ pub use call_log::LlmStats;
 pub use config::{BackendKind, CacheMode, EmbeddingBackend, LlmConfig, LlmMode, ModelConfig};
 pub use embed::Embeddings;
 pub use error::LlmError;
-pub use preflight::{PreflightReport, TaskProbe};
+pub use preflight::{PreflightReport, TaskInfo, TaskProbe};
 pub use request::{count_tokens, sha256_hex_bytes};
 pub use rerank::{RerankConfig, RerankHit, Reranker};
 pub use sense::{Sense, Senseless};
-pub use task::{ItemBounds, Task, TaskInfo};
+pub use task::{ItemBounds, Task};
 
 use cache::Cache;
 use openai::OpenAiModel;

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use crate::config::CacheMode;
 use crate::error::LlmError;
-use crate::task::{Task, TaskInfo};
+use crate::task::Task;
 use crate::{Backend, Llm};
 
 /// One task's probe of its model.
@@ -203,4 +203,60 @@ fn clip(s: &str) -> String {
     let mut out: String = s.chars().take(200).collect();
     out.push_str("...");
     out
+}
+
+/// What a stage declares of a task it uses: enough for the engine to check its prompt,
+/// fingerprint it and probe a model with it ([`Llm::preflight`]) without knowing its
+/// types. Two declarations are the same task when name and offline version agree.
+#[derive(Clone, Copy)]
+pub struct TaskInfo {
+    pub name: &'static str,
+    pub offline_version: &'static str,
+    /// Asks the task's examples ([`Task::examples`]) of a handle: the preflight's probe.
+    pub(crate) probe: fn(&Llm) -> TaskProbe,
+}
+
+impl TaskInfo {
+    /// The declaration of task `T`, usable in a `const` list.
+    pub const fn of<T: Task>() -> TaskInfo {
+        TaskInfo {
+            name: T::NAME,
+            offline_version: T::OFFLINE_VERSION,
+            probe: probe::<T>,
+        }
+    }
+
+    fn key(&self) -> (&'static str, &'static str) {
+        (self.name, self.offline_version)
+    }
+}
+
+impl std::fmt::Debug for TaskInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskInfo")
+            .field("name", &self.name)
+            .field("offline_version", &self.offline_version)
+            .finish()
+    }
+}
+impl PartialEq for TaskInfo {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+impl Eq for TaskInfo {}
+impl PartialOrd for TaskInfo {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for TaskInfo {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key().cmp(&other.key())
+    }
+}
+impl std::hash::Hash for TaskInfo {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.key().hash(state);
+    }
 }

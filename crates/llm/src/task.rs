@@ -224,62 +224,6 @@ pub fn schema_self_check<T: Task>(
     Ok(())
 }
 
-/// What a stage declares of a task it uses: enough for the engine to check its prompt,
-/// fingerprint it and probe a model with it ([`crate::Llm::preflight`]) without knowing its
-/// types. Two declarations are the same task when name and offline version agree.
-#[derive(Clone, Copy)]
-pub struct TaskInfo {
-    pub name: &'static str,
-    pub offline_version: &'static str,
-    /// Asks the task's examples ([`Task::examples`]) of a handle: the preflight's probe.
-    pub(crate) probe: fn(&crate::Llm) -> crate::preflight::TaskProbe,
-}
-
-impl TaskInfo {
-    /// The declaration of task `T`, usable in a `const` list.
-    pub const fn of<T: Task>() -> TaskInfo {
-        TaskInfo {
-            name: T::NAME,
-            offline_version: T::OFFLINE_VERSION,
-            probe: crate::preflight::probe::<T>,
-        }
-    }
-
-    fn key(&self) -> (&'static str, &'static str) {
-        (self.name, self.offline_version)
-    }
-}
-
-impl std::fmt::Debug for TaskInfo {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TaskInfo")
-            .field("name", &self.name)
-            .field("offline_version", &self.offline_version)
-            .finish()
-    }
-}
-impl PartialEq for TaskInfo {
-    fn eq(&self, other: &Self) -> bool {
-        self.key() == other.key()
-    }
-}
-impl Eq for TaskInfo {}
-impl PartialOrd for TaskInfo {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for TaskInfo {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.key().cmp(&other.key())
-    }
-}
-impl std::hash::Hash for TaskInfo {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.key().hash(state);
-    }
-}
-
 /// What every task's own tests check of its offline rule and prompt: the template in `prompts`
 /// renders `input` with no placeholder left; the offline rule answers the same input twice with
 /// the same request hash and the same bytes; the answer passes the task's `check`. Returns the
@@ -335,6 +279,7 @@ pub fn valid_name(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::TaskInfo;
 
     struct Echo;
     impl Task for Echo {

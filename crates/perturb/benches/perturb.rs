@@ -5,8 +5,9 @@
 
 use std::time::Instant;
 
+use noisebench_perturb::QueryPerturbationsConfig;
 use noisebench_perturb::protect::protected_mask;
-use noisebench_perturb::query::{QueryPerturbationsConfig, rule_candidates};
+use noisebench_perturb::query::rule_candidates;
 use noisebench_perturb::synonyms::Synonyms;
 
 const QUESTIONS: usize = 48_000;

@@ -29,7 +29,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::similarity::{Distribution, round_similarity};
-use crate::tasks::{BackTranslate, BackTranslateInput, BackTranslation, DOCUMENT_TASKS};
+use crate::tasks::{
+    BackTranslate, BackTranslateInput, BackTranslation, DOCUMENT_TASKS, language_rejection,
+};
 
 /// The two kinds, in RARE's order.
 pub const KINDS: [&str; 2] = ["regex_delete", "back_translation"];
@@ -249,7 +251,7 @@ pub fn delete_answer(
 }
 
 /// [`delete_answer`] with the patterns compiled so far.
-pub fn delete_answer_with(
+pub(crate) fn delete_answer_with(
     patterns: &mut Patterns,
     chunk: &str,
     evidence: &[&str],
@@ -294,30 +296,6 @@ pub fn translation_rejection(
         .or_else(|| answer_rejection(original, translated, answer))
 }
 
-/// The checks of [`translation_rejection`] that depend on the texts alone (once per chunk).
-pub fn language_rejection(original: &str, translated: &str) -> Option<&'static str> {
-    if !translated.chars().any(char::is_alphanumeric) {
-        return Some("empty_translation");
-    }
-    // Reliably not English, and not merely the language the original itself reads as (a table
-    // of names and figures can read as anything).
-    if let Some(info) = whatlang::detect(translated)
-        && info.lang() != whatlang::Lang::Eng
-        && info.is_reliable()
-        && whatlang::detect_lang(original) != Some(info.lang())
-    {
-        return Some("wrong_language");
-    }
-    // Whatever the language check could tell (a short text is too short to detect), a
-    // back-translation keeps the passage's length and most of its words.
-    if let Err(e) =
-        crate::tasks::faithful_rewrite(crate::tasks::TRANSLATION_FIDELITY, original, translated)
-    {
-        return Some(e.sense.code());
-    }
-    None
-}
-
 /// The check of [`translation_rejection`] that depends on the question's answer.
 fn answer_rejection(original: &str, translated: &str, answer: &str) -> Option<&'static str> {
     let answer = Phrase::new(answer);
@@ -360,7 +338,7 @@ struct Made<'a> {
 
 /// What a run found, beyond its rows: the stage's facts.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct DocumentPerturbationsSummary {
+pub(crate) struct DocumentPerturbationsSummary {
     pub questions: usize,
     /// (question, answer chunk) pairs considered.
     pub pairs: usize,

@@ -6,7 +6,7 @@
 //! rules ([`crate::typos`], [`crate::synonyms`]) only touch unprotected bytes.
 
 /// The runs of alphanumeric characters of `text`, as byte ranges.
-pub fn word_spans(text: &str) -> Vec<(usize, usize)> {
+pub(crate) fn word_spans(text: &str) -> Vec<(usize, usize)> {
     let mut spans = Vec::new();
     let mut start = None;
     for (i, c) in text.char_indices() {
@@ -118,7 +118,7 @@ pub fn question_phrases(q: &noisebench_core::Question) -> Vec<String> {
 
 /// The protected pieces of `text` as strings (each maximal protected run, trimmed): what a
 /// rewrite must still contain.
-pub fn protected_pieces(text: &str, mask: &[bool]) -> Vec<String> {
+pub(crate) fn protected_pieces(text: &str, mask: &[bool]) -> Vec<String> {
     let mut out = Vec::new();
     let mut start = None;
     for (i, _) in text
@@ -143,7 +143,7 @@ pub fn protected_pieces(text: &str, mask: &[bool]) -> Vec<String> {
 
 /// Whether a rewrite keeps what the original protects: every protected word run of the
 /// original (numbers, names) is still in it as whole words, case and punctuation aside.
-pub fn keeps_protected(original: &str, mask: &[bool], rewrite: &str) -> bool {
+pub(crate) fn keeps_protected(original: &str, mask: &[bool], rewrite: &str) -> bool {
     protected_pieces(original, mask).iter().all(|p| {
         noisebench_text::normalize(p).is_empty() || noisebench_text::contains_phrase(rewrite, p)
     })

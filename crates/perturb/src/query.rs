@@ -121,7 +121,7 @@ impl QueryPerturbationsStage {
 
 /// The random source of one candidate: a function of the seed, the question, the kind and the
 /// candidate's index only.
-pub fn candidate_rng(seed: u64, question_id: &str, kind: &str, index: usize) -> ChaCha8Rng {
+pub(crate) fn candidate_rng(seed: u64, question_id: &str, kind: &str, index: usize) -> ChaCha8Rng {
     let id = stable_id(
         "seed",
         &[&seed.to_string(), question_id, kind, &index.to_string()],
@@ -156,7 +156,7 @@ pub fn rule_candidates(
 /// An LLM answer's usable rewrites: trimmed, non-empty, not the query itself, keeping every
 /// protected piece of the query and its length and words as `fidelity` asks
 /// ([`crate::tasks::faithful_rewrite`]), distinct, at most `n`.
-pub fn usable_rewrites(
+pub(crate) fn usable_rewrites(
     query: &str,
     mask: &[bool],
     answer: &Rewrites,
@@ -215,7 +215,7 @@ struct Pending<'a> {
 
 /// What a run found, beyond its rows: the stage's facts.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct QueryPerturbationsSummary {
+pub(crate) struct QueryPerturbationsSummary {
     pub questions: usize,
     /// Rows per kind.
     pub kept: BTreeMap<String, usize>,

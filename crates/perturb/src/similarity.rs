@@ -5,7 +5,7 @@ use serde::Serialize;
 
 /// The index of the kept candidate: the first whose similarity is at least `min`, else the most
 /// similar (the first of equals). `similarities` must not be empty.
-pub fn select_candidate(similarities: &[f32], min: f64) -> usize {
+pub(crate) fn select_candidate(similarities: &[f32], min: f64) -> usize {
     if let Some(i) = similarities.iter().position(|&s| f64::from(s) >= min) {
         return i;
     }
@@ -19,7 +19,7 @@ pub fn select_candidate(similarities: &[f32], min: f64) -> usize {
 }
 
 /// A similarity as recorded: six decimals, so a table does not carry float noise.
-pub fn round_similarity(s: f32) -> f64 {
+pub(crate) fn round_similarity(s: f32) -> f64 {
     (f64::from(s) * 1e6).round() / 1e6
 }
 

@@ -19,12 +19,12 @@ use noisebench_llm::{ItemBounds, Task, TaskInfo};
 use serde::{Deserialize, Serialize};
 
 /// The query stage's tasks: its fingerprint covers these.
-pub const QUERY_TASKS: &[TaskInfo] = &[
+pub(crate) const QUERY_TASKS: &[TaskInfo] = &[
     TaskInfo::of::<QueryGrammar>(),
     TaskInfo::of::<QueryIrrelevant>(),
 ];
 /// The document stage's tasks.
-pub const DOCUMENT_TASKS: &[TaskInfo] = &[TaskInfo::of::<BackTranslate>()];
+pub(crate) const DOCUMENT_TASKS: &[TaskInfo] = &[TaskInfo::of::<BackTranslate>()];
 
 /// The input of both query rewrite tasks.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -60,28 +60,32 @@ fn check_rewrites(o: &Rewrites) -> Result<(), String> {
 }
 
 /// What a grammar rewrite keeps of its question: about its length, and most of its words.
-pub const GRAMMAR_FIDELITY: Fidelity = Fidelity {
+pub(crate) const GRAMMAR_FIDELITY: Fidelity = Fidelity {
     min_length_ratio: 0.6,
     max_length_ratio: 2.0,
     min_kept: 0.6,
 };
 /// What an irrelevant-information rewrite keeps: the question's words, with a detail added (up
 /// to four times the question's length).
-pub const IRRELEVANT_FIDELITY: Fidelity = Fidelity {
+pub(crate) const IRRELEVANT_FIDELITY: Fidelity = Fidelity {
     min_length_ratio: 0.8,
     max_length_ratio: 4.0,
     min_kept: 0.6,
 };
 /// What a back-translation keeps of its passage: about its length, and enough of its words
 /// (names, figures, terms) that the meaning is the passage's. A one-word "translation" fails.
-pub const TRANSLATION_FIDELITY: Fidelity = Fidelity {
+pub(crate) const TRANSLATION_FIDELITY: Fidelity = Fidelity {
     min_length_ratio: 0.5,
     max_length_ratio: 2.0,
     min_kept: 0.35,
 };
 
 /// Whether `rewrite` keeps what `fidelity` asks of `source` ([`sense::faithful`]).
-pub fn faithful_rewrite(fidelity: Fidelity, source: &str, rewrite: &str) -> Result<(), Senseless> {
+pub(crate) fn faithful_rewrite(
+    fidelity: Fidelity,
+    source: &str,
+    rewrite: &str,
+) -> Result<(), Senseless> {
     sense::faithful(
         "the rewrite",
         fidelity,
@@ -307,6 +311,28 @@ const SWAPS: &[(&str, &str)] = &[
     ("additional", "further"),
 ];
 
+/// The checks of [`crate::document::translation_rejection`] that depend on the texts alone (once per chunk).
+pub(crate) fn language_rejection(original: &str, translated: &str) -> Option<&'static str> {
+    if !translated.chars().any(char::is_alphanumeric) {
+        return Some("empty_translation");
+    }
+    // Reliably not English, and not merely the language the original itself reads as (a table
+    // of names and figures can read as anything).
+    if let Some(info) = whatlang::detect(translated)
+        && info.lang() != whatlang::Lang::Eng
+        && info.is_reliable()
+        && whatlang::detect_lang(original) != Some(info.lang())
+    {
+        return Some("wrong_language");
+    }
+    // Whatever the language check could tell (a short text is too short to detect), a
+    // back-translation keeps the passage's length and most of its words.
+    if let Err(e) = faithful_rewrite(TRANSLATION_FIDELITY, original, translated) {
+        return Some(e.sense.code());
+    }
+    None
+}
+
 impl Task for BackTranslate {
     const NAME: &'static str = "back_translate";
     const OFFLINE_VERSION: &'static str = "offline-1";
@@ -324,7 +350,7 @@ impl Task for BackTranslate {
         if !o.text.chars().any(char::is_alphanumeric) {
             return Ok(());
         }
-        if crate::document::language_rejection(&input.text, &o.text) == Some("wrong_language") {
+        if language_rejection(&input.text, &o.text) == Some("wrong_language") {
             return Err(Sense::WrongLanguage.because(format!(
                 "the back-translation reads as {}, not as the passage's language",
                 whatlang::detect_lang(&o.text).map_or("unknown", |l| l.eng_name())

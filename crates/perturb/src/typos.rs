@@ -51,7 +51,7 @@ fn neighbours(c: u8) -> &'static [u8] {
 
 /// How many of `counted` items a `rate` changes: the nearest whole number, at least one when
 /// there is anything to change (a short query still gets a perturbation).
-pub fn changes_for(rate: f64, counted: usize) -> usize {
+pub(crate) fn changes_for(rate: f64, counted: usize) -> usize {
     if counted == 0 || rate <= 0.0 {
         return 0;
     }

@@ -14,9 +14,9 @@ use noisebench_core::{
 };
 use noisebench_llm::Llm;
 use noisebench_perturb::protect::{protected_mask, question_phrases};
-use noisebench_perturb::query::{QueryPerturbationsConfig, QueryPerturbationsStage};
 use noisebench_perturb::synonyms::{Synonyms, word_level};
 use noisebench_perturb::typos::character_level;
+use noisebench_perturb::{QueryPerturbationsConfig, QueryPerturbationsStage};
 use noisebench_testkit::{FakeServer, Reply, first_message, strict_openai_config};
 use proptest::prelude::*;
 use rand::SeedableRng;

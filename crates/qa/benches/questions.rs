@@ -14,8 +14,10 @@ use std::time::Instant;
 
 use noisebench_core::{Chunk, Drops, Pattern, Report, Triplet, stable_id};
 use noisebench_llm::Task;
-use noisebench_qa::questions::{Corpus, Prompt, QuestionsConfig, assemble, dedupe, prepare};
-use noisebench_qa::splits::{SplitsConfig, assign};
+use noisebench_qa::QuestionsConfig;
+use noisebench_qa::SplitsConfig;
+use noisebench_qa::questions::{Corpus, Prompt, assemble, dedupe, prepare};
+use noisebench_qa::splits::assign;
 use noisebench_qa::tasks::{QaMulti, QaSingle};
 
 const CHUNKS: usize = 40_000;

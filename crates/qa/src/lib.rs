@@ -19,3 +19,8 @@ pub mod questions;
 pub mod splits;
 pub mod table_checks;
 pub mod tasks;
+
+pub use export::{ExportRareConfig, ExportRareStage};
+pub use judge::{JudgeConfig, JudgeStage};
+pub use questions::{QuestionsConfig, QuestionsStage};
+pub use splits::{SplitsConfig, SplitsStage};

@@ -13,9 +13,9 @@ use noisebench_core::{
     parse_config, stable_id,
 };
 use noisebench_llm::Llm;
-use noisebench_qa::judge::{JudgeConfig, JudgeStage};
-use noisebench_qa::questions::{QuestionsConfig, QuestionsStage};
-use noisebench_qa::splits::{SplitsConfig, SplitsStage};
+use noisebench_qa::{JudgeConfig, JudgeStage};
+use noisebench_qa::{QuestionsConfig, QuestionsStage};
+use noisebench_qa::{SplitsConfig, SplitsStage};
 use noisebench_testkit::{FakeServer, Reply, first_message, strict_openai_config};
 use serde_json::{Value, json};
 

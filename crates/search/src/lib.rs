@@ -16,7 +16,6 @@
 //! its archiving `Web`, credentialed search APIs through its non-archiving `HttpClient`
 //! ([`api::ApiClient`]), so keys never reach the archive.
 
-pub mod api;
 pub mod backends;
 pub mod boilerplate;
 pub mod canonical;
@@ -29,6 +28,13 @@ pub mod query_tasks;
 pub mod reddit;
 pub mod search;
 
+pub use backends::BackendConfig;
+pub use backends::brave::BraveConfig;
+pub use backends::fixture::FixtureConfig;
+pub use backends::google::GoogleConfig;
+pub use backends::reddit_api::RedditApiConfig;
+pub use backends::reddit_dump::RedditDumpConfig;
+pub use backends::searxng::SearxngConfig;
 pub use documents::{DocumentsConfig, DocumentsStage};
 pub use queries::{QueriesConfig, QueriesStage};
-pub use search::{BackendConfig, SearchConfig, SearchStage};
+pub use search::{SearchConfig, SearchStage};

@@ -12,65 +12,8 @@ use noisebench_web::Web;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::backends::brave::{Brave, BraveConfig};
-use crate::backends::fixture::{Fixture, FixtureConfig};
-use crate::backends::google::{Google, GoogleConfig};
-use crate::backends::reddit_api::{RedditApi, RedditApiConfig};
-use crate::backends::reddit_dump::{DumpIndex, RedditDump, RedditDumpConfig};
-use crate::backends::searxng::{Searxng, SearxngConfig};
-use crate::backends::{Backend, SearchRequest};
+use crate::backends::{BackendConfig, SearchRequest, backend_labels};
 use crate::canonical::is_reddit_host;
-
-/// One backend of the `search` stage; `type` picks it.
-#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
-#[serde(tag = "type", rename_all = "kebab-case", deny_unknown_fields)]
-pub enum BackendConfig {
-    /// Google's Custom Search JSON API (API key and search engine id).
-    Google(GoogleConfig),
-    /// The Brave Search API (subscription token).
-    Brave(BraveConfig),
-    /// A SearxNG instance's JSON API, fetched through the run's web layer.
-    Searxng(SearxngConfig),
-    /// Reddit's search API (OAuth application token).
-    Reddit(RedditApiConfig),
-    /// A Reddit dump file, indexed once per content with BM25 (no network).
-    RedditDump(RedditDumpConfig),
-    /// Recorded answers under `fixtures/search/` (tests and the demo; no network).
-    Fixture(FixtureConfig),
-}
-
-impl BackendConfig {
-    pub fn name(&self) -> &'static str {
-        match self {
-            BackendConfig::Google(_) => "google",
-            BackendConfig::Brave(_) => "brave",
-            BackendConfig::Searxng(_) => "searxng",
-            BackendConfig::Reddit(_) => "reddit",
-            BackendConfig::RedditDump(_) => "reddit-dump",
-            BackendConfig::Fixture(_) => "fixture",
-        }
-    }
-}
-
-/// The name each backend's hits and drops carry (`search_hits.backend`, part of hit ids and drop
-/// items): its type (`google`), or, when the pipeline has more than one backend of that type, the
-/// type and its place in `backends` (`google[0]`, `google[2]`), so two backends of one type never
-/// write the same hit id or drop item.
-pub fn backend_labels(backends: &[BackendConfig]) -> Vec<String> {
-    backends
-        .iter()
-        .enumerate()
-        .map(|(i, b)| {
-            let name = b.name();
-            let same_type = backends.iter().filter(|o| o.name() == name).count();
-            if same_type > 1 {
-                format!("{name}[{i}]")
-            } else {
-                name.to_string()
-            }
-        })
-        .collect()
-}
 
 /// Configuration of the `search` stage.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
@@ -137,7 +80,7 @@ impl SearchConfig {
 }
 
 /// The `search` stage. Build with the run's [`Web`] (used by SearxNG; the credentialed APIs
-/// use their own client, see [`crate::api`]).
+/// use their own client, see [`crate::backends::api`]).
 #[derive(Debug, Clone)]
 pub struct SearchStage {
     web: Arc<Web>,
@@ -146,44 +89,6 @@ pub struct SearchStage {
 impl SearchStage {
     pub fn new(web: Arc<Web>) -> Self {
         Self { web }
-    }
-
-    fn resolve_path(root: &Path, p: &Path) -> PathBuf {
-        if p.is_absolute() {
-            p.to_path_buf()
-        } else {
-            root.join(p)
-        }
-    }
-
-    fn build(
-        &self,
-        i: usize,
-        b: &BackendConfig,
-        ctx: &StageContext,
-    ) -> Result<Box<dyn Backend>, StageError> {
-        let field = format!("backends[{i}]");
-        let ua = self.web.config().user_agent.clone();
-        let cfg = |m: String| StageError::Config(ConfigError::new(field.clone(), m));
-        Ok(match b {
-            BackendConfig::Google(c) => Box::new(Google::new(c, &ua).map_err(cfg)?),
-            BackendConfig::Brave(c) => Box::new(Brave::new(c, &ua).map_err(cfg)?),
-            BackendConfig::Searxng(c) => Box::new(Searxng::new(c, self.web.clone()).map_err(cfg)?),
-            BackendConfig::Reddit(c) => Box::new(RedditApi::new(c, &ua).map_err(cfg)?),
-            BackendConfig::Fixture(c) => {
-                Box::new(Fixture::load(&Self::resolve_path(&ctx.root, &c.dir)).map_err(cfg)?)
-            }
-            BackendConfig::RedditDump(c) => {
-                let dump = Self::resolve_path(&ctx.root, &c.path);
-                let index_root = match &c.index_dir {
-                    Some(d) => Self::resolve_path(&ctx.root, d),
-                    None => ctx.stage_dir.join("reddit-dump-index"),
-                };
-                let index = DumpIndex::open_or_build(&dump, &index_root)
-                    .map_err(|e| StageError::Other(format!("{field}: {e}")))?;
-                Box::new(RedditDump::new(index, c))
-            }
-        })
     }
 }
 
@@ -236,41 +141,8 @@ impl TypedStage for SearchStage {
                 "at least one backend is needed",
             ));
         }
-        let env = |field: String, var: &str| -> Result<(), ConfigError> {
-            crate::api::env_secret(var)
-                .map(|_| ())
-                .map_err(|m| ConfigError::new(field, m))
-        };
         for (i, b) in c.backends.iter().enumerate() {
-            let f = |name: &str| format!("backends[{i}].{name}");
-            match b {
-                BackendConfig::Google(g) => {
-                    env(f("api_key_env"), &g.api_key_env)?;
-                    env(f("cx_env"), &g.cx_env)?;
-                }
-                BackendConfig::Brave(g) => env(f("api_key_env"), &g.api_key_env)?,
-                BackendConfig::Reddit(g) => {
-                    env(f("client_id_env"), &g.client_id_env)?;
-                    env(f("client_secret_env"), &g.client_secret_env)?;
-                }
-                BackendConfig::Searxng(g) => {
-                    if g.base_url.is_none() {
-                        env(f("base_url_env"), &g.base_url_env)?;
-                    }
-                }
-                BackendConfig::RedditDump(d) => {
-                    if !Self::resolve_path(root, &d.path).is_file() {
-                        return Err(ConfigError::new(
-                            f("path"),
-                            format!("{} does not exist", d.path.display()),
-                        ));
-                    }
-                }
-                BackendConfig::Fixture(d) => {
-                    Fixture::load(&Self::resolve_path(root, &d.dir))
-                        .map_err(|m| ConfigError::new(f("dir"), m))?;
-                }
-            }
+            b.check(&format!("backends[{i}]"), root)?;
         }
         Ok(())
     }
@@ -281,29 +153,16 @@ impl TypedStage for SearchStage {
 
     /// The API backends answer differently over time; a dump and recorded answers do not.
     fn reads_live_sources(&self, c: &SearchConfig) -> bool {
-        c.backends.iter().any(|b| match b {
-            BackendConfig::RedditDump(_) | BackendConfig::Fixture(_) => false,
-            // SearxNG is fetched through the web layer, which may be replaying.
-            BackendConfig::Searxng(_) => self.web.config().mode == noisebench_web::Mode::Live,
-            _ => true,
-        })
+        let mode = self.web.config().mode;
+        c.backends.iter().any(|b| b.reads_live_sources(mode))
     }
 
     fn external_files(&self, c: &SearchConfig, root: &Path) -> Vec<PathBuf> {
-        let mut files = Vec::new();
-        for b in &c.backends {
-            match b {
-                BackendConfig::RedditDump(d) => files.push(Self::resolve_path(root, &d.path)),
-                BackendConfig::Fixture(d) => {
-                    if let Ok(f) = Fixture::load(&Self::resolve_path(root, &d.dir)) {
-                        files.extend(f.files());
-                    }
-                }
-                // SearxNG answers come through the web layer: replayed answers are inputs.
-                BackendConfig::Searxng(_) => files.extend(self.web.config().replay_inputs(root)),
-                _ => {}
-            }
-        }
+        let mut files: Vec<PathBuf> = c
+            .backends
+            .iter()
+            .flat_map(|b| b.external_files(&self.web, root))
+            .collect();
         files.sort();
         files.dedup();
         files
@@ -327,7 +186,14 @@ impl TypedStage for SearchStage {
             .backends
             .iter()
             .enumerate()
-            .map(|(i, b)| self.build(i, b, ctx))
+            .map(|(i, b)| {
+                b.build(
+                    &format!("backends[{i}]"),
+                    &self.web,
+                    &ctx.root,
+                    &ctx.stage_dir,
+                )
+            })
             .collect::<Result<Vec<_>, _>>()?;
         let bar = ctx
             .progress

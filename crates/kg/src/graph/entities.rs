@@ -38,14 +38,14 @@ impl Rule {
 }
 
 /// Lowercase words joined by single spaces (case and punctuation removed).
-pub fn basic_key(surface: &str) -> String {
+pub(crate) fn basic_key(surface: &str) -> String {
     words(surface).join(" ")
 }
 
 /// The entity key of a surface form: [`basic_key`] with trailing corporate suffixes removed
 /// (`suffixes` as written in configuration, compared by their words: "Inc." is `inc`), and
 /// whether a suffix was removed. A name that is nothing but a suffix keeps it.
-pub fn entity_key(surface: &str, suffixes: &[Vec<String>]) -> (String, bool) {
+pub(crate) fn entity_key(surface: &str, suffixes: &[Vec<String>]) -> (String, bool) {
     let mut w = words(surface);
     let mut stripped = false;
     'outer: loop {
@@ -62,7 +62,7 @@ pub fn entity_key(surface: &str, suffixes: &[Vec<String>]) -> (String, bool) {
 }
 
 /// Suffixes as configured, turned into word lists for [`entity_key`].
-pub fn suffix_words(suffixes: &[String]) -> Vec<Vec<String>> {
+pub(crate) fn suffix_words(suffixes: &[String]) -> Vec<Vec<String>> {
     suffixes
         .iter()
         .map(|s| words(s))

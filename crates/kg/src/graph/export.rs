@@ -8,8 +8,8 @@
 use noisebench_core::{Entity, GraphEdge};
 
 /// The side file names.
-pub const GRAPHML_FILE: &str = "graph.graphml";
-pub const JSON_FILE: &str = "graph.json";
+pub(crate) const GRAPHML_FILE: &str = "graph.graphml";
+pub(crate) const JSON_FILE: &str = "graph.json";
 
 /// GraphML of the graph. Written by hand: petgraph-graphml emits its `<key>` elements in hash-set
 /// order (not byte-stable across runs) and writes string attributes only.
@@ -62,7 +62,7 @@ pub fn graphml(entities: &[Entity], edges: &[GraphEdge]) -> String {
 
 /// Node-link JSON as NetworkX's `node_link_data` writes it (`nodes`, `edges`, `source`,
 /// `target`, `key`), for `networkx.node_link_graph(data)`.
-pub fn node_link(entities: &[Entity], edges: &[GraphEdge]) -> serde_json::Value {
+pub(crate) fn node_link(entities: &[Entity], edges: &[GraphEdge]) -> serde_json::Value {
     let nodes: Vec<serde_json::Value> = entities
         .iter()
         .map(|e| {

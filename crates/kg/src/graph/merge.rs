@@ -112,7 +112,7 @@ impl KnowledgeGraph {
 
     /// Edge rows, sorted by head, relation and tail; each edge's triplets sorted by id with
     /// their chunks and reports aligned.
-    pub fn edge_rows(&self) -> Vec<GraphEdge> {
+    pub(crate) fn edge_rows(&self) -> Vec<GraphEdge> {
         self.edges
             .iter()
             .map(|((head, relation, tail), &e)| {
@@ -133,7 +133,7 @@ impl KnowledgeGraph {
     }
 
     /// Entity rows, sorted by name: the reports naming each and its triplets as head or tail.
-    pub fn entity_rows(&self) -> Vec<Entity> {
+    pub(crate) fn entity_rows(&self) -> Vec<Entity> {
         let mut reports: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
         let mut triplets: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
         for ((head, _, tail), &e) in &self.edges {

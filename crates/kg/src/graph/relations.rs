@@ -11,13 +11,13 @@ use std::collections::BTreeMap;
 use crate::graph::entities::basic_key;
 
 /// A relation's key: lowercase words joined by single spaces.
-pub fn relation_key(surface: &str) -> String {
+pub(crate) fn relation_key(surface: &str) -> String {
     basic_key(surface)
 }
 
 /// Where one relation key went.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RelationTarget {
+pub(crate) struct RelationTarget {
     /// The canonical relation's key (the key itself when it is canonical).
     pub canonical: String,
     /// The cosine similarity that merged it; `None` for a canonical relation.
@@ -27,14 +27,14 @@ pub struct RelationTarget {
 /// The result of [`merge_relations`]: every key's target, and the canonical keys in the order
 /// they were chosen.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct RelationMerge {
+pub(crate) struct RelationMerge {
     pub targets: BTreeMap<String, RelationTarget>,
     pub canonical: Vec<String>,
 }
 
 /// Merge relation keys (with their triplet counts) by embedding similarity. `embed` gets the keys
 /// in visiting order and returns one vector per key (any norm); its error is passed through.
-pub fn merge_relations<E>(
+pub(crate) fn merge_relations<E>(
     counts: &BTreeMap<String, usize>,
     threshold: f64,
     embed: impl FnOnce(&[String]) -> Result<Vec<Vec<f32>>, E>,

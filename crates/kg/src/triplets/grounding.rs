@@ -12,11 +12,11 @@ use noisebench_text::normalize;
 use super::task::ExtractedTriplet;
 
 /// Longest entity kept, in characters: longer is a paragraph, not a name.
-pub const MAX_ENTITY_CHARS: usize = 200;
+pub(crate) const MAX_ENTITY_CHARS: usize = 200;
 /// Longest relation kept, in characters.
-pub const MAX_RELATION_CHARS: usize = 100;
+pub(crate) const MAX_RELATION_CHARS: usize = 100;
 /// Longest source sentence kept, in characters: longer is a passage, not a sentence.
-pub const MAX_SENTENCE_CHARS: usize = 1500;
+pub(crate) const MAX_SENTENCE_CHARS: usize = 1500;
 
 /// Why a returned triplet was not kept: the drop reason codes of the `triplets` stage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -126,7 +126,7 @@ impl<'a> GroundingWindow<'a> {
 }
 
 /// What makes two triplets the same: their chunk and their normalised entities and relation.
-pub fn dedupe_key(chunk_id: &str, t: &ExtractedTriplet) -> [String; 4] {
+pub(crate) fn dedupe_key(chunk_id: &str, t: &ExtractedTriplet) -> [String; 4] {
     [
         chunk_id.to_string(),
         normalize(&t.entity_1),

@@ -71,7 +71,7 @@ pub struct TripletsOutput {
 
 /// An answer with more triplets than this many times the target (plus slack for small
 /// targets) is a runaway answer: re-asked, not kept.
-pub const MAX_TARGET_MULTIPLE: usize = 4;
+pub(crate) const MAX_TARGET_MULTIPLE: usize = 4;
 const SLACK: usize = 20;
 
 impl Task for Triplets {

@@ -16,7 +16,7 @@ use std::ops::Range;
 use noisebench_core::{Chunk, sha256_hex};
 
 /// Whether a chunk with this text ends a window of average size `size`.
-pub fn ends_window(text: &str, size: usize) -> bool {
+pub(crate) fn ends_window(text: &str, size: usize) -> bool {
     let hex = sha256_hex(text.as_bytes());
     let h = u64::from_str_radix(&hex[..16], 16).unwrap_or(0);
     h.is_multiple_of(size.max(1) as u64)

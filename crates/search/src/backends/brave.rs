@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::{
     Backend, Parsed, RawHit, SearchFailure, SearchRequest, json_object, text_of, with_site,
 };
-use crate::api::{ApiClient, ApiLimits, env_secret};
+use crate::backends::api::{ApiClient, ApiLimits, env_secret};
 use noisebench_web::HttpRequest;
 
 #[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]

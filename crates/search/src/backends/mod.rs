@@ -5,7 +5,9 @@
 //! counted in [`Parsed::missing`]), a result without a URL is counted and skipped, and a body that
 //! is not the JSON shape the API documents is a [`SearchFailure`] with code `malformed_response`.
 
+pub mod api;
 pub mod brave;
+mod config;
 pub mod fixture;
 pub mod google;
 #[cfg(test)]
@@ -15,6 +17,8 @@ pub mod reddit_dump;
 pub mod searxng;
 
 use std::collections::BTreeMap;
+
+pub use config::{BackendConfig, backend_labels};
 
 /// One query as a backend receives it.
 #[derive(Debug, Clone, PartialEq, Eq)]

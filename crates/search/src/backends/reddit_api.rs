@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{Backend, Parsed, RawHit, SearchFailure, SearchRequest, json_object};
-use crate::api::{ApiClient, ApiLimits, env_secret};
+use crate::backends::api::{ApiClient, ApiLimits, env_secret};
 use crate::reddit::RedditPost;
 use noisebench_web::{HttpRequest, Secret};
 

@@ -49,7 +49,7 @@ impl Searxng {
     pub fn new(config: &SearxngConfig, web: Arc<noisebench_web::Web>) -> Result<Self, String> {
         let raw = match &config.base_url {
             Some(b) => b.clone(),
-            None => crate::api::env_secret(&config.base_url_env)?,
+            None => crate::backends::api::env_secret(&config.base_url_env)?,
         };
         let mut base = url::Url::parse(&raw).map_err(|e| format!("base_url `{raw}`: {e}"))?;
         if !base.path().ends_with('/') {

@@ -8,6 +8,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use noisebench_index::ranking;
+
 /// The metrics of one ranked list.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct QueryScores {
@@ -16,31 +18,19 @@ pub struct QueryScores {
     pub ndcg: f64,
 }
 
-/// Scores of `ranked` (best first; only the first `k` count) against `relevant`. An empty
-/// relevant set scores 0 everywhere (the stage drops such questions before asking).
+/// Scores of `ranked` (best first; only the first `k` count) against `relevant`, by the
+/// definitions of [`noisebench_index::ranking`]. An empty relevant set scores 0 everywhere (the
+/// stage drops such questions before asking).
 pub fn score(ranked: &[&str], relevant: &BTreeSet<&str>, k: usize) -> QueryScores {
-    if relevant.is_empty() || k == 0 {
-        return QueryScores::default();
-    }
-    let mut hits = 0usize;
-    let mut rr = 0.0;
-    let mut dcg = 0.0;
-    for (i, id) in ranked.iter().take(k).enumerate() {
-        if relevant.contains(id) {
-            hits += 1;
-            if rr == 0.0 {
-                rr = 1.0 / (i + 1) as f64;
-            }
-            dcg += 1.0 / ((i + 2) as f64).log2();
-        }
-    }
-    let ideal: f64 = (0..relevant.len().min(k))
-        .map(|i| 1.0 / ((i + 2) as f64).log2())
-        .sum();
+    let flags: Vec<bool> = ranked
+        .iter()
+        .take(k)
+        .map(|id| relevant.contains(id))
+        .collect();
     QueryScores {
-        recall: hits as f64 / relevant.len() as f64,
-        rr,
-        ndcg: dcg / ideal,
+        recall: ranking::recall_at_k(&flags, k, relevant.len()),
+        rr: ranking::reciprocal_rank_at_k(&flags, k),
+        ndcg: ranking::binary_ndcg_at_k(&flags, k, relevant.len()),
     }
 }
 

@@ -12,6 +12,11 @@
 //! drop, and so is a perturbation of a question not kept. A failing reranker costs only its
 //! own rows: the first-stage results stay, and the failure is recorded (`rerank_failed`, and
 //! `rerank_abandoned` when it keeps failing and the rest is not sent).
+//!
+//! What this crate is not: a perturbation (it reads the `query_perturbations` the `perturb`
+//! crate writes, and perturbs nothing), an index (BM25 and vector search are `noisebench-index`'s,
+//! and so are the ranking metrics' definitions, [`noisebench_index::ranking`], which the
+//! evaluation uses too), or an evaluator of answers (that is `noisebench-eval`).
 
 pub mod metrics;
 pub mod search;

@@ -1,6 +1,6 @@
 //! BM25 retrieval against Python's `rank_bm25`, side by side in one run.
 //!
-//! `cargo bench -p noisebench-perturb --bench retrieval` generates a RARE-sized synthetic corpus
+//! `cargo bench -p noisebench-retrieval --bench retrieval` generates a RARE-sized synthetic corpus
 //! (40K chunks of 150-600 words drawn from a Zipf vocabulary with English stopwords between)
 //! and 288K queries (48K questions x 6: the question, then a typo, a swapped word, a reordering,
 //! an irrelevant addition and a dropped word), indexes the chunks with the retrieval stage's
@@ -25,7 +25,7 @@ use std::process::{Command, ExitCode};
 use std::time::Instant;
 
 use noisebench_core::default_threads;
-use noisebench_perturb::retrieval::search::Bm25Chunks;
+use noisebench_retrieval::search::Bm25Chunks;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -298,7 +298,7 @@ fn main() -> ExitCode {
             .join("\n"),
     )
     .expect("sample");
-    let script = root.join("crates/perturb/benches/rank_bm25_baseline.py");
+    let script = root.join("crates/retrieval/benches/rank_bm25_baseline.py");
     let py = python(&root);
     let t = Instant::now();
     let output = Command::new(&py)
@@ -385,7 +385,7 @@ fn main() -> ExitCode {
 fn agreement(
     corpus: &Corpus,
     ours: &[Result<
-        Vec<noisebench_perturb::retrieval::search::Scored>,
+        Vec<noisebench_retrieval::search::Scored>,
         noisebench_index::bm25::IndexError,
     >],
     sampled: &[usize],

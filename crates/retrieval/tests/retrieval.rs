@@ -14,7 +14,7 @@ use noisebench_core::{
     StageOutput, TableRow, TypedStage, parse_config,
 };
 use noisebench_llm::Llm;
-use noisebench_perturb::retrieval::{RetrievalConfig, RetrievalStage};
+use noisebench_retrieval::{RetrievalConfig, RetrievalStage};
 use noisebench_testkit::{Served, respond};
 use serde_json::{Value, json};
 

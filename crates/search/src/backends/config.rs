@@ -1,0 +1,176 @@
+//! `BackendConfig`, the `backends` entries of the `search` stage's configuration: which backend
+//! each names, and everything that depends on the backend's type (building it, checking its
+//! secrets and files, whether it reads live sources, which files it reads), so the stage holds
+//! no `match` over backend types and a new backend is one variant and its arms here.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use noisebench_core::{ConfigError, StageError};
+use noisebench_web::{Mode, Web};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::Backend;
+use super::api::env_secret;
+use super::brave::{Brave, BraveConfig};
+use super::fixture::{Fixture, FixtureConfig};
+use super::google::{Google, GoogleConfig};
+use super::reddit_api::{RedditApi, RedditApiConfig};
+use super::reddit_dump::{DumpIndex, RedditDump, RedditDumpConfig};
+use super::searxng::{Searxng, SearxngConfig};
+
+/// One backend of the `search` stage; `type` picks it.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum BackendConfig {
+    /// Google's Custom Search JSON API (API key and search engine id).
+    Google(GoogleConfig),
+    /// The Brave Search API (subscription token).
+    Brave(BraveConfig),
+    /// A SearxNG instance's JSON API, fetched through the run's web layer.
+    Searxng(SearxngConfig),
+    /// Reddit's search API (OAuth application token).
+    Reddit(RedditApiConfig),
+    /// A Reddit dump file, indexed once per content with BM25 (no network).
+    RedditDump(RedditDumpConfig),
+    /// Recorded answers under `fixtures/search/` (tests and the demo; no network).
+    Fixture(FixtureConfig),
+}
+
+/// `p` under `root` unless it is absolute.
+fn resolve_path(root: &Path, p: &Path) -> PathBuf {
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        root.join(p)
+    }
+}
+
+impl BackendConfig {
+    pub fn name(&self) -> &'static str {
+        match self {
+            BackendConfig::Google(_) => "google",
+            BackendConfig::Brave(_) => "brave",
+            BackendConfig::Searxng(_) => "searxng",
+            BackendConfig::Reddit(_) => "reddit",
+            BackendConfig::RedditDump(_) => "reddit-dump",
+            BackendConfig::Fixture(_) => "fixture",
+        }
+    }
+
+    /// The backend ready to answer; `field` (`backends[2]`) names it in errors, relative paths
+    /// are under `root`, and a dump's index goes under `stage_dir` unless `index_dir` says where.
+    pub(crate) fn build(
+        &self,
+        field: &str,
+        web: &Arc<Web>,
+        root: &Path,
+        stage_dir: &Path,
+    ) -> Result<Box<dyn Backend>, StageError> {
+        let ua = web.config().user_agent.clone();
+        let cfg = |m: String| StageError::Config(ConfigError::new(field, m));
+        Ok(match self {
+            BackendConfig::Google(c) => Box::new(Google::new(c, &ua).map_err(cfg)?),
+            BackendConfig::Brave(c) => Box::new(Brave::new(c, &ua).map_err(cfg)?),
+            BackendConfig::Searxng(c) => Box::new(Searxng::new(c, web.clone()).map_err(cfg)?),
+            BackendConfig::Reddit(c) => Box::new(RedditApi::new(c, &ua).map_err(cfg)?),
+            BackendConfig::Fixture(c) => {
+                Box::new(Fixture::load(&resolve_path(root, &c.dir)).map_err(cfg)?)
+            }
+            BackendConfig::RedditDump(c) => {
+                let dump = resolve_path(root, &c.path);
+                let index_root = match &c.index_dir {
+                    Some(d) => resolve_path(root, d),
+                    None => stage_dir.join("reddit-dump-index"),
+                };
+                let index = DumpIndex::open_or_build(&dump, &index_root)
+                    .map_err(|e| StageError::Other(format!("{field}: {e}")))?;
+                Box::new(RedditDump::new(index, c))
+            }
+        })
+    }
+
+    /// What can be checked before a run: the secrets' variables are set, the dump exists, the
+    /// recorded answers load. `field` (`backends[2]`) prefixes the field an error names.
+    pub(crate) fn check(&self, field: &str, root: &Path) -> Result<(), ConfigError> {
+        let f = |name: &str| format!("{field}.{name}");
+        let env = |field: String, var: &str| -> Result<(), ConfigError> {
+            env_secret(var)
+                .map(|_| ())
+                .map_err(|m| ConfigError::new(field, m))
+        };
+        match self {
+            BackendConfig::Google(g) => {
+                env(f("api_key_env"), &g.api_key_env)?;
+                env(f("cx_env"), &g.cx_env)?;
+            }
+            BackendConfig::Brave(g) => env(f("api_key_env"), &g.api_key_env)?,
+            BackendConfig::Reddit(g) => {
+                env(f("client_id_env"), &g.client_id_env)?;
+                env(f("client_secret_env"), &g.client_secret_env)?;
+            }
+            BackendConfig::Searxng(g) => {
+                if g.base_url.is_none() {
+                    env(f("base_url_env"), &g.base_url_env)?;
+                }
+            }
+            BackendConfig::RedditDump(d) => {
+                if !resolve_path(root, &d.path).is_file() {
+                    return Err(ConfigError::new(
+                        f("path"),
+                        format!("{} does not exist", d.path.display()),
+                    ));
+                }
+            }
+            BackendConfig::Fixture(d) => {
+                Fixture::load(&resolve_path(root, &d.dir))
+                    .map_err(|m| ConfigError::new(f("dir"), m))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the backend answers differently over time: the APIs do, a dump and recorded
+    /// answers do not, and SearxNG does unless the web layer (`web_mode`) replays.
+    pub(crate) fn reads_live_sources(&self, web_mode: Mode) -> bool {
+        match self {
+            BackendConfig::RedditDump(_) | BackendConfig::Fixture(_) => false,
+            BackendConfig::Searxng(_) => web_mode == Mode::Live,
+            _ => true,
+        }
+    }
+
+    /// The files outside the pipeline's tables the backend reads (its fingerprint's inputs).
+    pub(crate) fn external_files(&self, web: &Web, root: &Path) -> Vec<PathBuf> {
+        match self {
+            BackendConfig::RedditDump(d) => vec![resolve_path(root, &d.path)],
+            BackendConfig::Fixture(d) => Fixture::load(&resolve_path(root, &d.dir))
+                .map(|f| f.files())
+                .unwrap_or_default(),
+            // SearxNG answers come through the web layer: replayed answers are inputs.
+            BackendConfig::Searxng(_) => web.config().replay_inputs(root),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// The name each backend's hits and drops carry (`search_hits.backend`, part of hit ids and drop
+/// items): its type (`google`), or, when the pipeline has more than one backend of that type, the
+/// type and its place in `backends` (`google[0]`, `google[2]`), so two backends of one type never
+/// write the same hit id or drop item.
+pub fn backend_labels(backends: &[BackendConfig]) -> Vec<String> {
+    backends
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            let name = b.name();
+            let same_type = backends.iter().filter(|o| o.name() == name).count();
+            if same_type > 1 {
+                format!("{name}[{i}]")
+            } else {
+                name.to_string()
+            }
+        })
+        .collect()
+}
