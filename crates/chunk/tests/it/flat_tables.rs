@@ -3,7 +3,7 @@
 //! measurement over edgar-crawler's own 62 test filings.
 //!
 //! Measurement: `NOISEBENCH_EDGAR_FIXTURES=<absolute folder of *.json> cargo test -p
-//! noisebench-chunk --test flat_tables measure -- --ignored --nocapture` (the folder: the JSON
+//! noisebench-chunk --test it flat_tables::measure -- --ignored --nocapture` (the folder: the JSON
 //! files of `tests/fixtures/EXTRACTED_FILINGS/10-K.zip` in lefterisloukas/edgar-crawler, not
 //! bundled). It reads every `item_*` field of every filing (or only those listed in
 //! `NOISEBENCH_EDGAR_ITEMS`, e.g. `item_7`) before (`text_blocks_with(.., false)`) and after the

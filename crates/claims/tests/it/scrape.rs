@@ -521,7 +521,7 @@ fn max_pages_bounds_the_listing() {
 }
 
 /// Two live PolitiFact listing pages and their first articles. Run by hand:
-/// `cargo test -p noisebench-claims --test scrape -- --ignored live_politifact` (needs internet;
+/// `cargo test -p noisebench-claims --test it -- --ignored scrape::live_politifact` (needs internet;
 /// NOISEBENCH_LIVE=1 must be set so a stray `--ignored` run stays offline).
 #[test]
 #[ignore]

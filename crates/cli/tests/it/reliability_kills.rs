@@ -5,7 +5,7 @@
 //! are at most the configured concurrency: the items between their request and the cache write
 //! of their answer when the process died.
 //!
-//! CI runs 1 kill; `NOISEBENCH_KILLS=20 cargo test -p noisebench-cli --test reliability_kills
+//! CI runs 1 kill; `NOISEBENCH_KILLS=20 cargo test -p noisebench-cli --test it reliability_kills::
 //! -- --nocapture` (`just reliability`) runs the campaign; `NOISEBENCH_KILL_SEED` picks the
 //! moments.
 

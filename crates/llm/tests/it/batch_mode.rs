@@ -279,7 +279,7 @@ fn a_killed_run_resumes_its_batch() {
     let dir = tempfile::tempdir().unwrap();
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args([
-            "batch_child",
+            "batch_mode::batch_child",
             "--exact",
             "--ignored",
             "--nocapture",

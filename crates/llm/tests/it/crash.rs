@@ -57,7 +57,7 @@ fn killed_mid_run_leaves_a_valid_cache() {
     let cache_dir = dir.path().join("cache");
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args([
-            "child_writer",
+            "crash::child_writer",
             "--exact",
             "--ignored",
             "--nocapture",

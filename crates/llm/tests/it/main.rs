@@ -1,5 +1,6 @@
 //! The crate's integration tests in one binary (one link instead of one per file):
 //! `cargo test -p noisebench-llm --test it`, one module with `--test it <module>::`.
+//! `tests/secrets.rs` stays its own binary: it installs a process-wide log capture.
 
 mod common;
 
@@ -8,6 +9,5 @@ mod crash;
 mod embeddings;
 mod offline;
 mod openai;
-mod secrets;
 mod sense;
 mod truncation;

@@ -1,5 +1,5 @@
 //! Live backends: ignored by default; each names the environment variables it needs.
-//! `cargo test -p noisebench-search --test live -- --ignored` (with the variables set).
+//! `cargo test -p noisebench-search --test it live:: -- --ignored` (with the variables set).
 
 use crate::common;
 

@@ -475,7 +475,7 @@ fn llm_cache_remote_from_the_configuration_serves_another_machines_answers() {
 
 /// Upload and download times of a real snapshot version folder (the demo's, say) through moto.
 /// Opt-in: `NOISEBENCH_STORE_SNAPSHOT=snapshots/demo/1.0.0 cargo test -p noisebench-store --test
-/// s3 -- --ignored --nocapture timing`.
+/// it -- --ignored --nocapture s3::timing`.
 #[test]
 #[ignore = "needs NOISEBENCH_STORE_SNAPSHOT=<a published version folder>; prints timings"]
 fn timing_of_a_real_snapshot_through_moto() {

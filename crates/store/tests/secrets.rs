@@ -1,7 +1,8 @@
 //! The S3 secret key reaches no log line, error message or debug output (its own binary: the log
 //! capture is process-wide).
 
-use crate::common;
+#[path = "it/common/mod.rs"]
+mod common;
 
 use common::{bucket, moto, secret_key};
 use noisebench_core::{Claim, Rows};
