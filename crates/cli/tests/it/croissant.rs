@@ -5,12 +5,9 @@
 
 use std::path::PathBuf;
 use std::process::Command;
-use std::sync::Arc;
 
-use noisebench_cli::{Workspace, build_snapshot};
-use noisebench_core::NoProgress;
-use noisebench_snapshot::{CROISSANT, Manifest, PublishOptions, PublishOutcome};
-use noisebench_testkit::{checkout, run_python_json};
+use noisebench_snapshot::{CROISSANT, Manifest};
+use noisebench_testkit::run_python_json;
 
 fn mlcroissant_available() -> bool {
     let ok = Command::new("python3")
@@ -32,12 +29,8 @@ fn mlcroissant_validates_and_reads_every_record_set() {
     if !mlcroissant_available() {
         return;
     }
-    let dir = checkout();
-    let ws = Workspace::at(dir.path(), Arc::new(NoProgress));
-    let built = build_snapshot(&ws, "demo", false, &PublishOptions::default()).unwrap();
-    let Some(PublishOutcome::Published { dir: snapshot, .. }) = built.outcome else {
-        panic!("nothing published")
-    };
+    // The binary's shared demo build, read only.
+    let snapshot = &crate::shared::demo().1;
     let report = noisebench_snapshot::verify(&snapshot);
     assert!(report.ok(), "{:?}", report.problems);
     assert_eq!(report.splits_checked, 6);

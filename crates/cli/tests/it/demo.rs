@@ -667,12 +667,11 @@ fn pandas_reads_the_demo_raguard_export() {
     if !pandas_available() {
         return;
     }
-    let dir = checkout();
-    let ws = Workspace::at(dir.path(), Arc::new(NoProgress));
-    build_snapshot(&ws, "demo", false, &PublishOptions::default()).unwrap();
+    // The binary's shared demo build, read only.
+    let (dir, _) = crate::shared::demo();
     let v = run_python_json(
         &repo_root().join("crates/label/tests/raguard_loader.py"),
-        [dir.path().join("work/demo/export-raguard")],
+        [dir.join("work/demo/export-raguard")],
     );
     assert_eq!(
         (v["claims"].as_u64(), v["documents"].as_u64()),
@@ -872,13 +871,9 @@ fn every_reader_opens_every_published_table() {
     if !python_modules(&["pandas", "pyarrow", "polars", "duckdb", "datasets"]) {
         return;
     }
-    let dir = checkout();
-    let ws = Workspace::at(dir.path(), Arc::new(NoProgress));
-    let built = build_snapshot(&ws, "demo", false, &PublishOptions::default()).unwrap();
-    let Some(PublishOutcome::Published { dir: snapshot, .. }) = built.outcome else {
-        panic!("nothing published")
-    };
-    let manifest = Manifest::read(&snapshot).unwrap();
+    // The binary's shared demo build, read only.
+    let snapshot = &crate::shared::demo().1;
+    let manifest = Manifest::read(snapshot).unwrap();
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/readers.py");
     let read = run_python_json(&script, [&snapshot]);
     assert_eq!(read["errors"], serde_json::json!([]), "{read:#}");

@@ -3,35 +3,19 @@
 //! that read back; a rerun answered from the cache; `--compare`.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
 
 use noisebench_cli::{
     EvalRequest, LlmOverrides, METRICS_FILE, PREDICTIONS_FILE, RESULTS_FILE, SUMMARY_FILE,
-    Workspace, build_snapshot, compare_evals, run_eval,
+    compare_evals, run_eval,
 };
-use noisebench_core::{Metric, NoProgress, Prediction};
+use noisebench_core::{Metric, Prediction};
 use noisebench_pipeline::table_io;
-use noisebench_snapshot::{PublishOptions, PublishOutcome};
 use noisebench_testkit::{FakeServer, Reply, first_message, strict_openai_config};
 use noisebench_testkit::{copy_dir, repo_root};
 
-/// A checkout with the demo snapshot built, shared by this file's tests (read only).
+/// A checkout with the demo snapshot built, shared by this binary's tests (read only).
 fn demo() -> &'static (PathBuf, PathBuf) {
-    static DEMO: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
-    DEMO.get_or_init(|| {
-        let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-            .unwrap()
-            .keep();
-        for folder in ["pipelines", "fixtures"] {
-            copy_dir(&repo_root().join(folder), &dir.join(folder));
-        }
-        let ws = Workspace::at(&dir, Arc::new(NoProgress));
-        let built = build_snapshot(&ws, "demo", false, &PublishOptions::default()).unwrap();
-        let Some(PublishOutcome::Published { dir: snapshot, .. }) = built.outcome else {
-            panic!("the demo published nothing")
-        };
-        (dir, snapshot)
-    })
+    crate::shared::demo()
 }
 
 fn request(inputs: Vec<PathBuf>, out: &Path) -> EvalRequest {

@@ -2,6 +2,7 @@
 //! `cargo test -p noisebench-cli --test it`, one module with `--test it <module>::`.
 
 mod reliability_common;
+mod shared;
 
 mod architecture;
 mod budget;

@@ -26,41 +26,29 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use std::collections::BTreeMap;
 
 use noisebench_cli::{
-    EvalRequest, LlmOverrides, METRICS_FILE, Workspace, build_snapshot, report_data, run_eval,
-    write_report,
+    EvalRequest, LlmOverrides, METRICS_FILE, report_data, run_eval, write_report,
 };
 use noisebench_core::{
-    Claim, ClaimDocumentLabel, DEFAULT_PER_STRATUM, Metric, NoProgress, Pattern, Question,
-    QuestionJudgement, QuestionSplit, TableRow,
+    Claim, ClaimDocumentLabel, DEFAULT_PER_STRATUM, Metric, Pattern, Question, QuestionJudgement,
+    QuestionSplit, TableRow,
 };
 use noisebench_pipeline::table_io;
 use noisebench_report::SECTION_IDS;
-use noisebench_snapshot::{Manifest, PublishOptions, PublishOutcome};
-use noisebench_testkit::{copy_dir, repo_root};
+use noisebench_snapshot::Manifest;
 
-/// The demo snapshot (a version folder), built once per test binary in a kept temporary
-/// checkout under cargo's temporary folder for this target, and evaluated (offline) into
-/// `<checkout>/evals/`.
+/// The demo snapshot (a version folder) in a kept copy of the binary's shared demo checkout
+/// (`crate::shared::demo_copy`), evaluated (offline) into `<checkout>/evals/`.
 fn demo() -> &'static Path {
     static DEMO: OnceLock<PathBuf> = OnceLock::new();
     DEMO.get_or_init(|| {
-        let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-            .unwrap()
-            .keep();
-        for folder in ["pipelines", "fixtures"] {
-            copy_dir(&repo_root().join(folder), &dir.join(folder));
-        }
-        let ws = Workspace::at(&dir, Arc::new(NoProgress));
-        let built = build_snapshot(&ws, "demo", false, &PublishOptions::default()).unwrap();
-        let Some(PublishOutcome::Published { dir: snapshot, .. }) = built.outcome else {
-            panic!("the demo published nothing")
-        };
+        // A copy of the binary's shared demo build: the evaluation below writes into it.
+        let (dir, snapshot) = crate::shared::demo_copy();
         // A real evaluation run (offline backend), as `noisebench eval` writes it.
         let request = EvalRequest {
             inputs: vec![snapshot.clone()],

@@ -9,39 +9,21 @@
 //! questions happen to be; the demo itself is validated as built.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
-use noisebench_cli::{
-    ExportFormat, Exported, Workspace, build_snapshot, export_snapshot, validate_snapshot,
-};
+use noisebench_cli::{ExportFormat, Exported, export_snapshot, validate_snapshot};
 use noisebench_core::{
-    CheckStatus, Chunk, ClaimDocument, ClaimDocumentLabel, NoProgress, Question, QuestionSplit,
+    CheckStatus, Chunk, ClaimDocument, ClaimDocumentLabel, Question, QuestionSplit,
     RejectedQuestion, Report, TableKind, TableRow, Triplet,
 };
 use noisebench_pipeline::table_io;
-use noisebench_snapshot::{MANIFEST, Manifest, PublishOptions, PublishOutcome, TableEntry};
-use noisebench_testkit::{copy_dir, repo_root, run_python_json};
+use noisebench_snapshot::{MANIFEST, Manifest, TableEntry};
+use noisebench_testkit::{copy_dir, run_python_json};
 
 /// The demo snapshot, built once per test binary and shared by its tests (read only; tests that
 /// tamper work on a copy).
 fn demo_snapshot() -> &'static Path {
-    static DEMO: OnceLock<PathBuf> = OnceLock::new();
-    DEMO.get_or_init(|| {
-        // Like `checkout()`, but kept (a static is never dropped) under cargo's temporary
-        // folder for this target, which `cargo clean` empties, rather than in /tmp.
-        let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-            .unwrap()
-            .keep();
-        for folder in ["pipelines", "fixtures"] {
-            copy_dir(&repo_root().join(folder), &dir.join(folder));
-        }
-        let ws = Workspace::at(&dir, Arc::new(NoProgress));
-        let built = build_snapshot(&ws, "demo", false, &PublishOptions::default()).unwrap();
-        let Some(PublishOutcome::Published { dir: snapshot, .. }) = built.outcome else {
-            panic!("the demo published nothing")
-        };
-        snapshot
-    })
+    &crate::shared::demo().1
 }
 
 /// A writable copy of the demo snapshot.
