@@ -30,7 +30,7 @@ fn mlcroissant_validates_and_reads_every_record_set() {
         return;
     }
     // The binary's shared demo build, read only.
-    let snapshot = &crate::shared::demo().1;
+    let snapshot = crate::shared::demo().1.clone();
     let report = noisebench_snapshot::verify(&snapshot);
     assert!(report.ok(), "{:?}", report.problems);
     assert_eq!(report.splits_checked, 6);
