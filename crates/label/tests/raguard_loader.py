@@ -1,6 +1,6 @@
 # Reads a RAGuard export the way the release's loaders do: list columns parsed with
 # ast.literal_eval, documents joined to claims on `Claim ID`. Prints facts as JSON.
-# Used by crates/label/tests/export.rs and crates/cli/tests/demo.rs.
+# Used by crates/label/tests/it/export.rs and crates/cli/tests/it/demo.rs.
 import ast, json, sys
 import pandas as pd
 d = sys.argv[1]

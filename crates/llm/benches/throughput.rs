@@ -10,7 +10,7 @@
 //!
 //! `cargo bench -p noisebench-llm`
 
-#[path = "../tests/common/mod.rs"]
+#[path = "../tests/it/common/mod.rs"]
 mod common;
 
 use std::path::Path;

@@ -2,6 +2,7 @@
 //! log, not an error message, not a cache file. (Its own test binary: it installs a global
 //! tracing subscriber at TRACE level.)
 
+#[path = "it/common/mod.rs"]
 mod common;
 
 use std::path::Path;

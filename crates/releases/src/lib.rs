@@ -16,6 +16,6 @@
 //! What this crate is not for: building records from pipeline tables (that stays in the stage
 //! crates, which call in here to write), evaluation data types or bad-row accounting (that is
 //! `eval`'s; the reader here reports problems as `(reason, detail)` pairs the caller counts).
-//! It depends on no stage crate and never on polars (`crates/cli/tests/architecture.rs`).
+//! It depends on no stage crate and never on polars (`crates/cli/tests/it/architecture.rs`).
 
 pub mod rare;

@@ -1,6 +1,7 @@
 //! The S3 secret key reaches no log line, error message or debug output (its own binary: the log
 //! capture is process-wide).
 
+#[path = "it/common/mod.rs"]
 mod common;
 
 use common::{bucket, moto, secret_key};

@@ -1,0 +1,6 @@
+//! The crate's integration tests in one binary (one link instead of one per file):
+//! `cargo test -p noisebench-perturb --test it`, one module with `--test it <module>::`.
+
+mod document;
+mod query;
+mod sense;

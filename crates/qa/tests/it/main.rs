@@ -1,0 +1,5 @@
+//! The crate's integration tests in one binary (one link instead of one per file):
+//! `cargo test -p noisebench-qa --test it`, one module with `--test it <module>::`.
+
+mod questions;
+mod sense;

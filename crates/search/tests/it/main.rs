@@ -1,0 +1,13 @@
+//! The crate's integration tests in one binary (one link instead of one per file):
+//! `cargo test -p noisebench-search --test it`, one module with `--test it <module>::`.
+
+mod common;
+
+mod counter;
+mod dump;
+mod hostile;
+mod live;
+mod offline;
+mod sense;
+mod servers;
+mod site_and_dates;

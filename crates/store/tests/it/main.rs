@@ -1,0 +1,8 @@
+//! The crate's integration tests in one binary (one link instead of one per file):
+//! `cargo test -p noisebench-store --test it`, one module with `--test it <module>::`.
+//! `tests/secrets.rs` stays its own binary: it installs a process-wide log capture.
+
+mod common;
+
+mod s3;
+mod work_sync;
