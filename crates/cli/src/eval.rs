@@ -85,8 +85,8 @@ pub fn load_snapshot(path: &Path, retriever: Option<&str>) -> Result<EvalData> {
     Ok(from_snapshot(tables, retriever))
 }
 
-/// CONF-FACT's instance files in a release folder (`data/dataset/`).
-const CONFACT_FILES: [&str; 2] = ["HumC.pkl.gz", "ModC.pkl.gz"];
+// CONF-FACT's instance files in a release folder (`data/dataset/`).
+use noisebench_releases::confact::INSTANCE_FILES as CONFACT_FILES;
 
 /// A file's first bytes (up to 64 KiB), or an error naming it; an empty file is an error.
 fn head_of(path: &Path) -> Result<Vec<u8>> {
@@ -169,7 +169,7 @@ pub fn detect_format(inputs: &[PathBuf]) -> Result<SourceFormat> {
             bail!("{}: not UTF-8 text, {kind}", first.display());
         }
     };
-    if name.ends_with("_retrieval_results.json") {
+    if name.ends_with(noisebench_releases::rare::RETRIEVAL_RESULTS_SUFFIX) {
         return Ok(SourceFormat::Rare);
     }
     if text.contains("\"evidence_url\"") {

@@ -5,8 +5,9 @@
 //! fallback marked `generated`; a table of its own, `document_credibility`, since `documents`
 //! is the `documents` stage's). A review sheet goes out for humans and comes back in; human
 //! labels take precedence, and agreement is measured with Cohen's kappa and Krippendorff's
-//! alpha. RAGuard- and CONFACT-shaped exports are pure functions over the resulting rows
-//! ([`export`]), also run as the stages `export-raguard` and `export-confact`.
+//! alpha. The stages `export-raguard` and `export-confact` write the resulting rows as the
+//! releases do, with the writers of `noisebench-releases` (`raguard::export`,
+//! `confact::export`).
 //!
 //! What this crate is not: it fetches nothing and searches nothing (documents come from the
 //! `documents` stage), writes no Parquet (the runner does), and talks to models only through
@@ -20,7 +21,6 @@ mod assemble;
 pub mod conflicts;
 pub mod credibility;
 pub mod exam;
-pub mod export;
 mod failures;
 mod pairs;
 pub mod review;
@@ -46,10 +46,12 @@ pub use agreement::{Agreement, cohen_kappa, krippendorff_alpha_nominal};
 pub use conflicts::conflicts;
 pub use credibility::{CredibilityConfig, DomainTable, Fallback};
 pub use exam::{ExamConfig, ExamVariant, LabelPreset};
-pub use export::{
-    CONFACT_FILE, ExportSummary, RAGUARD_FILES, SkippedPair, export_confact, export_raguard,
-};
+// The RAGuard and CONF-FACT formats live in `noisebench-releases`; the export stages below
+// hand it their tables. Re-exported under their old names.
 pub use noisebench_core::vocab::{final_answer, stance_in_reply, verdict_in_reply};
+pub use noisebench_releases::confact::{EXPORT_FILE as CONFACT_FILE, export as export_confact};
+pub use noisebench_releases::raguard::{RAGUARD_FILES, export as export_raguard};
+pub use noisebench_releases::{ExportSummary, SkippedPair};
 pub use review::{
     REVIEW_SHEET, ReviewConfig, ReviewOutcome, ReviewRow, apply_review, read_sheet, review_sheet,
 };

@@ -1,21 +1,152 @@
 //! The seed papers' release formats, one home per format: each format's typed records, the
-//! writer our export stages use and the reader `eval` uses, side by side, so that what we
-//! write and what we read cannot drift apart.
+//! writer our exports use and the reader `eval` uses, side by side, so that what we write and
+//! what we read cannot drift apart.
 //!
+//! - [`raguard`]: RAGuard's `claims.csv` and `documents.csv` (`UCSC-IRKM/RAGuard`): typed rows
+//!   ([`raguard::ClaimRow`], [`raguard::DocumentRow`]), their CSV reader and writer, and the
+//!   export from the claims track's tables ([`raguard::export`]).
+//! - [`confact`]: CONF-FACT's instances (`zoeyyes/CONFACT`): the typed instance we write
+//!   ([`confact::Instance`]) and its strict reader, the decoding of the release's gzip'd pickles
+//!   and JSON ([`confact::decode`]), the lenient reading of one instance as the authors' files
+//!   hold it ([`confact::ReadInstance::from_value`]), the credibility tables keyed by domain,
+//!   and the export ([`confact::export`]).
 //! - [`rare`]: RARE's QA records (`LeiLiLab/RARE`): the two JSON lists `export-rare` writes
 //!   ([`rare::RareRecord`], [`rare::write_records`]), the same records read back strictly
-//!   ([`rare::read_records`]), and the lenient reading of one record as RARE's own code
-//!   writes it ([`rare::ReadRecord::from_value`]: no `id`, perturbations optional, per-field
-//!   problems reported rather than fatal).
+//!   ([`rare::read_records`]), and the lenient reading of one record as RARE's own code writes
+//!   it ([`rare::ReadRecord::from_value`]); its corpus (`chunks.json`, [`rare::ChunkRow`]) and
+//!   its retrieval results ([`rare::RetrievalEntry`]).
+//! - [`rare_export`]: RARE records made from the report track's tables ([`rare_export::export_rare`]).
+//! - [`snapshot_export`]: which of a snapshot's tables become which release
+//!   ([`snapshot_export::ExportFormat`], [`snapshot_export::export`]), over any table source.
+//! - [`summary`]: what the claims-track exports wrote and left out ([`ExportSummary`]).
 //!
-//! Not here (yet): the RAGuard CSV pair and CONF-FACT's JSON/pickle records with credibility
-//! still have their writers in `noisebench-label` (`export.rs`) and their readers in
-//! `noisebench-eval` (`load/raguard.rs`, `load/confact.rs`); RARE's corpus (`chunks.json`) and
-//! retrieval results are still read in `noisebench-eval` (`load/rare.rs`).
-//!
-//! What this crate is not for: building records from pipeline tables (that stays in the stage
-//! crates, which call in here to write), evaluation data types or bad-row accounting (that is
-//! `eval`'s; the reader here reports problems as `(reason, detail)` pairs the caller counts).
-//! It depends on no stage crate and never on polars (`crates/cli/tests/it/architecture.rs`).
+//! What this crate is not for: evaluation data types or bad-row accounting (that is `eval`'s;
+//! the readers here report problems as [`Problem`]s or `(reason, detail)` pairs the caller
+//! counts), or reading snapshot files (the caller hands tables in). It depends on no stage
+//! crate and never on polars (`crates/cli/tests/it/architecture.rs`).
 
+pub mod confact;
+pub mod raguard;
 pub mod rare;
+pub mod rare_export;
+pub mod snapshot_export;
+pub mod summary;
+
+use std::path::Path;
+
+pub use summary::{ExportError, ExportSummary, SkippedPair};
+
+/// A row a reader could not type: where (`line 4`, `record 2 evidence 1`), a reason code, a
+/// detail naming the field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    pub row: String,
+    pub reason: &'static str,
+    pub detail: String,
+}
+
+impl Problem {
+    pub fn new(row: impl Into<String>, reason: &'static str, detail: impl Into<String>) -> Self {
+        Problem {
+            row: row.into(),
+            reason,
+            detail: detail.into(),
+        }
+    }
+}
+
+/// A path's file name, as problems and notes name files (independent of where a release was
+/// unpacked).
+pub fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string())
+}
+
+/// Tables shared by the format modules' round-trip tests.
+#[cfg(test)]
+pub(crate) mod test_tables {
+    use noisebench_core::{Claim, ClaimDocumentLabel, Document, DocumentCredibility};
+
+    /// A small claims-track snapshot: two true/false claims (one with a quote, a comma and a
+    /// newline in its documents), one half-true claim, and label rows of every kind.
+    pub(crate) fn tables() -> (
+        Vec<Claim>,
+        Vec<Document>,
+        Vec<ClaimDocumentLabel>,
+        Vec<DocumentCredibility>,
+    ) {
+        let claim = |id: &str, text: &str, verdict: &str, rating: &str| Claim {
+            id: id.into(),
+            text: text.into(),
+            verdict: verdict.into(),
+            original_rating: rating.into(),
+            ..Claim::default()
+        };
+        let doc = |id: &str, url: &str, title: Option<&str>, text: &str| Document {
+            id: id.into(),
+            url: url.into(),
+            title: title.map(str::to_string),
+            text: text.into(),
+            source_type: "news".into(),
+            ..Document::default()
+        };
+        let label = |c: &str, d: &str, l: Option<&str>| ClaimDocumentLabel {
+            id: format!("label_{c}_{d}"),
+            claim_id: c.into(),
+            document_id: d.into(),
+            label: l.map(str::to_string),
+            stance: Some("support".into()),
+            label_source: "model".into(),
+            ..ClaimDocumentLabel::default()
+        };
+        let claims = vec![
+            claim(
+                "c1",
+                "Says \"we cut taxes\", and it's true.",
+                "true",
+                "half-true",
+            ),
+            claim("c2", "Crime rose 50%.", "False", "barely-true"),
+            claim("c3", "Half of it.", "half-true", "half-true"),
+        ];
+        let mut docs = vec![
+            doc(
+                "d1",
+                "https://www.reddit.com/r/p/1",
+                Some("Taxes, \"cut\""),
+                "Body one,\nwith a newline.",
+            ),
+            doc(
+                "d2",
+                "https://www.reddit.com/r/p/2",
+                Some("A link post"),
+                "",
+            ),
+            doc("d3", "https://example.org/3", None, "Body three"),
+        ];
+        // A Reddit link post: a title and no body.
+        docs[1].is_link_post = true;
+        let labels = vec![
+            label("c1", "d1", Some("supporting")),
+            label("c1", "d2", Some("irrelevant")),
+            label("c2", "d3", Some("misleading")),
+            label("c2", "d1", Some("supporting")),
+            label("c2", "d2", None),
+            label("c3", "d3", Some("misleading")),
+            label("c9", "d3", Some("misleading")),
+            label("c1", "d9", Some("misleading")),
+        ];
+        // d1 rated from the domain table, which also gives its source type; d2, d3 unrated.
+        let credibility = vec![DocumentCredibility {
+            id: "cred_d1".into(),
+            document_id: "d1".into(),
+            domain: "reddit.com".into(),
+            credibility: Some("low".into()),
+            credibility_source: Some("table".into()),
+            source_type: "social media".into(),
+            source_type_source: "table".into(),
+        }];
+        (claims, docs, labels, credibility)
+    }
+}

@@ -353,6 +353,188 @@ fn document_perturbations(
     out
 }
 
+/// The corpus file names RARE's folder may hold (a JSON list, or JSON Lines).
+pub const CHUNK_FILES: [&str; 2] = ["chunks.json", "chunks.jsonl"];
+/// The suffix of `run_retrievals.py`'s results file for the record file `<name>.json`.
+pub const RETRIEVAL_RESULTS_SUFFIX: &str = "_retrieval_results.json";
+
+/// One chunk of RARE's corpus. Read from objects with an id (`chunk_id` or `id`), a text
+/// (`text`, `content` or `page_content`) and optionally `report_id`; written with `chunk_id`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ChunkRow {
+    #[serde(rename = "chunk_id")]
+    pub id: String,
+    pub text: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub report_id: Option<String>,
+}
+
+impl ChunkRow {
+    /// Read one chunk; Err: `bad_record` (not an object) or `missing_field` (no id or text).
+    pub fn from_value(v: &Value) -> Result<ChunkRow, Problem> {
+        let Some(o) = v.as_object() else {
+            return Err((
+                "bad_record",
+                format!("a chunk is {}, not an object", json_kind(v)),
+            ));
+        };
+        let id = json_text(o.get("chunk_id")).or_else(|| json_text(o.get("id")));
+        let text = ["text", "content", "page_content"].iter().find_map(|k| {
+            o.get(*k)
+                .and_then(Value::as_str)
+                .filter(|s| !s.trim().is_empty())
+        });
+        let (Some(id), Some(text)) = (id, text) else {
+            return Err((
+                "missing_field",
+                "a chunk needs an id (`chunk_id` or `id`) and a text (`text`, `content` or `page_content`)".into(),
+            ));
+        };
+        Ok(ChunkRow {
+            id,
+            text: text.to_string(),
+            report_id: json_text(o.get("report_id")),
+        })
+    }
+}
+
+/// A corpus text's items with their row names: a JSON list (`record N`), or JSON Lines when
+/// the text does not start with `[` (`line N`; a line that does not parse is a `bad_json`
+/// problem named by its line). Err: a list that does not parse, or a top level that is not a
+/// list.
+#[allow(clippy::type_complexity)]
+pub fn chunk_values(
+    text: &str,
+) -> Result<(Vec<(String, Value)>, Vec<(String, Problem)>), ListError> {
+    if text.trim_start().starts_with('[') {
+        let items = json_list(text)?;
+        let rows = items
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| (format!("record {}", i + 1), v))
+            .collect();
+        return Ok((rows, Vec::new()));
+    }
+    let (mut items, mut problems) = (Vec::new(), Vec::new());
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let row = format!("line {}", i + 1);
+        match serde_json::from_str::<Value>(line) {
+            Ok(v) => items.push((row, v)),
+            Err(e) => problems.push((row, ("bad_json", e.to_string()))),
+        }
+    }
+    Ok((items, problems))
+}
+
+/// Text that should hold one JSON list and does not.
+#[derive(Debug)]
+pub enum ListError {
+    Json(serde_json::Error),
+    /// The top level is something else (`an object`, ...).
+    NotAList(&'static str),
+}
+
+/// The items of a text holding one JSON list.
+pub fn json_list(text: &str) -> Result<Vec<Value>, ListError> {
+    match serde_json::from_str(text).map_err(ListError::Json)? {
+        Value::Array(items) => Ok(items),
+        other => Err(ListError::NotAList(json_kind(&other))),
+    }
+}
+
+/// Write a corpus as one JSON list of [`ChunkRow`]s.
+pub fn write_chunks(path: &Path, chunks: &[ChunkRow]) -> Result<(), RareError> {
+    write_json(path, chunks)
+}
+
+/// One entry of `run_retrievals.py`'s results: `{original_query, answer, variants{},
+/// retrievers: {<name>: {original: [ids], <perturbation kind>: [ids]}}}`. Only what a join and
+/// the retrieval cells need is typed; `answer` and `variants` are not read.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RetrievalEntry {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub original_query: Option<String>,
+    /// Retriever name -> query form (`original` or a perturbation kind) -> chunk ids, best
+    /// first.
+    pub retrievers: BTreeMap<String, BTreeMap<String, Vec<String>>>,
+}
+
+impl RetrievalEntry {
+    /// Read one entry; Err (`bad_retrieval_result`) when it has no `retrievers` object holding
+    /// at least one list.
+    pub fn from_value(entry: &Value) -> Result<RetrievalEntry, Problem> {
+        let mut retrievers = BTreeMap::new();
+        if let Some(by_name) = entry.get("retrievers").and_then(Value::as_object) {
+            for (name, by_query) in by_name {
+                let Some(by_query) = by_query.as_object() else {
+                    continue;
+                };
+                let lists: BTreeMap<String, Vec<String>> = by_query
+                    .iter()
+                    .map(|(query, ids)| (query.clone(), string_list(Some(ids))))
+                    .collect();
+                if !lists.is_empty() {
+                    retrievers.insert(name.clone(), lists);
+                }
+            }
+        }
+        if retrievers.is_empty() {
+            return Err((
+                "bad_retrieval_result",
+                "no `retrievers` object with lists of chunk ids".into(),
+            ));
+        }
+        Ok(RetrievalEntry {
+            original_query: entry
+                .get("original_query")
+                .and_then(Value::as_str)
+                .map(|q| q.trim().to_string()),
+            retrievers,
+        })
+    }
+}
+
+/// A retrieval results file's value as entries by key (the record's `id`, or the hash of its
+/// question), each read or the problem with it. Err: the value is not an object (saying what
+/// it is).
+#[allow(clippy::type_complexity)]
+pub fn retrieval_entries(
+    value: &Value,
+) -> Result<Vec<(String, Result<RetrievalEntry, Problem>)>, String> {
+    let Some(map) = value.as_object() else {
+        return Err(format!(
+            "retrieval results are an object keyed by record id (run_retrievals.py), found {}",
+            json_kind(value)
+        ));
+    };
+    Ok(map
+        .iter()
+        .map(|(key, entry)| (key.clone(), RetrievalEntry::from_value(entry)))
+        .collect())
+}
+
+/// Write retrieval results as `run_retrievals.py` does: one object keyed by record id.
+pub fn write_retrieval_results(
+    path: &Path,
+    entries: &BTreeMap<String, RetrievalEntry>,
+) -> Result<(), RareError> {
+    write_json(path, entries)
+}
+
+fn write_json<T: Serialize + ?Sized>(path: &Path, value: &T) -> Result<(), RareError> {
+    let json = serde_json::to_vec_pretty(value).map_err(|source| RareError::Json {
+        path: path.into(),
+        source,
+    })?;
+    std::fs::write(path, json).map_err(|source| RareError::Io {
+        path: path.into(),
+        source,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -493,5 +675,89 @@ mod tests {
             reason(serde_json::json!({"question": "q", "answer": "a", "answer_chunk_ids": []})).0,
             "no_answer_chunks"
         );
+    }
+
+    /// A corpus written by [`write_chunks`] reads back equal, as a list and as JSON Lines; the
+    /// authors' other spellings (`id`, `content`, `page_content`) read too.
+    #[test]
+    fn chunks_round_trip_through_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let chunks = vec![
+            ChunkRow {
+                id: "chunk_1".into(),
+                text: "Revenue rose 4%.".into(),
+                report_id: Some("r1".into()),
+            },
+            ChunkRow {
+                id: "chunk_2".into(),
+                text: "Costs fell.".into(),
+                report_id: None,
+            },
+        ];
+        let path = dir.path().join(CHUNK_FILES[0]);
+        write_chunks(&path, &chunks).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains("\"chunk_id\": \"chunk_1\""), "{text}");
+        let (items, problems) = chunk_values(&text).unwrap();
+        assert!(problems.is_empty());
+        let read: Vec<ChunkRow> = items
+            .iter()
+            .map(|(_, v)| ChunkRow::from_value(v).unwrap())
+            .collect();
+        assert_eq!(read, chunks);
+        assert_eq!(items[1].0, "record 2");
+
+        let lines = "{\"id\": 7, \"content\": \"Seven.\"}\n\n{\"chunk_id\": \"c8\", \"page_content\": \"Eight.\"}\n{bad\n{\"id\": \"c9\"}\n";
+        let (items, problems) = chunk_values(lines).unwrap();
+        assert_eq!(problems.len(), 1);
+        assert_eq!(
+            (problems[0].0.as_str(), problems[0].1.0),
+            ("line 4", "bad_json")
+        );
+        let read: Vec<Result<ChunkRow, Problem>> =
+            items.iter().map(|(_, v)| ChunkRow::from_value(v)).collect();
+        assert_eq!(read[0].as_ref().unwrap().id, "7");
+        assert_eq!(read[1].as_ref().unwrap().text, "Eight.");
+        assert_eq!(read[2].as_ref().unwrap_err().0, "missing_field");
+        assert_eq!(items[2].0, "line 5");
+        assert!(matches!(chunk_values("{}"), Ok((_, _))));
+        assert!(matches!(chunk_values("[1,"), Err(ListError::Json(_))));
+    }
+
+    /// Retrieval results written as `run_retrievals.py` writes them read back equal; an entry
+    /// without retriever lists is a `bad_retrieval_result` problem, a file that is not an
+    /// object an error.
+    #[test]
+    fn retrieval_results_round_trip_through_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let lists = |ids: &[&str]| ids.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let entry = RetrievalEntry {
+            original_query: Some("What rose?".into()),
+            retrievers: [(
+                "e5-large".to_string(),
+                [
+                    ("original".to_string(), lists(&["chunk_1", "chunk_2"])),
+                    ("word_level".to_string(), lists(&["chunk_2"])),
+                ]
+                .into(),
+            )]
+            .into(),
+        };
+        let entries: BTreeMap<String, RetrievalEntry> = [("q1".to_string(), entry)].into();
+        let path = dir
+            .path()
+            .join(format!("finance{RETRIEVAL_RESULTS_SUFFIX}"));
+        write_retrieval_results(&path, &entries).unwrap();
+        let value: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        let read = retrieval_entries(&value).unwrap();
+        assert_eq!(read.len(), 1);
+        assert_eq!(read[0].0, "q1");
+        assert_eq!(read[0].1.as_ref().unwrap(), &entries["q1"]);
+
+        let odd = serde_json::json!({"k": {"original_query": "q", "retrievers": {"bm25": 3}}});
+        let read = retrieval_entries(&odd).unwrap();
+        assert_eq!(read[0].1.as_ref().unwrap_err().0, "bad_retrieval_result");
+        let err = retrieval_entries(&serde_json::json!([1])).unwrap_err();
+        assert!(err.contains("found a list"), "{err}");
     }
 }

@@ -508,12 +508,21 @@ fn each_export_of_a_snapshot_reads_back_with_the_release_loaders() {
     let data =
         noisebench_eval::load::load_confact(&dir.join(noisebench_label::CONFACT_FILE)).unwrap();
     assert_eq!(data.claims.len(), written.claims);
-    // Evidence whose page had no text is exported with empty content (CONF-FACT keeps its URL
-    // vote); the loader sets each aside as `empty_document`, and nothing else.
-    let bad = data.bad_row_counts();
-    assert!(bad.keys().all(|r| r == "empty_document"), "{bad:?}");
-    let empty = bad.get("empty_document").copied().unwrap_or(0);
-    assert_eq!(data.documents.len() + empty, written.documents);
+    // A document with no text (the demo's Reddit link posts and removed bodies) is not an
+    // evidence: its label rows are drops with reason `empty_document`, saying why, and every
+    // evidence written reads back.
+    assert!(data.bad_rows.is_empty(), "{:?}", data.bad_rows);
+    assert_eq!(data.documents.len(), written.documents);
+    let empty: Vec<&noisebench_label::SkippedPair> = written
+        .skipped
+        .iter()
+        .filter(|s| s.reason == "empty_document")
+        .collect();
+    assert!(!empty.is_empty(), "{:?}", written.skipped);
+    assert!(
+        empty.iter().all(|s| s.detail.contains("Reddit")),
+        "{empty:?}"
+    );
     assert_eq!(texts(&data), texts(&ours));
     let levels = |d: &noisebench_eval::EvalData| {
         let mut l: Vec<String> = d

@@ -38,6 +38,10 @@
 //!   read again with such values as absent, and one bad row `unreadable_values` says so.
 //! - `question` and `claim_date` are kept when they are non-empty strings.
 //!
+//! The bytes are decoded, and each instance and credibility entry typed, by
+//! `noisebench_releases::confact` (the format's one home, beside the writer our export uses);
+//! this module joins credibility by domain and counts what it sets aside.
+//!
 //! Errors: a file with no instance at all, or whose instances have no `evidence_url` (the
 //! documented field; `evidence` is not read), is a [`LoadError::NoRecords`] naming the file
 //! and the fields found.
@@ -49,18 +53,16 @@
 //! `record N` (from 1) and `record N evidence M`.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
+pub use noisebench_releases::confact::CREDIBILITY_FILES;
+use noisebench_releases::confact::{
+    self as format, DecodeError, MediaEntry, ReadEvidence, ReadInstance, is_media_table,
+};
 use serde_json::Value;
 
-use super::{
-    LoadError, bad, domain_of, file_label, json_kind, json_text, read_bytes, sniff, string_field,
-};
+use super::{LoadError, bad, domain_of, file_label, json_kind, read_bytes, sniff};
 use crate::data::{BadRow, Credibility, DocLabel, EvalClaim, EvalData, EvalDocument};
-
-/// The credibility tables' file names, in the order they are consulted.
-pub const CREDIBILITY_FILES: [&str; 2] = ["all_media_data.pkl", "mbfc_media_data.pkl"];
 
 /// The credibility tables beside an instance file (`all_media_data.pkl`,
 /// `mbfc_media_data.pkl`), those present.
@@ -73,141 +75,40 @@ pub fn credibility_beside(instances: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-fn is_gzip(bytes: &[u8]) -> bool {
-    bytes.starts_with(&[0x1f, 0x8b])
-}
-
-fn is_pickle(bytes: &[u8]) -> bool {
-    bytes.len() >= 2 && bytes[0] == 0x80 && (2..=5).contains(&bytes[1])
-}
-
-/// A pickled value as JSON: None and NaN become null, tuples and sets lists, dict keys text,
-/// big integers their decimal text, bytes their UTF-8 text (else null).
-fn pickle_to_json(v: serde_pickle::Value) -> Value {
-    use serde_pickle::Value as P;
-    match v {
-        P::None => Value::Null,
-        P::Bool(b) => Value::Bool(b),
-        P::I64(i) => Value::from(i),
-        P::Int(i) => Value::String(i.to_string()),
-        P::F64(f) => serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number),
-        P::Bytes(b) => String::from_utf8(b).map_or(Value::Null, Value::String),
-        P::String(s) => Value::String(s),
-        P::List(items) | P::Tuple(items) => {
-            Value::Array(items.into_iter().map(pickle_to_json).collect())
-        }
-        P::Set(items) | P::FrozenSet(items) => Value::Array(
-            items
-                .into_iter()
-                .map(|h| pickle_to_json(h.into_value()))
-                .collect(),
-        ),
-        P::Dict(map) => Value::Object(
-            map.into_iter()
-                .map(|(k, v)| {
-                    let key = match pickle_to_json(k.into_value()) {
-                        Value::String(s) => s,
-                        other => other.to_string(),
-                    };
-                    (key, pickle_to_json(v))
-                })
-                .collect(),
-        ),
-    }
-}
-
-/// A CONF-FACT data file's value: gzip'd or not, a pickle or JSON. A pickle with class
-/// instances outside Python's builtins is read again with them as null, and one bad row says so.
+/// A CONF-FACT data file's value: gzip'd or not, a pickle or JSON
+/// (`noisebench_releases::confact::decode`). A pickle with class instances outside Python's
+/// builtins is read with them as null, and one bad row says so.
 pub(crate) fn read_value(path: &Path, bad_rows: &mut Vec<BadRow>) -> Result<Value, LoadError> {
-    let mut bytes = read_bytes(path)?;
-    if is_gzip(&bytes) {
-        let mut out = Vec::new();
-        flate2::read::MultiGzDecoder::new(bytes.as_slice())
-            .read_to_end(&mut out)
-            .map_err(|e| LoadError::Pickle {
-                path: path.to_path_buf(),
-                detail: format!("gzip data that does not decompress: {e}"),
-            })?;
-        if out.iter().all(u8::is_ascii_whitespace) {
-            return Err(LoadError::Empty {
-                path: path.to_path_buf(),
-            });
-        }
-        bytes = out;
-    }
-    if is_pickle(&bytes) {
-        let strict = serde_pickle::DeOptions::new().decode_strings();
-        return match serde_pickle::value_from_slice(&bytes, strict) {
-            Ok(v) => Ok(pickle_to_json(v)),
-            Err(first) => {
-                let lenient = serde_pickle::DeOptions::new()
-                    .decode_strings()
-                    .replace_unresolved_globals();
-                match serde_pickle::value_from_slice(&bytes, lenient) {
-                    Ok(v) => {
-                        bad_rows.push(bad(
-                            &file_label(path),
-                            "all",
-                            "unreadable_values",
-                            format!(
-                                "the pickle holds values of Python classes outside the builtins ({first}); they are read as absent"
-                            ),
-                        ));
-                        Ok(pickle_to_json(v))
-                    }
-                    Err(e) => Err(LoadError::Pickle {
-                        path: path.to_path_buf(),
-                        detail: format!("a Python pickle that cannot be read: {e}"),
-                    }),
-                }
+    let bytes = read_bytes(path)?;
+    let path_buf = path.to_path_buf();
+    match format::decode(bytes) {
+        Ok(decoded) => {
+            if let Some(why) = decoded.unreadable {
+                bad_rows.push(bad(&file_label(path), "all", "unreadable_values", why));
             }
-        };
-    }
-    let text = match String::from_utf8(bytes) {
-        Ok(t) => t,
-        Err(e) => {
-            let detail = match sniff(e.as_bytes()) {
+            Ok(decoded.value)
+        }
+        Err(DecodeError::Gzip(e)) => Err(LoadError::Pickle {
+            path: path_buf,
+            detail: format!("gzip data that does not decompress: {e}"),
+        }),
+        Err(DecodeError::EmptyGzip) => Err(LoadError::Empty { path: path_buf }),
+        Err(DecodeError::Pickle(e)) => Err(LoadError::Pickle {
+            path: path_buf,
+            detail: format!("a Python pickle that cannot be read: {e}"),
+        }),
+        Err(DecodeError::NotUtf8(bytes)) => Err(LoadError::NotUtf8 {
+            path: path_buf,
+            detail: match sniff(&bytes) {
                 Some(kind) => format!("it looks like {kind}"),
                 None => "neither a pickle nor UTF-8 JSON".to_string(),
-            };
-            return Err(LoadError::NotUtf8 {
-                path: path.to_path_buf(),
-                detail,
-            });
-        }
-    };
-    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-    serde_json::from_str(text).map_err(|error| LoadError::Json {
-        path: path.to_path_buf(),
-        error,
-    })
-}
-
-/// One credibility table entry, as read.
-struct MediaEntry {
-    level: Option<String>,
-    details: Option<String>,
-}
-
-fn media_entry(v: &Value) -> Option<MediaEntry> {
-    let o = v.as_object()?;
-    let details = match o.get("details") {
-        Some(Value::String(s)) if !s.trim().is_empty() => Some(s.trim().to_string()),
-        Some(Value::Array(parts)) => {
-            let parts: Vec<&str> = parts
-                .iter()
-                .filter_map(Value::as_str)
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .collect();
-            (!parts.is_empty()).then(|| parts.join(" "))
-        }
-        _ => None,
-    };
-    Some(MediaEntry {
-        level: string_field(o, "credibility").map(|s| s.to_lowercase()),
-        details,
-    })
+            },
+        }),
+        Err(DecodeError::Json(error)) => Err(LoadError::Json {
+            path: path_buf,
+            error,
+        }),
+    }
 }
 
 /// The credibility tables, keyed by lowercased domain, with which table each came from.
@@ -223,33 +124,14 @@ impl Media {
         for path in paths {
             let file = file_label(path);
             let value = read_value(path, &mut data.bad_rows)?;
-            let Some(map) = value.as_object() else {
-                return Err(LoadError::Layout {
-                    path: path.to_path_buf(),
-                    detail: format!(
-                        "a credibility table is a dict keyed by domain, found {}",
-                        json_kind(&value)
-                    ),
-                });
-            };
-            let mut entries = BTreeMap::new();
-            for (domain, v) in map {
-                match media_entry(v) {
-                    Some(e) => {
-                        let key = domain
-                            .trim()
-                            .trim_start_matches("www.")
-                            .to_ascii_lowercase();
-                        entries.entry(key).or_insert(e);
-                    }
-                    None => data.bad_rows.push(bad(
-                        &file,
-                        domain.clone(),
-                        "bad_credibility",
-                        format!("the entry of {domain} is {}, not a dict", json_kind(v)),
-                    )),
-                }
+            let table = format::read_media_table(&value).map_err(|detail| LoadError::Layout {
+                path: path.to_path_buf(),
+                detail,
+            })?;
+            for p in table.problems {
+                data.bad_rows.push(bad(&file, p.row, p.reason, p.detail));
             }
+            let entries = table.entries;
             let mbfc = file.to_ascii_lowercase().contains("mbfc");
             media.tables.push((file, mbfc, entries));
         }
@@ -290,37 +172,107 @@ impl Media {
 
 /// An evidence's label from its `majority_vote` stance against the claim's verdict.
 fn stance_label(vote: &str, verdict: bool) -> Option<DocLabel> {
-    let v = vote.trim().to_ascii_lowercase();
-    let stance = if v.starts_with("support") {
-        Some(true)
-    } else if v.starts_with("reject") || v.starts_with("refute") {
-        Some(false)
-    } else if v.starts_with("not enough") || v.starts_with("nei") || v.is_empty() {
-        None
-    } else {
-        return None;
-    };
-    Some(match stance {
+    Some(match format::parse_stance(vote)? {
         Some(s) if s == verdict => DocLabel::Supporting,
         Some(_) => DocLabel::Misleading,
         None => DocLabel::Irrelevant,
     })
 }
 
-fn parse_label(s: &str) -> Option<bool> {
-    match s.trim().to_ascii_lowercase().as_str() {
-        "supported" | "yes" | "true" => Some(true),
-        "refuted" | "no" | "false" => Some(false),
-        _ => None,
+fn credibility_of(e: &ReadEvidence) -> Credibility {
+    Credibility {
+        level: e.credibility.clone(),
+        score: e.credibility_score,
+        background: e.background.clone(),
     }
 }
 
-fn credibility_of(e: &serde_json::Map<String, Value>) -> Credibility {
-    Credibility {
-        level: string_field(e, "credibility").map(|s| s.to_lowercase()),
-        score: e.get("credibility_score").and_then(Value::as_f64),
-        background: string_field(e, "source_background")
-            .or_else(|| string_field(e, "media_background")),
+/// Instances joined into claims and documents: the ids seen, and how many documents got
+/// their credibility from a table (`matched`, of which `generated` model-written) or carried
+/// their own (`own`).
+struct Join<'a> {
+    file: &'a str,
+    media: &'a Media,
+    claim_ids: BTreeSet<String>,
+    doc_ids: BTreeSet<String>,
+    matched: usize,
+    generated: usize,
+    own: usize,
+}
+
+impl Join<'_> {
+    /// One instance as a claim with its evidence documents; a repeated id, an evidence that is
+    /// not an object or has no content are bad rows.
+    fn instance(&mut self, row: String, instance: ReadInstance, data: &mut EvalData) {
+        let file = self.file;
+        let id = instance
+            .id
+            .unwrap_or_else(|| noisebench_core::id::stable_id("confact", &[&instance.claim]));
+        if !self.claim_ids.insert(id.clone()) {
+            let detail = format!("claim {id} appears again");
+            data.bad_rows.push(bad(file, row, "duplicate_id", detail));
+            return;
+        }
+        let mut documents = Vec::new();
+        for (m, ev) in instance.evidence.into_iter().enumerate() {
+            let ev_row = format!("{row} evidence {}", m + 1);
+            let e = match ev {
+                Ok(e) => e,
+                Err((reason, detail)) => {
+                    data.bad_rows.push(bad(file, ev_row, reason, detail));
+                    continue;
+                }
+            };
+            let doc_id = e
+                .evidence_id
+                .clone()
+                .unwrap_or_else(|| format!("{id}_{}", m + 1));
+            let Some(content) = e.content.clone() else {
+                let detail = format!("evidence {doc_id} has no content");
+                data.bad_rows
+                    .push(bad(file, ev_row, "empty_document", detail));
+                continue;
+            };
+            if !self.doc_ids.insert(doc_id.clone()) {
+                let detail = format!("evidence {doc_id} appears again");
+                data.bad_rows
+                    .push(bad(file, ev_row, "duplicate_id", detail));
+                continue;
+            }
+            let domain = e.original_link.as_deref().and_then(domain_of);
+            let mut credibility = credibility_of(&e);
+            if credibility.is_known() {
+                self.own += 1;
+            } else if let Some((c, gen_)) = domain.as_deref().and_then(|d| self.media.lookup(d)) {
+                credibility = c;
+                self.matched += 1;
+                self.generated += usize::from(gen_);
+            }
+            let label = e
+                .majority_vote
+                .as_deref()
+                .and_then(|v| stance_label(v, instance.verdict));
+            documents.push(doc_id.clone());
+            data.documents.push(EvalDocument {
+                id: doc_id,
+                claim_id: Some(id.clone()),
+                title: String::new(),
+                text: content,
+                label,
+                domain,
+                url: e.original_link,
+                credibility,
+            });
+        }
+        data.claims.push(EvalClaim {
+            id,
+            text: instance.claim,
+            question: instance.question,
+            verdict: instance.verdict,
+            original_verdict: None,
+            documents,
+            claim_date: instance.claim_date,
+        });
     }
 }
 
@@ -338,12 +290,7 @@ pub fn load_confact_with(path: &Path, credibility: &[PathBuf]) -> Result<EvalDat
     let json = path;
     let records = match read_value(path, &mut data.bad_rows)? {
         Value::Array(items) => items,
-        Value::Object(map)
-            if !map.is_empty()
-                && map
-                    .values()
-                    .all(|v| v.get("credibility").is_some() || v.get("details").is_some()) =>
-        {
+        value if is_media_table(&value) => {
             return Err(LoadError::Layout {
                 path: path.to_path_buf(),
                 detail: "a credibility table (a dict keyed by domain), not instances: evaluate HumC.pkl.gz or ModC.pkl.gz and give this file with --credibility".into(),
@@ -385,123 +332,28 @@ pub fn load_confact_with(path: &Path, credibility: &[PathBuf]) -> Result<EvalDat
             ),
         });
     }
-    let (mut matched, mut generated, mut own) = (0usize, 0usize, 0usize);
-    let mut claim_ids = BTreeSet::new();
-    let mut doc_ids = BTreeSet::new();
+    let mut join = Join {
+        file: &file,
+        media: &media,
+        claim_ids: BTreeSet::new(),
+        doc_ids: BTreeSet::new(),
+        matched: 0,
+        generated: 0,
+        own: 0,
+    };
     for (n, record) in records.iter().enumerate() {
         let row = format!("record {}", n + 1);
-        let Some(o) = record.as_object() else {
-            data.bad_rows.push(bad(
-                &file,
-                row,
-                "bad_record",
-                format!("an instance is {}, not an object", json_kind(record)),
-            ));
-            continue;
-        };
-        let Some(text) = string_field(o, "claim") else {
-            data.bad_rows
-                .push(bad(&file, row, "missing_field", "no `claim` text"));
-            continue;
-        };
-        let Some(raw_label) = o.get("label").and_then(Value::as_str) else {
-            data.bad_rows
-                .push(bad(&file, row, "missing_field", "no `label` string"));
-            continue;
-        };
-        let Some(verdict) = parse_label(raw_label) else {
-            data.bad_rows.push(bad(
-                &file,
-                row,
-                "unknown_label",
-                format!("`label` is {raw_label:?}"),
-            ));
-            continue;
-        };
-        let id = json_text(o.get("id"))
-            .unwrap_or_else(|| noisebench_core::id::stable_id("confact", &[&text]));
-        if !claim_ids.insert(id.clone()) {
-            data.bad_rows.push(bad(
-                &file,
-                row,
-                "duplicate_id",
-                format!("claim {id} appears again"),
-            ));
-            continue;
+        match ReadInstance::from_value(record) {
+            Ok(instance) => join.instance(row, instance, &mut data),
+            Err((reason, detail)) => data.bad_rows.push(bad(&file, row, reason, detail)),
         }
-        let mut documents = Vec::new();
-        let evidence = o
-            .get("evidence_url")
-            .and_then(Value::as_array)
-            .map(Vec::as_slice)
-            .unwrap_or_default();
-        for (m, ev) in evidence.iter().enumerate() {
-            let ev_row = format!("{row} evidence {}", m + 1);
-            let Some(e) = ev.as_object() else {
-                data.bad_rows.push(bad(
-                    &file,
-                    ev_row,
-                    "bad_record",
-                    format!("an evidence is {}, not an object", json_kind(ev)),
-                ));
-                continue;
-            };
-            let doc_id =
-                json_text(e.get("evidence_id")).unwrap_or_else(|| format!("{id}_{}", m + 1));
-            let Some(content) = string_field(e, "content") else {
-                data.bad_rows.push(bad(
-                    &file,
-                    ev_row,
-                    "empty_document",
-                    format!("evidence {doc_id} has no content"),
-                ));
-                continue;
-            };
-            if !doc_ids.insert(doc_id.clone()) {
-                data.bad_rows.push(bad(
-                    &file,
-                    ev_row,
-                    "duplicate_id",
-                    format!("evidence {doc_id} appears again"),
-                ));
-                continue;
-            }
-            let link = string_field(e, "original_link");
-            let domain = link.as_deref().and_then(domain_of);
-            let mut credibility = credibility_of(e);
-            if credibility.is_known() {
-                own += 1;
-            } else if let Some((c, gen_)) = domain.as_deref().and_then(|d| media.lookup(d)) {
-                credibility = c;
-                matched += 1;
-                generated += usize::from(gen_);
-            }
-            let label = e
-                .get("majority_vote")
-                .and_then(Value::as_str)
-                .and_then(|v| stance_label(v, verdict));
-            documents.push(doc_id.clone());
-            data.documents.push(EvalDocument {
-                id: doc_id,
-                claim_id: Some(id.clone()),
-                title: String::new(),
-                text: content,
-                label,
-                domain,
-                url: link,
-                credibility,
-            });
-        }
-        data.claims.push(EvalClaim {
-            id,
-            text,
-            question: string_field(o, "question"),
-            verdict,
-            original_verdict: None,
-            documents,
-            claim_date: string_field(o, "claim_date"),
-        });
     }
+    let Join {
+        matched,
+        generated,
+        own,
+        ..
+    } = join;
     if data.claims.is_empty() {
         return Err(LoadError::NoRecords {
             path: path.to_path_buf(),

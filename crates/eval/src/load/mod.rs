@@ -1,7 +1,9 @@
 //! Loaders: each input format into one [`EvalData`](crate::EvalData). The seed releases
-//! ([`raguard`]: RAGuard's `claims.csv` + `documents.csv`; [`confact`]: a CONF-FACT JSON list;
-//! [`rare`]: RARE's QA record lists and an optional chunk corpus) and our own snapshots
-//! ([`snapshot`]).
+//! ([`raguard`]: RAGuard's `claims.csv` + `documents.csv`; [`confact`]: CONF-FACT's pickles or
+//! JSON with its credibility tables; [`rare`]: RARE's record files, corpus and retrieval
+//! results) and our own snapshots ([`snapshot`]). The release files are typed by
+//! `noisebench_releases` (each format's one home, beside the writer our exports use); the
+//! loaders here join them and count every problem as a bad row.
 //!
 //! Release files are large and hand-made data has flaws, so a bad row never stops a run: it is
 //! skipped and counted in `EvalData.bad_rows` with a short reason and a detail naming the
@@ -186,28 +188,6 @@ pub(crate) fn json_kind(v: &serde_json::Value) -> &'static str {
         serde_json::Value::String(_) => "a string",
         serde_json::Value::Array(_) => "a list",
         serde_json::Value::Object(_) => "an object",
-    }
-}
-
-/// A string field of a JSON object, trimmed; `None` when absent, not a string, or empty.
-pub(crate) fn string_field(
-    o: &serde_json::Map<String, serde_json::Value>,
-    key: &str,
-) -> Option<String> {
-    o.get(key)
-        .and_then(serde_json::Value::as_str)
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(str::to_string)
-}
-
-/// A JSON string or number as text (ids are written either way); `None` for anything else or
-/// an empty string.
-pub(crate) fn json_text(v: Option<&serde_json::Value>) -> Option<String> {
-    match v? {
-        serde_json::Value::String(s) if !s.trim().is_empty() => Some(s.trim().to_string()),
-        serde_json::Value::Number(n) => Some(n.to_string()),
-        _ => None,
     }
 }
 

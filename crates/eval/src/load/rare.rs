@@ -17,7 +17,8 @@
 //! generator's checkpoint files `updated_rag_*_dataset.json`, written a record at a time). A
 //! checkpoint cut short keeps its whole records; the rest is one `bad_json` bad row naming the
 //! line. Rows are `record N` in lists, `record N (line L)` in checkpoints. Each record is read
-//! by `noisebench_releases::rare::ReadRecord::from_value`, the RARE format's one home, beside
+//! by `noisebench_releases::rare::ReadRecord::from_value`, each chunk by `ChunkRow::from_value`
+//! and each retrieval result by `RetrievalEntry::from_value`: the RARE format's one home, beside
 //! the typed record and writer `export-rare` uses.
 //!
 //! Choices:
@@ -63,86 +64,55 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use noisebench_releases::rare::ReadRecord;
+use noisebench_releases::rare::{self, ChunkRow, ReadRecord, RetrievalEntry};
 
-use super::{LoadError, bad, file_label, json_kind, json_text, parse_json_list, read_text};
+use super::{LoadError, bad, file_label, parse_json_list, read_text};
 use crate::data::{DocVariant, EvalChunk, EvalData, EvalQuestion, QueryVariant, RealRetrieval};
 
-/// A list of strings (ids or sentences); non-strings and empty strings left out.
-fn string_list(v: Option<&Value>) -> Vec<String> {
-    v.and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(|x| json_text(Some(x))).collect())
-        .unwrap_or_default()
-}
-
-/// Read a corpus file: a JSON list, or JSON Lines when the text does not start with `[`.
+/// Read a corpus file (a JSON list, or JSON Lines when the text does not start with `[`), each
+/// chunk typed by `noisebench_releases::rare::ChunkRow`.
 fn read_chunks(path: &Path, data: &mut EvalData) -> Result<(), LoadError> {
     let file = file_label(path);
     let text = read_text(path, &mut data.bad_rows)?;
-    let items: Vec<(String, Value)> = if text.trim_start().starts_with('[') {
-        parse_json_list(path, &text)?
-            .into_iter()
-            .enumerate()
-            .map(|(i, v)| (format!("record {}", i + 1), v))
-            .collect()
-    } else {
-        let mut items = Vec::new();
-        for (i, line) in text.lines().enumerate() {
-            if line.trim().is_empty() {
-                continue;
-            }
-            let row = format!("line {}", i + 1);
-            match serde_json::from_str::<Value>(line) {
-                Ok(v) => items.push((row, v)),
-                Err(e) => data
-                    .bad_rows
-                    .push(bad(&file, row, "bad_json", e.to_string())),
-            }
-        }
-        items
-    };
+    let (items, problems) = rare::chunk_values(&text).map_err(|e| list_error(path, e))?;
+    for (row, (reason, detail)) in problems {
+        data.bad_rows.push(bad(&file, row, reason, detail));
+    }
     let mut seen = BTreeSet::new();
     for (row, v) in items {
-        let Some(o) = v.as_object() else {
-            data.bad_rows.push(bad(
-                &file,
-                row,
-                "bad_record",
-                format!("a chunk is {}, not an object", json_kind(&v)),
-            ));
-            continue;
+        let chunk = match ChunkRow::from_value(&v) {
+            Ok(c) => c,
+            Err((reason, detail)) => {
+                data.bad_rows.push(bad(&file, row, reason, detail));
+                continue;
+            }
         };
-        let id = json_text(o.get("chunk_id")).or_else(|| json_text(o.get("id")));
-        let text = ["text", "content", "page_content"].iter().find_map(|k| {
-            o.get(*k)
-                .and_then(Value::as_str)
-                .filter(|s| !s.trim().is_empty())
-        });
-        let (Some(id), Some(text)) = (id, text) else {
-            data.bad_rows.push(bad(
-                &file,
-                row,
-                "missing_field",
-                "a chunk needs an id (`chunk_id` or `id`) and a text (`text`, `content` or `page_content`)",
-            ));
-            continue;
-        };
-        if !seen.insert(id.clone()) {
-            data.bad_rows.push(bad(
-                &file,
-                row,
-                "duplicate_id",
-                format!("chunk {id} appears again"),
-            ));
+        if !seen.insert(chunk.id.clone()) {
+            let detail = format!("chunk {} appears again", chunk.id);
+            data.bad_rows.push(bad(&file, row, "duplicate_id", detail));
             continue;
         }
         data.chunks.push(EvalChunk {
-            id,
-            text: text.to_string(),
-            report_id: json_text(o.get("report_id")),
+            id: chunk.id,
+            text: chunk.text,
+            report_id: chunk.report_id,
         });
     }
     Ok(())
+}
+
+/// A text that should be one JSON list, as the file's error.
+fn list_error(path: &Path, e: rare::ListError) -> LoadError {
+    match e {
+        rare::ListError::Json(error) => LoadError::Json {
+            path: path.to_path_buf(),
+            error,
+        },
+        rare::ListError::NotAList(found) => LoadError::NotAList {
+            path: path.to_path_buf(),
+            found,
+        },
+    }
 }
 
 /// RARE's inputs, by role: record files, the corpus, retrieval results.
@@ -349,22 +319,15 @@ fn read_records(path: &Path, data: &mut EvalData) -> Result<Vec<(String, Value)>
     Ok(out)
 }
 
-/// One `run_retrievals.py` result entry: `{original_query, answer, variants{}, retrievers:
-/// {<name>: {original: [ids], <kind>: [ids]}}}`.
-fn retrievals_of(entry: &Value) -> Vec<RealRetrieval> {
+/// One `run_retrievals.py` result entry's lists, one per (retriever, query form).
+fn retrievals_of(entry: RetrievalEntry) -> Vec<RealRetrieval> {
     let mut out = Vec::new();
-    let Some(retrievers) = entry.get("retrievers").and_then(Value::as_object) else {
-        return out;
-    };
-    for (name, by_query) in retrievers {
-        let Some(by_query) = by_query.as_object() else {
-            continue;
-        };
-        for (query, ids) in by_query {
+    for (retriever, by_query) in entry.retrievers {
+        for (query, chunk_ids) in by_query {
             out.push(RealRetrieval {
-                retriever: name.clone(),
-                query: query.clone(),
-                chunk_ids: string_list(Some(ids)),
+                retriever: retriever.clone(),
+                query,
+                chunk_ids,
             });
         }
     }
@@ -386,15 +349,10 @@ fn read_results(path: &Path, data: &mut EvalData) -> Result<ResultsFile, LoadErr
         path: path.to_path_buf(),
         error,
     })?;
-    let Some(map) = value.as_object() else {
-        return Err(LoadError::Layout {
-            path: path.to_path_buf(),
-            detail: format!(
-                "retrieval results are an object keyed by record id (run_retrievals.py), found {}",
-                json_kind(&value)
-            ),
-        });
-    };
+    let entries = rare::retrieval_entries(&value).map_err(|detail| LoadError::Layout {
+        path: path.to_path_buf(),
+        detail,
+    })?;
     let file = file_label(path);
     let mut out = ResultsFile {
         path: path.to_path_buf(),
@@ -403,24 +361,21 @@ fn read_results(path: &Path, data: &mut EvalData) -> Result<ResultsFile, LoadErr
         retrievers: BTreeSet::new(),
         used: false,
     };
-    for (key, entry) in map {
+    for (key, entry) in entries {
+        let entry = match entry {
+            Ok(e) => e,
+            Err((reason, detail)) => {
+                data.bad_rows.push(bad(&file, key, reason, detail));
+                continue;
+            }
+        };
+        let query = entry.original_query.clone();
         let r = retrievals_of(entry);
-        if r.is_empty() {
-            data.bad_rows.push(bad(
-                &file,
-                key.clone(),
-                "bad_retrieval_result",
-                "no `retrievers` object with lists of chunk ids",
-            ));
-            continue;
-        }
         out.retrievers.extend(r.iter().map(|x| x.retriever.clone()));
-        if let Some(q) = entry.get("original_query").and_then(Value::as_str) {
-            out.by_query
-                .entry(q.trim().to_string())
-                .or_insert_with(|| r.clone());
+        if let Some(q) = query {
+            out.by_query.entry(q).or_insert_with(|| r.clone());
         }
-        out.by_key.insert(key.clone(), r);
+        out.by_key.insert(key, r);
     }
     Ok(out)
 }
