@@ -131,9 +131,9 @@ struct Inner {
     stats: Mutex<LlmStats>,
     /// What batch mode did: [`Llm::batch_stats`].
     batch_stats: Mutex<BatchStats>,
-    /// Categorical answers of models per (task, model) and category: what
-    /// [`Llm::constant_answers`] reads.
-    categories: Mutex<BTreeMap<(String, String), BTreeMap<String, u64>>>,
+    /// Categorical answers of models per (task, model, stage) and category: what
+    /// [`Llm::constant_answers`] and [`Llm::constant_answers_of`] read.
+    categories: Mutex<BTreeMap<(String, String, String), BTreeMap<String, u64>>>,
     budget: Arc<openai::Budget>,
     secrets: Vec<String>,
 }
