@@ -109,6 +109,9 @@ enum Backend {
     },
 }
 
+/// The key of the answers counted for constant-answer checks: (task, model, stage).
+type CategoryKey = (String, String, String);
+
 struct Inner {
     config: LlmConfig,
     /// What relative paths of `config` are relative to (the preflight's own handle needs it).
@@ -133,7 +136,7 @@ struct Inner {
     batch_stats: Mutex<BatchStats>,
     /// Categorical answers of models per (task, model, stage) and category: what
     /// [`Llm::constant_answers`] and [`Llm::constant_answers_of`] read.
-    categories: Mutex<BTreeMap<(String, String, String), BTreeMap<String, u64>>>,
+    categories: Mutex<BTreeMap<CategoryKey, BTreeMap<String, u64>>>,
     budget: Arc<openai::Budget>,
     secrets: Vec<String>,
 }
