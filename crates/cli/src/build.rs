@@ -363,7 +363,7 @@ fn stopped(e: anyhow::Error, loaded: &Loaded) -> anyhow::Error {
             summary,
             run_dir,
         }) => {
-            let mut report = noisebench_pipeline::render_summary(&summary);
+            let mut report = noisebench_pipeline::render_summary(&summary, &run_dir);
             let mut llm = LlmTotals::of_run(&run_dir).unwrap_or_default();
             llm.constant_answers = loaded.layers.llm.constant_answers();
             report.push_str(&llm.render());

@@ -15,11 +15,22 @@ use serde_json::{Map, Value};
 use crate::layers::Layers;
 use crate::registry::registry;
 
-/// The names of the pipeline-wide tables, which share `schemas/config/` with the stage kinds.
-const LAYER_TABLES: [&str; 3] = ["llm", "web", "eval"];
+/// The names of the pipeline-wide tables, which share `schemas/config/` with the stage kinds
+/// (`gate` is each stage's `[stages.<id>.gate]`: [`heading`]).
+const LAYER_TABLES: [&str; 5] = ["llm", "web", "eval", "gates", "gate"];
 
-/// The configuration schemas by name: every registered stage kind, then `llm`, `web` and
-/// `eval` (the `[eval]` table of `noisebench eval`'s configuration file).
+/// A pipeline-wide table's heading: `[llm]`; `[stages.<id>.gate]` for `gate`.
+fn heading(name: &str) -> String {
+    if name == "gate" {
+        "[stages.<id>.gate]".into()
+    } else {
+        format!("[{name}]")
+    }
+}
+
+/// The configuration schemas by name: every registered stage kind, then `llm`, `web`, `eval`
+/// (the `[eval]` table of `noisebench eval`'s configuration file), `gates` and `gate` (a
+/// stage's own gate).
 pub fn config_schemas() -> Result<BTreeMap<String, Value>> {
     // The registry needs layers to build its stages; an offline `Llm` and a live `Web` without
     // an archive read and write nothing.
@@ -46,6 +57,10 @@ pub fn config_schemas() -> Result<BTreeMap<String, Value>> {
     schemas.insert("web".into(), ordered(web));
     let eval = schemars::schema_for!(noisebench_eval::EvalConfig).to_value();
     schemas.insert("eval".into(), ordered(eval));
+    let gates = schemars::schema_for!(noisebench_pipeline::Gates).to_value();
+    schemas.insert("gates".into(), ordered(gates));
+    let gate = schemars::schema_for!(noisebench_pipeline::StageGate).to_value();
+    schemas.insert("gate".into(), ordered(gate));
     Ok(schemas)
 }
 
@@ -133,12 +148,12 @@ pub fn render_markdown(schemas: &BTreeMap<String, Value>) -> String {
         "Pipeline-wide tables (`[eval]` is the table of `noisebench eval`'s configuration \
          file, `pipelines/eval/default.toml`, beside its `[llm]`): ",
     );
-    md.push_str(&links(&layers, |n| format!("[{n}]")));
+    md.push_str(&links(&layers, heading));
     md.push_str(".\n\nStage kinds (`[stages.<id>.config]` of a stage of that `kind`): ");
     md.push_str(&links(&kinds, str::to_string));
     md.push_str(".\n\n## Pipeline-wide tables\n");
     for name in layers {
-        section(&mut md, &format!("[{name}]"), name, &schemas[name]);
+        section(&mut md, &heading(name), name, &schemas[name]);
     }
     md.push_str(
         "\n## Stage kinds\n\

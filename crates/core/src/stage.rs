@@ -192,10 +192,21 @@ impl StageReport {
         self.drops.iter().filter(|d| d.dropped).count() as u64
     }
 
-    /// Dropped items per reason code, ordered.
+    /// Drop records per reason code, ordered (failures of kept items included: see
+    /// [`StageReport::failure_reasons`]).
     pub fn drop_reasons(&self) -> BTreeMap<String, i64> {
         let mut counts = BTreeMap::new();
         for d in &self.drops {
+            *counts.entry(d.reason.clone()).or_insert(0) += 1;
+        }
+        counts
+    }
+
+    /// Failures that did not cost their item (`dropped` false) per reason code: a summary shows
+    /// them apart from the items dropped.
+    pub fn failure_reasons(&self) -> BTreeMap<String, i64> {
+        let mut counts = BTreeMap::new();
+        for d in self.drops.iter().filter(|d| !d.dropped) {
             *counts.entry(d.reason.clone()).or_insert(0) += 1;
         }
         counts
@@ -594,6 +605,11 @@ pub trait CallLog: Send + Sync {
     /// `Some(reason)` when no new calls may be made (a spending limit reached): the stage that
     /// just ran is not recorded as complete, so the next run resumes it.
     fn halted(&self) -> Option<String>;
+    /// Tasks of `stage` whose categorical answers (a stance, a verdict) never changed over the
+    /// stage's run, one line each: held against the stage's gate (`constant_answers`).
+    fn constant_answers(&self, _stage: &str) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// Parse a configuration value into `C`, naming the failing field path.

@@ -6,9 +6,11 @@
 //! with the chunk and the sentence they rest on. Every returned triplet is grounded
 //! ([`grounding`]): kept only when its sentence is in a chunk of the window (re-pointed when
 //! that is not the chunk it named) and both its entities are in that sentence. Everything else
-//! is a counted drop with its reason; a failed call drops its window with the LLM layer's
-//! reason (a transient one is retried by the next run). An optional gleaning pass asks each
-//! window again for what the first answer missed.
+//! is a recorded failure with its reason. The stage counts its items in chunks: items in are
+//! the chunks read, items dropped the chunks of windows whose call failed (with the LLM
+//! layer's reason; a transient one is retried by the next run) or none of whose answered
+//! triplets was found in them (`no_grounded_triplets`); items out are the triplets written.
+//! An optional gleaning pass asks each window again for what the first answer missed.
 
 pub mod grounding;
 pub mod task;
@@ -182,6 +184,7 @@ pub(crate) fn ground_windows(
         },
     );
     for ((window, passes), grounded) in pairs.iter().zip(grounded) {
+        let (answered, found) = (summary.answered, summary.grounded);
         for ((pass, (provenance, output)), grounded) in passes.iter().enumerate().zip(grounded) {
             for ((i, t), grounded) in output.triplets.iter().enumerate().zip(grounded) {
                 summary.answered += 1;
@@ -199,15 +202,34 @@ pub(crate) fn ground_windows(
                 match kept {
                     Ok(r) => rows.push(r),
                     Err(why) => {
+                        // A returned triplet is not an item the stage read: a failure, with
+                        // its reason, that costs its chunk only when the whole answer fails.
                         *summary.drops.entry(why.reason().into()).or_default() += 1;
-                        drops.add(item, why.reason(), describe(t));
+                        drops.add_failure(item, why.reason(), describe(t));
                     }
                 }
+            }
+        }
+        let answered = summary.answered - answered;
+        if answered > 0 && summary.grounded == found {
+            for chunk in &window.chunks {
+                drops.add(
+                    chunk.id.clone(),
+                    NO_GROUNDED_TRIPLETS,
+                    format!(
+                        "window {}: none of the {answered} triplets answered was found in it",
+                        window.name()
+                    ),
+                );
             }
         }
     }
     rows
 }
+
+/// The drop reason of a window's chunks when the model answered triplets for it and none of
+/// them was found in it.
+pub const NO_GROUNDED_TRIPLETS: &str = "no_grounded_triplets";
 
 fn describe(t: &ExtractedTriplet) -> String {
     let clip = |s: &str| s.chars().take(120).collect::<String>();
@@ -402,8 +424,9 @@ impl TypedStage for TripletsStage {
     }
 }
 
-/// A window whose call failed: dropped with the LLM layer's reason (transient ones are
-/// retried by the next run).
+/// A window whose call failed: on the first pass its chunks are dropped with the LLM layer's
+/// reason (the stage counts chunks; transient ones are retried by the next run); a failed
+/// gleaning pass costs no chunk (the first answer stands) and is recorded as a failure.
 fn failed(
     drops: &mut Drops,
     summary: &mut TripletsSummary,
@@ -413,11 +436,21 @@ fn failed(
 ) {
     summary.calls_failed += 1;
     *summary.drops.entry(e.drop_reason()).or_default() += 1;
-    drops.add(
-        format!("{}/{pass}", w.name()),
-        &e.drop_reason(),
-        e.to_string(),
-    );
+    if pass == 0 {
+        for chunk in &w.chunks {
+            drops.add(
+                chunk.id.clone(),
+                &e.drop_reason(),
+                format!("window {}: {e}", w.name()),
+            );
+        }
+    } else {
+        drops.add_failure(
+            format!("{}/{pass}", w.name()),
+            &e.drop_reason(),
+            e.to_string(),
+        );
+    }
 }
 
 impl TripletsStage {

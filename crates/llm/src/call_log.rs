@@ -63,13 +63,36 @@ impl Llm {
     /// line each: `stance_text (openai:smollm2): "support" for all 24 answers`. A model that
     /// gives every pair the same stance is not reading the pairs; the run summary shows these.
     pub fn constant_answers(&self) -> Vec<String> {
+        self.constant_where(|_| true)
+    }
+
+    /// [`Llm::constant_answers`] of the answers asked by `stage` only: what the runner holds
+    /// against the stage's gate (`constant_answers`). Like the other sense checks, none with
+    /// `llm.sense_checks = false` (the run summary still shows [`Llm::constant_answers`]).
+    pub fn constant_answers_of(&self, stage: &str) -> Vec<String> {
+        if !self.inner.config.sense_checks {
+            return Vec::new();
+        }
+        self.constant_where(|s| s == stage)
+    }
+
+    fn constant_where(&self, stage: impl Fn(&str) -> bool) -> Vec<String> {
         let categories = self
             .inner
             .categories
             .lock()
             .unwrap_or_else(|e| e.into_inner());
-        categories
-            .iter()
+        let mut by_task: BTreeMap<(&str, &str), BTreeMap<&str, u64>> = BTreeMap::new();
+        for ((task, model, s), counts) in categories.iter() {
+            if stage(s) {
+                let entry = by_task.entry((task.as_str(), model.as_str())).or_default();
+                for (c, n) in counts {
+                    *entry.entry(c.as_str()).or_default() += n;
+                }
+            }
+        }
+        by_task
+            .into_iter()
             .filter_map(|((task, model), counts)| {
                 let total: u64 = counts.values().sum();
                 match counts.iter().next() {
@@ -94,7 +117,7 @@ impl Llm {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner());
             *categories
-                .entry((T::NAME.to_string(), p.model_name.clone()))
+                .entry((T::NAME.to_string(), p.model_name.clone(), p.stage.clone()))
                 .or_default()
                 .entry(c)
                 .or_insert(0) += 1;
@@ -268,6 +291,10 @@ impl Llm {
 impl noisebench_core::CallLog for Llm {
     fn drain_calls(&self) -> Vec<LlmCall> {
         self.drain_call_log()
+    }
+
+    fn constant_answers(&self, stage: &str) -> Vec<String> {
+        self.constant_answers_of(stage)
     }
 
     fn halted(&self) -> Option<String> {

@@ -109,6 +109,9 @@ enum Backend {
     },
 }
 
+/// The key of the answers counted for constant-answer checks: (task, model, stage).
+type CategoryKey = (String, String, String);
+
 struct Inner {
     config: LlmConfig,
     /// What relative paths of `config` are relative to (the preflight's own handle needs it).
@@ -131,9 +134,9 @@ struct Inner {
     stats: Mutex<LlmStats>,
     /// What batch mode did: [`Llm::batch_stats`].
     batch_stats: Mutex<BatchStats>,
-    /// Categorical answers of models per (task, model) and category: what
-    /// [`Llm::constant_answers`] reads.
-    categories: Mutex<BTreeMap<(String, String), BTreeMap<String, u64>>>,
+    /// Categorical answers of models per (task, model, stage) and category: what
+    /// [`Llm::constant_answers`] and [`Llm::constant_answers_of`] read.
+    categories: Mutex<BTreeMap<CategoryKey, BTreeMap<String, u64>>>,
     budget: Arc<openai::Budget>,
     secrets: Vec<String>,
 }

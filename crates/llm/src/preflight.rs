@@ -27,6 +27,10 @@ pub struct TaskProbe {
     pub asked: usize,
     /// What is wrong, one line each; empty: the model passed.
     pub problems: Vec<String>,
+    /// Examples that could not be asked: the server failed for a transient cause (timeout,
+    /// 429, 5xx) on every try. Not held against the model: the build goes on, and its stages
+    /// retry such items themselves.
+    pub unchecked: Vec<String>,
 }
 
 /// What the preflight found.
@@ -69,8 +73,17 @@ impl std::fmt::Display for PreflightReport {
         for p in &self.probes {
             if p.asked == 0 {
                 writeln!(f, "  -       {} ({}): no examples to ask", p.task, p.model)?;
-            } else if p.problems.is_empty() {
+            } else if p.problems.is_empty() && p.unchecked.is_empty() {
                 writeln!(f, "  ok      {} ({}, {} inputs)", p.task, p.model, p.asked)?;
+            } else if p.problems.is_empty() {
+                writeln!(
+                    f,
+                    "  ?       {} ({}): could not check (a transient failure, not the model's):",
+                    p.task, p.model
+                )?;
+                for u in &p.unchecked {
+                    writeln!(f, "          {u}")?;
+                }
             } else {
                 writeln!(f, "  FAILED  {} ({}):", p.task, p.model)?;
                 for problem in &p.problems {
@@ -144,7 +157,14 @@ impl Llm {
     }
 }
 
-/// Ask `T`'s examples of `llm` ([`TaskInfo::probe`]).
+/// How many times the preflight asks an example the server failed for a transient cause
+/// (after the layer's own retries of each request).
+const PREFLIGHT_TRIES: usize = 3;
+
+/// Ask `T`'s examples of `llm` ([`TaskInfo::probe`]). An example the server failed for a
+/// transient cause is asked again, up to [`PREFLIGHT_TRIES`] times, and if it never answered
+/// it is `unchecked`, not a problem of the model. The sameness test applies only when every
+/// example was answered.
 pub(crate) fn probe<T: Task>(llm: &Llm) -> TaskProbe {
     let examples = T::examples();
     let model = llm.provenance(T::NAME);
@@ -153,37 +173,56 @@ pub(crate) fn probe<T: Task>(llm: &Llm) -> TaskProbe {
         model,
         asked: 0,
         problems: Vec::new(),
+        unchecked: Vec::new(),
     };
     if examples.is_empty() || llm.model_for(T::NAME).is_none() {
         return probe;
     }
     probe.asked = examples.len();
-    let answers = llm.run_batch::<T>("preflight", examples);
+    let mut results: Vec<Option<Result<T::Output, LlmError>>> = vec![None; examples.len()];
+    for _ in 0..PREFLIGHT_TRIES {
+        let pending: Vec<usize> = (0..results.len())
+            .filter(|&i| match &results[i] {
+                None => true,
+                Some(Err(e)) => is_transient(e),
+                Some(Ok(_)) => false,
+            })
+            .collect();
+        if pending.is_empty() {
+            break;
+        }
+        let inputs: Vec<T::Input> = T::examples()
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| pending.contains(i))
+            .map(|(_, x)| x)
+            .collect();
+        let answers = llm.run_batch::<T>("preflight", inputs);
+        for (i, a) in pending.into_iter().zip(answers) {
+            results[i] = Some(a.map(|a| a.value));
+        }
+    }
     let mut kept = Vec::new();
-    for (i, a) in answers.iter().enumerate() {
-        match a {
-            Ok(a) => kept.push(
-                T::category(&a.value)
-                    .unwrap_or_else(|| serde_json::to_string(&a.value).unwrap_or_default()),
+    for (i, r) in results.into_iter().enumerate() {
+        match r {
+            Some(Ok(value)) => kept.push(
+                T::category(&value)
+                    .unwrap_or_else(|| serde_json::to_string(&value).unwrap_or_default()),
             ),
-            Err(e) => {
-                let what = match e {
-                    LlmError::Unparseable { .. } => "no usable JSON answer",
-                    LlmError::Senseless(s) if s.sense == crate::Sense::CopiedExample => {
-                        "echoes the prompt's example"
-                    }
-                    LlmError::Senseless(_) => "an answer not about its input",
-                    LlmError::Truncated { .. } => "the answer does not fit max_tokens",
-                    LlmError::ContextExceeded { .. } => "the request does not fit the context",
-                    _ => "the call failed",
-                };
-                probe.problems.push(format!(
-                    "example {}: {what} ({}: {})",
-                    i + 1,
-                    e.reason(),
-                    clip(&e.to_string())
-                ));
-            }
+            Some(Err(e)) if is_transient(&e) => probe.unchecked.push(format!(
+                "example {}: no answer after {PREFLIGHT_TRIES} tries ({}: {})",
+                i + 1,
+                e.reason(),
+                clip(&e.to_string())
+            )),
+            Some(Err(e)) => probe.problems.push(format!(
+                "example {}: {} ({}: {})",
+                i + 1,
+                what_failed(&e),
+                e.reason(),
+                clip(&e.to_string())
+            )),
+            None => {}
         }
     }
     if kept.len() >= 2 && kept.len() == probe.asked && kept.windows(2).all(|w| w[0] == w[1]) {
@@ -194,6 +233,26 @@ pub(crate) fn probe<T: Task>(llm: &Llm) -> TaskProbe {
         ));
     }
     probe
+}
+
+/// A failure the next try may not meet (timeout, 429, 5xx, the network): the server's, not
+/// the model's.
+fn is_transient(e: &LlmError) -> bool {
+    noisebench_core::is_transient_reason(&e.drop_reason())
+}
+
+/// What a failed example says of the model, in a few words.
+fn what_failed(e: &LlmError) -> &'static str {
+    match e {
+        LlmError::Unparseable { .. } => "no usable JSON answer",
+        LlmError::Senseless(s) if s.sense == crate::Sense::CopiedExample => {
+            "echoes the prompt's example"
+        }
+        LlmError::Senseless(_) => "an answer not about its input",
+        LlmError::Truncated { .. } => "the answer does not fit max_tokens",
+        LlmError::ContextExceeded { .. } => "the request does not fit the context",
+        _ => "the call failed",
+    }
 }
 
 fn clip(s: &str) -> String {

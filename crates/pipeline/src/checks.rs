@@ -152,7 +152,50 @@ pub fn check_published(tables: &[PublishedTable], extra: &[Check]) -> Vec<CheckR
 /// `output_not_empty` (a stage that read items wrote some). Items left to retry are not
 /// judged: such a stage is partial, and nothing is published until they are done.
 /// `environment` is the stage's environment (its tasks' models, `max_tokens`), for the hint.
+/// `constant` lists the stage's tasks whose categorical answers never changed
+/// (`CallLog::constant_answers`): they fail the gate `constant_answers` ([`constant_gate`]).
 pub fn gates(
+    file: &PipelineFile,
+    record: &StageSummary,
+    retry_items: u64,
+    environment: &serde_json::Value,
+    constant: &[String],
+) -> Vec<CheckResult> {
+    let mut results = drop_gates(file, record, retry_items, environment);
+    results.push(constant_gate(record, retry_items, constant));
+    results
+}
+
+/// `constant_answers`: a model that gave every item of the stage the same stance or verdict
+/// (over at least `noisebench_llm`'s `CONSTANT_AFTER` answers) is not reading them, however
+/// few of its answers were dropped.
+fn constant_gate(record: &StageSummary, retry_items: u64, constant: &[String]) -> CheckResult {
+    let mut gate = CheckResult {
+        kind: CheckKind::Gate,
+        table: record.id.clone(),
+        check: "constant_answers".into(),
+        status: CheckStatus::Passed,
+        checked: record.items_in.max(0) as u64,
+        failed: 0,
+        ids: Vec::new(),
+        detail: String::new(),
+    };
+    if retry_items > 0 {
+        gate.status = CheckStatus::Skipped;
+        gate.detail = format!("{retry_items} items left to retry");
+    } else if !constant.is_empty() {
+        gate.status = CheckStatus::Failed;
+        gate.failed = constant.len() as u64;
+        gate.detail = format!(
+            "the same answer for every item: {}; hint: the model is not reading its inputs: try a stronger model (`[llm] task_models`), `json_schema = true`, or the server's chat template (`noisebench check PIPELINE --llm`)",
+            constant.join("; ")
+        );
+    }
+    gate
+}
+
+/// `max_drop_share` and `output_not_empty`.
+fn drop_gates(
     file: &PipelineFile,
     record: &StageSummary,
     retry_items: u64,
@@ -248,7 +291,12 @@ fn hint(pipeline: &str, record: &StageSummary, environment: &serde_json::Value) 
         r.starts_with("llm_")
             || matches!(
                 r.as_str(),
-                "truncated" | "off_topic" | "copied_example" | "unparseable" | "schema"
+                "truncated"
+                    | "off_topic"
+                    | "copied_example"
+                    | "unparseable"
+                    | "schema"
+                    | "no_grounded_triplets"
             )
     });
     let inspect = format!(

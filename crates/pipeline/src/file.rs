@@ -37,12 +37,15 @@ pub struct PipelineFile {
     pub gates: Option<Gates>,
 }
 
-/// The gates on what a stage lost, for every stage of the pipeline (`[gates]`); a stage's own
-/// `[stages.<id>.gate]` overrides `max_drop_share`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// The gates on what a stage lost, for every stage of the pipeline (`[gates]`): a stage that
+/// drops more than its share of its items, writes nothing from a non-empty input, or whose
+/// model gave every item the same categorical answer (a stance, a verdict) stops the run
+/// before publishing (docs/checks.md). A stage's own `[stages.<id>.gate]` overrides
+/// `max_drop_share`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Gates {
-    /// The largest share of a stage's items it may drop for good (0 to 1; default 0.5). A stage
+    /// The largest share of a stage's items it may drop for good (0 to 1; unset: 0.5). A stage
     /// that drops more, or writes nothing from a non-empty input, stops the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_drop_share: Option<f64>,
@@ -52,11 +55,12 @@ pub struct Gates {
     pub allow_degraded: bool,
 }
 
-/// One stage's gate (`[stages.<id>.gate]`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// One stage's gate (`[stages.<id>.gate]`), overriding `[gates]` for that stage.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StageGate {
-    /// The largest share of this stage's items it may drop for good (0 to 1).
+    /// The largest share of this stage's items it may drop for good (0 to 1; unset: the
+    /// `[gates]` setting).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_drop_share: Option<f64>,
 }

@@ -21,6 +21,7 @@ pub mod lock;
 pub mod plan;
 pub mod progress;
 pub mod runner;
+pub mod summary;
 pub mod table_io;
 
 pub use checks::{DEFAULT_MAX_DROP_SHARE, PublishedTable, check_published, excuse_partial};

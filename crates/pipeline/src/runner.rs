@@ -64,6 +64,14 @@ pub struct StageRecord {
     /// existed has none: they are run when the record is reused).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checks: Option<Vec<CheckResult>>,
+    /// Tasks whose categorical answers never changed over the stage's run
+    /// (`CallLog::constant_answers`): the gate `constant_answers` fails on them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub constant_answers: Vec<String>,
+    /// Failures that did not cost their item, per reason (`StageReport::failure_reasons`): the
+    /// run summary shows them apart from the drops.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub failures: BTreeMap<String, i64>,
 }
 
 /// A side file of a stage: its hash and size, and whether snapshots publish it as an export.
@@ -312,31 +320,20 @@ impl RunResult {
 
     /// The summary as an aligned text table.
     pub fn render_summary(&self) -> String {
-        render_summary(&self.summary)
+        let failures = self
+            .records
+            .iter()
+            .filter(|(_, r)| !r.failures.is_empty())
+            .map(|(id, r)| (id.clone(), r.failures.clone()))
+            .collect();
+        crate::summary::render(&self.summary, &failures)
     }
 }
 
-/// A run summary as an aligned text table.
-pub fn render_summary(summary: &[StageSummary]) -> String {
-    {
-        let mut out = format!(
-            "{:<18} {:<16} {:<8} {:>9} {:>9} {:>8}  {}\n",
-            "stage", "kind", "status", "in", "out", "dropped", "drop reasons"
-        );
-        for s in summary {
-            let reasons = s
-                .drop_reasons
-                .iter()
-                .map(|(r, n)| format!("{r}={n}"))
-                .collect::<Vec<_>>()
-                .join(" ");
-            out.push_str(&format!(
-                "{:<18} {:<16} {:<8} {:>9} {:>9} {:>8}  {}\n",
-                s.id, s.kind, s.status, s.items_in, s.items_out, s.items_dropped, reasons
-            ));
-        }
-        out
-    }
+/// A run summary as an aligned text table (failures of kept items told apart when `run_dir`
+/// holds the stages' records: [`crate::summary::render`]).
+pub fn render_summary(summary: &[StageSummary], run_dir: &Path) -> String {
+    crate::summary::render(summary, &crate::summary::kept_failures(run_dir, summary))
 }
 
 pub struct Runner<'a> {
@@ -668,6 +665,7 @@ impl<'a> Runner<'a> {
                 summary.last().expect("pushed above"),
                 record.retry_items,
                 &stage.stage.environment(),
+                &record.constant_answers,
             );
             results.extend(match &record.checks {
                 Some(c) => c.clone(),
@@ -854,8 +852,10 @@ impl<'a> Runner<'a> {
             log.drain_calls();
         }
         let result = stage.stage.run(&stage.config, Inputs::new(tables), &ctx);
+        let mut constant_answers = Vec::new();
         if let Some(log) = &self.options.call_log {
             self.write_stage_call_log(&dir, log.drain_calls())?;
+            constant_answers = log.constant_answers(&stage.id);
             if let Some(reason) = log.halted() {
                 return Err(RunError::Halted {
                     stage: stage.id.clone(),
@@ -957,10 +957,12 @@ impl<'a> Runner<'a> {
             items_out: report.items_out,
             items_dropped: dropped,
             drop_reasons: report.drop_reasons(),
+            failures: report.failure_reasons(),
             retry_items: report.transient_drops() as u64,
             files,
             facts: output.facts,
             checks: None,
+            constant_answers,
         };
         // A shard's part holds some of the rows: its checks are the merge's.
         if shard.is_none() {

@@ -35,6 +35,9 @@ pub enum Rejection {
     SingleChunkAnswerable,
     /// Another question with the same answer says the same thing.
     NearDuplicate,
+    /// Another question (with another answer) has the same text: a reader could not tell which
+    /// answer is meant (the `unique_question_text` check).
+    RepeatedQuestion,
 }
 
 impl Rejection {
@@ -50,6 +53,7 @@ impl Rejection {
             Rejection::AnswerNotGrounded => "answer_not_grounded",
             Rejection::SingleChunkAnswerable => "single_chunk_answerable",
             Rejection::NearDuplicate => "near_duplicate",
+            Rejection::RepeatedQuestion => "repeated_question",
         }
     }
 }

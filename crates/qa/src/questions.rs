@@ -418,7 +418,8 @@ fn check_question(
 }
 
 /// Drop near duplicates (the same normalised answer, and the same normalised text or an
-/// embedding cosine of at least `threshold`), keeping the question with the smaller id.
+/// embedding cosine of at least `threshold`) and repeated texts (the same normalised question
+/// with another answer: `repeated_question`), keeping the question with the smaller id.
 /// `vectors[i]` embeds `questions[i].question`.
 pub fn dedupe(
     mut questions: Vec<Question>,
@@ -438,9 +439,12 @@ pub fn dedupe(
         .collect();
     let dups = near_duplicates(&pairs, &ordered_vectors, threshold);
     let mut remove = BTreeSet::new();
+    // The first kept question of each normalised text: a later one with the same text (and
+    // another answer) is dropped as well, so the table passes `unique_question_text`.
+    let mut texts: BTreeMap<String, &str> = BTreeMap::new();
     for (pos, dup) in dups.iter().enumerate() {
+        let q = &questions[order[pos]];
         if let Some(of) = dup {
-            let q = &questions[order[pos]];
             let kept = &questions[order[*of]];
             drops.add(
                 &q.pattern_id,
@@ -448,6 +452,15 @@ pub fn dedupe(
                 format!("{} (near duplicate of {})", describe(q), kept.id),
             );
             remove.insert(order[pos]);
+        } else if let Some(kept) = texts.get(&normalize(&q.question)) {
+            drops.add(
+                &q.pattern_id,
+                Rejection::RepeatedQuestion.reason(),
+                format!("{} (the same question text as {kept})", describe(q)),
+            );
+            remove.insert(order[pos]);
+        } else {
+            texts.insert(normalize(&q.question), q.id.as_str());
         }
     }
     let mut i = 0;

@@ -330,3 +330,64 @@ fn a_larger_context_reruns_the_refused_stage_without_force() {
     assert!(!ran(&larger).is_empty(), "rerun without --force");
     assert_eq!(refused(&larger), 0, "{:?}", larger.run.summary);
 }
+
+/// A model that gives every claim the same verdict (as SmolLM2 answered "true" to every exam)
+/// fails the gate `constant_answers` of the stage that asked it, with the sense checks on: the
+/// build stops there, naming the task, the model and the answer; `--allow-degraded` goes on
+/// and records the failed gate.
+#[test]
+fn constant_verdicts_fail_their_stages_gate() {
+    // Reading the pipeline's own claims and pages, the fake never meets "never opened": its
+    // verdict is "true" and its stance "support" for every one of them.
+    let server = FakeServer::answering(reading_model);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tasks.toml");
+    let text = pipeline(dir.path(), &server.url(), "")
+        .replace("sense_checks = false", "sense_checks = true");
+    std::fs::write(&path, text).unwrap();
+    let mut ws = Workspace::at(dir.path(), Arc::new(NoProgress));
+    let err = build_snapshot(
+        &ws,
+        path.to_str().unwrap(),
+        false,
+        &PublishOptions::default(),
+    )
+    .err()
+    .expect("the same verdict for every claim stops the build");
+    let message = format!("{err:#}");
+    assert!(
+        message.contains("stage `queries` failed its checks")
+            && message.contains("gate `constant_answers`: FAILED")
+            && message.contains("exam_verdict (openai:model-a): \"true\" for all"),
+        "{message}"
+    );
+    assert!(
+        !dir.path().join("work/tasks/search").exists(),
+        "nothing after `queries` ran"
+    );
+
+    ws.allow_degraded = true;
+    let built = build_snapshot(
+        &ws,
+        path.to_str().unwrap(),
+        false,
+        &PublishOptions::default(),
+    )
+    .unwrap();
+    let failed: Vec<(&str, &str)> = built
+        .checks
+        .iter()
+        .filter(|c| c.failed())
+        .map(|c| (c.table.as_str(), c.check.as_str()))
+        .collect();
+    // `queries` is reused from the stopped run and still fails; the stance votes of `labels`
+    // ("support" for every pair) fail it there too.
+    assert!(
+        failed.contains(&("queries", "constant_answers")),
+        "{failed:?}"
+    );
+    assert!(
+        failed.contains(&("labels", "constant_answers")),
+        "{failed:?}"
+    );
+}

@@ -67,9 +67,14 @@ impl Default for AstuteConfig {
     }
 }
 
-/// The `astute_generate` schema's `maxItems`: the prompt asks for `m̂` at most, the schema
-/// bounds what a rambling model can send whatever `m̂` is.
+/// The largest `m̂` a configuration may set. Each `astute_generate` request asks for at most
+/// its own `m̂` ([`GenerateInput::max_passages`]): the prompt says it, and the task's bounds
+/// ([`Task::bounds`]) write the same number into the schema's `maxItems` and the check.
 const MAX_INTERNAL_PASSAGES: usize = 5;
+
+/// The most passages one `astute_consolidate` round may return (the schema's `maxItems` and
+/// the check, through [`Task::bounds`]): consolidation regroups the passages into fewer.
+pub const MAX_CONSOLIDATED_PASSAGES: usize = 10;
 
 impl AstuteConfig {
     pub fn validate(&self) -> Result<(), SystemsConfigError> {
@@ -136,6 +141,14 @@ impl Task for AstuteGenerate {
     const OFFLINE_VERSION: &'static str = "offline-1";
     type Input = GenerateInput;
     type Output = GenerateOutput;
+    /// At most `m̂` passages, as the prompt asks; none is a valid answer.
+    fn bounds(input: &GenerateInput) -> Vec<noisebench_llm::ItemBounds> {
+        vec![noisebench_llm::ItemBounds {
+            field: "passages",
+            min: 0,
+            max: input.max_passages,
+        }]
+    }
     fn offline(_: &GenerateInput) -> GenerateOutput {
         GenerateOutput {
             passages: Vec::new(),
@@ -177,6 +190,15 @@ impl Task for AstuteConsolidate {
     const OFFLINE_VERSION: &'static str = "offline-1";
     type Input = ConsolidateInput;
     type Output = ConsolidateOutput;
+    /// At most [`MAX_CONSOLIDATED_PASSAGES`]; none is a valid answer (nothing bore on the
+    /// question).
+    fn bounds(_: &ConsolidateInput) -> Vec<noisebench_llm::ItemBounds> {
+        vec![noisebench_llm::ItemBounds {
+            field: "passages",
+            min: 0,
+            max: MAX_CONSOLIDATED_PASSAGES,
+        }]
+    }
     fn offline(input: &ConsolidateInput) -> ConsolidateOutput {
         offline_consolidate(input)
     }
@@ -580,6 +602,80 @@ mod tests {
             ..input
         };
         assert_eq!(offline_consolidate(&off).passages.len(), 2);
+    }
+
+    /// No eval prompt's schema states an item count of its own (the counts come from each
+    /// task's bounds, the numbers its check holds), and Astute's bounded tasks send the
+    /// bounds their checks apply.
+    #[test]
+    fn every_eval_tasks_schema_and_check_agree() {
+        use noisebench_llm::ItemBounds;
+        use noisebench_llm::prompt::Prompts;
+        use noisebench_llm::task::{check_answer, schema_for, schema_self_check};
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../pipelines/prompts");
+        let prompts = Prompts::in_dir(&dir);
+        let mut tasks: Vec<TaskInfo> = TASKS.to_vec();
+        tasks.extend(crate::systems::counterrefine::TASKS);
+        tasks.extend(crate::answers::JUDGE_TASKS);
+        tasks.extend(crate::confact::tasks());
+        tasks.push(TaskInfo::of::<crate::generate::EvalAnswer>());
+        assert_eq!(tasks.len(), 8);
+        fn own_bounds(v: &serde_json::Value) -> bool {
+            match v {
+                serde_json::Value::Object(m) => m
+                    .iter()
+                    .any(|(k, x)| k == "minItems" || k == "maxItems" || own_bounds(x)),
+                serde_json::Value::Array(a) => a.iter().any(own_bounds),
+                _ => false,
+            }
+        }
+        for t in &tasks {
+            let prompt = prompts.get(t.name).unwrap().expect(t.name);
+            assert!(!own_bounds(&prompt.schema), "{}: {}", t.name, prompt.schema);
+        }
+
+        for m in 1..=MAX_INTERNAL_PASSAGES {
+            let input = GenerateInput {
+                question: "Who leases Westgate Basin?".into(),
+                max_passages: m,
+            };
+            let answer = |n: usize| GenerateOutput {
+                passages: vec!["Westgate Basin is leased by a sawmill.".into(); n],
+                no_more: true,
+            };
+            schema_self_check::<AstuteGenerate>(&prompts, &input, &answer(m)).unwrap();
+            let sent = schema_for::<AstuteGenerate>(
+                &prompts.get("astute_generate").unwrap().unwrap().schema,
+                &input,
+            );
+            assert_eq!(sent["properties"]["passages"]["maxItems"], m);
+            assert!(check_answer::<AstuteGenerate>(&input, &answer(0)).is_ok());
+            assert!(check_answer::<AstuteGenerate>(&input, &answer(m + 1)).is_err());
+        }
+        let consolidate = ConsolidateInput {
+            question: "Who leases Westgate Basin?".into(),
+            iteration: 1,
+            initial: initial_set(&ask(), &[]),
+            current: Vec::new(),
+        };
+        let answer = ConsolidateOutput {
+            passages: vec![
+                Consolidated {
+                    text: "A sawmill leases the basin.".into(),
+                    sources: vec![1],
+                };
+                MAX_CONSOLIDATED_PASSAGES
+            ],
+        };
+        schema_self_check::<AstuteConsolidate>(&prompts, &consolidate, &answer).unwrap();
+        assert_eq!(
+            AstuteConsolidate::bounds(&consolidate),
+            [ItemBounds {
+                field: "passages",
+                min: 0,
+                max: MAX_CONSOLIDATED_PASSAGES
+            }]
+        );
     }
 
     #[test]

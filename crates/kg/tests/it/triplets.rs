@@ -207,6 +207,7 @@ fn bad_answers_become_counted_drops() {
         ("empty_field", 2),
         ("entity_not_in_sentence", 1),
         ("llm_unparseable_output", 2),
+        ("no_grounded_triplets", 6),
         ("oversize_field", 1),
         ("ungrounded", 1),
         ("unknown_chunk", 1),
@@ -216,6 +217,26 @@ fn bad_answers_become_counted_drops() {
     .collect();
     assert_eq!(reasons, expected);
     assert_eq!(out.report.transient_drops(), 0);
+    // The stage counts chunks: of the ten read, those of the two windows whose answer was
+    // unusable (Runaway, Garbled) and of the six whose triplets were all rejected (Missing,
+    // Outside, Empty, Enormous, Invented, Wrongname) are dropped; a rejected triplet is a
+    // failure recorded beside them, not a dropped item.
+    let mut dropped: Vec<&str> = out
+        .report
+        .drops
+        .iter()
+        .filter(|d| d.dropped)
+        .map(|d| d.item.as_str())
+        .collect();
+    dropped.sort();
+    let mut expected_chunks: Vec<String> = [1, 2, 3, 4, 6, 7, 8, 9]
+        .iter()
+        .map(|i| chunks[*i].id.clone())
+        .collect();
+    expected_chunks.sort();
+    assert_eq!(dropped, expected_chunks);
+    assert_eq!(out.report.items_in, 10);
+    assert_eq!(out.report.items_dropped(), 8);
     let facts = out.facts.expect("the stage reports its facts");
     assert_eq!(facts.data["kept"], json!(2));
     assert_eq!(facts.data["answered"], json!(1 + 1 + 1 + 1 + 1 + 3 + 1 + 1));

@@ -124,6 +124,16 @@ fn generator(body: &Value) -> Reply {
         qa("Which firm did Groundless Holdings buy?", "Nowhere Corp")
     } else if has("Dupa Holdings") || has("Dupb Holdings") {
         qa("Which target did the holding group buy?", "Shared Target")
+    } else if has("Repa Holdings") {
+        qa(
+            "Which company was bought by the holding group?",
+            "Repa Target",
+        )
+    } else if has("Repb Holdings") {
+        qa(
+            "Which company was bought by the holding group?",
+            "Repb Target",
+        )
     } else if has("Broken Holdings") {
         Reply::Content("this is not JSON".into())
     } else if has("Keeper Holdings") {
@@ -197,6 +207,9 @@ fn every_generation_check_is_a_counted_drop_and_generic_pivots_cost_no_call() {
         ("Groundless Holdings", "Groundless Target"),
         ("Dupa Holdings", "Shared Target"),
         ("Dupb Holdings", "Shared Target"),
+        // The same question text with two answers: the second is a repeated question.
+        ("Repa Holdings", "Repa Target"),
+        ("Repb Holdings", "Repb Target"),
         ("Broken Holdings", "Broken Target"),
         ("Keeper Holdings", "Keeper Target"),
     ] {
@@ -243,12 +256,19 @@ fn every_generation_check_is_a_counted_drop_and_generic_pivots_cost_no_call() {
     let dir = tempfile::tempdir().unwrap();
     let mut out = run_questions(llm(&server, &dir.path().join("cache")), &c, dir.path());
     let questions = Question::from_rows(out.tables.remove("questions").unwrap()).unwrap();
-    let kept: Vec<(&str, &str)> = questions
+    let mut kept: Vec<(&str, &str)> = questions
         .iter()
         .map(|q| (q.kind.as_str(), q.answer.as_str()))
         .collect::<std::collections::BTreeSet<_>>()
         .into_iter()
         .collect();
+    // Of the two questions with one text, the one with the smaller id is kept.
+    let repeated: Vec<&Question> = questions
+        .iter()
+        .filter(|q| q.answer.starts_with("Rep"))
+        .collect();
+    assert_eq!(repeated.len(), 1, "{repeated:?}");
+    kept.retain(|(_, a)| !a.starts_with("Rep"));
     assert_eq!(
         kept,
         [
@@ -270,6 +290,7 @@ fn every_generation_check_is_a_counted_drop_and_generic_pivots_cost_no_call() {
         ("near_duplicate", 1),
         ("pivot_in_question", 1),
         ("question_length", 1),
+        ("repeated_question", 1),
         ("single_chunk_answerable", 1),
         ("unknown_pattern", 1),
     ]
@@ -281,15 +302,15 @@ fn every_generation_check_is_a_counted_drop_and_generic_pivots_cost_no_call() {
         out.report.items_in,
         out.report.items_out + out.report.drops.len() as u64
     );
-    // 17 patterns: the missing triplet and chunk, the unknown kind and the generic pivot were
-    // never asked about (12 calls); the embeddings of the questions that passed the checks are
+    // 19 patterns: the missing triplet and chunk, the unknown kind and the generic pivot were
+    // never asked about (14 calls); the embeddings of the questions that passed the checks are
     // one request more.
     let chat: usize = server
         .bodies()
         .iter()
         .filter(|b| b.get("messages").is_some())
         .count();
-    assert_eq!(chat, 12);
+    assert_eq!(chat, 14);
     assert!(
         server
             .bodies()

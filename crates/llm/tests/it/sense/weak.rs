@@ -443,3 +443,63 @@ fn an_unreachable_model_fails_the_preflight_with_its_reason() {
     assert!(report.failed());
     assert!(report.to_string().contains("http_error"), "{report}");
 }
+
+/// A server failing for a transient cause (HTTP 503, after the layer's own retries) is not a
+/// failed model: the preflight asks the example again, and an example that never got an
+/// answer is reported as not checked, without failing the preflight.
+#[test]
+fn transient_failures_are_asked_again_and_never_fail_the_preflight() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    // The first two requests fail with 503; the rest are a good model's answers.
+    let failed = Arc::new(AtomicUsize::new(0));
+    let count = Arc::clone(&failed);
+    let flaky = FakeServer::answering(move |body| {
+        if count.fetch_add(1, Ordering::SeqCst) < 2 {
+            return Reply::Status(503, None, "busy".into());
+        }
+        good_model(body)
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = openai_config(&flaky.url(), dir.path());
+    config["models"]["fake"]["max_retries"] = json!(0);
+    config["models"]["fake"]["max_concurrency"] = json!(1);
+    let llm = Llm::from_value(&config, Path::new("/")).unwrap();
+    let report = llm.preflight(TASKS).unwrap();
+    assert!(!report.failed(), "{report}");
+    assert!(
+        report.probes.iter().all(|p| p.unchecked.is_empty()),
+        "{report}"
+    );
+    // Five examples, two of whose first tries failed and were asked again.
+    assert_eq!(flaky.requests(), 5 + 2);
+
+    // A server that never answers: nothing is held against the model, and the report says
+    // what could not be checked.
+    let down = FakeServer::start_with(
+        Reply::Status(503, None, "down".into()),
+        std::time::Duration::ZERO,
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = openai_config(&down.url(), dir.path());
+    config["models"]["fake"]["max_retries"] = json!(0);
+    let llm = Llm::from_value(&config, Path::new("/")).unwrap();
+    let report = llm.preflight(TASKS).unwrap();
+    assert!(!report.failed(), "{report}");
+    for p in &report.probes {
+        assert_eq!(p.unchecked.len(), p.asked, "{report}");
+        assert!(p.unchecked[0].contains("retries_exhausted"), "{report}");
+    }
+    assert!(report.to_string().contains("could not check"), "{report}");
+
+    // A permanent refusal (HTTP 404) is still the model's failure, asked once.
+    let gone = FakeServer::start_with(
+        Reply::Status(404, None, r#"{"error": "model not found"}"#.into()),
+        std::time::Duration::ZERO,
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let llm = Llm::from_value(&openai_config(&gone.url(), dir.path()), Path::new("/")).unwrap();
+    let report = llm.preflight(TASKS).unwrap();
+    assert!(report.failed());
+    assert_eq!(gone.requests(), 5, "a permanent failure is not asked again");
+}
