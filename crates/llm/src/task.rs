@@ -8,8 +8,8 @@
 //! ([`crate::Llm::require`]), and its fingerprint covers those tasks only
 //! ([`crate::Llm::fingerprint_of`]).
 
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 
 /// A task: its name, input, typed answer, checks and offline rule.
 pub trait Task: Send + Sync + 'static {
@@ -19,8 +19,9 @@ pub trait Task: Send + Sync + 'static {
     /// Version of [`Task::offline`]'s rule, part of every offline request key: bump it when the
     /// rule's answers change, so cached offline answers of the old rule are not reused.
     const OFFLINE_VERSION: &'static str;
-    /// The prompt template's variables.
-    type Input: Serialize + Clone + Send + Sync + 'static;
+    /// The prompt template's variables (read back from JSON by the fuzz target and by fake
+    /// endpoints that answer from the request's `noisebench_task` field).
+    type Input: Serialize + DeserializeOwned + Clone + Send + Sync + 'static;
     /// The answer, parsed strictly from the model's JSON.
     type Output: Serialize + DeserializeOwned + Clone + Send + Sync + 'static;
 
@@ -85,6 +86,14 @@ pub trait Task: Send + Sync + 'static {
     /// Empty: the task is not probed.
     fn examples() -> Vec<Self::Input> {
         Vec::new()
+    }
+
+    /// One small input of the task: the fuzz target's seed (with the offline rule's answer to
+    /// it) and what the task's wiring is tested with. Default: the first of
+    /// [`Task::examples`]; a task that is not probed gives one here. Every task has one (the
+    /// fuzz target's replay test fails on a task without).
+    fn example() -> Option<Self::Input> {
+        Self::examples().into_iter().next()
     }
 }
 
@@ -233,7 +242,16 @@ pub struct TaskInfo {
     pub offline_version: &'static str,
     /// Asks the task's examples ([`Task::examples`]) of a handle: the preflight's probe.
     pub(crate) probe: fn(&crate::Llm) -> crate::preflight::TaskProbe,
+    example: fn() -> Option<serde_json::Value>,
+    reads: fn(&serde_json::Value) -> bool,
+    offline: fn(&serde_json::Value) -> Result<serde_json::Value, String>,
+    parse: ParseJson,
+    self_check: fn(&crate::prompt::Prompts) -> Result<String, String>,
 }
+
+/// A reply parsed against an input given as JSON: the answer written back as JSON and how it was
+/// read.
+type ParseJson = fn(&serde_json::Value, &str) -> Result<(String, crate::parse::Parsed), String>;
 
 impl TaskInfo {
     /// The declaration of task `T`, usable in a `const` list.
@@ -242,12 +260,77 @@ impl TaskInfo {
             name: T::NAME,
             offline_version: T::OFFLINE_VERSION,
             probe: crate::preflight::probe::<T>,
+            example: example_json::<T>,
+            reads: |input| input_of::<T>(input).is_ok(),
+            offline: offline_json::<T>,
+            parse: parse_json::<T>,
+            self_check: example_self_check::<T>,
         }
+    }
+
+    /// The task's [`Task::example`] as JSON.
+    pub fn example(&self) -> Option<serde_json::Value> {
+        (self.example)()
+    }
+
+    /// Whether `input` is one of the task's inputs (its `Input` read from JSON).
+    pub fn reads(&self, input: &serde_json::Value) -> bool {
+        (self.reads)(input)
+    }
+
+    /// [`Task::offline`] over an input given as JSON: the offline rule's answer as JSON, or why
+    /// the input is not one of the task's. What a fake endpoint answers a task with.
+    pub fn offline(&self, input: &serde_json::Value) -> Result<serde_json::Value, String> {
+        (self.offline)(input)
+    }
+
+    /// [`crate::parse::parse_answer`] of `reply` to an input given as JSON: the answer written
+    /// back as JSON and how it was read, or why the reply (or the input) was refused.
+    pub fn parse(
+        &self,
+        input: &serde_json::Value,
+        reply: &str,
+    ) -> Result<(String, crate::parse::Parsed), String> {
+        (self.parse)(input, reply)
+    }
+
+    /// [`offline_self_check`] of the task's example against its prompt in `prompts`: the
+    /// template renders it, the offline rule answers it the same twice and passes its checks.
+    pub fn self_check(&self, prompts: &crate::prompt::Prompts) -> Result<String, String> {
+        (self.self_check)(prompts)
     }
 
     fn key(&self) -> (&'static str, &'static str) {
         (self.name, self.offline_version)
     }
+}
+
+fn example_json<T: Task>() -> Option<serde_json::Value> {
+    T::example().and_then(|input| serde_json::to_value(input).ok())
+}
+
+fn input_of<T: Task>(input: &serde_json::Value) -> Result<T::Input, String> {
+    T::Input::deserialize(input).map_err(|e| format!("{}: not an input of the task: {e}", T::NAME))
+}
+
+fn offline_json<T: Task>(input: &serde_json::Value) -> Result<serde_json::Value, String> {
+    let input = input_of::<T>(input)?;
+    serde_json::to_value(T::offline(&input)).map_err(|e| format!("{}: {e}", T::NAME))
+}
+
+fn parse_json<T: Task>(
+    input: &serde_json::Value,
+    reply: &str,
+) -> Result<(String, crate::parse::Parsed), String> {
+    let input = input_of::<T>(input)?;
+    let (answer, how) = crate::parse::parse_answer::<T>(&input, reply)?;
+    let written = serde_json::to_string(&answer).map_err(|e| format!("{}: {e}", T::NAME))?;
+    Ok((written, how))
+}
+
+fn example_self_check<T: Task>(prompts: &crate::prompt::Prompts) -> Result<String, String> {
+    let input = T::example().ok_or_else(|| format!("{}: the task has no example", T::NAME))?;
+    offline_self_check::<T>(prompts, input)
 }
 
 impl std::fmt::Debug for TaskInfo {
