@@ -57,6 +57,14 @@ if [[ -z "${FUZZ_NO_BUILD:-}" ]]; then
 fi
 BIN_DIR=fuzz/target/x86_64-unknown-linux-gnu/release
 
+# The llm_answer seeds come from the tasks themselves (each task's example and the offline rule's
+# answer to it): written before a campaign, so a task added to its stage's list has its seed.
+if [[ " ${TARGETS[*]} " == *" llm_answer "* ]]; then
+    echo "writing the llm_answer seeds ..."
+    cargo test --quiet -p noisebench-fuzz-targets --no-default-features --test replay \
+        write_llm_answer_seeds -- --ignored
+fi
+
 total_execs() { # executions of target $1 over every recorded run
     awk -F'\t' -v t="$1" 'NR > 1 && $2 == t { s += $4 } END { print s + 0 }' "$RUNS"
 }

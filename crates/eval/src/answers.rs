@@ -291,6 +291,13 @@ impl Task for AnswerJudge {
     const OFFLINE_VERSION: &'static str = "offline-1";
     type Input = JudgeInput;
     type Output = JudgeOutput;
+    /// Not probed by the preflight; the fuzz seed and the wiring tests' input.
+    fn example() -> Option<JudgeInput> {
+        serde_json::from_str(
+            r#"{"question":"Who is the CEO of Apple?","gold_answer":"Tim Cook","prediction":"Tim Cook is."}"#,
+        )
+        .ok()
+    }
 
     fn offline(input: &JudgeInput) -> JudgeOutput {
         JudgeOutput {

@@ -238,6 +238,13 @@ impl Task for EvalAnswer {
     const OFFLINE_VERSION: &'static str = "offline-1";
     type Input = AnswerInput;
     type Output = AnswerOutput;
+    /// Not probed by the preflight; the fuzz seed and the wiring tests' input.
+    fn example() -> Option<AnswerInput> {
+        serde_json::from_str(
+            r#"{"question":"Who is the CEO of Apple?","form":"open","yes":null,"no":null,"style":"short","passages":[{"text":"Tim Cook is the CEO of Apple.","source":"apple.com","background":null}],"examples":[{"question":"Who founded Apple?","answer":"Steve Jobs"}]}"#,
+        )
+        .ok()
+    }
     fn offline(input: &AnswerInput) -> AnswerOutput {
         offline_answer(input)
     }

@@ -46,3 +46,21 @@ pub use raguard::RaguardConfig;
 pub use rare_met::RareConfig;
 pub use run::{EvalConfig, EvalError, Evaluation, evaluate};
 pub use systems::{AstuteConfig, CounterRefineConfig, SystemsConfig};
+
+/// Every LLM task the evaluation may call, whatever its configuration: each system's
+/// (`systems::NAMES`), the answer judge and CONF-FACT's own ([`EvalConfig::tasks`] per system).
+/// What the fuzz target iterates over; a task reaches it by being in its system's or module's
+/// list.
+pub fn tasks() -> Vec<noisebench_llm::TaskInfo> {
+    let config = systems::SystemsConfig::default();
+    let mut tasks: Vec<_> = systems::NAMES
+        .iter()
+        .filter_map(|name| systems::by_name(name, &config))
+        .flat_map(|g| g.tasks())
+        .chain([noisebench_llm::TaskInfo::of::<answers::AnswerJudge>()])
+        .chain(confact::tasks())
+        .collect();
+    tasks.sort();
+    tasks.dedup();
+    tasks
+}

@@ -13,8 +13,8 @@
 
 use noisebench_core::Block;
 
-mod answers;
-pub use answers::{TASKS as LLM_TASKS, TaskEntry, llm_answer, seeds as llm_answer_seeds};
+pub mod answers;
+pub use answers::{TaskEntry, llm_answer, seeds as llm_answer_seeds, tasks as llm_tasks};
 
 /// A target: arbitrary bytes in, a panic when an invariant fails.
 pub type Target = fn(&[u8]);

@@ -196,6 +196,11 @@ pub struct ModelConfig {
     pub retry_max_ms: u64,
     /// The server accepts `response_format: {type: json_schema}`.
     pub json_schema: bool,
+    /// Send each chat request's task and structured input in a `noisebench_task` body field
+    /// (`{"name": ..., "input": {...}}`), beside the prompt: for fake or proxy endpoints that
+    /// answer by task (the end-to-end tests' endpoints answer every task from it). Not part of
+    /// the cache key. OpenAI's API refuses unknown fields; llama.cpp and vLLM ignore it.
+    pub send_task: bool,
     /// Consecutive failures after which an endpoint is rested.
     pub rest_after_failures: u32,
     /// How long a failing endpoint rests, in seconds.
@@ -226,6 +231,7 @@ impl Default for ModelConfig {
             retry_base_ms: 500,
             retry_max_ms: 60_000,
             json_schema: false,
+            send_task: false,
             rest_after_failures: 5,
             rest_secs: 30.0,
             price: None,

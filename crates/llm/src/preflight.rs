@@ -273,7 +273,16 @@ pub struct TaskInfo {
     pub offline_version: &'static str,
     /// Asks the task's examples ([`Task::examples`]) of a handle: the preflight's probe.
     pub(crate) probe: fn(&Llm) -> TaskProbe,
+    example: fn() -> Option<serde_json::Value>,
+    reads: fn(&serde_json::Value) -> bool,
+    offline: fn(&serde_json::Value) -> Result<serde_json::Value, String>,
+    parse: ParseJson,
+    self_check: fn(&crate::prompt::Prompts) -> Result<String, String>,
 }
+
+/// A reply parsed against an input given as JSON: the answer written back as JSON and how it was
+/// read.
+type ParseJson = fn(&serde_json::Value, &str) -> Result<(String, crate::parse::Parsed), String>;
 
 impl TaskInfo {
     /// The declaration of task `T`, usable in a `const` list.
@@ -282,12 +291,77 @@ impl TaskInfo {
             name: T::NAME,
             offline_version: T::OFFLINE_VERSION,
             probe: probe::<T>,
+            example: example_json::<T>,
+            reads: |input| input_of::<T>(input).is_ok(),
+            offline: offline_json::<T>,
+            parse: parse_json::<T>,
+            self_check: example_self_check::<T>,
         }
+    }
+
+    /// The task's [`Task::example`] as JSON.
+    pub fn example(&self) -> Option<serde_json::Value> {
+        (self.example)()
+    }
+
+    /// Whether `input` is one of the task's inputs (its `Input` read from JSON).
+    pub fn reads(&self, input: &serde_json::Value) -> bool {
+        (self.reads)(input)
+    }
+
+    /// [`Task::offline`] over an input given as JSON: the offline rule's answer as JSON, or why
+    /// the input is not one of the task's. What a fake endpoint answers a task with.
+    pub fn offline(&self, input: &serde_json::Value) -> Result<serde_json::Value, String> {
+        (self.offline)(input)
+    }
+
+    /// [`crate::parse::parse_answer`] of `reply` to an input given as JSON: the answer written
+    /// back as JSON and how it was read, or why the reply (or the input) was refused.
+    pub fn parse(
+        &self,
+        input: &serde_json::Value,
+        reply: &str,
+    ) -> Result<(String, crate::parse::Parsed), String> {
+        (self.parse)(input, reply)
+    }
+
+    /// [`crate::task::offline_self_check`] of the task's example against its prompt in `prompts`: the
+    /// template renders it, the offline rule answers it the same twice and passes its checks.
+    pub fn self_check(&self, prompts: &crate::prompt::Prompts) -> Result<String, String> {
+        (self.self_check)(prompts)
     }
 
     fn key(&self) -> (&'static str, &'static str) {
         (self.name, self.offline_version)
     }
+}
+
+fn example_json<T: Task>() -> Option<serde_json::Value> {
+    T::example().and_then(|input| serde_json::to_value(input).ok())
+}
+
+fn input_of<T: Task>(input: &serde_json::Value) -> Result<T::Input, String> {
+    <T::Input as serde::Deserialize>::deserialize(input).map_err(|e| format!("{}: not an input of the task: {e}", T::NAME))
+}
+
+fn offline_json<T: Task>(input: &serde_json::Value) -> Result<serde_json::Value, String> {
+    let input = input_of::<T>(input)?;
+    serde_json::to_value(T::offline(&input)).map_err(|e| format!("{}: {e}", T::NAME))
+}
+
+fn parse_json<T: Task>(
+    input: &serde_json::Value,
+    reply: &str,
+) -> Result<(String, crate::parse::Parsed), String> {
+    let input = input_of::<T>(input)?;
+    let (answer, how) = crate::parse::parse_answer::<T>(&input, reply)?;
+    let written = serde_json::to_string(&answer).map_err(|e| format!("{}: {e}", T::NAME))?;
+    Ok((written, how))
+}
+
+fn example_self_check<T: Task>(prompts: &crate::prompt::Prompts) -> Result<String, String> {
+    let input = T::example().ok_or_else(|| format!("{}: the task has no example", T::NAME))?;
+    crate::task::offline_self_check::<T>(prompts, input)
 }
 
 impl std::fmt::Debug for TaskInfo {

@@ -143,6 +143,14 @@ impl Llm {
                     &keyed_on,
                     &key_params,
                 );
+                if model.config.send_task {
+                    // After the key: what the request carries for the endpoint, not what the
+                    // answer is keyed on.
+                    let input_json = serde_json::to_value(&input)
+                        .map_err(|e| LlmError::Internal(format!("input: {e}")))?;
+                    params["noisebench_task"] =
+                        serde_json::json!({"name": T::NAME, "input": input_json});
+                }
                 Ok(Prepared {
                     stage: stage.to_string(),
                     input,

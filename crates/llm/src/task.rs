@@ -8,8 +8,8 @@
 //! ([`crate::Llm::require`]), and its fingerprint covers those tasks only
 //! ([`crate::Llm::fingerprint_of`]).
 
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde::Serialize;
 
 /// A task: its name, input, typed answer, checks and offline rule.
 pub trait Task: Send + Sync + 'static {
@@ -19,8 +19,9 @@ pub trait Task: Send + Sync + 'static {
     /// Version of [`Task::offline`]'s rule, part of every offline request key: bump it when the
     /// rule's answers change, so cached offline answers of the old rule are not reused.
     const OFFLINE_VERSION: &'static str;
-    /// The prompt template's variables.
-    type Input: Serialize + Clone + Send + Sync + 'static;
+    /// The prompt template's variables (read back from JSON by the fuzz target and by fake
+    /// endpoints that answer from the request's `noisebench_task` field).
+    type Input: Serialize + DeserializeOwned + Clone + Send + Sync + 'static;
     /// The answer, parsed strictly from the model's JSON.
     type Output: Serialize + DeserializeOwned + Clone + Send + Sync + 'static;
 
@@ -85,6 +86,14 @@ pub trait Task: Send + Sync + 'static {
     /// Empty: the task is not probed.
     fn examples() -> Vec<Self::Input> {
         Vec::new()
+    }
+
+    /// One small input of the task: the fuzz target's seed (with the offline rule's answer to
+    /// it) and what the task's wiring is tested with. Default: the first of
+    /// [`Task::examples`]; a task that is not probed gives one here. Every task has one (the
+    /// fuzz target's replay test fails on a task without).
+    fn example() -> Option<Self::Input> {
+        Self::examples().into_iter().next()
     }
 }
 

@@ -19,12 +19,12 @@ use noisebench_llm::{ItemBounds, Task, TaskInfo};
 use serde::{Deserialize, Serialize};
 
 /// The query stage's tasks: its fingerprint covers these.
-pub(crate) const QUERY_TASKS: &[TaskInfo] = &[
+pub const QUERY_TASKS: &[TaskInfo] = &[
     TaskInfo::of::<QueryGrammar>(),
     TaskInfo::of::<QueryIrrelevant>(),
 ];
 /// The document stage's tasks.
-pub(crate) const DOCUMENT_TASKS: &[TaskInfo] = &[TaskInfo::of::<BackTranslate>()];
+pub const DOCUMENT_TASKS: &[TaskInfo] = &[TaskInfo::of::<BackTranslate>()];
 
 /// The input of both query rewrite tasks.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -567,6 +567,95 @@ fn stages_and_configs_are_named_from_their_crate_root() {
     );
 }
 
+/// What ARCHITECTURE.md's code map leaves out: every crate folder has an entry (`- `crates/<name>``)
+/// stating its invariant, and every module file of the crate is named in that entry, by its path
+/// under `src/` (`scrape/config.rs`) or by its name (`config.rs`) beside its folder's (`scrape/`);
+/// a folder's `mod.rs` by the folder. `lib.rs` and `main.rs` need no mention.
+fn unmapped(map: &str, crates: &[(String, Vec<Vec<String>>)]) -> Vec<String> {
+    let start = map
+        .find("## Code map")
+        .expect("ARCHITECTURE.md has a `## Code map` section");
+    let section = &map[start..];
+    let section = &section[..section[3..].find("\n## ").map_or(section.len(), |i| i + 3)];
+    let entries: BTreeMap<&str, &str> = section
+        .split("\n- `crates/")
+        .skip(1)
+        .filter_map(|e| Some((e.split('`').next()?, e)))
+        .collect();
+    let mut out = Vec::new();
+    for (name, files) in crates {
+        let Some(entry) = entries.get(name.as_str()) else {
+            out.push(format!("crate {name}: no entry"));
+            continue;
+        };
+        if !entry.contains("Invariant") {
+            out.push(format!("crate {name}: no invariant"));
+        }
+        for parts in files {
+            let (file, folders) = parts.split_last().expect("a file name");
+            if folders.is_empty() && (file == "lib.rs" || file == "main.rs") {
+                continue;
+            }
+            let named = if file == "mod.rs" {
+                entry.contains(&format!("`{}/", folders.join("/")))
+            } else {
+                entry.contains(&parts.join("/"))
+                    || (entry.contains(&format!("`{file}`"))
+                        && folders.iter().all(|f| {
+                            entry.contains(&format!("{f}/")) || entry.contains(&format!("`{f}.rs`"))
+                        }))
+            };
+            if !named {
+                out.push(format!("crate {name}: {}", parts.join("/")));
+            }
+        }
+    }
+    out
+}
+
+/// Every crate folder and its `src/**/*.rs` files, as path parts under `src/`.
+fn crate_files(root: &std::path::Path) -> Vec<(String, Vec<Vec<String>>)> {
+    fn walk(dir: &std::path::Path, at: &[String], out: &mut Vec<Vec<String>>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            let mut parts = at.to_vec();
+            parts.push(name.clone());
+            if path.is_dir() {
+                walk(&path, &parts, out);
+            } else if name.ends_with(".rs") {
+                out.push(parts);
+            }
+        }
+    }
+    let mut crates = Vec::new();
+    for entry in std::fs::read_dir(root.join("crates")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.join("Cargo.toml").is_file() {
+            let mut files = Vec::new();
+            walk(&path.join("src"), &[], &mut files);
+            files.sort();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            crates.push((name, files));
+        }
+    }
+    crates.sort();
+    crates
+}
+
+#[test]
+fn the_code_map_names_every_crate_and_module() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let map = std::fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap();
+    let crates = crate_files(&root);
+    assert!(crates.len() >= 20, "{crates:?}");
+    let missing = unmapped(&map, &crates);
+    assert!(
+        missing.is_empty(),
+        "ARCHITECTURE.md's code map does not name: {missing:#?}"
+    );
+}
+
 #[test]
 fn the_path_check_finds_module_paths_to_stages() {
     let crates = ["noisebench_aa".to_string(), "noisebench_bb".to_string()];
@@ -587,4 +676,33 @@ fn the_path_check_finds_module_paths_to_stages() {
     // Inside its own crate a module path is fine. (Crates `aa` and `bb` do not exist, so the
     // workspace check does not read these lines as paths.)
     assert!(module_paths_to_stage_types(text, &crates, "noisebench_aa").len() == 1);
+}
+
+#[test]
+fn the_code_map_check_finds_what_is_left_out() {
+    let map = "## Code map\n\n- `crates/a` (`a`): `x.rs` and `scrape/`: `y.rs`.\n  Invariant: none.\n\
+               - `crates/b` (`b`): nothing.\n\n## Next\n- `crates/c`: `z.rs`. Invariant.\n";
+    let files = |paths: &[&str]| -> Vec<Vec<String>> {
+        paths
+            .iter()
+            .map(|p| p.split('/').map(str::to_string).collect())
+            .collect()
+    };
+    let crates = vec![
+        (
+            "a".to_string(),
+            files(&["lib.rs", "x.rs", "scrape/y.rs", "scrape/w.rs", "q/mod.rs"]),
+        ),
+        ("b".to_string(), files(&["main.rs"])),
+        ("c".to_string(), files(&["z.rs"])),
+    ];
+    assert_eq!(
+        unmapped(map, &crates),
+        [
+            "crate a: scrape/w.rs",
+            "crate a: q/mod.rs",
+            "crate b: no invariant",
+            "crate c: no entry",
+        ]
+    );
 }

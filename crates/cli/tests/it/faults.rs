@@ -4,6 +4,8 @@
 //! requests that never succeeded (every finished answer is a cache hit) and publishes the same
 //! tables as a build that never met a fault.
 
+use crate::reliability_common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::Path;
@@ -32,8 +34,9 @@ fn hash_of(key: &str) -> u64 {
     h.finish()
 }
 
-/// A valid answer for each task the demo uses, varied by the request so labels differ.
-fn answer(task: &str, h: u64) -> String {
+/// A valid answer for each task the demo uses, varied by the request so labels differ; any
+/// other task (one added later) gets its offline rule's answer to the request's input.
+fn answer(body: &Value, task: &str, h: u64) -> String {
     let verdict = ["true", "false", "undecided"][(h % 3) as usize];
     let stance = ["support", "reject", "not enough evidence"][(h % 3) as usize];
     match task {
@@ -45,7 +48,7 @@ fn answer(task: &str, h: u64) -> String {
         "credibility" => json!({"credibility": "medium", "source_type": "other"}),
         // The report track is not what these tests are about: no triplets, an empty graph.
         "triplets" => json!({"triplets": []}),
-        other => panic!("the demo asked for an unexpected task `{other}`"),
+        _ => reliability_common::offline_answer(body),
     }
     .to_string()
 }
@@ -71,15 +74,13 @@ impl Endpoint {
         let server = FakeServer::answering(move |body| {
             let key = request_key(body);
             let h = hash_of(&key);
-            let task = body["response_format"]["json_schema"]["name"]
-                .as_str()
-                .unwrap_or("");
+            let task = reliability_common::task_of(body);
             let fails = f.load(Ordering::SeqCst)
                 && h.is_multiple_of(5)
                 && only.is_none_or(|tasks| tasks.contains(&task));
             l.lock().unwrap().push((key, !fails));
             if !fails {
-                return Reply::Content(answer(task, h >> 8));
+                return Reply::Content(answer(body, task, h >> 8));
             }
             match (h >> 3) % 4 {
                 0 => Reply::Status(429, Some("0".into()), r#"{"error": "slow down"}"#.into()),
@@ -117,6 +118,7 @@ sense_checks = false
 name = "fake-model"
 endpoints = [{{ name = "local", url = "{url}" }}]
 json_schema = true
+send_task = true
 max_concurrency = 4
 max_retries = 0
 "#,

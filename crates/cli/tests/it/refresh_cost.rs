@@ -7,34 +7,25 @@
 //! their patterns keep their questions, which are not asked again); deleting a chunk's text
 //! retires its questions.
 //!
-//! The endpoint answers each task with its offline rule over the input read back from the
-//! prompt (queries, triplets, questions, rewrites, back-translations: so the recorded search
-//! answers match and the graph is as rich as the offline demo's), or with fixed valid answers
-//! that differ when the prompt holds the edit's mark (exam and stance votes, judge scores).
+//! The endpoint answers each task with its offline rule over the structured input the request
+//! carries (`send_task`: queries, triplets, questions, rewrites, back-translations, and any task
+//! added later; so the recorded search answers match and the graph is as rich as the offline
+//! demo's), or with fixed valid answers that differ when the input holds the edit's mark (exam
+//! and stance votes, judge scores).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use noisebench_cli::{Workspace, build_snapshot};
 use noisebench_core::{
     Chunk, ClaimDocument, ClaimDocumentLabel, Document, DocumentPerturbation, NoProgress, Pattern,
     QueryPerturbation, Question, QuestionSplit, SearchHit, Triplet,
 };
-use noisebench_kg::triplets::task::{Triplets, TripletsInput, WindowChunk};
-use noisebench_llm::Task;
-use noisebench_perturb::tasks::{
-    BackTranslate, BackTranslateInput, QueryGrammar, QueryIrrelevant, RewriteInput,
-};
+use noisebench_llm::TaskInfo;
 use noisebench_pipeline::table_io;
-use noisebench_qa::tasks::{
-    MultiHopPattern, QaMulti, QaMultiInput, QaSingle, QaSingleInput, TripletText,
-};
 use noisebench_search::backends::reddit_dump::read_posts;
-use noisebench_search::query_tasks::{
-    ClaimToQuestion, ClaimToQuestionInput, Keywords, KeywordsInput,
-};
 use noisebench_search::reddit::RedditPost;
 use noisebench_snapshot::{Changes, PublishOptions, PublishOutcome};
 use noisebench_testkit::{FakeServer, Reply};
@@ -55,82 +46,22 @@ fn between<'a>(text: &'a str, start: &str, end: &str) -> Option<&'a str> {
     Some(&text[from..from + len])
 }
 
-/// `key: value, key: value` as the prompts print a report's metadata.
-fn metadata(text: Option<&str>) -> BTreeMap<String, String> {
-    text.unwrap_or("")
-        .split(", ")
-        .filter_map(|kv| kv.split_once(": "))
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
-}
+/// Every task the pipeline's stages declare, by name (filled once the workspace has loaded it).
+type Declared = Arc<OnceLock<BTreeMap<&'static str, TaskInfo>>>;
 
-/// `entity_1, relation, entity_2` split where both entities occur in one of `texts` (entities
-/// may hold ", "; relations never do).
-fn split_fact(fact: &str, texts: &[&str]) -> (String, String, String) {
-    let cuts: Vec<usize> = fact.match_indices(", ").map(|(i, _)| i).collect();
-    let mut options = Vec::new();
-    for (a, &i) in cuts.iter().enumerate() {
-        for &j in &cuts[a + 1..] {
-            options.push((
-                fact[..i].to_string(),
-                fact[i + 2..j].to_string(),
-                fact[j + 2..].to_string(),
-            ));
-        }
-    }
-    let lower: Vec<String> = texts.iter().map(|t| t.to_lowercase()).collect();
-    let found = |e: &str| lower.iter().any(|t| t.contains(&e.to_lowercase()));
-    options
-        .iter()
-        .find(|(e1, r, e2)| !r.contains(", ") && found(e1) && found(e2))
-        .or(options.first())
-        .cloned()
-        .unwrap_or_default()
-}
-
-fn user_message(body: &Value) -> &str {
-    body["messages"]
-        .as_array()
-        .and_then(|m| m.iter().rev().find(|m| m["role"] == "user"))
-        .and_then(|m| m["content"].as_str())
-        .unwrap_or("")
-}
-
-fn system_message(body: &Value) -> &str {
-    body["messages"][0]["content"].as_str().unwrap_or("")
-}
-
-const REPLY_END: &str = "\n\nReply with only a JSON object";
-
-/// A valid answer to any task the demo asks: the report track's by its offline rule over the
-/// input read back from the prompt, the claims track's fixed, and different when the prompt
-/// holds [`MARK`] so an edited document's labels change.
-fn answer(task: &str, body: &Value) -> Value {
-    let user = user_message(body);
-    let h = hash_of(&user);
-    let marked = user.contains(MARK);
+/// A valid answer to any task the demo asks, from the request's task and structured input
+/// (`send_task`), never from the prompt's wording: the task's offline rule over the input (so
+/// the queries match the recorded search answers and the graph is as rich as the offline
+/// demo's), except the labels' and the judge's, fixed and different when the input holds
+/// [`MARK`] so an edited document's labels change, and the triplets' gleaning pass, which finds
+/// nothing more.
+fn answer(declared: &Declared, body: &Value) -> Value {
+    let task = body["noisebench_task"]["name"].as_str().unwrap_or("");
+    let input = &body["noisebench_task"]["input"];
+    let text = input.to_string();
+    let h = hash_of(&text);
+    let marked = text.contains(MARK);
     match task {
-        // The queries must be the offline ones: the recorded search answers are keyed by them.
-        "keywords" => to_json(Keywords::offline(&KeywordsInput {
-            claim: between(user, "\n\nClaim: ", REPLY_END)
-                .unwrap_or("")
-                .to_string(),
-            max_keywords: between(user, "Pick at most ", " search keywords")
-                .and_then(|n| n.parse().ok())
-                .unwrap_or(5),
-        })),
-        "claim_to_question" => {
-            let field = |name: &str| {
-                user.lines()
-                    .find_map(|l| l.strip_prefix(name))
-                    .map(str::to_string)
-            };
-            to_json(ClaimToQuestion::offline(&ClaimToQuestionInput {
-                claim: field("Claim: ").unwrap_or_default(),
-                claim_date: field("Date of the claim: "),
-                speaker: field("Speaker: "),
-            }))
-        }
         "exam_verdict" => {
             json!({"verdict": if marked { "undecided" } else { ["true", "false"][(h % 2) as usize] }})
         }
@@ -140,154 +71,60 @@ fn answer(task: &str, body: &Value) -> Value {
         "stance_reasoned" => json!({"reasoning": "The page says so.",
             "stance": if marked { "not enough evidence" } else { ["support", "reject"][(h % 2) as usize] }}),
         "credibility" => json!({"credibility": "medium", "source_type": "other"}),
-        "triplets" => {
-            if user.contains("These triplets were extracted already") {
-                return json!({"triplets": []});
-            }
-            let domain = between(system_message(body), "You turn ", " reports")
-                .unwrap_or("general")
-                .to_string();
-            let target = between(user, "about ", " triplets are wanted")
-                .and_then(|n| n.parse().ok())
-                .unwrap_or(5);
-            let body_end = user.rfind(REPLY_END).unwrap_or(user.len());
-            let chunks = user[..body_end]
-                .split("Chunk ID: ")
-                .skip(1)
-                .filter_map(|part| {
-                    let (id, text) = part.split_once('\n')?;
-                    Some(WindowChunk {
-                        chunk_id: id.trim().to_string(),
-                        text: text.trim_end_matches('\n').to_string(),
-                    })
-                })
-                .collect();
-            to_json(Triplets::offline(&TripletsInput {
-                domain,
-                target,
-                chunks,
-                found: Vec::new(),
-            }))
-        }
-        "qa_single" => {
-            let fact = between(user, "Fact: (", ")\nSource sentence: ").unwrap_or("");
-            let sentence = between(user, "Source sentence: ", "\nPassage:\n").unwrap_or("");
-            let chunk = between(user, "\nPassage:\n", REPLY_END).unwrap_or("");
-            let (entity_1, relation, entity_2) = split_fact(fact, &[sentence, chunk]);
-            to_json(QaSingle::offline(&QaSingleInput {
-                triplet: TripletText {
-                    entity_1,
-                    relation,
-                    entity_2,
-                    chunk_id: String::new(),
-                    source_sentence: sentence.to_string(),
-                },
-                chunk: chunk.to_string(),
-                metadata: metadata(between(
-                    user,
-                    "(the report's ",
-                    ") that only this passage answers it",
-                )),
-            }))
-        }
-        "qa_multi" => {
-            let pattern = match between(user, "The facts below form a ", " pattern.") {
-                Some("chain") => MultiHopPattern::Chain,
-                Some("star") => MultiHopPattern::Star,
-                _ => MultiHopPattern::InvertedStar,
-            };
-            let pivots = between(user, "Across the reports B is known as: ", " (a report may")
-                .map(|p| p.split(", ").map(str::to_string).collect())
-                .unwrap_or_default();
-            let body_end = user.rfind(REPLY_END).unwrap_or(user.len());
-            let chunks: Vec<String> = user[..body_end]
-                .split("\nPassage ")
-                .skip(1)
-                .filter_map(|p| p.split_once(":\n").map(|(_, c)| c.trim_end().to_string()))
-                .collect();
-            let texts: Vec<&str> = chunks.iter().map(String::as_str).collect();
-            let triplets = user
-                .lines()
-                .filter(|l| l.starts_with("Fact "))
-                .filter_map(|l| {
-                    let (_, rest) = l.split_once(": (")?;
-                    let (fact, chunk_id) = rest.rsplit_once(") from chunk ")?;
-                    let (entity_1, relation, entity_2) = split_fact(fact, &texts);
-                    Some(TripletText {
-                        entity_1,
-                        relation,
-                        entity_2,
-                        chunk_id: chunk_id.to_string(),
-                        source_sentence: String::new(),
-                    })
-                })
-                .collect();
-            to_json(QaMulti::offline(&QaMultiInput {
-                pattern,
-                triplets,
-                chunks,
-                pivots,
-                metadata: metadata(between(
-                    user,
-                    "and from the report (",
-                    ") so that the question has one answer",
-                )),
-            }))
+        "triplets" if input["found"].as_array().is_some_and(|f| !f.is_empty()) => {
+            json!({"triplets": []})
         }
         "qa_judge" => {
-            let multi = user.contains("Reasonableness and need for several hops");
+            let multi = input["multi_hop"].as_bool().unwrap_or(false);
             json!({"clarity": 5, "correctness": 5, "reasonableness": if multi { Some(5) } else { None }})
         }
-        "query_grammar" | "query_irrelevant" => {
-            let input = RewriteInput {
-                query: between(user, "\nQuestion: ", REPLY_END)
-                    .unwrap_or("")
-                    .to_string(),
-                candidates: between(user, "Write ", " different rewrites")
-                    .and_then(|n| n.parse().ok())
-                    .unwrap_or(3),
-            };
-            if task == "query_grammar" {
-                to_json(QueryGrammar::offline(&input))
-            } else {
-                to_json(QueryIrrelevant::offline(&input))
-            }
+        _ => {
+            let tasks = declared
+                .get()
+                .expect("the pipeline is loaded before it asks");
+            let info = tasks
+                .get(task)
+                .unwrap_or_else(|| panic!("task `{task}`: no stage of the demo declares it"));
+            info.offline(input)
+                .unwrap_or_else(|e| panic!("task `{task}`: {e}"))
         }
-        "back_translate" => to_json(BackTranslate::offline(&BackTranslateInput {
-            text: between(user, "Passage:\n", REPLY_END)
-                .unwrap_or("")
-                .to_string(),
-            pivot_language: between(user, "Translate the passage into ", ";")
-                .unwrap_or("French")
-                .to_string(),
-        })),
-        other => panic!("the demo asked for an unexpected task `{other}`"),
     }
-}
-
-fn to_json(v: impl serde::Serialize) -> Value {
-    serde_json::to_value(v).unwrap()
 }
 
 /// The endpoint and the requests it received per task since the last `take`.
 struct Endpoint {
     server: FakeServer,
     tasks: Arc<Mutex<BTreeMap<String, usize>>>,
+    declared: Declared,
 }
 
 impl Endpoint {
     fn start() -> Self {
         let tasks = Arc::new(Mutex::new(BTreeMap::<String, usize>::new()));
-        let t = tasks.clone();
+        let declared = Declared::default();
+        let (t, d) = (tasks.clone(), declared.clone());
         let server = FakeServer::answering(move |body| {
-            let task = body["response_format"]["json_schema"]["name"]
+            let task = body["noisebench_task"]["name"]
                 .as_str()
                 .unwrap_or("")
                 .to_string();
-            *t.lock().unwrap().entry(task.clone()).or_default() += 1;
-            Reply::Content(answer(&task, body).to_string())
+            *t.lock().unwrap().entry(task).or_default() += 1;
+            Reply::Content(answer(&d, body).to_string())
         });
-        Endpoint { server, tasks }
+        Endpoint {
+            server,
+            tasks,
+            declared,
+        }
+    }
+
+    /// What the endpoint answers from: the tasks the workspace's pipeline declares.
+    fn learn_tasks(&self, ws: &Workspace) {
+        let loaded = ws.load("demo").unwrap();
+        let tasks = loaded.layers.llm.declared_tasks();
+        let _ = self
+            .declared
+            .set(tasks.into_iter().map(|t| (t.name, t)).collect());
     }
 
     fn take(&self) -> (usize, BTreeMap<String, usize>) {
@@ -399,6 +236,7 @@ embeddings = {{ backend = "hashed" }}
 name = "fake-model"
 endpoints = [{{ name = "local", url = "{url}" }}]
 json_schema = true
+send_task = true
 max_concurrency = 8
 max_retries = 0
 "#,
@@ -548,6 +386,7 @@ fn a_refresh_costs_what_changed() {
     let posts = read_dump(root);
     write_dump(root, &posts, &BTreeSet::new());
     let mut ws = Workspace::at(root, Arc::new(NoProgress));
+    endpoint.learn_tasks(&ws);
 
     // 1. The full build.
     let full = build_snapshot(&ws, "demo", false, &PublishOptions::default()).unwrap();

@@ -41,6 +41,13 @@ impl Task for ConfactEnsemble {
     const OFFLINE_VERSION: &'static str = "offline-1";
     type Input = EnsembleInput;
     type Output = AnswerOutput;
+    /// Not probed by the preflight; the fuzz seed and the wiring tests' input.
+    fn example() -> Option<EnsembleInput> {
+        serde_json::from_str(
+            r#"{"question":"Is lemon water a cure for cancer?","yes":"true","no":"false","candidates":[{"source":"who.int","background":"A health agency.","answer":"false","reasoning":"No evidence."}]}"#,
+        )
+        .ok()
+    }
 
     fn offline(input: &EnsembleInput) -> AnswerOutput {
         offline_ensemble(input)

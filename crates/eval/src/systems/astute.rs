@@ -149,6 +149,10 @@ impl Task for AstuteGenerate {
             max: input.max_passages,
         }]
     }
+    /// Not probed by the preflight; the fuzz seed and the wiring tests' input.
+    fn example() -> Option<GenerateInput> {
+        serde_json::from_str(r#"{"question":"Who is the CEO of Apple?","max_passages":2}"#).ok()
+    }
     fn offline(_: &GenerateInput) -> GenerateOutput {
         GenerateOutput {
             passages: Vec::new(),
@@ -199,6 +203,13 @@ impl Task for AstuteConsolidate {
             max: MAX_CONSOLIDATED_PASSAGES,
         }]
     }
+    /// Not probed by the preflight; the fuzz seed and the wiring tests' input.
+    fn example() -> Option<ConsolidateInput> {
+        serde_json::from_str(
+            r#"{"question":"Who is the CEO of Apple?","iteration":1,"initial":[{"number":1,"text":"Tim Cook is the CEO of Apple.","origin":"retrieved","source":null,"background":null,"sources":[]}],"current":[{"number":2,"text":"Apple's CEO is Tim Cook.","origin":"generated","source":null,"background":null,"sources":[1]}]}"#,
+        )
+        .ok()
+    }
     fn offline(input: &ConsolidateInput) -> ConsolidateOutput {
         offline_consolidate(input)
     }
@@ -228,6 +239,13 @@ impl Task for AstuteAnswer {
     const OFFLINE_VERSION: &'static str = "offline-1";
     type Input = FinalInput;
     type Output = AnswerOutput;
+    /// Not probed by the preflight; the fuzz seed and the wiring tests' input.
+    fn example() -> Option<FinalInput> {
+        serde_json::from_str(
+            r#"{"question":"Who is the CEO of Apple?","form":"open","yes":null,"no":null,"style":"short","iterations":1,"initial":[{"number":1,"text":"Tim Cook is the CEO of Apple.","origin":"retrieved","source":null,"background":null,"sources":[]}],"consolidated":[{"number":1,"text":"Tim Cook is the CEO of Apple.","origin":"retrieved","source":null,"background":null,"sources":[1]}],"examples":[]}"#,
+        )
+        .ok()
+    }
     fn offline(input: &FinalInput) -> AnswerOutput {
         let last = if input.iterations > 1 {
             &input.consolidated

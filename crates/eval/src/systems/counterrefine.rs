@@ -562,6 +562,13 @@ impl Task for CounterRefineDraft {
     const OFFLINE_VERSION: &'static str = "offline-1";
     type Input = DraftInput;
     type Output = DraftOutput;
+    /// Not probed by the preflight; the fuzz seed and the wiring tests' input.
+    fn example() -> Option<DraftInput> {
+        serde_json::from_str(
+            r#"{"question":"Is lemon water a cure for cancer?","form":"yes_no","yes":"true","no":"false","passages":[{"text":"No study shows lemon water cures cancer.","source":"who.int","background":null}]}"#,
+        )
+        .ok()
+    }
     fn offline(input: &DraftInput) -> DraftOutput {
         DraftOutput {
             answer: offline_answer(&answer_input(
@@ -642,6 +649,13 @@ impl Task for CounterRefineRefine {
     const OFFLINE_VERSION: &'static str = "offline-1";
     type Input = RefineInput;
     type Output = RefineOutput;
+    /// Not probed by the preflight; the fuzz seed and the wiring tests' input.
+    fn example() -> Option<RefineInput> {
+        serde_json::from_str(
+            r#"{"question":"Is lemon water a cure for cancer?","form":"yes_no","yes":"true","no":"false","draft":"false","passages":[{"text":"No study shows lemon water cures cancer.","source":"who.int","background":null,"new":true}]}"#,
+        )
+        .ok()
+    }
     fn offline(input: &RefineInput) -> RefineOutput {
         offline_refine(input)
     }

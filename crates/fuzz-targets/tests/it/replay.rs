@@ -57,28 +57,88 @@ fn the_cargo_fuzz_crate_wraps_every_target() {
 }
 
 #[test]
-fn every_task_accepts_the_offline_answer_to_its_default_input() {
+fn every_task_accepts_the_offline_answer_to_its_example() {
     // The llm_answer seeds are these: each must pass its task's parse and check, so the fuzzer
-    // starts inside the accepted region of every task.
-    for (i, task) in noisebench_fuzz_targets::LLM_TASKS.iter().enumerate() {
-        let seed = (task.seed)();
+    // starts inside the accepted region of every task. Built here from the tasks themselves, so a
+    // task added to its stage's list is checked before any seed file is written.
+    use noisebench_fuzz_targets::answers;
+    let tasks = noisebench_fuzz_targets::llm_tasks();
+    // At least every stage crate's tasks and the evaluation's of today (from the `impl Task for`
+    // blocks of those crates): 5 label, 1 kg, 3 search, 3 qa, 3 perturb, 8 eval.
+    for name in [
+        "label::exam_verdict",
+        "label::stance_url",
+        "label::stance_text",
+        "label::stance_reasoned",
+        "label::credibility",
+        "kg::triplets",
+        "search::keywords",
+        "search::claim_to_question",
+        "search::exam_verdict",
+        "qa::qa_single",
+        "qa::qa_multi",
+        "qa::qa_judge",
+        "perturb::query_grammar",
+        "perturb::query_irrelevant",
+        "perturb::back_translate",
+        "eval::answer_judge",
+        "eval::eval_answer",
+        "eval::confact_ensemble",
+        "eval::counterrefine_draft",
+        "eval::counterrefine_refine",
+        "eval::astute_generate",
+        "eval::astute_consolidate",
+        "eval::astute_answer",
+    ] {
+        assert!(
+            tasks.iter().any(|t| t.name == name),
+            "{name} is not fuzzed: {tasks:?}"
+        );
+    }
+    let mut names: Vec<&str> = tasks.iter().map(|t| t.name).collect();
+    names.sort();
+    names.dedup();
+    assert_eq!(
+        names.len(),
+        tasks.len(),
+        "a task is listed twice: {tasks:?}"
+    );
+    for (i, task) in tasks.iter().enumerate() {
+        let seed = answers::seed(task);
         let nul = seed
             .iter()
             .position(|&b| b == 0)
             .expect("a NUL after the input");
+        let input: serde_json::Value = serde_json::from_slice(&seed[..nul]).expect("JSON input");
         let reply = std::str::from_utf8(&seed[nul + 1..]).expect("a UTF-8 reply");
         assert!(
-            (task.accepts)(&seed[..nul], reply),
+            answers::accepts(task, &input, reply),
             "{} (pick {i}): the offline answer is refused:\n{reply}",
             task.name
         );
-        (task.run)(Some(&seed[..nul]), reply);
+        let mut data = vec![i as u8];
+        data.extend(&seed);
+        noisebench_fuzz_targets::llm_answer(&data);
+        eprintln!("llm_answer task {i}: {}", task.name);
     }
 }
 
-/// Writes `fuzz/corpus/llm_answer/seed-<crate>-<task>` (run by hand after adding a task).
 #[test]
-#[ignore = "writes the llm_answer seeds into fuzz/corpus; run by hand after adding a task"]
+fn every_task_has_a_prompt_its_example_renders() {
+    // The prompt of every task (`pipelines/prompts/<name>.md`) renders the task's example with no
+    // placeholder left, and the offline rule answers it the same twice, passing its checks.
+    let prompts = noisebench_llm::prompt::Prompts::in_dir(&fuzz_dir().join("../pipelines/prompts"));
+    let failures: Vec<String> = noisebench_fuzz_targets::llm_tasks()
+        .iter()
+        .filter_map(|t| t.task.self_check(&prompts).err())
+        .collect();
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// Writes `fuzz/corpus/llm_answer/seed-<crate>-<task>` (`scripts/fuzz-campaign.sh` runs it before
+/// a campaign).
+#[test]
+#[ignore = "writes the llm_answer seeds into fuzz/corpus; run by scripts/fuzz-campaign.sh"]
 fn write_llm_answer_seeds() {
     let dir = fuzz_dir().join("corpus/llm_answer");
     std::fs::create_dir_all(&dir).unwrap();

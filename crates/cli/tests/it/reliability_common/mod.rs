@@ -1,6 +1,8 @@
 //! Shared by the reliability tests (kills, faults, two runs, full disk): an answer for every LLM
-//! task the demo asks (both tracks: the report track's triplets come from the offline rule over
-//! the chunks the prompt shows, so the graph, questions and perturbations get real work), a
+//! task the demo asks, read from the request's task and structured input (`send_task`), never
+//! from the prompt's wording (both tracks: the report track's triplets come from the offline
+//! rule over the input's chunks, so the graph, questions and perturbations get real work; a task
+//! without a rule here gets its offline rule's answer), a
 //! checkout of the demo pointed at a fake endpoint, the hashes of a published version, and a
 //! run of the binary. The shard tests use it too.
 
@@ -9,7 +11,9 @@
 use std::collections::BTreeMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::Path;
+use std::sync::{Arc, OnceLock};
 
+use noisebench_llm::TaskInfo;
 use serde_json::{Value, json};
 
 /// Run the `noisebench` binary under `root` with `args` and extra environment `env`, asserting
@@ -34,11 +38,7 @@ pub fn noisebench(root: &Path, args: &[&str], env: &[(&str, &str)]) -> String {
 
 /// What identifies a request: its task and messages (the cache key's varying part).
 pub fn request_key(body: &Value) -> String {
-    json!([
-        body["response_format"]["json_schema"]["name"],
-        body["messages"]
-    ])
-    .to_string()
+    json!([task_of(body), body["messages"]]).to_string()
 }
 
 pub fn hash_of(key: &str) -> u64 {
@@ -47,67 +47,87 @@ pub fn hash_of(key: &str) -> u64 {
     h.finish()
 }
 
-/// The task a request is for.
+/// The task a request is for: its `noisebench_task` field (the model's `send_task`).
 pub fn task_of(body: &Value) -> &str {
-    body["response_format"]["json_schema"]["name"]
-        .as_str()
-        .unwrap_or("")
+    body["noisebench_task"]["name"].as_str().unwrap_or("")
 }
 
-fn user_message(body: &Value) -> &str {
-    noisebench_testkit::first_message(body, "user")
+/// The request's structured input: the task's `Input` as JSON, as the stage passed it.
+pub fn input_of(body: &Value) -> &Value {
+    &body["noisebench_task"]["input"]
+}
+
+/// Every task the demo pipeline's stages declare, by name: the demo loaded once, offline, from
+/// a checkout of its own (the stages declare their tasks when their configurations are checked).
+pub fn demo_tasks() -> &'static BTreeMap<&'static str, TaskInfo> {
+    static TASKS: OnceLock<BTreeMap<&'static str, TaskInfo>> = OnceLock::new();
+    TASKS.get_or_init(|| {
+        let dir = noisebench_testkit::checkout();
+        let ws = noisebench_cli::Workspace::at(dir.path(), Arc::new(noisebench_core::NoProgress));
+        let loaded = ws.load("demo").expect("the demo pipeline loads offline");
+        loaded
+            .layers
+            .llm
+            .declared_tasks()
+            .into_iter()
+            .map(|t| (t.name, t))
+            .collect()
+    })
+}
+
+/// The task's offline rule over the request's input: how a fake endpoint answers every task it
+/// has no rule of its own for (any task a stage of the demo declares, a new one included).
+pub fn offline_answer(body: &Value) -> Value {
+    let task = task_of(body);
+    let info = demo_tasks().get(task).unwrap_or_else(|| {
+        panic!(
+            "a request for task `{task}`, which no stage of the demo declares (is `send_task` on?)"
+        )
+    });
+    info.offline(input_of(body))
+        .unwrap_or_else(|e| panic!("task `{task}`: {e}"))
 }
 
 /// A valid answer for each task the demo uses, a function of the request only (so a resumed or
-/// repaired build gets the same answers as an uninterrupted one).
+/// repaired build gets the same answers as an uninterrupted one): varied by the request where
+/// the tests want varied labels, declining multi-hop questions, and the task's offline rule over
+/// the request's structured input for every other task.
 pub fn answer(body: &Value) -> String {
     let task = task_of(body);
     let h = hash_of(&request_key(body)) >> 8;
     let verdict = ["true", "false", "undecided"][(h % 3) as usize];
     let stance = ["support", "reject", "not enough evidence"][(h % 3) as usize];
-    let prompt = user_message(body);
-    let claim = field(prompt, "Claim: ");
+    let input = input_of(body);
+    let text = |field: &str| input[field].as_str().unwrap_or("").trim();
     match task {
-        "keywords" => json!({"keywords": keywords(claim)}),
-        "claim_to_question" => json!({"question": format!("Is it true that {claim}?")}),
+        "keywords" => json!({"keywords": keywords(text("claim"))}),
+        "claim_to_question" => json!({"question": format!("Is it true that {}?", text("claim"))}),
         "exam_verdict" => json!({"verdict": verdict}),
         "stance_url" | "stance_text" => json!({"stance": stance}),
         "stance_reasoned" => json!({"reasoning": "The page says so.", "stance": stance}),
         "credibility" => json!({"credibility": "medium", "source_type": "other"}),
-        "triplets" => json!({"triplets": triplets(user_message(body))}),
-        "qa_single" => qa_single(user_message(body)),
+        "triplets" => json!({"triplets": triplets(input)}),
+        "qa_single" => qa_single(&input["triplet"]),
         // Multi-hop questions declined: a counted drop, the same in every run.
         "qa_multi" => json!({"question": "", "answer": ""}),
         "qa_judge" => json!({"clarity": 4, "correctness": 4, "reasonableness": 4}),
         "query_grammar" => {
-            let q = field(prompt, "Question: ").trim_end_matches('?');
+            let q = text("query").trim_end_matches('?');
             json!({"rewrites": [format!("{q}, is that so?")]})
         }
         "query_irrelevant" => {
-            let q = field(prompt, "Question: ");
-            json!({"rewrites": [format!("On a rainy Tuesday, {q}")]})
+            json!({"rewrites": [format!("On a rainy Tuesday, {}", text("query"))]})
         }
         "back_translate" => {
-            let passage = prompt
-                .split_once("Passage:\n")
-                .map(|(_, rest)| rest)
-                .and_then(|rest| rest.rsplit_once("\nReply with only"))
-                .map(|(p, _)| p.trim())
-                .unwrap_or("The report says so.");
+            let passage = match text("text") {
+                "" => "The report says so.",
+                t => t,
+            };
             json!({"pivot": "Le rapport le dit.", "text": passage})
         }
-        other => panic!("the demo asked for an unexpected task `{other}`"),
+        _ => offline_answer(body),
     }
     .to_string()
-}
-
-/// The rest of the prompt's line starting with `label` ("" if none).
-fn field<'a>(prompt: &'a str, label: &str) -> &'a str {
-    prompt
-        .lines()
-        .find_map(|l| l.strip_prefix(label))
-        .unwrap_or("")
-        .trim()
 }
 
 /// Up to three longer words of the claim: keywords a model would pick, on the claim's topic.
@@ -125,51 +145,33 @@ fn keywords(claim: &str) -> Vec<String> {
     }
 }
 
-/// The offline rule's triplets over the prompt's chunks (`Chunk ID: <id>` then its text); none
-/// on a gleaning pass (the prompt lists what was found already).
-fn triplets(prompt: &str) -> Vec<Value> {
-    if prompt.contains("These triplets were extracted already") {
+/// The offline rule's triplets over the input's chunks, at most the target's number; none on a
+/// gleaning pass (the input lists what was found already).
+fn triplets(input: &Value) -> Vec<Value> {
+    if input["found"].as_array().is_some_and(|f| !f.is_empty()) {
         return vec![];
     }
-    let target: usize = prompt
-        .split("about ")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(5);
+    let target = input["target"].as_u64().unwrap_or(5).max(1) as usize;
     let mut out = Vec::new();
-    let mut blocks = prompt.split("Chunk ID: ").skip(1).peekable();
-    while let Some(block) = blocks.next() {
-        let (id, text) = block.split_once('\n').unwrap_or((block, ""));
-        let text = if blocks.peek().is_none() {
-            text.rsplit_once("Reply with only")
-                .map(|(t, _)| t)
-                .unwrap_or(text)
-        } else {
-            text
-        };
+    for chunk in input["chunks"].as_array().into_iter().flatten() {
+        let id = chunk["chunk_id"].as_str().unwrap_or("");
+        let text = chunk["text"].as_str().unwrap_or("");
         for t in noisebench_kg::triplets::task::rule_triplets(id.trim(), text.trim()) {
             out.push(serde_json::to_value(t).unwrap());
         }
     }
-    out.truncate(target.max(1));
+    out.truncate(target);
     out
 }
 
 /// A question whose answer is the fact's second entity.
-fn qa_single(prompt: &str) -> Value {
-    let fact = prompt
-        .lines()
-        .find_map(|l| l.strip_prefix("Fact: ("))
-        .and_then(|f| f.strip_suffix(')'));
-    let Some(fact) = fact else {
+fn qa_single(triplet: &Value) -> Value {
+    let part = |f: &str| triplet[f].as_str().unwrap_or("");
+    let (e1, rel, e2) = (part("entity_1"), part("relation"), part("entity_2"));
+    if e1.is_empty() || e2.is_empty() {
         return json!({"question": "", "answer": ""});
-    };
-    let parts: Vec<&str> = fact.splitn(3, ", ").collect();
-    match parts.as_slice() {
-        [e1, rel, e2] => json!({"question": format!("What did {e1} say it {rel}?"), "answer": e2}),
-        _ => json!({"question": "", "answer": ""}),
     }
+    json!({"question": format!("What did {e1} say it {rel}?"), "answer": e2})
 }
 
 /// A checkout with the demo pipeline pointed at `url`; `model` is extra lines for the model's
@@ -200,6 +202,7 @@ embeddings = {{ backend = "hashed" }}
 name = "fake-model"
 endpoints = [{{ name = "local", url = "{url}" }}]
 json_schema = true
+send_task = true
 {concurrency}
 {model}
 "#

@@ -1,0 +1,334 @@
+#!/usr/bin/env python3
+"""`just recipes`: follow ARCHITECTURE.md's "How to add" recipes for an LLM task and a stage in a
+temporary copy of the workspace, then build and test the copy.
+
+Each recipe in ARCHITECTURE.md ends with a `Places:` sentence naming, in backticks, every file the
+change touches (placeholders `<crate>`, `<name>`, `<stage>`). This script reads those places and
+nothing else decides where it writes: for each place it has one step (write the throwaway task
+beside its stage and list it in the stage's `TASKS`; write its prompt; write the throwaway stage;
+declare its module; register it; add it to the demo pipeline; assert its counts in the demo test),
+chosen by what the place is. A place it has no step for fails the run, and so does a build or test
+of the copy that needs a place the recipe does not name: the text and the code cannot drift apart.
+
+Then, in the copy (sharing this checkout's target folder, so only workspace crates are rebuilt):
+`cargo check` of the stage crates, the cli library and the demo test; and the fuzz target's replay
+test, which must list the throwaway task, render its prompt with its example and accept the offline
+rule's answer. It never touches this checkout. 7 min 43 s on 2 cores under a load of 10 (a second build of
+the workspace crates), so it is not part of `just test`.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+VALUES = {"<crate>": None, "<name>": "recipe_probe", "<stage>": "recipe_probe"}
+TASK_CRATE = "label"  # the crate of the stage the throwaway task joins
+STAGE_CRATE = "qa"  # the crate the throwaway stage joins
+TASK_STRUCT = "RecipeProbe"
+STAGE_STRUCT = "RecipeProbeStage"
+STAGE_KIND = "recipe-probe"
+
+
+def fail(message):
+    print(f"recipes: {message}", file=sys.stderr)
+    sys.exit(1)
+
+
+def recipes(text):
+    """Each `- **Title.**` bullet of the `## How to add` section: (title, places)."""
+    section = re.search(r"^## How to add\n(.*?)(?=^## )", text, re.S | re.M)
+    if not section:
+        fail("ARCHITECTURE.md has no `## How to add` section")
+    out = {}
+    for bullet in re.split(r"\n(?=- \*\*)", section.group(1)):
+        title = re.match(r"- \*\*(.+?)\.\*\*", bullet.strip())
+        if not title:
+            continue
+        places = re.search(r"Places: (.*?)(?:\.\s*$|\.\n)", bullet, re.S)
+        out[title.group(1)] = re.findall(r"`([^`]+)`", places.group(1)) if places else None
+    return out
+
+
+TASK_CODE = '''
+
+/// The throwaway task `scripts/recipes.py` adds by following ARCHITECTURE.md's recipe.
+pub struct {struct};
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct {struct}Input {{
+    pub text: String,
+}}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct {struct}Output {{
+    pub words: usize,
+}}
+
+impl Task for {struct} {{
+    const NAME: &'static str = "{name}";
+    const OFFLINE_VERSION: &'static str = "offline-1";
+    type Input = {struct}Input;
+    type Output = {struct}Output;
+
+    fn check(input: &{struct}Input, output: &{struct}Output) -> Result<(), String> {{
+        if output.words > input.text.len() {{
+            return Err("more words than characters".into());
+        }}
+        Ok(())
+    }}
+
+    fn offline(input: &{struct}Input) -> {struct}Output {{
+        {struct}Output {{
+            words: input.text.split_whitespace().count(),
+        }}
+    }}
+
+    fn examples() -> Vec<{struct}Input> {{
+        vec![
+            {struct}Input {{
+                text: "Lemon water cures cancer.".into(),
+            }},
+            {struct}Input {{
+                text: "The vaccine was tested on 40,000 people.".into(),
+            }},
+        ]
+    }}
+}}
+'''
+
+PROMPT = """+++
+task = "recipe_probe"
+version = "1"
+description = "The throwaway task of scripts/recipes.py: the words of a text."
+schema = '''{"type": "object", "properties": {"words": {"type": "integer"}}, "required": ["words"], "additionalProperties": false}'''
++++
+<!-- system -->
+You count words.
+<!-- user -->
+How many words are in this text?
+
+{{ text }}
+
+Reply with only a JSON object of this shape (JSON Schema): {{ schema }}
+"""
+
+STAGE_CODE = '''//! The throwaway stage `scripts/recipes.py` adds by following ARCHITECTURE.md's recipe: a
+//! `question_splits` row for every question whose text is not empty, the rest dropped.
+
+use std::path::Path;
+
+use noisebench_core::{{
+    ConfigError, Drops, InputSpec, Inputs, OutputSpec, Question, QuestionSplit, StageContext,
+    StageError, StageOutput, StageReport, TableKind, TypedStage, stable_id,
+}};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// Configuration of the `{kind}` stage.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Config {{
+    /// The split every kept question gets.
+    #[serde(default = "default_split")]
+    pub split: String,
+}}
+
+fn default_split() -> String {{
+    "test".into()
+}}
+
+/// The work, a pure function: rows for the questions with a text, and the drops.
+pub fn probe(config: &Config, questions: &[Question], drops: &mut Drops) -> Vec<QuestionSplit> {{
+    let mut rows = Vec::new();
+    for q in questions {{
+        if q.question.trim().is_empty() {{
+            drops.add(&q.id, "empty_question", "the question has no text");
+            continue;
+        }}
+        rows.push(QuestionSplit {{
+            id: stable_id("probe", &[&q.id]),
+            question_id: q.id.clone(),
+            kind: q.kind.clone(),
+            split: config.split.clone(),
+        }});
+    }}
+    rows
+}}
+
+/// The `{kind}` stage.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct {struct};
+
+impl TypedStage for {struct} {{
+    type Config = Config;
+    const KIND: &'static str = "{kind}";
+    const VERSION: u32 = 1;
+    const ONE_TO_ONE: bool = true;
+
+    fn inputs(&self) -> Vec<InputSpec> {{
+        vec![InputSpec::required("questions", TableKind::Questions)]
+    }}
+
+    fn outputs(&self) -> Vec<OutputSpec> {{
+        vec![OutputSpec::new("question_splits", TableKind::QuestionSplits)]
+    }}
+
+    fn validate(&self, c: &Config, _root: &Path) -> Result<(), ConfigError> {{
+        if c.split != "test" && c.split != "train" {{
+            return Err(ConfigError::new("split", "must be `test` or `train`"));
+        }}
+        Ok(())
+    }}
+
+    fn run(&self, c: &Config, mut inputs: Inputs, ctx: &StageContext) -> Result<StageOutput, StageError> {{
+        self.validate(c, &ctx.root)?;
+        let questions: Vec<Question> = inputs.take("questions")?;
+        let mut drops = Drops::new(&ctx.stage_id);
+        let rows = probe(c, &questions, &mut drops);
+        let report = StageReport {{
+            items_in: questions.len() as u64,
+            items_out: rows.len() as u64,
+            drops: drops.into_records(),
+        }};
+        Ok(StageOutput::new(report).with_table("question_splits", rows))
+    }}
+}}
+'''
+
+
+def edit(path, old_pattern, new, what):
+    text = path.read_text()
+    changed, n = re.subn(old_pattern, new, text, count=1, flags=re.M | re.S)
+    if n != 1:
+        fail(f"{path}: cannot {what} (no match for {old_pattern!r})")
+    path.write_text(changed)
+
+
+def task_steps(root, place):
+    """The step of the LLM task recipe for one place (a path with `<crate>`/`<name>` filled)."""
+    path = root / place
+    fields = dict(struct=TASK_STRUCT, name=VALUES["<name>"])
+    if place.endswith(".md") and "prompts" in place:
+        path.write_text(PROMPT)
+    elif path.suffix == ".rs" and path.exists() and "pub const TASKS" in path.read_text():
+        with path.open("a") as f:
+            f.write(TASK_CODE.format(**fields))
+        edit(path, r"(pub const TASKS: &\[TaskInfo\] = &\[\n)", rf"\1    TaskInfo::of::<{TASK_STRUCT}>(),\n",
+             "list the task in the stage's TASKS")
+    else:
+        fail(f"the LLM task recipe names `{place}`, for which this test has no step")
+
+
+def stage_steps(root, place, demo_counts):
+    """The step of the stage recipe for one place."""
+    path = root / place
+    module = VALUES["<stage>"]
+    if place.endswith(f"/{module}.rs") and not path.exists():
+        path.write_text(STAGE_CODE.format(kind=STAGE_KIND, struct=STAGE_STRUCT))
+    elif path.name == "lib.rs":
+        edit(path, r"^(pub mod splits;\n)", rf"\1pub mod {module};\npub use {module}::{STAGE_STRUCT};\n",
+             "declare the module and re-export the stage at the crate root")
+    elif path.suffix == ".rs" and ".register(Arc::new(" in path.read_text():
+        edit(path, r"^(\s*)(\.add_checks\()",
+             rf"\1.register(Arc::new(noisebench_{STAGE_CRATE}::{STAGE_STRUCT}))\n\1\2",
+             "register the stage")
+    elif path.suffix == ".toml":
+        with path.open("a") as f:
+            f.write(f'\n[stages.{STAGE_KIND}]\nkind = "{STAGE_KIND}"\ninputs = {{ questions = "qa-judge" }}\n')
+    elif path.suffix == ".rs" and "tests" in path.parts:
+        # The demo test's table of (stage, kind, items in, out, dropped): the probe keeps every
+        # question the splits stage reads.
+        edit(path, r'^(\s*)(\("splits", "splits", (\d+), (\d+), 0\),\n)',
+             rf'\1\2\1("{STAGE_KIND}", "{STAGE_KIND}", \3, \4, 0),\n', "assert the stage's counts")
+        demo_counts.append(path)
+    else:
+        fail(f"the stage recipe names `{place}`, for which this test has no step")
+
+
+def copy_workspace(dest):
+    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                           cwd=REPO, check=True, capture_output=True).stdout.decode().split("\0")
+    for name in files:
+        if not name or name.startswith("fuzz/corpus/") or not (REPO / name).is_file():
+            continue
+        (dest / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPO / name, dest / name)
+
+
+def changed_files(copy):
+    out = set()
+    for path in copy.rglob("*"):
+        if path.is_file() and "target" not in path.relative_to(copy).parts:
+            rel = path.relative_to(copy)
+            original = REPO / rel
+            if not original.is_file() or original.read_bytes() != path.read_bytes():
+                out.add(str(rel))
+    return out
+
+
+def cargo(copy, args, env):
+    print(f"recipes: cargo {' '.join(args)}", flush=True)
+    started = time.time()
+    run = subprocess.run(["cargo", *args], cwd=copy, env=env, capture_output=True, text=True)
+    print(f"recipes:   {time.time() - started:.0f} s", flush=True)
+    if run.returncode != 0:
+        fail(f"cargo {' '.join(args)} failed in the copy:\n{run.stdout}\n{run.stderr}")
+    return run.stdout + run.stderr
+
+
+def main():
+    found = recipes((REPO / "ARCHITECTURE.md").read_text())
+    task_places = found.get("An LLM task")
+    stage_places = found.get("A stage")
+    if not task_places or not stage_places:
+        fail(f"ARCHITECTURE.md's LLM task and stage recipes need a `Places:` sentence: {found}")
+    started = time.time()
+    with tempfile.TemporaryDirectory(prefix="noisebench-recipes-") as tmp:
+        copy = Path(tmp)
+        copy_workspace(copy)
+        expected = set()
+        VALUES["<crate>"] = TASK_CRATE
+        for place in task_places:
+            filled = fill(place)
+            task_steps(copy, filled)
+            expected.add(filled)
+        VALUES["<crate>"] = STAGE_CRATE
+        demo_tests = []
+        for place in stage_places:
+            filled = fill(place)
+            stage_steps(copy, filled, demo_tests)
+            expected.add(filled)
+        changed = changed_files(copy)
+        if changed != expected:
+            fail(f"the copy changed {sorted(changed)}, the recipes name {sorted(expected)}")
+        print(f"recipes: followed the recipes, changing {sorted(changed)}", flush=True)
+        env = dict(os.environ)
+        env.setdefault("CARGO_TARGET_DIR", str(REPO / "target"))
+        test_targets = []
+        for path in demo_tests:
+            under = path.relative_to(copy / "crates/cli/tests").parts
+            test_targets += ["--test", Path(under[0]).stem]
+        cargo(copy, ["check", "--quiet", "-p", f"noisebench-{TASK_CRATE}", "-p", f"noisebench-{STAGE_CRATE}",
+                     "-p", "noisebench-cli", "--lib", *test_targets], env)
+        out = cargo(copy, ["test", "--quiet", "-p", "noisebench-fuzz-targets", "--no-default-features",
+                           "--test", "replay", "--", "every_task", "--nocapture"], env)
+        name = f"{TASK_CRATE}::{VALUES['<name>']}"
+        if f"llm_answer task" not in out or f": {name}\n" not in out:
+            fail(f"the fuzz target's replay did not ask the throwaway task {name}:\n{out}")
+    print(f"recipes: both recipes hold ({time.time() - started:.0f} s)")
+
+
+def fill(place):
+    for key, value in VALUES.items():
+        place = place.replace(key, value)
+    return place
+
+
+if __name__ == "__main__":
+    main()
