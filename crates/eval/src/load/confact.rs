@@ -324,6 +324,158 @@ fn credibility_of(e: &serde_json::Map<String, Value>) -> Credibility {
     }
 }
 
+/// A list of instances that holds at least one with `evidence_url`, CONF-FACT's evidence.
+fn check_instances(path: &Path, records: &[Value]) -> Result<(), LoadError> {
+    if records.is_empty() {
+        return Err(LoadError::NoRecords {
+            path: path.to_path_buf(),
+            detail: "the list of instances is empty".into(),
+        });
+    }
+    if !records.iter().any(|r| {
+        r.as_object()
+            .is_some_and(|o| o.contains_key("evidence_url"))
+    }) {
+        let fields: Vec<String> = records
+            .iter()
+            .find_map(Value::as_object)
+            .map(|o| o.keys().cloned().collect())
+            .unwrap_or_default();
+        return Err(LoadError::NoRecords {
+            path: path.to_path_buf(),
+            detail: format!(
+                "no instance has `evidence_url`, CONF-FACT's list of evidence (fields of the first: {})",
+                if fields.is_empty() {
+                    "none".to_string()
+                } else {
+                    fields.join(", ")
+                }
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// How the evidence documents got their credibility, and the document ids seen.
+#[derive(Default)]
+struct Counts {
+    /// Matched by domain in a credibility table.
+    matched: usize,
+    /// Of those, with a model-written description.
+    generated: usize,
+    /// Carrying their own.
+    own: usize,
+    doc_ids: BTreeSet<String>,
+}
+
+/// The evidence documents of one instance (claim `id`, at `file`'s `row`) into `data`; returns
+/// their ids. An evidence that is not an object, has no content or repeats an id is a bad row.
+fn evidence_documents(
+    data: &mut EvalData,
+    media: &Media,
+    counts: &mut Counts,
+    (file, row): (&str, &str),
+    id: &str,
+    verdict: bool,
+    o: &serde_json::Map<String, Value>,
+) -> Vec<String> {
+    let mut documents = Vec::new();
+    let evidence = o
+        .get("evidence_url")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    for (m, ev) in evidence.iter().enumerate() {
+        let ev_row = format!("{row} evidence {}", m + 1);
+        let Some(e) = ev.as_object() else {
+            data.bad_rows.push(bad(
+                file,
+                ev_row,
+                "bad_record",
+                format!("an evidence is {}, not an object", json_kind(ev)),
+            ));
+            continue;
+        };
+        let doc_id = json_text(e.get("evidence_id")).unwrap_or_else(|| format!("{id}_{}", m + 1));
+        let Some(content) = string_field(e, "content") else {
+            data.bad_rows.push(bad(
+                file,
+                ev_row,
+                "empty_document",
+                format!("evidence {doc_id} has no content"),
+            ));
+            continue;
+        };
+        if !counts.doc_ids.insert(doc_id.clone()) {
+            data.bad_rows.push(bad(
+                file,
+                ev_row,
+                "duplicate_id",
+                format!("evidence {doc_id} appears again"),
+            ));
+            continue;
+        }
+        let link = string_field(e, "original_link");
+        let domain = link.as_deref().and_then(domain_of);
+        let mut credibility = credibility_of(e);
+        if credibility.is_known() {
+            counts.own += 1;
+        } else if let Some((c, gen_)) = domain.as_deref().and_then(|d| media.lookup(d)) {
+            credibility = c;
+            counts.matched += 1;
+            counts.generated += usize::from(gen_);
+        }
+        let label = e
+            .get("majority_vote")
+            .and_then(Value::as_str)
+            .and_then(|v| stance_label(v, verdict));
+        documents.push(doc_id.clone());
+        data.documents.push(EvalDocument {
+            id: doc_id,
+            claim_id: Some(id.to_string()),
+            title: String::new(),
+            text: content,
+            label,
+            domain,
+            url: link,
+            credibility,
+        });
+    }
+    documents
+}
+
+/// The notes: what was read, and how documents got their credibility.
+fn notes(data: &mut EvalData, media: &Media, counts: &Counts, file: &str, records: usize) {
+    let Counts {
+        matched,
+        generated,
+        own,
+        ..
+    } = counts;
+    let n = data.documents.len();
+    data.notes.push(format!(
+        "instances: {file}: {} read, {} claims, {n} evidence documents",
+        records,
+        data.claims.len()
+    ));
+    if media.tables.is_empty() {
+        data.notes.push(format!(
+            "credibility: no table (all_media_data.pkl / mbfc_media_data.pkl beside {file}, or --credibility); {own} of {n} documents carry their own"
+        ));
+    } else {
+        let tables: Vec<String> = media
+            .tables
+            .iter()
+            .map(|(f, _, t)| format!("{f} ({} domains)", t.len()))
+            .collect();
+        data.notes.push(format!(
+            "credibility: {}: {matched} of {n} documents matched by domain ({generated} model-written descriptions), {own} carry their own, {} have none",
+            tables.join(", "),
+            n - *matched - *own
+        ));
+    }
+}
+
 /// Load a CONF-FACT instance file alone (see the module documentation for every choice).
 pub fn load_confact(path: &Path) -> Result<EvalData, LoadError> {
     load_confact_with(path, &[])
@@ -358,36 +510,9 @@ pub fn load_confact_with(path: &Path, credibility: &[PathBuf]) -> Result<EvalDat
     };
     let media = Media::read(credibility, &mut data)?;
     let file = file_label(json);
-    if records.is_empty() {
-        return Err(LoadError::NoRecords {
-            path: path.to_path_buf(),
-            detail: "the list of instances is empty".into(),
-        });
-    }
-    if !records.iter().any(|r| {
-        r.as_object()
-            .is_some_and(|o| o.contains_key("evidence_url"))
-    }) {
-        let fields: Vec<String> = records
-            .iter()
-            .find_map(Value::as_object)
-            .map(|o| o.keys().cloned().collect())
-            .unwrap_or_default();
-        return Err(LoadError::NoRecords {
-            path: path.to_path_buf(),
-            detail: format!(
-                "no instance has `evidence_url`, CONF-FACT's list of evidence (fields of the first: {})",
-                if fields.is_empty() {
-                    "none".to_string()
-                } else {
-                    fields.join(", ")
-                }
-            ),
-        });
-    }
-    let (mut matched, mut generated, mut own) = (0usize, 0usize, 0usize);
+    check_instances(path, &records)?;
+    let mut counts = Counts::default();
     let mut claim_ids = BTreeSet::new();
-    let mut doc_ids = BTreeSet::new();
     for (n, record) in records.iter().enumerate() {
         let row = format!("record {}", n + 1);
         let Some(o) = record.as_object() else {
@@ -429,69 +554,15 @@ pub fn load_confact_with(path: &Path, credibility: &[PathBuf]) -> Result<EvalDat
             ));
             continue;
         }
-        let mut documents = Vec::new();
-        let evidence = o
-            .get("evidence_url")
-            .and_then(Value::as_array)
-            .map(Vec::as_slice)
-            .unwrap_or_default();
-        for (m, ev) in evidence.iter().enumerate() {
-            let ev_row = format!("{row} evidence {}", m + 1);
-            let Some(e) = ev.as_object() else {
-                data.bad_rows.push(bad(
-                    &file,
-                    ev_row,
-                    "bad_record",
-                    format!("an evidence is {}, not an object", json_kind(ev)),
-                ));
-                continue;
-            };
-            let doc_id =
-                json_text(e.get("evidence_id")).unwrap_or_else(|| format!("{id}_{}", m + 1));
-            let Some(content) = string_field(e, "content") else {
-                data.bad_rows.push(bad(
-                    &file,
-                    ev_row,
-                    "empty_document",
-                    format!("evidence {doc_id} has no content"),
-                ));
-                continue;
-            };
-            if !doc_ids.insert(doc_id.clone()) {
-                data.bad_rows.push(bad(
-                    &file,
-                    ev_row,
-                    "duplicate_id",
-                    format!("evidence {doc_id} appears again"),
-                ));
-                continue;
-            }
-            let link = string_field(e, "original_link");
-            let domain = link.as_deref().and_then(domain_of);
-            let mut credibility = credibility_of(e);
-            if credibility.is_known() {
-                own += 1;
-            } else if let Some((c, gen_)) = domain.as_deref().and_then(|d| media.lookup(d)) {
-                credibility = c;
-                matched += 1;
-                generated += usize::from(gen_);
-            }
-            let label = e
-                .get("majority_vote")
-                .and_then(Value::as_str)
-                .and_then(|v| stance_label(v, verdict));
-            documents.push(doc_id.clone());
-            data.documents.push(EvalDocument {
-                id: doc_id,
-                claim_id: Some(id.clone()),
-                title: String::new(),
-                text: content,
-                label,
-                domain,
-                url: link,
-                credibility,
-            });
-        }
+        let documents = evidence_documents(
+            &mut data,
+            &media,
+            &mut counts,
+            (file.as_str(), row.as_str()),
+            &id,
+            verdict,
+            o,
+        );
         data.claims.push(EvalClaim {
             id,
             text,
@@ -516,27 +587,6 @@ pub fn load_confact_with(path: &Path, credibility: &[PathBuf]) -> Result<EvalDat
             ),
         });
     }
-    let n = data.documents.len();
-    data.notes.push(format!(
-        "instances: {file}: {} read, {} claims, {n} evidence documents",
-        records.len(),
-        data.claims.len()
-    ));
-    if media.tables.is_empty() {
-        data.notes.push(format!(
-            "credibility: no table (all_media_data.pkl / mbfc_media_data.pkl beside {file}, or --credibility); {own} of {n} documents carry their own"
-        ));
-    } else {
-        let tables: Vec<String> = media
-            .tables
-            .iter()
-            .map(|(f, _, t)| format!("{f} ({} domains)", t.len()))
-            .collect();
-        data.notes.push(format!(
-            "credibility: {}: {matched} of {n} documents matched by domain ({generated} model-written descriptions), {own} carry their own, {} have none",
-            tables.join(", "),
-            n - matched - own
-        ));
-    }
+    notes(&mut data, &media, &counts, &file, records.len());
     Ok(data)
 }

@@ -332,13 +332,29 @@ pub fn load_raguard_files(
         },
     };
 
-    // Claims.
+    let claim_rows = read_claims(&claims, &mut data.bad_rows);
+    let seen_docs = read_documents(&docs, &claim_rows, &mut data);
+    attach_documents(
+        &mut data,
+        claim_rows,
+        &seen_docs,
+        &claims,
+        &docs,
+        documents_csv,
+    );
+    notes(&mut data, &claims, &docs, documents_csv);
+    Ok(data)
+}
+
+/// The claims of `claims.csv` read, with their ids and the labels their `Document Labels`
+/// give (the fallback label of a document), each row that cannot be read a bad row.
+fn read_claims(claims: &Table, bad_rows: &mut Vec<BadRow>) -> ClaimRows {
     let mut claim_rows: Vec<ClaimRow> = Vec::new();
     let mut claim_ids: BTreeSet<String> = BTreeSet::new();
     // Labels from the claims' `Document Labels`, by document id: the fallback label.
     let mut listed_labels: BTreeMap<String, DocLabel> = BTreeMap::new();
     if let Some([c_id, c_text, c_verdict]) =
-        claims.require(["Claim ID", "Claim", "Verdict"], &mut data.bad_rows)
+        claims.require(["Claim ID", "Claim", "Verdict"], bad_rows)
     {
         let (c_docs, c_labels, c_orig) = (
             claims.column("Document IDs"),
@@ -351,7 +367,7 @@ pub fn load_raguard_files(
             let text = cell(row, Some(c_text));
             if id.is_empty() || text.is_empty() {
                 let which = if id.is_empty() { "Claim ID" } else { "Claim" };
-                data.bad_rows.push(bad(
+                bad_rows.push(bad(
                     f,
                     line.clone(),
                     "missing_field",
@@ -360,7 +376,7 @@ pub fn load_raguard_files(
                 continue;
             }
             let Some(verdict) = parse_verdict(cell(row, Some(c_verdict))) else {
-                data.bad_rows.push(bad(
+                bad_rows.push(bad(
                     f,
                     line.clone(),
                     "bad_verdict",
@@ -388,11 +404,11 @@ pub fn load_raguard_files(
                 }
             }
             if let Some(detail) = unparsable {
-                data.bad_rows.push(bad(f, line.clone(), "bad_list", detail));
+                bad_rows.push(bad(f, line.clone(), "bad_list", detail));
                 continue;
             }
             if !claim_ids.insert(id.to_string()) {
-                data.bad_rows.push(bad(
+                bad_rows.push(bad(
                     f,
                     line.clone(),
                     "duplicate_id",
@@ -424,8 +440,23 @@ pub fn load_raguard_files(
             });
         }
     }
+    ClaimRows {
+        rows: claim_rows,
+        ids: claim_ids,
+        listed_labels,
+    }
+}
 
-    // Documents.
+/// What [`read_claims`] read.
+struct ClaimRows {
+    rows: Vec<ClaimRow>,
+    ids: BTreeSet<String>,
+    listed_labels: BTreeMap<String, DocLabel>,
+}
+
+/// The documents of `documents.csv` into `data`, each row that cannot be read a bad row;
+/// returns every document id seen (kept or not).
+fn read_documents(docs: &Table, claims: &ClaimRows, data: &mut EvalData) -> BTreeSet<String> {
     let mut seen_docs: BTreeSet<String> = BTreeSet::new();
     if let Some([d_id, d_claim, d_text]) =
         docs.require(["Document ID", "Claim ID", "Full Text"], &mut data.bad_rows)
@@ -462,7 +493,7 @@ pub fn load_raguard_files(
                 ));
                 continue;
             }
-            if !claim_ids.contains(claim) {
+            if !claims.ids.contains(claim) {
                 data.bad_rows.push(bad(
                     f,
                     line.clone(),
@@ -473,7 +504,7 @@ pub fn load_raguard_files(
             }
             let raw_label = cell(row, d_label);
             let label = if raw_label.is_empty() {
-                listed_labels.get(id).copied()
+                claims.listed_labels.get(id).copied()
             } else {
                 match DocLabel::parse(raw_label) {
                     Some(l) => Some(l),
@@ -515,8 +546,19 @@ pub fn load_raguard_files(
             });
         }
     }
+    seen_docs
+}
 
-    // Each claim's documents.
+/// Each claim with its documents (those its `Document IDs` list, or else those naming it) into
+/// `data`; a listed document not in `documents.csv` is a bad row.
+fn attach_documents(
+    data: &mut EvalData,
+    claim_rows: ClaimRows,
+    seen_docs: &BTreeSet<String>,
+    claims: &Table,
+    docs: &Table,
+    documents_csv: Option<&Path>,
+) {
     let kept: BTreeSet<&str> = data.documents.iter().map(|d| d.id.as_str()).collect();
     let mut by_claim: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for d in &data.documents {
@@ -524,7 +566,7 @@ pub fn load_raguard_files(
             by_claim.entry(c.as_str()).or_default().push(d.id.clone());
         }
     }
-    for row in claim_rows {
+    for row in claim_rows.rows {
         let mut claim = row.claim;
         claim.documents = match row.listed {
             Some(ids) if documents_csv.is_some() => {
@@ -547,6 +589,10 @@ pub fn load_raguard_files(
         };
         data.claims.push(claim);
     }
+}
+
+/// The notes: what was loaded from which file, and columns not read.
+fn notes(data: &mut EvalData, claims: &Table, docs: &Table, documents_csv: Option<&Path>) {
     let unknown: Vec<&str> = docs
         .headers
         .iter()
@@ -587,7 +633,6 @@ pub fn load_raguard_files(
             unknown.join(", ")
         ));
     }
-    Ok(data)
 }
 
 #[cfg(test)]

@@ -1,10 +1,11 @@
 //! Running one stage: reading its inputs, running it, checking and writing its outputs.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use noisebench_core::{
-    CheckResult, DropRecord, Inputs, LlmCall, Rows, Shard, StageContext, TableKind,
+    CheckResult, DropRecord, Inputs, LlmCall, Rows, Shard, SideFile, StageContext, StageOutput,
+    TableKind,
 };
 
 use crate::atomic::write_atomic;
@@ -27,32 +28,7 @@ impl<'a> Runner<'a> {
         records: &BTreeMap<String, StageRecord>,
     ) -> Result<StageRecord, RunError> {
         let dir = dir.to_path_buf();
-        std::fs::create_dir_all(&dir).map_err(|source| RunError::Io {
-            path: dir.clone(),
-            source,
-        })?;
-        let stale = read_record(&dir)
-            .map(|r| r.files.into_keys().collect::<Vec<_>>())
-            .unwrap_or_default();
-        // A stale record must not vouch for outputs this run is about to replace.
-        let record_path = dir.join(STAGE_RECORD);
-        if record_path.exists() {
-            std::fs::remove_file(&record_path).map_err(|source| RunError::Io {
-                path: record_path.clone(),
-                source,
-            })?;
-        }
-        // Side files of the last run, or that this run will write, must not outlive it.
-        let declared = stage.stage.files(&stage.config);
-        for name in declared.iter().map(|f| f.name.clone()).chain(stale) {
-            let path = dir.join(&name);
-            match std::fs::remove_file(&path) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(RunError::Io { path, source: e });
-                }
-                _ => {}
-            }
-        }
+        let (record_path, declared) = clear_stage_dir(stage, &dir)?;
         let mut tables = BTreeMap::new();
         for (role, table) in &stage.inputs {
             let (path, _) = self.input_file(stage, role, table, records)?;
@@ -61,86 +37,9 @@ impl<'a> Runner<'a> {
         if let Some(shard) = shard {
             shard_inputs(stage, shard, &mut tables)?;
         }
-        let ctx = StageContext {
-            root: self.plan.root.clone(),
-            stage_dir: dir.clone(),
-            pipeline: self.plan.name().to_string(),
-            stage_id: stage.id.clone(),
-            progress: self.options.progress.clone(),
-        };
-        tracing::info!(stage = %stage.id, kind = stage.stage.kind(), "running");
-        if let Some(log) = &self.options.call_log {
-            // Calls made outside any stage (none today) must not be charged to this one.
-            log.drain_calls();
-        }
-        let result = stage.stage.run(&stage.config, Inputs::new(tables), &ctx);
-        if let Some(log) = &self.options.call_log {
-            self.write_stage_call_log(&dir, log.drain_calls())?;
-            if let Some(reason) = log.halted() {
-                return Err(RunError::Halted {
-                    stage: stage.id.clone(),
-                    reason,
-                });
-            }
-        }
-        let mut output = result.map_err(|source| RunError::Stage {
-            stage: stage.id.clone(),
-            source,
-        })?;
-        let mut written = BTreeMap::new();
-        let mut held: BTreeMap<String, Rows> = BTreeMap::new();
-        for spec in stage.stage.outputs() {
-            let rows = output
-                .tables
-                .remove(spec.name)
-                .ok_or_else(|| RunError::MissingOutput {
-                    stage: stage.id.clone(),
-                    table: spec.name.into(),
-                    kind: spec.kind,
-                })?;
-            if rows.kind() != spec.kind {
-                return Err(RunError::OutputKind {
-                    stage: stage.id.clone(),
-                    table: spec.name.into(),
-                    found: rows.kind(),
-                    declared: spec.kind,
-                });
-            }
-            unique_ids(&stage.id, spec.name, &rows)?;
-            let file = format!("{}.parquet", spec.name);
-            let w = table_io::write_table(&dir.join(&file), &rows)?;
-            written.insert(
-                spec.name.to_string(),
-                TableFile {
-                    kind: spec.kind.name().into(),
-                    file,
-                    sha256: w.sha256,
-                    rows: w.rows,
-                    bytes: w.bytes,
-                },
-            );
-            held.insert(spec.name.to_string(), rows);
-        }
-        let mut files = BTreeMap::new();
-        for file in &declared {
-            let path = dir.join(&file.name);
-            if !path.is_file() {
-                return Err(RunError::MissingFile {
-                    stage: stage.id.clone(),
-                    file: file.name.clone(),
-                });
-            }
-            let (sha256, bytes) =
-                table_io::hash_file(&path).map_err(|source| RunError::Io { path, source })?;
-            files.insert(
-                file.name.clone(),
-                SideFileRecord {
-                    sha256,
-                    bytes,
-                    export: file.export.map(String::from),
-                },
-            );
-        }
+        let mut output = self.call_stage(stage, &dir, tables)?;
+        let (mut written, held) = write_outputs(stage, &dir, &mut output)?;
+        let files = side_files(stage, &dir, &declared)?;
         let report = output.report;
         let dropped = report.items_dropped();
         if stage.stage.one_to_one() && report.items_in != report.items_out + dropped {
@@ -195,6 +94,42 @@ impl<'a> Runner<'a> {
             source,
         })?;
         Ok(record)
+    }
+
+    /// Run the stage on its input tables in `dir`, its LLM calls written beside its outputs; a
+    /// halt the call log reports fails it.
+    fn call_stage(
+        &self,
+        stage: &PlannedStage,
+        dir: &Path,
+        tables: BTreeMap<String, Rows>,
+    ) -> Result<StageOutput, RunError> {
+        let ctx = StageContext {
+            root: self.plan.root.clone(),
+            stage_dir: dir.to_path_buf(),
+            pipeline: self.plan.name().to_string(),
+            stage_id: stage.id.clone(),
+            progress: self.options.progress.clone(),
+        };
+        tracing::info!(stage = %stage.id, kind = stage.stage.kind(), "running");
+        if let Some(log) = &self.options.call_log {
+            // Calls made outside any stage (none today) must not be charged to this one.
+            log.drain_calls();
+        }
+        let result = stage.stage.run(&stage.config, Inputs::new(tables), &ctx);
+        if let Some(log) = &self.options.call_log {
+            self.write_stage_call_log(dir, log.drain_calls())?;
+            if let Some(reason) = log.halted() {
+                return Err(RunError::Halted {
+                    stage: stage.id.clone(),
+                    reason,
+                });
+            }
+        }
+        result.map_err(|source| RunError::Stage {
+            stage: stage.id.clone(),
+            source,
+        })
     }
 
     /// The checks of every table `record` lists (but its drops): each over the stage's tables
@@ -279,6 +214,110 @@ impl<'a> Runner<'a> {
         table_io::write_table(&path, &Rows::LlmCalls(calls))?;
         Ok(())
     }
+}
+
+/// The stage folder made ready for a run: created, its stale record removed (it must not vouch
+/// for outputs this run is about to replace) and the side files of the last run or of this one
+/// removed (they must not outlive it). Returns the record's path and the declared side files.
+fn clear_stage_dir(stage: &PlannedStage, dir: &Path) -> Result<(PathBuf, Vec<SideFile>), RunError> {
+    std::fs::create_dir_all(dir).map_err(|source| RunError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let stale = read_record(dir)
+        .map(|r| r.files.into_keys().collect::<Vec<_>>())
+        .unwrap_or_default();
+    let record_path = dir.join(STAGE_RECORD);
+    if record_path.exists() {
+        std::fs::remove_file(&record_path).map_err(|source| RunError::Io {
+            path: record_path.clone(),
+            source,
+        })?;
+    }
+    let declared = stage.stage.files(&stage.config);
+    for name in declared.iter().map(|f| f.name.clone()).chain(stale) {
+        let path = dir.join(&name);
+        match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(RunError::Io { path, source: e });
+            }
+            _ => {}
+        }
+    }
+    Ok((record_path, declared))
+}
+
+/// Every declared output table, checked (present, of its kind, unique ids) and written: the
+/// files by table name, and the rows kept for the stage's checks.
+fn write_outputs(
+    stage: &PlannedStage,
+    dir: &Path,
+    output: &mut StageOutput,
+) -> Result<(BTreeMap<String, TableFile>, BTreeMap<String, Rows>), RunError> {
+    let mut written = BTreeMap::new();
+    let mut held: BTreeMap<String, Rows> = BTreeMap::new();
+    for spec in stage.stage.outputs() {
+        let rows = output
+            .tables
+            .remove(spec.name)
+            .ok_or_else(|| RunError::MissingOutput {
+                stage: stage.id.clone(),
+                table: spec.name.into(),
+                kind: spec.kind,
+            })?;
+        if rows.kind() != spec.kind {
+            return Err(RunError::OutputKind {
+                stage: stage.id.clone(),
+                table: spec.name.into(),
+                found: rows.kind(),
+                declared: spec.kind,
+            });
+        }
+        unique_ids(&stage.id, spec.name, &rows)?;
+        let file = format!("{}.parquet", spec.name);
+        let w = table_io::write_table(&dir.join(&file), &rows)?;
+        written.insert(
+            spec.name.to_string(),
+            TableFile {
+                kind: spec.kind.name().into(),
+                file,
+                sha256: w.sha256,
+                rows: w.rows,
+                bytes: w.bytes,
+            },
+        );
+        held.insert(spec.name.to_string(), rows);
+    }
+    Ok((written, held))
+}
+
+/// The declared side files, each required written, hashed for the record.
+fn side_files(
+    stage: &PlannedStage,
+    dir: &Path,
+    declared: &[SideFile],
+) -> Result<BTreeMap<String, SideFileRecord>, RunError> {
+    let mut files = BTreeMap::new();
+    for file in declared {
+        let path = dir.join(&file.name);
+        if !path.is_file() {
+            return Err(RunError::MissingFile {
+                stage: stage.id.clone(),
+                file: file.name.clone(),
+            });
+        }
+        let (sha256, bytes) =
+            table_io::hash_file(&path).map_err(|source| RunError::Io { path, source })?;
+        files.insert(
+            file.name.clone(),
+            SideFileRecord {
+                sha256,
+                bytes,
+                export: file.export.map(String::from),
+            },
+        );
+    }
+    Ok(files)
 }
 
 /// Every table a stage writes has unique ids: later stages, diffs and reviewers join on them.
