@@ -240,44 +240,10 @@ pub fn build_snapshot(
             outcome: None,
         });
     }
-    let mut tables = Vec::new();
-    // Tables of stages with items left to retry (published only with --allow-partial).
-    let mut partial: BTreeMap<String, u64> = BTreeMap::new();
-    for reference in &section.tables {
-        let table = plan
-            .table(reference)
-            .with_context(|| format!("snapshot table `{reference}`"))?;
-        let record = run
-            .records
-            .get(&table.stage)
-            .with_context(|| format!("stage `{}` did not run", table.stage))?;
-        let file = record
-            .tables
-            .get(&table.table)
-            .with_context(|| format!("no table `{reference}`"))?;
-        tables.push(SourceTable {
-            name: table.table.clone(),
-            kind: table.kind,
-            path: run.run_dir.join(&table.stage).join(&file.file),
-        });
-        partial.insert(table.table.clone(), record.retry_items);
-    }
+    let (tables, partial) = snapshot_tables(plan, section, &run)?;
     // The tables' checks again, over what is to be published, and against the last version.
     let mut checks = run.checks.clone();
-    let published: Vec<PublishedTable> = tables
-        .iter()
-        .map(|t| PublishedTable {
-            name: t.name.clone(),
-            kind: t.kind,
-            path: t.path.clone(),
-        })
-        .collect();
-    let mut before = check_published(&published, &plan.checks);
-    for result in &mut before {
-        let retry = partial.get(&result.table).copied().unwrap_or(0);
-        noisebench_pipeline::excuse_partial(std::slice::from_mut(result), retry);
-    }
-    checks.extend(before);
+    checks.extend(checks_before_publishing(plan, &tables, &partial));
     checks.extend(parent_checks(&ws.snapshots_dir, &section.dataset, &tables)?);
     let degraded = ws.allow_degraded || plan.file.gates.as_ref().is_some_and(|g| g.allow_degraded);
     let failed: Vec<String> = checks
@@ -300,20 +266,9 @@ pub fn build_snapshot(
         });
     }
     let mut provenance = provenance(&loaded, &run, &llm)?;
-    let unfinished: BTreeMap<&str, serde_json::Value> = run
-        .unfinished()
-        .into_iter()
-        .map(|r| {
-            let reasons = serde_json::to_value(r.retry_reasons()).unwrap_or_default();
-            (
-                r.id.as_str(),
-                serde_json::json!({ "items": r.retry_items, "reasons": reasons }),
-            )
-        })
-        .collect();
-    if !unfinished.is_empty() {
+    if let Some(unfinished) = unfinished_provenance(&run)? {
         // Published with --allow-partial: the version says what it is missing.
-        provenance.insert("unfinished".into(), serde_json::to_value(unfinished)?);
+        provenance.insert("unfinished".into(), unfinished);
     }
     if let Some(window) = fetch_window(&tables)? {
         provenance.insert("fetch_window".into(), window);
@@ -351,6 +306,79 @@ pub fn build_snapshot(
         checks,
         report_track,
     })
+}
+
+/// The `[snapshot]` tables as the run wrote them, and the items each one's stage left to
+/// retry (published only with `--allow-partial`).
+fn snapshot_tables(
+    plan: &Plan,
+    section: &noisebench_pipeline::SnapshotSection,
+    run: &RunResult,
+) -> Result<(Vec<SourceTable>, BTreeMap<String, u64>)> {
+    let mut tables = Vec::new();
+    let mut partial: BTreeMap<String, u64> = BTreeMap::new();
+    for reference in &section.tables {
+        let table = plan
+            .table(reference)
+            .with_context(|| format!("snapshot table `{reference}`"))?;
+        let record = run
+            .records
+            .get(&table.stage)
+            .with_context(|| format!("stage `{}` did not run", table.stage))?;
+        let file = record
+            .tables
+            .get(&table.table)
+            .with_context(|| format!("no table `{reference}`"))?;
+        tables.push(SourceTable {
+            name: table.table.clone(),
+            kind: table.kind,
+            path: run.run_dir.join(&table.stage).join(&file.file),
+        });
+        partial.insert(table.table.clone(), record.retry_items);
+    }
+    Ok((tables, partial))
+}
+
+/// The table checks over what is to be published; a table whose stage left items to retry is
+/// excused what those items would have given.
+fn checks_before_publishing(
+    plan: &Plan,
+    tables: &[SourceTable],
+    partial: &BTreeMap<String, u64>,
+) -> Vec<CheckResult> {
+    let published: Vec<PublishedTable> = tables
+        .iter()
+        .map(|t| PublishedTable {
+            name: t.name.clone(),
+            kind: t.kind,
+            path: t.path.clone(),
+        })
+        .collect();
+    let mut before = check_published(&published, &plan.checks);
+    for result in &mut before {
+        let retry = partial.get(&result.table).copied().unwrap_or(0);
+        noisebench_pipeline::excuse_partial(std::slice::from_mut(result), retry);
+    }
+    before
+}
+
+/// The stages left with items to retry, by stage: their count and reasons; `None` when none.
+fn unfinished_provenance(run: &RunResult) -> Result<Option<serde_json::Value>> {
+    let unfinished: BTreeMap<&str, serde_json::Value> = run
+        .unfinished()
+        .into_iter()
+        .map(|r| {
+            let reasons = serde_json::to_value(r.retry_reasons()).unwrap_or_default();
+            (
+                r.id.as_str(),
+                serde_json::json!({ "items": r.retry_items, "reasons": reasons }),
+            )
+        })
+        .collect();
+    if unfinished.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(serde_json::to_value(unfinished)?))
 }
 
 /// A run stopped by a check, as [`Stopped`] with what the run did; any other error as it is.

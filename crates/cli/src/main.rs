@@ -127,29 +127,7 @@ enum Command {
     /// with `--dependency=afterok` (`OUT/submit.sh` submits them) or Kubernetes Indexed Jobs
     /// (`OUT/jobs.yaml`, `OUT/apply.sh` applies them in order). Per-item stages run as `--shards`
     /// shards followed by a merge; the rest run once; the last step publishes.
-    Plan {
-        #[arg(default_value = "pipelines/demo.toml")]
-        pipeline: String,
-        /// `slurm` or `k8s`.
-        #[arg(long, value_parser = ["slurm", "k8s"])]
-        emit: String,
-        /// Shards per per-item stage.
-        #[arg(long, default_value_t = 4)]
-        shards: u32,
-        /// The folder to write.
-        #[arg(long, default_value = "work/plan")]
-        out: PathBuf,
-        /// Kubernetes: the container image (holding `noisebench` and the repository at `--workdir`).
-        #[arg(long, default_value = "noisebench:latest")]
-        image: String,
-        /// Kubernetes: the volume claim mounted at `--workdir` (shared by every pod: work, cache,
-        /// snapshots).
-        #[arg(long, default_value = "noisebench-work")]
-        claim: String,
-        /// Kubernetes: the repository folder inside the container.
-        #[arg(long, default_value = "/work")]
-        workdir: String,
-    },
+    Plan(PlanArgs),
     /// Recheck a snapshot's hashes, sizes, row counts and schemas.
     Verify {
         /// A version folder (snapshots/demo/1.0.0) or a dataset folder (its latest version).
@@ -233,6 +211,32 @@ enum Command {
         #[arg(long, default_value = "docs/configuration.md")]
         doc: PathBuf,
     },
+}
+
+/// `plan`'s options.
+#[derive(clap::Args)]
+struct PlanArgs {
+    #[arg(default_value = "pipelines/demo.toml")]
+    pipeline: String,
+    /// `slurm` or `k8s`.
+    #[arg(long, value_parser = ["slurm", "k8s"])]
+    emit: String,
+    /// Shards per per-item stage.
+    #[arg(long, default_value_t = 4)]
+    shards: u32,
+    /// The folder to write.
+    #[arg(long, default_value = "work/plan")]
+    out: PathBuf,
+    /// Kubernetes: the container image (holding `noisebench` and the repository at `--workdir`).
+    #[arg(long, default_value = "noisebench:latest")]
+    image: String,
+    /// Kubernetes: the volume claim mounted at `--workdir` (shared by every pod: work, cache,
+    /// snapshots).
+    #[arg(long, default_value = "noisebench-work")]
+    claim: String,
+    /// Kubernetes: the repository folder inside the container.
+    #[arg(long, default_value = "/work")]
+    workdir: String,
 }
 
 #[derive(clap::Args)]
@@ -371,220 +375,35 @@ fn run(cli: Cli) -> Result<()> {
                 println!("no change");
             }
         }
-        Command::Check { pipeline, llm } => {
-            print!("{}", check(&ws, &pipeline)?);
-            if llm {
-                let loaded = ws.load(&pipeline)?;
-                match ws.llm_preflight(&loaded)? {
-                    None => {
-                        println!("LLM preflight: nothing to ask (offline backend or cache-only)")
-                    }
-                    Some(report) => {
-                        print!("{report}");
-                        if report.failed() {
-                            anyhow::bail!("a model failed the LLM preflight");
-                        }
-                    }
-                }
-            }
-        }
+        Command::Check { pipeline, llm } => check_command(&ws, &pipeline, llm)?,
         Command::Store { command } => print!("{}", noisebench_store::cli::run(command)?),
         Command::Run {
             stage,
             pipeline,
             force,
-            shard: Some(shard),
-        } => {
-            let shard = noisebench_core::Shard::parse(&shard).map_err(anyhow::Error::msg)?;
-            let loaded = ws.load(&pipeline)?;
-            let result = ws.run_shard(&loaded, &stage, shard, force)?;
-            print!("{}", result.render_summary());
-            println!("{}", LlmTotals::of_run(&result.run_dir)?.render());
-            if let Some(message) = result.unfinished_message() {
-                bail!("{message}");
-            }
-        }
+            shard,
+        } => run_command(&ws, &pipeline, stage, force, shard)?,
         Command::Merge {
             stage,
             pipeline,
             shards,
-        } => {
-            // Every answer comes from the parts: a miss is an item no shard finished.
-            ws.llm_overrides.cache_only = true;
-            ws.llm_overrides.archive_only = true;
-            let loaded = ws.load(&pipeline)?;
-            let (result, check) = ws.merge(&loaded, &stage, shards)?;
-            print!("{}", result.render_summary());
-            println!(
-                "merged {} parts of `{stage}`: {} items; {} of {} part rows kept as they were, {} removed by steps over every item; {} LLM calls made by the parts",
-                check.parts,
-                check.items_in,
-                check.same,
-                check.part_rows,
-                check.not_kept,
-                check.calls
-            );
-        }
-        Command::Plan {
-            pipeline,
-            emit,
-            shards,
-            out,
-            image,
-            claim,
-            workdir,
-        } => {
-            // Planning reads nothing remote: the shared work folder is only handed to the jobs.
-            let remote_work = ws.remote_work.take().map(|r| r.location.to_string());
-            let loaded = ws.load(&pipeline)?;
-            let out = if out.is_absolute() {
-                out
-            } else {
-                cli.root.join(out)
-            };
-            let request = noisebench_cli::scale::PlanRequest {
-                pipeline: ws.pipeline_path(&pipeline),
-                root: std::fs::canonicalize(&cli.root)?,
-                shards,
-                binary: std::env::var_os("NOISEBENCH_BIN")
-                    .map(PathBuf::from)
-                    .unwrap_or(std::env::current_exe()?),
-                image,
-                claim,
-                workdir,
-                remote_work,
-            };
-            let written = match emit.as_str() {
-                "slurm" => noisebench_cli::scale::write_slurm(&loaded.plan, &request, &out)?,
-                _ => noisebench_cli::scale::write_k8s(&loaded.plan, &request, &out)?,
-            };
-            for path in written {
-                println!("{}", path.display());
-            }
-        }
-        Command::Run {
-            stage,
-            pipeline,
-            force,
-            shard: None,
-        } => {
-            let loaded = ws.load(&pipeline)?;
-            let result = ws.run(&loaded, Some(stage), force)?;
-            print!("{}", result.render_summary());
-            println!("{}", LlmTotals::of_run(&result.run_dir)?.render());
-            if let Some(message) = result.unfinished_message() {
-                bail!("{message}");
-            }
-        }
-        Command::Verify { snapshot } => {
-            let dir = resolve_snapshot(&snapshot)?;
-            let report = noisebench_snapshot::verify(&dir);
-            if !report.ok() {
-                for p in &report.problems {
-                    eprintln!("problem: {p}");
-                }
-                bail!("{}: {} problems", dir.display(), report.problems.len());
-            }
-            println!(
-                "{}: ok ({} tables, {} rows)",
-                dir.display(),
-                report.tables_checked,
-                report.rows_checked
-            );
-        }
-        Command::Validate { snapshot } => {
-            let report = validate_snapshot(&snapshot)?;
-            print!("{}", report.render());
-            if !report.ok() {
-                bail!(
-                    "{}: {} of {} checks failed",
-                    report.snapshot.display(),
-                    report.failed_checks().len(),
-                    report.checks.len()
-                );
-            }
-        }
+        } => merge_command(ws, &pipeline, &stage, shards)?,
+        Command::Plan(args) => plan_command(ws, &cli.root, args)?,
+        Command::Verify { snapshot } => verify_command(&snapshot)?,
+        Command::Validate { snapshot } => validate_command(&snapshot)?,
         Command::Diff { v1, v2 } => {
             let changes =
                 noisebench_snapshot::diff(&resolve_snapshot(&v1)?, &resolve_snapshot(&v2)?)
                     .map_err(anyhow::Error::msg)?;
             print!("{}", changes.render_markdown());
         }
-        Command::Inspect { what } => {
-            let (kind, item) = match what {
-                Inspect::Stage {
-                    name,
-                    pipeline,
-                    rows,
-                } => {
-                    print!("{}", inspect_stage(&ws, &pipeline, &name, rows)?);
-                    return Ok(());
-                }
-                Inspect::Claim(a) => (TableKind::Claims, a),
-                Inspect::Document(a) => (TableKind::Documents, a),
-                Inspect::Question(a) => (TableKind::Questions, a),
-                Inspect::Chunk(a) => (TableKind::Chunks, a),
-                Inspect::Report(a) => (TableKind::Reports, a),
-            };
-            print!(
-                "{}",
-                inspect_id(&ws, &item.pipeline, kind, &item.id, item.rows, item.chars)?
-            );
-        }
+        Command::Inspect { what } => inspect_command(&ws, what)?,
         Command::Export {
             format,
             snapshot,
             out,
-        } => {
-            let dir = resolve_snapshot(&snapshot)?;
-            let manifest = noisebench_snapshot::Manifest::read(&dir).map_err(anyhow::Error::msg)?;
-            let out = out.unwrap_or_else(|| {
-                cli.root
-                    .join("exports")
-                    .join(&manifest.dataset)
-                    .join(&manifest.version)
-                    .join(&format)
-            });
-            let kind = ExportFormat::from_name(&format)
-                .ok_or_else(|| anyhow::anyhow!("unknown export format `{format}`"))?;
-            let exported = export_snapshot(&dir, kind, &out)?;
-            println!("{}", exported.describe(&dir, &out));
-        }
-        Command::Eval(args) => {
-            if let Some(pair) = &args.compare {
-                print!("{}", compare_evals(&pair[0], &pair[1], 1000, 0)?);
-                return Ok(());
-            }
-            let request = EvalRequest {
-                inputs: args.inputs,
-                format: args
-                    .format
-                    .as_deref()
-                    .and_then(noisebench_eval::SourceFormat::from_name),
-                chunks: args.chunks,
-                credibility: args.credibility,
-                retrieval_results: args.retrieval_results,
-                config: args.config,
-                system: args.system,
-                families: args.families,
-                limit: args.limit,
-                retriever: args.retriever,
-                out: cli.root.join(args.out),
-            };
-            let run = run_eval(&cli.root, &request, &ws.llm_overrides)?;
-            print!("{}", run.loaded);
-            print!("{}", noisebench_eval::results::render(&run.evaluation));
-            println!("results in {}", run.dir.display());
-            if run.tasks_ran() == 0 {
-                bail!("no task ran: {}", run.why_nothing_ran());
-            }
-            if run.unfinished > 0 {
-                bail!(
-                    "{} items were left unanswered for a transient cause (cost limit, network); run the same command again to resume: answers so far are cached",
-                    run.unfinished
-                );
-            }
-        }
+        } => export_command(&cli.root, &format, &snapshot, out)?,
+        Command::Eval(args) => eval_command(&ws, &cli.root, args)?,
         Command::Report {
             snapshot,
             out,
@@ -624,6 +443,224 @@ fn run(cli: Cli) -> Result<()> {
                 doc.display()
             );
         }
+    }
+    Ok(())
+}
+
+/// `check`: the pipeline file's checks, and with `--llm` the LLM preflight.
+fn check_command(ws: &Workspace, pipeline: &str, llm: bool) -> Result<()> {
+    print!("{}", check(ws, pipeline)?);
+    if llm {
+        let loaded = ws.load(pipeline)?;
+        match ws.llm_preflight(&loaded)? {
+            None => {
+                println!("LLM preflight: nothing to ask (offline backend or cache-only)")
+            }
+            Some(report) => {
+                print!("{report}");
+                if report.failed() {
+                    anyhow::bail!("a model failed the LLM preflight");
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `run STAGE [--shard i/n]`: the stage (or one shard of it) and the summary.
+fn run_command(
+    ws: &Workspace,
+    pipeline: &str,
+    stage: String,
+    force: bool,
+    shard: Option<String>,
+) -> Result<()> {
+    let loaded = ws.load(pipeline)?;
+    let result = match shard {
+        Some(shard) => {
+            let shard = noisebench_core::Shard::parse(&shard).map_err(anyhow::Error::msg)?;
+            ws.run_shard(&loaded, &stage, shard, force)?
+        }
+        None => ws.run(&loaded, Some(stage), force)?,
+    };
+    print!("{}", result.render_summary());
+    println!("{}", LlmTotals::of_run(&result.run_dir)?.render());
+    if let Some(message) = result.unfinished_message() {
+        bail!("{message}");
+    }
+    Ok(())
+}
+
+/// `merge STAGE --shards n`: the parts into the stage's tables.
+fn merge_command(mut ws: Workspace, pipeline: &str, stage: &str, shards: u32) -> Result<()> {
+    // Every answer comes from the parts: a miss is an item no shard finished.
+    ws.llm_overrides.cache_only = true;
+    ws.llm_overrides.archive_only = true;
+    let loaded = ws.load(pipeline)?;
+    let (result, check) = ws.merge(&loaded, stage, shards)?;
+    print!("{}", result.render_summary());
+    println!(
+        "merged {} parts of `{stage}`: {} items; {} of {} part rows kept as they were, {} removed by steps over every item; {} LLM calls made by the parts",
+        check.parts, check.items_in, check.same, check.part_rows, check.not_kept, check.calls
+    );
+    Ok(())
+}
+
+/// `plan`: the job files of a sharded run (Slurm or Kubernetes).
+fn plan_command(mut ws: Workspace, root: &std::path::Path, args: PlanArgs) -> Result<()> {
+    let PlanArgs {
+        pipeline,
+        emit,
+        shards,
+        out,
+        image,
+        claim,
+        workdir,
+    } = args;
+    // Planning reads nothing remote: the shared work folder is only handed to the jobs.
+    let remote_work = ws.remote_work.take().map(|r| r.location.to_string());
+    let loaded = ws.load(&pipeline)?;
+    let out = if out.is_absolute() {
+        out
+    } else {
+        root.join(out)
+    };
+    let request = noisebench_cli::scale::PlanRequest {
+        pipeline: ws.pipeline_path(&pipeline),
+        root: std::fs::canonicalize(root)?,
+        shards,
+        binary: std::env::var_os("NOISEBENCH_BIN")
+            .map(PathBuf::from)
+            .unwrap_or(std::env::current_exe()?),
+        image,
+        claim,
+        workdir,
+        remote_work,
+    };
+    let written = match emit.as_str() {
+        "slurm" => noisebench_cli::scale::write_slurm(&loaded.plan, &request, &out)?,
+        _ => noisebench_cli::scale::write_k8s(&loaded.plan, &request, &out)?,
+    };
+    for path in written {
+        println!("{}", path.display());
+    }
+    Ok(())
+}
+
+/// `verify`: every file of a snapshot against its manifest.
+fn verify_command(snapshot: &std::path::Path) -> Result<()> {
+    let dir = resolve_snapshot(snapshot)?;
+    let report = noisebench_snapshot::verify(&dir);
+    if !report.ok() {
+        for p in &report.problems {
+            eprintln!("problem: {p}");
+        }
+        bail!("{}: {} problems", dir.display(), report.problems.len());
+    }
+    println!(
+        "{}: ok ({} tables, {} rows)",
+        dir.display(),
+        report.tables_checked,
+        report.rows_checked
+    );
+    Ok(())
+}
+
+/// `validate`: a snapshot's tables against the checks of its rows.
+fn validate_command(snapshot: &std::path::Path) -> Result<()> {
+    let report = validate_snapshot(snapshot)?;
+    print!("{}", report.render());
+    if !report.ok() {
+        bail!(
+            "{}: {} of {} checks failed",
+            report.snapshot.display(),
+            report.failed_checks().len(),
+            report.checks.len()
+        );
+    }
+    Ok(())
+}
+
+/// `inspect`: a stage's record and rows, or one item across the tables.
+fn inspect_command(ws: &Workspace, what: Inspect) -> Result<()> {
+    let (kind, item) = match what {
+        Inspect::Stage {
+            name,
+            pipeline,
+            rows,
+        } => {
+            print!("{}", inspect_stage(ws, &pipeline, &name, rows)?);
+            return Ok(());
+        }
+        Inspect::Claim(a) => (TableKind::Claims, a),
+        Inspect::Document(a) => (TableKind::Documents, a),
+        Inspect::Question(a) => (TableKind::Questions, a),
+        Inspect::Chunk(a) => (TableKind::Chunks, a),
+        Inspect::Report(a) => (TableKind::Reports, a),
+    };
+    print!(
+        "{}",
+        inspect_id(ws, &item.pipeline, kind, &item.id, item.rows, item.chars)?
+    );
+    Ok(())
+}
+
+/// `export`: a snapshot in a seed release's format.
+fn export_command(
+    root: &std::path::Path,
+    format: &str,
+    snapshot: &std::path::Path,
+    out: Option<PathBuf>,
+) -> Result<()> {
+    let dir = resolve_snapshot(snapshot)?;
+    let manifest = noisebench_snapshot::Manifest::read(&dir).map_err(anyhow::Error::msg)?;
+    let out = out.unwrap_or_else(|| {
+        root.join("exports")
+            .join(&manifest.dataset)
+            .join(&manifest.version)
+            .join(format)
+    });
+    let kind = ExportFormat::from_name(format)
+        .ok_or_else(|| anyhow::anyhow!("unknown export format `{format}`"))?;
+    let exported = export_snapshot(&dir, kind, &out)?;
+    println!("{}", exported.describe(&dir, &out));
+    Ok(())
+}
+
+/// `eval`: a model over a snapshot or a seed release, or two runs compared.
+fn eval_command(ws: &Workspace, root: &std::path::Path, args: EvalArgs) -> Result<()> {
+    if let Some(pair) = &args.compare {
+        print!("{}", compare_evals(&pair[0], &pair[1], 1000, 0)?);
+        return Ok(());
+    }
+    let request = EvalRequest {
+        inputs: args.inputs,
+        format: args
+            .format
+            .as_deref()
+            .and_then(noisebench_eval::SourceFormat::from_name),
+        chunks: args.chunks,
+        credibility: args.credibility,
+        retrieval_results: args.retrieval_results,
+        config: args.config,
+        system: args.system,
+        families: args.families,
+        limit: args.limit,
+        retriever: args.retriever,
+        out: root.join(args.out),
+    };
+    let run = run_eval(root, &request, &ws.llm_overrides)?;
+    print!("{}", run.loaded);
+    print!("{}", noisebench_eval::results::render(&run.evaluation));
+    println!("results in {}", run.dir.display());
+    if run.tasks_ran() == 0 {
+        bail!("no task ran: {}", run.why_nothing_ran());
+    }
+    if run.unfinished > 0 {
+        bail!(
+            "{} items were left unanswered for a transient cause (cost limit, network); run the same command again to resume: answers so far are cached",
+            run.unfinished
+        );
     }
     Ok(())
 }

@@ -82,26 +82,7 @@ pub fn report_data_sampled(
             .cloned()
     };
 
-    let parent_tables = manifest.parent.as_ref().and_then(|parent| {
-        let dir = version_dir.parent()?.join(parent);
-        let m = Manifest::read(&dir).ok()?;
-        Some(m.tables.iter().map(|(n, e)| (n.clone(), e.rows)).collect())
-    });
-    let overview = Overview {
-        dataset: manifest.dataset.clone(),
-        version: manifest.version.clone(),
-        parent: manifest.parent.clone(),
-        created_at: manifest.created_at.clone(),
-        pipeline: manifest.pipeline.clone(),
-        code_version: manifest.code_version.clone(),
-        tables: manifest
-            .tables
-            .iter()
-            .map(|(n, e)| (n.clone(), e.rows))
-            .collect(),
-        parent_tables,
-    };
-
+    let overview = overview(&manifest, version_dir);
     let mut data = ReportData {
         overview,
         stages: stages(&manifest, version_dir)?,
@@ -110,152 +91,34 @@ pub fn report_data_sampled(
 
     // Claims track.
     let claims: Vec<Claim> = snapshot.read()?;
-    let verdicts: BTreeMap<&str, &str> = claims
-        .iter()
-        .map(|c| (c.id.as_str(), c.verdict.as_str()))
-        .collect();
     let labels: Vec<ClaimDocumentLabel> = snapshot.read()?;
-    for l in &labels {
-        let verdict = verdicts
-            .get(l.claim_id.as_str())
-            .copied()
-            .unwrap_or("unknown");
-        let label = l.label.as_deref().unwrap_or("unlabelled");
-        *data
-            .labels
-            .entry(verdict.to_string())
-            .or_default()
-            .entry(label.to_string())
-            .or_default() += 1;
-    }
-    let mut per_claim: BTreeMap<&str, u64> = claims.iter().map(|c| (c.id.as_str(), 0)).collect();
     let claim_documents: Vec<ClaimDocument> = snapshot.read()?;
-    for cd in &claim_documents {
-        if let Some(n) = per_claim.get_mut(cd.claim_id.as_str()) {
-            *n += 1;
-        }
-    }
-    data.documents_per_claim = per_claim.values().map(|n| *n as f64).collect();
     let documents: Vec<Document> = snapshot.read()?;
-    data.document_words = documents
-        .iter()
-        .map(|d| d.text.split_whitespace().count() as f64)
-        .collect();
     let credibility: Vec<DocumentCredibility> = snapshot.read()?;
-    for c in &credibility {
-        let level = c.credibility.as_deref().unwrap_or("none");
-        *data.credibility.entry(level.to_string()).or_default() += 1;
-        *data.source_types.entry(c.source_type.clone()).or_default() += 1;
-    }
-    // Without the labels stage's settled source types, the documents' own.
-    if credibility.is_empty() {
-        for d in &documents {
-            *data.source_types.entry(d.source_type.clone()).or_default() += 1;
-        }
-    }
+    claims_track(
+        &mut data,
+        &claims,
+        &labels,
+        &claim_documents,
+        &documents,
+        &credibility,
+    );
 
     // Report track.
     let chunks: Vec<Chunk> = snapshot.read()?;
     data.chunk_tokens = chunks.iter().map(|c| c.token_count as f64).collect();
-    let mut graph = Graph::default();
     let triplets: Vec<Triplet> = snapshot.read()?;
-    for t in &triplets {
-        *graph
-            .triplets_per_report
-            .entry(t.report_id.clone())
-            .or_default() += 1;
-    }
-    graph.grounding_rate = fact("triplets", "grounding_rate").and_then(|v| v.as_f64());
-    graph.relations_before_after = fact("graph", "relations_before")
-        .and_then(|v| v.as_i64())
-        .zip(fact("graph", "relations_after").and_then(|v| v.as_i64()));
-    let entities: Vec<Entity> = snapshot.read()?;
-    graph.entities = entities.len() as u64;
-    graph.cross_report_entities = entities.iter().filter(|e| e.report_ids.len() > 1).count() as u64;
-    for a in snapshot.read::<Alias>()? {
-        *graph
-            .aliases
-            .entry(a.kind)
-            .or_default()
-            .entry(a.rule)
-            .or_default() += 1;
-    }
-    data.graph = graph;
-
-    let domains: BTreeMap<String, String> = snapshot
-        .read::<Report>()?
-        .into_iter()
-        .map(|r| (r.id, r.domain))
-        .collect();
+    data.graph = graph(&snapshot, &triplets, fact)?;
     let patterns: Vec<Pattern> = snapshot.read()?;
-    for p in &patterns {
-        let of: BTreeSet<&str> = p
-            .report_ids
-            .iter()
-            .map(|r| domains.get(r).map(String::as_str).unwrap_or("unknown"))
-            .collect();
-        let domain = match of.len() {
-            0 => "unknown",
-            1 => of.first().copied().unwrap_or("unknown"),
-            _ => "mixed",
-        };
-        *data
-            .patterns
-            .entry(p.pattern.clone())
-            .or_default()
-            .entry(domain.to_string())
-            .or_default() += 1;
-    }
+    data.patterns = pattern_domains(&snapshot, &patterns)?;
 
     let question_splits: Vec<QuestionSplit> = snapshot.read()?;
-    let splits: BTreeMap<&str, &str> = question_splits
-        .iter()
-        .map(|s| (s.question_id.as_str(), s.split.as_str()))
-        .collect();
     let questions: Vec<Question> = snapshot.read()?;
-    for q in &questions {
-        let split = splits.get(q.id.as_str()).copied().unwrap_or("unsplit");
-        *data
-            .questions
-            .entry(q.kind.clone())
-            .or_default()
-            .entry(split.to_string())
-            .or_default() += 1;
-    }
     let judgements: Vec<QuestionJudgement> = snapshot.read()?;
-    for j in &judgements {
-        let scores = [
-            ("clarity", Some(j.clarity)),
-            ("correctness", Some(j.correctness)),
-            ("reasonableness", j.reasonableness),
-        ];
-        for (dimension, score) in scores {
-            if let Some(score) = score {
-                *data
-                    .judge_scores
-                    .entry(dimension.to_string())
-                    .or_default()
-                    .entry(score)
-                    .or_default() += 1;
-            }
-        }
-    }
+    questions_track(&mut data, &question_splits, &questions, &judgements);
     let query_perturbations: Vec<QueryPerturbation> = snapshot.read()?;
-    for q in &query_perturbations {
-        data.query_similarity.push(q.similarity);
-        *data
-            .query_perturbation_kinds
-            .entry(q.kind.clone())
-            .or_default() += 1;
-    }
     let document_perturbations: Vec<DocumentPerturbation> = snapshot.read()?;
-    for d in &document_perturbations {
-        data.document_similarity.extend(d.similarity);
-        *data
-            .document_perturbation_kinds
-            .entry(d.kind.clone())
-            .or_default() += 1;
-    }
+    perturbations(&mut data, &query_perturbations, &document_perturbations);
     data.retrieval = snapshot
         .read::<Metric>()?
         .into_iter()
@@ -305,6 +168,203 @@ pub fn report_data_sampled(
     let pipeline_file = format!("pipelines/{}.toml", manifest.pipeline);
     data.samples = noisebench_report::sample_items(&rows, per_stratum, &pipeline_file);
     Ok(data)
+}
+
+/// What the version is, its tables' rows, and its parent's.
+fn overview(manifest: &Manifest, version_dir: &Path) -> Overview {
+    let parent_tables = manifest.parent.as_ref().and_then(|parent| {
+        let dir = version_dir.parent()?.join(parent);
+        let m = Manifest::read(&dir).ok()?;
+        Some(m.tables.iter().map(|(n, e)| (n.clone(), e.rows)).collect())
+    });
+    Overview {
+        dataset: manifest.dataset.clone(),
+        version: manifest.version.clone(),
+        parent: manifest.parent.clone(),
+        created_at: manifest.created_at.clone(),
+        pipeline: manifest.pipeline.clone(),
+        code_version: manifest.code_version.clone(),
+        tables: manifest
+            .tables
+            .iter()
+            .map(|(n, e)| (n.clone(), e.rows))
+            .collect(),
+        parent_tables,
+    }
+}
+
+/// The claims track's figures: labels by verdict, documents per claim, document length,
+/// credibility and source types.
+fn claims_track(
+    data: &mut ReportData,
+    claims: &[Claim],
+    labels: &[ClaimDocumentLabel],
+    claim_documents: &[ClaimDocument],
+    documents: &[Document],
+    credibility: &[DocumentCredibility],
+) {
+    let verdicts: BTreeMap<&str, &str> = claims
+        .iter()
+        .map(|c| (c.id.as_str(), c.verdict.as_str()))
+        .collect();
+    for l in labels {
+        let verdict = verdicts
+            .get(l.claim_id.as_str())
+            .copied()
+            .unwrap_or("unknown");
+        let label = l.label.as_deref().unwrap_or("unlabelled");
+        *data
+            .labels
+            .entry(verdict.to_string())
+            .or_default()
+            .entry(label.to_string())
+            .or_default() += 1;
+    }
+    let mut per_claim: BTreeMap<&str, u64> = claims.iter().map(|c| (c.id.as_str(), 0)).collect();
+    for cd in claim_documents {
+        if let Some(n) = per_claim.get_mut(cd.claim_id.as_str()) {
+            *n += 1;
+        }
+    }
+    data.documents_per_claim = per_claim.values().map(|n| *n as f64).collect();
+    data.document_words = documents
+        .iter()
+        .map(|d| d.text.split_whitespace().count() as f64)
+        .collect();
+    for c in credibility {
+        let level = c.credibility.as_deref().unwrap_or("none");
+        *data.credibility.entry(level.to_string()).or_default() += 1;
+        *data.source_types.entry(c.source_type.clone()).or_default() += 1;
+    }
+    // Without the labels stage's settled source types, the documents' own.
+    if credibility.is_empty() {
+        for d in documents {
+            *data.source_types.entry(d.source_type.clone()).or_default() += 1;
+        }
+    }
+}
+
+/// The graph's figures: triplets per report, grounding, relation merging, entities, aliases.
+fn graph(
+    snapshot: &Tables<'_>,
+    triplets: &[Triplet],
+    fact: impl Fn(&str, &str) -> Option<serde_json::Value>,
+) -> Result<Graph> {
+    let mut graph = Graph::default();
+    for t in triplets {
+        *graph
+            .triplets_per_report
+            .entry(t.report_id.clone())
+            .or_default() += 1;
+    }
+    graph.grounding_rate = fact("triplets", "grounding_rate").and_then(|v| v.as_f64());
+    graph.relations_before_after = fact("graph", "relations_before")
+        .and_then(|v| v.as_i64())
+        .zip(fact("graph", "relations_after").and_then(|v| v.as_i64()));
+    let entities: Vec<Entity> = snapshot.read()?;
+    graph.entities = entities.len() as u64;
+    graph.cross_report_entities = entities.iter().filter(|e| e.report_ids.len() > 1).count() as u64;
+    for a in snapshot.read::<Alias>()? {
+        *graph
+            .aliases
+            .entry(a.kind)
+            .or_default()
+            .entry(a.rule)
+            .or_default() += 1;
+    }
+    Ok(graph)
+}
+
+/// Patterns by kind and by the domain of their reports (`mixed` across domains).
+fn pattern_domains(
+    snapshot: &Tables<'_>,
+    patterns: &[Pattern],
+) -> Result<BTreeMap<String, BTreeMap<String, u64>>> {
+    let domains: BTreeMap<String, String> = snapshot
+        .read::<Report>()?
+        .into_iter()
+        .map(|r| (r.id, r.domain))
+        .collect();
+    let mut counts: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
+    for p in patterns {
+        let of: BTreeSet<&str> = p
+            .report_ids
+            .iter()
+            .map(|r| domains.get(r).map(String::as_str).unwrap_or("unknown"))
+            .collect();
+        let domain = match of.len() {
+            0 => "unknown",
+            1 => of.first().copied().unwrap_or("unknown"),
+            _ => "mixed",
+        };
+        *counts
+            .entry(p.pattern.clone())
+            .or_default()
+            .entry(domain.to_string())
+            .or_default() += 1;
+    }
+    Ok(counts)
+}
+
+/// Questions by kind and split, and the judge's scores.
+fn questions_track(
+    data: &mut ReportData,
+    question_splits: &[QuestionSplit],
+    questions: &[Question],
+    judgements: &[QuestionJudgement],
+) {
+    let splits: BTreeMap<&str, &str> = question_splits
+        .iter()
+        .map(|s| (s.question_id.as_str(), s.split.as_str()))
+        .collect();
+    for q in questions {
+        let split = splits.get(q.id.as_str()).copied().unwrap_or("unsplit");
+        *data
+            .questions
+            .entry(q.kind.clone())
+            .or_default()
+            .entry(split.to_string())
+            .or_default() += 1;
+    }
+    for j in judgements {
+        let scores = [
+            ("clarity", Some(j.clarity)),
+            ("correctness", Some(j.correctness)),
+            ("reasonableness", j.reasonableness),
+        ];
+        for (dimension, score) in scores {
+            if let Some(score) = score {
+                *data
+                    .judge_scores
+                    .entry(dimension.to_string())
+                    .or_default()
+                    .entry(score)
+                    .or_default() += 1;
+            }
+        }
+    }
+}
+
+/// The perturbations' kinds and similarities.
+fn perturbations(
+    data: &mut ReportData,
+    query_perturbations: &[QueryPerturbation],
+    document_perturbations: &[DocumentPerturbation],
+) {
+    for q in query_perturbations {
+        data.query_similarity.push(q.similarity);
+        *data
+            .query_perturbation_kinds
+            .entry(q.kind.clone())
+            .or_default() += 1;
+    }
+    for d in document_perturbations {
+        data.document_similarity.extend(d.similarity);
+        *data
+            .document_perturbation_kinds
+            .entry(d.kind.clone())
+            .or_default() += 1;
+    }
 }
 
 /// The drops of the run that built the version: `<root>/work/<pipeline>/<stage>/drops.parquet`

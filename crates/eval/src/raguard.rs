@@ -191,155 +191,162 @@ fn score(
     outcome.scored.push(s);
 }
 
-/// Run every RAGuard task on `data`'s claims: zero-context, standard RAG at each `rag_k`, oracle
-/// over all associated documents and over misleading ones. Claims need documents with labels
-/// for the oracle tasks; a claim without is still in zero-context and RAG.
-pub fn run_raguard(
-    data: &EvalData,
-    config: &RaguardConfig,
-    run: &RaguardRun<'_>,
-) -> Vec<TaskOutcome> {
-    let (test, train): (Vec<&EvalClaim>, Vec<&EvalClaim>) = data
-        .claims
-        .iter()
-        .partition(|c| is_test(run.seed, &c.id, config.test_share));
-    let mut test = test;
-    if let Some(n) = run.limit {
-        test.truncate(n);
-    }
-    let shots = if config.two_shot {
-        examples(&train, run.seed)
-    } else {
-        Vec::new()
-    };
-    let missing_shots = if config.two_shot { 2 - shots.len() } else { 0 };
-    let docs = data.documents_by_id();
-    let docs_of = |c: &EvalClaim| -> Vec<&EvalDocument> {
+/// What every RAGuard task of one run shares: the test claims, the two-shot examples, the
+/// documents.
+struct Setting<'a> {
+    data: &'a EvalData,
+    config: &'a RaguardConfig,
+    run: &'a RaguardRun<'a>,
+    test: Vec<&'a EvalClaim>,
+    shots: Vec<Example>,
+    missing_shots: usize,
+    docs: BTreeMap<&'a str, &'a EvalDocument>,
+}
+
+impl<'a> Setting<'a> {
+    /// A claim's documents: those it lists, else those naming it.
+    fn docs_of(&self, c: &EvalClaim) -> Vec<&'a EvalDocument> {
         let mut ids: Vec<&str> = c.documents.iter().map(String::as_str).collect();
         if ids.is_empty() {
-            ids = data
+            ids = self
+                .data
                 .documents
                 .iter()
                 .filter(|d| d.claim_id.as_deref() == Some(c.id.as_str()))
                 .map(|d| d.id.as_str())
                 .collect();
         }
-        ids.iter().filter_map(|id| docs.get(id).copied()).collect()
-    };
-    let ask = |c: &EvalClaim, passages: Vec<Passage>| {
+        ids.iter()
+            .filter_map(|id| self.docs.get(id).copied())
+            .collect()
+    }
+
+    /// The question about claim `c` over `passages`, with the examples.
+    fn ask(&self, c: &EvalClaim, passages: Vec<Passage>) -> Ask {
         let mut a = Ask::new(c.id.clone(), claim_question(c), form());
         a.passages = passages;
-        a.examples = shots.clone();
+        a.examples = self.shots.clone();
         a
-    };
-    let mut outcomes = Vec::new();
-    let new_outcome = |task: &str| {
+    }
+
+    /// An empty outcome of `task`, noting missing examples and an empty test set.
+    fn new_outcome(&self, task: &str) -> TaskOutcome {
         let mut o = TaskOutcome::new(task);
-        if missing_shots > 0 {
-            o.problems.insert("missing_example".into(), missing_shots);
+        if self.missing_shots > 0 {
+            o.problems
+                .insert("missing_example".into(), self.missing_shots);
         }
-        if test.is_empty() {
+        if self.test.is_empty() {
             o.problem("no_items");
         }
         o
-    };
-
-    // Task 1: zero-context.
-    let mut zero = new_outcome(ZERO_CONTEXT);
-    let asks: Vec<Ask> = test.iter().map(|c| ask(c, Vec::new())).collect();
-    for (c, r) in test
-        .iter()
-        .zip(run.generator.generate(run.llm, run.stage, &asks))
-    {
-        score(&mut zero, &c.id, c.verdict, r, run, &[]);
-    }
-    zero.add_accuracy(&[], run.boot);
-    zero.metrics.push(MetricValue {
-        task: ZERO_CONTEXT.into(),
-        metric: "misleading_retrieval_recall".into(),
-        group: "all".into(),
-        k: None,
-        value: 0.0,
-        ci: Some((0.0, 0.0)),
-        n: test.len(),
-    });
-    let zero_scores: Vec<f64> = zero.scored.iter().map(Scored::score).collect();
-    outcomes.push(zero);
-    if data.documents.is_empty() {
-        // claims.csv alone: nothing to retrieve or show; `evaluate` says so.
-        return outcomes;
     }
 
-    // Task 2: standard RAG over the whole corpus with an embedding retriever.
-    let max_rag = config.rag_k.iter().copied().max().unwrap_or(0);
-    let depth = max_rag.max(config.max_k);
-    let queries: Vec<String> = test.iter().map(|c| c.text.clone()).collect();
-    let corpus = CorpusRetriever::new(
-        run.llm,
-        run.stage,
-        &data.documents,
-        config.max_document_chars,
-    )
-    .map(Arc::new);
-    let ranked = corpus
-        .as_ref()
-        .map_err(Clone::clone)
-        .and_then(|c| c.rank(&queries, depth));
-    match ranked {
-        Err(reason) => {
-            for &k in &config.rag_k {
-                let mut o = new_outcome(&rag_task(k));
-                o.problem(&reason);
-                outcomes.push(o);
-            }
+    /// Task 1: zero-context.
+    fn zero_context(&self) -> TaskOutcome {
+        let run = self.run;
+        let mut zero = self.new_outcome(ZERO_CONTEXT);
+        let asks: Vec<Ask> = self.test.iter().map(|c| self.ask(c, Vec::new())).collect();
+        for (c, r) in self
+            .test
+            .iter()
+            .zip(run.generator.generate(run.llm, run.stage, &asks))
+        {
+            score(&mut zero, &c.id, c.verdict, r, run, &[]);
         }
-        Ok(ranked) => {
-            for &k in &config.rag_k {
-                let mut o = new_outcome(&rag_task(k));
-                let asks: Vec<Ask> = test
-                    .iter()
-                    .zip(&ranked)
-                    .map(|(c, hits)| {
-                        let passages = hits
-                            .iter()
-                            .take(k)
-                            .filter_map(|id| docs.get(id.as_str()))
-                            .map(|d| passage(d, config.max_document_chars))
-                            .collect();
-                        let mut a = ask(c, passages);
-                        if let Ok(corpus) = &corpus {
-                            let r: Arc<dyn Retriever> = corpus.clone();
-                            a.retriever = Some(r);
-                        }
-                        a
-                    })
-                    .collect();
-                for (c, r) in test
-                    .iter()
-                    .zip(run.generator.generate(run.llm, run.stage, &asks))
-                {
-                    score(&mut o, &c.id, c.verdict, r, run, &[]);
+        zero.add_accuracy(&[], run.boot);
+        zero.metrics.push(MetricValue {
+            task: ZERO_CONTEXT.into(),
+            metric: "misleading_retrieval_recall".into(),
+            group: "all".into(),
+            k: None,
+            value: 0.0,
+            ci: Some((0.0, 0.0)),
+            n: self.test.len(),
+        });
+        zero
+    }
+
+    /// Task 2: standard RAG over the whole corpus with an embedding retriever, one outcome per
+    /// `rag_k`; the first also carries the retrieval metrics.
+    fn standard_rag(&self, zero_scores: &[f64]) -> Vec<TaskOutcome> {
+        let (config, run) = (self.config, self.run);
+        let mut outcomes = Vec::new();
+        let max_rag = config.rag_k.iter().copied().max().unwrap_or(0);
+        let depth = max_rag.max(config.max_k);
+        let queries: Vec<String> = self.test.iter().map(|c| c.text.clone()).collect();
+        let corpus = CorpusRetriever::new(
+            run.llm,
+            run.stage,
+            &self.data.documents,
+            config.max_document_chars,
+        )
+        .map(Arc::new);
+        let ranked = corpus
+            .as_ref()
+            .map_err(Clone::clone)
+            .and_then(|c| c.rank(&queries, depth));
+        let ranked = match ranked {
+            Err(reason) => {
+                for &k in &config.rag_k {
+                    let mut o = self.new_outcome(&rag_task(k));
+                    o.problem(&reason);
+                    outcomes.push(o);
                 }
-                o.add_accuracy(&[], run.boot);
-                add_drops(&mut o, &zero_scores, run.boot);
-                outcomes.push(o);
+                return outcomes;
             }
-            let retrieval = retrieval_metrics(&test, &ranked, &docs_of, config, run.boot);
-            if let Some(first) = outcomes
-                .iter_mut()
-                .find(|o| o.task.starts_with("raguard_rag_top"))
+            Ok(ranked) => ranked,
+        };
+        for &k in &config.rag_k {
+            let mut o = self.new_outcome(&rag_task(k));
+            let asks: Vec<Ask> = self
+                .test
+                .iter()
+                .zip(&ranked)
+                .map(|(c, hits)| {
+                    let passages = hits
+                        .iter()
+                        .take(k)
+                        .filter_map(|id| self.docs.get(id.as_str()))
+                        .map(|d| passage(d, config.max_document_chars))
+                        .collect();
+                    let mut a = self.ask(c, passages);
+                    if let Ok(corpus) = &corpus {
+                        let r: Arc<dyn Retriever> = corpus.clone();
+                        a.retriever = Some(r);
+                    }
+                    a
+                })
+                .collect();
+            for (c, r) in self
+                .test
+                .iter()
+                .zip(run.generator.generate(run.llm, run.stage, &asks))
             {
-                first.metrics.extend(retrieval);
+                score(&mut o, &c.id, c.verdict, r, run, &[]);
             }
+            o.add_accuracy(&[], run.boot);
+            add_drops(&mut o, zero_scores, run.boot);
+            outcomes.push(o);
         }
+        let docs_of = |c: &EvalClaim| self.docs_of(c);
+        let retrieval = retrieval_metrics(&self.test, &ranked, &docs_of, config, run.boot);
+        if let Some(first) = outcomes
+            .iter_mut()
+            .find(|o| o.task.starts_with("raguard_rag_top"))
+        {
+            first.metrics.extend(retrieval);
+        }
+        outcomes
     }
 
-    // Task 3: oracle, each associated document alone.
-    for (task, only_misleading) in [(ORACLE_ALL, false), (ORACLE_MISLEADING, true)] {
-        let mut o = new_outcome(task);
+    /// Task 3: oracle, each associated document (or each misleading one) alone.
+    fn oracle(&self, task: &str, only_misleading: bool, zero_scores: &[f64]) -> TaskOutcome {
+        let (config, run) = (self.config, self.run);
+        let mut o = self.new_outcome(task);
         let mut items: Vec<(&EvalClaim, &EvalDocument)> = Vec::new();
-        for c in &test {
-            for d in docs_of(c) {
+        for c in &self.test {
+            for d in self.docs_of(c) {
                 if !only_misleading || d.label == Some(DocLabel::Misleading) {
                     items.push((c, d));
                 }
@@ -351,7 +358,7 @@ pub fn run_raguard(
         let asks: Vec<Ask> = items
             .iter()
             .map(|(c, d)| {
-                let mut a = ask(c, vec![passage(d, config.max_document_chars)]);
+                let mut a = self.ask(c, vec![passage(d, config.max_document_chars)]);
                 a.item_id = format!("{}:{}", c.id, d.id);
                 a
             })
@@ -371,7 +378,7 @@ pub fn run_raguard(
             );
         }
         o.add_accuracy(&["label"], run.boot);
-        add_drops(&mut o, &zero_scores, run.boot);
+        add_drops(&mut o, zero_scores, run.boot);
         // Every claim with a misleading document reads one in misleading-only; in the
         // all-documents setting, the share of claims that have one.
         let claims: BTreeSet<&str> = items.iter().map(|(c, _)| c.id.as_str()).collect();
@@ -393,7 +400,50 @@ pub fn run_raguard(
             ci: metrics::mean_ci(&values, run.boot),
             n: values.len(),
         });
-        outcomes.push(o);
+        o
+    }
+}
+
+/// Run every RAGuard task on `data`'s claims: zero-context, standard RAG at each `rag_k`, oracle
+/// over all associated documents and over misleading ones. Claims need documents with labels
+/// for the oracle tasks; a claim without is still in zero-context and RAG.
+pub fn run_raguard(
+    data: &EvalData,
+    config: &RaguardConfig,
+    run: &RaguardRun<'_>,
+) -> Vec<TaskOutcome> {
+    let (test, train): (Vec<&EvalClaim>, Vec<&EvalClaim>) = data
+        .claims
+        .iter()
+        .partition(|c| is_test(run.seed, &c.id, config.test_share));
+    let mut test = test;
+    if let Some(n) = run.limit {
+        test.truncate(n);
+    }
+    let shots = if config.two_shot {
+        examples(&train, run.seed)
+    } else {
+        Vec::new()
+    };
+    let setting = Setting {
+        data,
+        config,
+        run,
+        test,
+        missing_shots: if config.two_shot { 2 - shots.len() } else { 0 },
+        shots,
+        docs: data.documents_by_id(),
+    };
+    let zero = setting.zero_context();
+    let zero_scores: Vec<f64> = zero.scored.iter().map(Scored::score).collect();
+    let mut outcomes = vec![zero];
+    if data.documents.is_empty() {
+        // claims.csv alone: nothing to retrieve or show; `evaluate` says so.
+        return outcomes;
+    }
+    outcomes.extend(setting.standard_rag(&zero_scores));
+    for (task, only_misleading) in [(ORACLE_ALL, false), (ORACLE_MISLEADING, true)] {
+        outcomes.push(setting.oracle(task, only_misleading, &zero_scores));
     }
     outcomes
 }

@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use entities::{ReportContext, Rule, basic_key, resolve, suffix_words};
 use export::{GRAPHML_FILE, JSON_FILE};
 use merge::{KnowledgeGraph, ReportGraph, TripletRef};
-use relations::{merge_relations, relation_key};
+use relations::{RelationMerge, merge_relations, relation_key};
 
 /// The filer rule: company references in a report name the company that filed it.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
@@ -316,68 +316,9 @@ pub fn build_graph<E>(
     let mut triplets: Vec<&Triplet> = triplets.iter().collect();
     triplets.sort_by(|a, b| a.id.cmp(&b.id));
     let contexts = report_contexts(config, &triplets, reports);
-    let phrases: Vec<String> = config.filer.phrases.iter().map(|p| basic_key(p)).collect();
     let mut dropped = Vec::new();
-
-    // Resolve every triplet's entities and relation.
-    let mut resolved: Vec<Resolved> = Vec::new();
-    for t in &triplets {
-        let ctx = &contexts[&t.report_id];
-        let head = resolve(&t.entity_1, ctx, &phrases);
-        let tail = resolve(&t.entity_2, ctx, &phrases);
-        let rel = relation_key(&t.relation);
-        let empty = [
-            ("entity_1", &t.entity_1, head.key.is_empty(), "empty_entity"),
-            ("entity_2", &t.entity_2, tail.key.is_empty(), "empty_entity"),
-            ("relation", &t.relation, rel.is_empty(), "empty_relation"),
-        ];
-        if let Some((field, value, _, reason)) = empty.iter().find(|e| e.2) {
-            dropped.push(DroppedTriplet {
-                triplet_id: t.id.clone(),
-                reason,
-                detail: format!("{field} {value:?} is empty after normalisation"),
-            });
-            continue;
-        }
-        resolved.push(Resolved {
-            triplet: t,
-            head: (head.key, head.rule, head.resolved_to.unwrap_or_default()),
-            tail: (tail.key, tail.rule, tail.resolved_to.unwrap_or_default()),
-            relation_key: rel,
-        });
-    }
-
-    // Each entity key's display name: its most frequent literal form, else the filer's name or
-    // the long form it stood for.
-    let mut literal: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
-    let mut fallback: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for r in &resolved {
-        for (end, raw) in [
-            (&r.head, &r.triplet.entity_1),
-            (&r.tail, &r.triplet.entity_2),
-        ] {
-            match end.1 {
-                Rule::Filer | Rule::Abbreviation => {
-                    fallback
-                        .entry(end.0.clone())
-                        .or_default()
-                        .insert(surface(&end.2));
-                }
-                _ => {
-                    *literal
-                        .entry(end.0.clone())
-                        .or_default()
-                        .entry(surface(raw))
-                        .or_default() += 1;
-                }
-            }
-        }
-    }
-    let names: BTreeMap<&String, String> = literal
-        .keys()
-        .chain(fallback.keys())
-        .map(|k| (k, display(literal.get(k), fallback.get(k))))
-        .collect();
+    let mut resolved = resolve_triplets(config, &triplets, &contexts, &mut dropped);
+    let names = entity_names(&resolved);
     let name_of = |key: &String| names[key].clone();
 
     // A triplet whose two entities became one is a self-loop: no question can be asked of it.
@@ -408,14 +349,141 @@ pub fn build_graph<E>(
             .or_default() += 1;
     }
     let merged = merge_relations(&relation_counts, config.relation_threshold, embed)?;
-    let relation_names: BTreeMap<&String, String> = merged
+    let relation_names: BTreeMap<String, String> = merged
         .targets
         .iter()
-        .map(|(k, t)| (k, display(relation_forms.get(&t.canonical), None)))
+        .map(|(k, t)| (k.clone(), display(relation_forms.get(&t.canonical), None)))
         .collect();
-    let relation_name = |key: &String| relation_names[key].clone();
+    let names = Names {
+        entities: names,
+        relations: relation_names,
+    };
+    let aliases = aliases_of(&resolved, &names, &merged);
+    let (graph, reports_spanned) = merged_graph(&resolved, &names);
+    let edges = graph.edge_rows();
+    let entities = graph.entity_rows();
+    let facts = GraphFacts {
+        triplets_in: triplets.len(),
+        triplets_kept: resolved.len(),
+        relations_before: aliases.relation_surfaces.len(),
+        relations_after: edges
+            .iter()
+            .map(|e| &e.relation)
+            .collect::<BTreeSet<_>>()
+            .len(),
+        entities_before: aliases.entity_forms.len(),
+        entities_after: entities.len(),
+        edges: edges.len(),
+        nodes: graph.node_count(),
+        reports: reports_spanned,
+        cross_report_entities: entities.iter().filter(|e| e.report_ids.len() > 1).count(),
+        cross_report_edges: edges
+            .iter()
+            .filter(|e| e.report_ids.iter().collect::<BTreeSet<_>>().len() > 1)
+            .count(),
+        relation_threshold: config.relation_threshold,
+        ..Default::default()
+    };
+    Ok(finish(facts, edges, entities, aliases.rows, dropped, graph))
+}
 
-    // Aliases: every surface form that is not its canonical name.
+/// Every triplet's entities and relation resolved; one with an entity or relation empty after
+/// normalisation is dropped.
+fn resolve_triplets<'a>(
+    config: &GraphConfig,
+    triplets: &[&'a Triplet],
+    contexts: &BTreeMap<String, ReportContext>,
+    dropped: &mut Vec<DroppedTriplet>,
+) -> Vec<Resolved<'a>> {
+    let phrases: Vec<String> = config.filer.phrases.iter().map(|p| basic_key(p)).collect();
+    let mut resolved: Vec<Resolved> = Vec::new();
+    for t in triplets {
+        let ctx = &contexts[&t.report_id];
+        let head = resolve(&t.entity_1, ctx, &phrases);
+        let tail = resolve(&t.entity_2, ctx, &phrases);
+        let rel = relation_key(&t.relation);
+        let empty = [
+            ("entity_1", &t.entity_1, head.key.is_empty(), "empty_entity"),
+            ("entity_2", &t.entity_2, tail.key.is_empty(), "empty_entity"),
+            ("relation", &t.relation, rel.is_empty(), "empty_relation"),
+        ];
+        if let Some((field, value, _, reason)) = empty.iter().find(|e| e.2) {
+            dropped.push(DroppedTriplet {
+                triplet_id: t.id.clone(),
+                reason,
+                detail: format!("{field} {value:?} is empty after normalisation"),
+            });
+            continue;
+        }
+        resolved.push(Resolved {
+            triplet: t,
+            head: (head.key, head.rule, head.resolved_to.unwrap_or_default()),
+            tail: (tail.key, tail.rule, tail.resolved_to.unwrap_or_default()),
+            relation_key: rel,
+        });
+    }
+    resolved
+}
+
+/// Each entity key's display name: its most frequent literal form, else the filer's name or
+/// the long form it stood for.
+fn entity_names(resolved: &[Resolved<'_>]) -> BTreeMap<String, String> {
+    let mut literal: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
+    let mut fallback: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for r in resolved {
+        for (end, raw) in [
+            (&r.head, &r.triplet.entity_1),
+            (&r.tail, &r.triplet.entity_2),
+        ] {
+            match end.1 {
+                Rule::Filer | Rule::Abbreviation => {
+                    fallback
+                        .entry(end.0.clone())
+                        .or_default()
+                        .insert(surface(&end.2));
+                }
+                _ => {
+                    *literal
+                        .entry(end.0.clone())
+                        .or_default()
+                        .entry(surface(raw))
+                        .or_default() += 1;
+                }
+            }
+        }
+    }
+    literal
+        .keys()
+        .chain(fallback.keys())
+        .map(|k| (k.clone(), display(literal.get(k), fallback.get(k))))
+        .collect()
+}
+
+/// The display names of entity keys and of relation keys.
+struct Names {
+    entities: BTreeMap<String, String>,
+    relations: BTreeMap<String, String>,
+}
+
+impl Names {
+    fn entity(&self, key: &String) -> String {
+        self.entities[key].clone()
+    }
+
+    fn relation(&self, key: &String) -> String {
+        self.relations[key].clone()
+    }
+}
+
+/// The alias rows, and the distinct surface forms of entities and relations seen.
+struct Aliases {
+    rows: Vec<Alias>,
+    entity_forms: BTreeSet<String>,
+    relation_surfaces: BTreeSet<String>,
+}
+
+/// Aliases: every surface form that is not its canonical name.
+fn aliases_of(resolved: &[Resolved<'_>], names: &Names, merged: &RelationMerge) -> Aliases {
     let mut aliases: BTreeMap<String, Alias> = BTreeMap::new();
     let mut add_alias =
         |kind: &str, alias: &str, canonical: &str, rule: Rule, score, report: Option<&str>| {
@@ -435,13 +503,13 @@ pub fn build_graph<E>(
         };
     let mut entity_forms = BTreeSet::new();
     let mut relation_surfaces = BTreeSet::new();
-    for r in &resolved {
+    for r in resolved {
         for (end, raw) in [
             (&r.head, &r.triplet.entity_1),
             (&r.tail, &r.triplet.entity_2),
         ] {
             let alias = surface(raw);
-            let canonical = name_of(&end.0);
+            let canonical = names.entity(&end.0);
             entity_forms.insert(alias.clone());
             match end.1 {
                 Rule::Filer | Rule::Abbreviation => add_alias(
@@ -472,24 +540,31 @@ pub fn build_graph<E>(
         add_alias(
             "relation",
             &alias,
-            &relation_name(&r.relation_key),
+            &names.relation(&r.relation_key),
             rule,
             score,
             None,
         );
     }
+    Aliases {
+        rows: aliases.into_values().collect(),
+        entity_forms,
+        relation_surfaces,
+    }
+}
 
-    // Per-report graphs, merged.
+/// Per-report graphs of canonical edges, merged into one; and how many reports it spans.
+fn merged_graph(resolved: &[Resolved<'_>], names: &Names) -> (KnowledgeGraph, usize) {
     let mut per_report: BTreeMap<&str, ReportGraph> = BTreeMap::new();
-    for r in &resolved {
+    for r in resolved {
         let t = r.triplet;
         per_report
             .entry(&t.report_id)
             .or_insert_with(|| ReportGraph::new(&t.report_id))
             .add(
-                &name_of(&r.head.0),
-                &relation_name(&r.relation_key),
-                &name_of(&r.tail.0),
+                &names.entity(&r.head.0),
+                &names.relation(&r.relation_key),
+                &names.entity(&r.tail.0),
                 TripletRef {
                     triplet_id: t.id.clone(),
                     chunk_id: t.chunk_id.clone(),
@@ -502,32 +577,18 @@ pub fn build_graph<E>(
     for (_, g) in per_report {
         graph.merge(g);
     }
-    let edges = graph.edge_rows();
-    let entities = graph.entity_rows();
-    let aliases: Vec<Alias> = aliases.into_values().collect();
+    (graph, reports_spanned)
+}
 
-    let mut facts = GraphFacts {
-        triplets_in: triplets.len(),
-        triplets_kept: resolved.len(),
-        relations_before: relation_surfaces.len(),
-        relations_after: edges
-            .iter()
-            .map(|e| &e.relation)
-            .collect::<BTreeSet<_>>()
-            .len(),
-        entities_before: entity_forms.len(),
-        entities_after: entities.len(),
-        edges: edges.len(),
-        nodes: graph.node_count(),
-        reports: reports_spanned,
-        cross_report_entities: entities.iter().filter(|e| e.report_ids.len() > 1).count(),
-        cross_report_edges: edges
-            .iter()
-            .filter(|e| e.report_ids.iter().collect::<BTreeSet<_>>().len() > 1)
-            .count(),
-        relation_threshold: config.relation_threshold,
-        ..Default::default()
-    };
+/// The build, with the drops and merges counted into its facts and the drops in id order.
+fn finish(
+    mut facts: GraphFacts,
+    edges: Vec<GraphEdge>,
+    entities: Vec<Entity>,
+    aliases: Vec<Alias>,
+    mut dropped: Vec<DroppedTriplet>,
+    graph: KnowledgeGraph,
+) -> GraphBuild {
     for d in &dropped {
         *facts.dropped.entry(d.reason.to_string()).or_default() += 1;
     }
@@ -535,14 +596,14 @@ pub fn build_graph<E>(
         *facts.merges.entry(a.rule.clone()).or_default() += 1;
     }
     dropped.sort_by(|a, b| a.triplet_id.cmp(&b.triplet_id));
-    Ok(GraphBuild {
+    GraphBuild {
         edges,
         entities,
         aliases,
         dropped,
         facts,
         graph,
-    })
+    }
 }
 
 /// The `graph` stage: input `triplets` (and optionally `reports`, for the filer rule and

@@ -559,53 +559,22 @@ impl Llm {
                 }
             }
         }
-        let lines_n = lines.len() as u64;
         let object = loop {
             let (batch_id, name, base, was_resumed) = match resumed.take() {
                 Some((id, name, base)) => (id, name, base, true),
-                None => {
-                    if let Err(e) = self.inner.budget.check() {
+                None => match self
+                    .submit_new(model, &key, lines, record_path.as_deref())
+                    .await
+                {
+                    Ok((id, name, base)) => (id, name, base, false),
+                    Err((endpoint, e)) => {
+                        if let Some(name) = endpoint {
+                            outcome.endpoint = format!("batch:{name}");
+                        }
                         fail(&mut outcome, e);
                         return outcome;
                     }
-                    let Some((name, base)) = model.endpoint_base(None) else {
-                        fail(
-                            &mut outcome,
-                            LlmError::Internal("model has no endpoint".into()),
-                        );
-                        return outcome;
-                    };
-                    let (name, base) = (name.to_string(), base.to_string());
-                    match self.submit(model, &name, &base, &key, lines).await {
-                        Ok((id, input_file_id)) => {
-                            if let Some(path) = &record_path {
-                                let rec = JobRecord {
-                                    batch_id: id.clone(),
-                                    input_file_id,
-                                    endpoint: name.clone(),
-                                    model: model.model_id.clone(),
-                                    requests: lines.len(),
-                                    submitted_at: chrono::Utc::now().to_rfc3339(),
-                                };
-                                let bytes = serde_json::to_vec_pretty(&rec).unwrap_or_default();
-                                if let Err(e) = write_atomically(path, &bytes) {
-                                    // The job runs anyway; only a resume would send it again.
-                                    tracing::warn!(path = %path.display(), error = %e, "cannot record the batch id");
-                                }
-                            }
-                            self.bump_batch(|s| {
-                                s.jobs_submitted += 1;
-                                s.lines_sent += lines_n;
-                            });
-                            (id, name, base, false)
-                        }
-                        Err(e) => {
-                            outcome.endpoint = format!("batch:{name}");
-                            fail(&mut outcome, e);
-                            return outcome;
-                        }
-                    }
-                }
+                },
             };
             outcome.batch_id = batch_id.clone();
             outcome.endpoint = format!("batch:{name}");
@@ -677,6 +646,48 @@ impl Llm {
         outcome.waited = started.elapsed();
         tracing::info!(batch = %object.id, status = %object.status, requests = lines.len(), secs = outcome.waited.as_secs_f64(), "batch done");
         outcome
+    }
+
+    /// Submit the requests as a new job on the model's first endpoint and record its id (when
+    /// there is a cache to record it in): the batch id, endpoint name and base URL; or the
+    /// endpoint tried, if any, and why it failed.
+    async fn submit_new(
+        &self,
+        model: &Arc<OpenAiModel>,
+        key: &str,
+        lines: &[(String, Vec<u8>)],
+        record_path: Option<&Path>,
+    ) -> Result<(String, String, String), (Option<String>, LlmError)> {
+        self.inner.budget.check().map_err(|e| (None, e))?;
+        let Some((name, base)) = model.endpoint_base(None) else {
+            return Err((None, LlmError::Internal("model has no endpoint".into())));
+        };
+        let (name, base) = (name.to_string(), base.to_string());
+        let (id, input_file_id) = self
+            .submit(model, &name, &base, key, lines)
+            .await
+            .map_err(|e| (Some(name.clone()), e))?;
+        if let Some(path) = record_path {
+            let rec = JobRecord {
+                batch_id: id.clone(),
+                input_file_id,
+                endpoint: name.clone(),
+                model: model.model_id.clone(),
+                requests: lines.len(),
+                submitted_at: chrono::Utc::now().to_rfc3339(),
+            };
+            let bytes = serde_json::to_vec_pretty(&rec).unwrap_or_default();
+            if let Err(e) = write_atomically(path, &bytes) {
+                // The job runs anyway; only a resume would send it again.
+                tracing::warn!(path = %path.display(), error = %e, "cannot record the batch id");
+            }
+        }
+        let lines_n = lines.len() as u64;
+        self.bump_batch(|s| {
+            s.jobs_submitted += 1;
+            s.lines_sent += lines_n;
+        });
+        Ok((id, name, base))
     }
 
     /// Upload the input file and create the batch: the batch's id and the input file's.

@@ -334,14 +334,15 @@ pub(crate) fn embed<T: AsRef<str> + Sync>(
     }
 }
 
-fn embed_openai(
+/// The vectors of `texts` the cache holds, into `out` (each hit logged); returns the indices
+/// of the rest. A miss in a cache-only run fails the whole call.
+fn cached_embeddings(
     llm: &Llm,
     stage: &str,
     model: &Arc<OpenAiModel>,
-    batch: usize,
     texts: &[impl AsRef<str>],
-) -> Result<Vec<Vec<f32>>, LlmError> {
-    let mut out: Vec<Option<Vec<f32>>> = vec![None; texts.len()];
+    out: &mut [Option<Vec<f32>>],
+) -> Result<Vec<usize>, LlmError> {
     let mut missing: Vec<usize> = Vec::new();
     let cache = llm.inner.cache.as_ref();
     for (i, t) in texts.iter().enumerate() {
@@ -390,6 +391,19 @@ fn embed_openai(
             }
         }
     }
+    Ok(missing)
+}
+
+fn embed_openai(
+    llm: &Llm,
+    stage: &str,
+    model: &Arc<OpenAiModel>,
+    batch: usize,
+    texts: &[impl AsRef<str>],
+) -> Result<Vec<Vec<f32>>, LlmError> {
+    let mut out: Vec<Option<Vec<f32>>> = vec![None; texts.len()];
+    let missing = cached_embeddings(llm, stage, model, texts, &mut out)?;
+    let cache = llm.inner.cache.as_ref();
     // Identical texts are sent once.
     let mut unique: Vec<usize> = Vec::new();
     let mut seen = BTreeMap::new();

@@ -74,14 +74,7 @@ impl Llm {
         let failure = loop {
             let estimate = openai::estimate_tokens(&messages) + max_tokens as u64;
             let reply = match first.take() {
-                Some(b) => {
-                    effort.attempts += 1;
-                    effort.latency += b.waited;
-                    if let Ok(r) = &b.reply {
-                        batch_tokens = (r.tokens_in, r.tokens_out);
-                    }
-                    b.reply
-                }
+                Some(b) => batch_reply(b, &mut effort, &mut batch_tokens),
                 None => {
                     model
                         .chat(
@@ -133,28 +126,17 @@ impl Llm {
                     }
                     match self.sense_of::<T>(&p, &value) {
                         Ok(()) => {
-                            self.note_category::<T>(&p, &value);
-                            self.store(&p, &value, tokens_in, tokens_out);
                             let cost = cost_of(tokens_in, tokens_out, batch_tokens);
-                            self.record(
-                                &p,
-                                Record {
-                                    endpoint,
-                                    tokens_in,
-                                    tokens_out,
-                                    cache_hit: false,
-                                    cost,
-                                    error: None,
-                                    effort,
-                                },
-                            );
-                            return Ok(Answer {
-                                value,
-                                provenance: Self::provenance_of(&p),
-                                request_hash: p.key.clone(),
-                                prompt_version: p.prompt_version.clone(),
+                            let record = Record {
+                                endpoint,
+                                tokens_in,
+                                tokens_out,
                                 cache_hit: false,
-                            });
+                                cost,
+                                error: None,
+                                effort,
+                            };
+                            return Ok(self.accept(&p, value, record));
                         }
                         Err(senseless) => {
                             tracing::debug!(task = %T::NAME, reason = %senseless, "answer fails a sense check");
@@ -176,25 +158,51 @@ impl Llm {
                     detail: self.redact_text(&why),
                 };
             }
-            messages.push(Message {
-                role: "assistant".into(),
-                content: completion.content.clone(),
-            });
-            messages.push(Message {
-                role: "user".into(),
-                content: self.reask_text(&why),
-            });
+            messages.extend([
+                Message {
+                    role: "assistant".into(),
+                    content: completion.content.clone(),
+                },
+                Message {
+                    role: "user".into(),
+                    content: self.reask_text(&why),
+                },
+            ]);
         };
-        let e = match failure {
+        let e = self.redact_senseless(failure);
+        let cost = cost_of(tokens_in, tokens_out, batch_tokens);
+        self.record_failure_priced(&p, &e, effort, endpoint, tokens_in, tokens_out, cost);
+        Err(e)
+    }
+
+    /// A senseless answer's detail redacted (it may quote the answer); other errors as they are.
+    fn redact_senseless(&self, e: LlmError) -> LlmError {
+        match e {
             LlmError::Senseless(s) => LlmError::Senseless(crate::sense::Senseless {
                 detail: self.redact_text(&s.detail),
                 ..s
             }),
             other => other,
-        };
-        let cost = cost_of(tokens_in, tokens_out, batch_tokens);
-        self.record_failure_priced(&p, &e, effort, endpoint, tokens_in, tokens_out, cost);
-        Err(e)
+        }
+    }
+
+    /// A usable answer: noted, stored in the cache, its call recorded.
+    fn accept<T: Task>(
+        &self,
+        p: &Prepared<T>,
+        value: T::Output,
+        record: Record,
+    ) -> Answer<T::Output> {
+        self.note_category::<T>(p, &value);
+        self.store(p, &value, record.tokens_in, record.tokens_out);
+        self.record(p, record);
+        Answer {
+            value,
+            provenance: Self::provenance_of(p),
+            request_hash: p.key.clone(),
+            prompt_version: p.prompt_version.clone(),
+            cache_hit: false,
+        }
     }
 
     /// The check that the answer does not repeat an example value of the task's prompt, then
@@ -275,4 +283,19 @@ pub(crate) fn load_reask(path: &Path) -> Result<Option<minijinja::Environment<'s
     env.add_template_owned("reask".to_string(), body)
         .map_err(|e| LlmError::Prompt(format!("{}: {e}", path.display())))?;
     Ok(Some(env))
+}
+
+/// The reply a Batch API job gave for the item: its wait and its tokens (costed at the batch
+/// price) counted.
+fn batch_reply(
+    b: crate::batch_api::BatchReply,
+    effort: &mut Effort,
+    batch_tokens: &mut (u64, u64),
+) -> Result<crate::openai::Reply<crate::openai::Completion>, LlmError> {
+    effort.attempts += 1;
+    effort.latency += b.waited;
+    if let Ok(r) = &b.reply {
+        *batch_tokens = (r.tokens_in, r.tokens_out);
+    }
+    b.reply
 }

@@ -479,227 +479,25 @@ impl TypedStage for DocumentPerturbationsStage {
             ..DocumentPerturbationsSummary::default()
         };
         let wants = |k: &str| c.kinds.iter().any(|x| x == k);
-
-        // The (question, chunk) pairs with text to perturb.
-        let mut pairs: Vec<(&Question, &Chunk)> = Vec::new();
-        for q in &questions {
-            if q.answer_chunk_ids.is_empty() {
-                drop_item(
-                    &mut drops,
-                    &mut summary,
-                    q.id.clone(),
-                    "no_chunk_text",
-                    "the question names no answer chunk",
-                );
-                continue;
-            }
-            let mut seen = BTreeSet::new();
-            for id in &q.answer_chunk_ids {
-                if !seen.insert(id.as_str()) {
-                    continue;
-                }
-                match chunk_by_id.get(id.as_str()) {
-                    Some(ch) if ch.text.chars().any(char::is_alphanumeric) => pairs.push((q, ch)),
-                    Some(_) => drop_item(
-                        &mut drops,
-                        &mut summary,
-                        format!("{}/{id}", q.id),
-                        "no_chunk_text",
-                        "the answer chunk has no text",
-                    ),
-                    None => drop_item(
-                        &mut drops,
-                        &mut summary,
-                        format!("{}/{id}", q.id),
-                        "no_chunk_text",
-                        "the answer chunk is not in `chunks`",
-                    ),
-                }
-            }
-        }
+        let pairs = evidence_pairs(&questions, &chunk_by_id, &mut drops, &mut summary);
         summary.pairs = pairs.len();
-
         let mut made: Vec<Made<'_>> = Vec::new();
         if wants("regex_delete") {
-            // Each thread with its own compiled patterns.
-            let deleted = parallel_map_with(
+            made.extend(regex_deletions(
                 &pairs,
-                default_threads(),
-                Patterns::default,
-                |patterns, &(q, ch)| {
-                    let evidence = evidence_of(q, &triplet_by_id);
-                    let d = delete_answer_with(patterns, &ch.text, &evidence, &q.answer);
-                    (d, evidence.len())
-                },
-            );
-            for (&(q, ch), (deletion, evidence)) in pairs.iter().zip(deleted) {
-                match deletion {
-                    Ok(d) => {
-                        summary.extra_deletions += usize::from(d.answer_sentences_deleted > 0);
-                        made.push(Made {
-                            question: q,
-                            chunk: ch,
-                            kind: "regex_delete",
-                            provenance: format!(
-                                "rule:regex_delete ({} evidence and {} further answer sentences deleted)",
-                                d.evidence_deleted, d.answer_sentences_deleted
-                            ),
-                            text: d.text,
-                        });
-                    }
-                    Err(why) => drop_item(
-                        &mut drops,
-                        &mut summary,
-                        format!("{}/{}/regex_delete", q.id, ch.id),
-                        why.reason(),
-                        format!(
-                            "answer {:?}; {evidence} evidence sentences",
-                            clip(&q.answer),
-                        ),
-                    ),
-                }
-            }
+                &triplet_by_id,
+                &mut drops,
+                &mut summary,
+            ));
         }
         if wants("back_translation") {
-            // One call per distinct chunk, however many questions rest on it.
-            let distinct: Vec<&Chunk> = pairs
-                .iter()
-                .map(|(_, ch)| (ch.id.as_str(), *ch))
-                .collect::<BTreeMap<_, _>>()
-                .into_values()
-                .collect();
-            summary.translations = distinct.len();
-            let inputs: Vec<BackTranslateInput> = distinct
-                .iter()
-                .map(|ch| BackTranslateInput {
-                    text: ch.text.clone(),
-                    pivot_language: c.pivot_language.clone(),
-                })
-                .collect();
-            let bar = ctx
-                .progress
-                .bar("back_translate", Some(inputs.len() as u64));
-            let answers =
-                self.llm
-                    .run_batch_with_progress::<BackTranslate>(stage, inputs, bar.as_ref());
-            bar.finish();
-            let by_chunk: BTreeMap<&str, _> = distinct
-                .iter()
-                .map(|ch| ch.id.as_str())
-                .zip(&answers)
-                .collect();
-            // The language of each translation checked once per chunk, not once per question.
-            let checked: Vec<(&Chunk, &Result<_, _>)> =
-                distinct.iter().copied().zip(&answers).collect();
-            let verdicts = parallel_map(&checked, default_threads(), |(ch, a)| {
-                a.as_ref()
-                    .ok()
-                    .and_then(|a| language_rejection(&ch.text, a.value.text.trim()))
-            });
-            let language: BTreeMap<&str, Option<&'static str>> = distinct
-                .iter()
-                .map(|ch| ch.id.as_str())
-                .zip(verdicts)
-                .collect();
-            for &(q, ch) in &pairs {
-                let item = format!("{}/{}/back_translation", q.id, ch.id);
-                match by_chunk[ch.id.as_str()] {
-                    Err(e) => drop_item(
-                        &mut drops,
-                        &mut summary,
-                        item,
-                        &e.drop_reason(),
-                        e.to_string(),
-                    ),
-                    Ok(a) => {
-                        let BackTranslation { text, .. } = &a.value;
-                        let text = text.trim();
-                        let rejected = language[ch.id.as_str()]
-                            .or_else(|| answer_rejection(&ch.text, text, &q.answer));
-                        match rejected {
-                            Some(reason) => {
-                                drop_item(&mut drops, &mut summary, item, reason, clip(text))
-                            }
-                            None => made.push(Made {
-                                question: q,
-                                chunk: ch,
-                                kind: "back_translation",
-                                text: text.to_string(),
-                                provenance: format!(
-                                    "{} (prompt {}) via {}",
-                                    a.provenance, a.prompt_version, c.pivot_language
-                                ),
-                            }),
-                        }
-                    }
-                }
-            }
+            made.extend(self.back_translations(c, ctx, &pairs, &mut drops, &mut summary));
         }
-
-        let mut rows = Vec::new();
-        if !made.is_empty() {
-            // Each distinct text embedded once: a chunk that many questions rest on, and its
-            // one back-translation, would otherwise be embedded once per question. The texts
-            // are borrowed, and each row then takes its text from `made`: at RARE's size they
-            // are hundreds of MB. The chunks' vectors are kept; the perturbed texts' are made
-            // a slice at a time and dropped once their similarities are taken, so the vectors
-            // held stay near the chunks' whatever the number of rows.
-            let embedded = {
-                let mut distinct = noisebench_core::DistinctTexts::default();
-                let firsts: Vec<usize> = made
-                    .iter()
-                    .map(|m| distinct.place(m.chunk.text.as_str()))
-                    .collect();
-                let kept = firsts.iter().max().map_or(0, |m| m + 1);
-                let seconds: Vec<usize> = made
-                    .iter()
-                    .map(|m| distinct.place(m.text.as_str()))
-                    .collect();
-                let texts = distinct.into_texts();
-                similarities(&self.llm, stage, &texts, kept, &firsts, &seconds)
-            };
-            match embedded {
-                Ok((sims, embedder)) => {
-                    for (m, sim) in made.into_iter().zip(sims) {
-                        if m.kind == "back_translation" && f64::from(sim) < c.min_similarity {
-                            drop_item(
-                                &mut drops,
-                                &mut summary,
-                                format!("{}/{}/{}", m.question.id, m.chunk.id, m.kind),
-                                "low_similarity",
-                                format!(
-                                    "similarity {:.3} to the chunk, below min_similarity {} ({embedder}): {}",
-                                    sim,
-                                    c.min_similarity,
-                                    clip(&m.text)
-                                ),
-                            );
-                            continue;
-                        }
-                        rows.push(DocumentPerturbation {
-                            id: stable_id("dpert", &[&m.question.id, &m.chunk.id, m.kind]),
-                            question_id: m.question.id.clone(),
-                            chunk_id: m.chunk.id.clone(),
-                            kind: m.kind.to_string(),
-                            text: m.text,
-                            similarity: Some(round_similarity(sim)),
-                            provenance: format!("{}; similarity by {embedder}", m.provenance),
-                        });
-                    }
-                }
-                Err(e) => {
-                    for m in &made {
-                        drop_item(
-                            &mut drops,
-                            &mut summary,
-                            format!("{}/{}/{}", m.question.id, m.chunk.id, m.kind),
-                            &e.drop_reason(),
-                            e.to_string(),
-                        );
-                    }
-                }
-            }
-        }
+        let mut rows = if made.is_empty() {
+            Vec::new()
+        } else {
+            self.scored_rows(c, stage, made, &mut drops, &mut summary)
+        };
         rows.sort_by(|a, b| a.id.cmp(&b.id));
         let mut by_kind: BTreeMap<String, Vec<f64>> = BTreeMap::new();
         for r in &rows {
@@ -722,6 +520,260 @@ impl TypedStage for DocumentPerturbationsStage {
         Ok(StageOutput::new(report)
             .with_table("document_perturbations", rows)
             .with_facts(summary.facts()))
+    }
+}
+
+/// The (question, chunk) pairs with text to perturb: each question's distinct answer chunks;
+/// a question without one, or a chunk missing or without text, is a drop.
+fn evidence_pairs<'a>(
+    questions: &'a [Question],
+    chunk_by_id: &BTreeMap<&str, &'a Chunk>,
+    drops: &mut Drops,
+    summary: &mut DocumentPerturbationsSummary,
+) -> Vec<(&'a Question, &'a Chunk)> {
+    let mut pairs: Vec<(&Question, &Chunk)> = Vec::new();
+    for q in questions {
+        if q.answer_chunk_ids.is_empty() {
+            drop_item(
+                drops,
+                summary,
+                q.id.clone(),
+                "no_chunk_text",
+                "the question names no answer chunk",
+            );
+            continue;
+        }
+        let mut seen = BTreeSet::new();
+        for id in &q.answer_chunk_ids {
+            if !seen.insert(id.as_str()) {
+                continue;
+            }
+            match chunk_by_id.get(id.as_str()) {
+                Some(ch) if ch.text.chars().any(char::is_alphanumeric) => pairs.push((q, ch)),
+                Some(_) => drop_item(
+                    drops,
+                    summary,
+                    format!("{}/{id}", q.id),
+                    "no_chunk_text",
+                    "the answer chunk has no text",
+                ),
+                None => drop_item(
+                    drops,
+                    summary,
+                    format!("{}/{id}", q.id),
+                    "no_chunk_text",
+                    "the answer chunk is not in `chunks`",
+                ),
+            }
+        }
+    }
+    pairs
+}
+
+/// `regex_delete`: each pair's chunk with the evidence and answer sentences deleted.
+fn regex_deletions<'a>(
+    pairs: &[(&'a Question, &'a Chunk)],
+    triplet_by_id: &BTreeMap<&str, &Triplet>,
+    drops: &mut Drops,
+    summary: &mut DocumentPerturbationsSummary,
+) -> Vec<Made<'a>> {
+    // Each thread with its own compiled patterns.
+    let deleted = parallel_map_with(
+        pairs,
+        default_threads(),
+        Patterns::default,
+        |patterns, &(q, ch)| {
+            let evidence = evidence_of(q, triplet_by_id);
+            let d = delete_answer_with(patterns, &ch.text, &evidence, &q.answer);
+            (d, evidence.len())
+        },
+    );
+    let mut made = Vec::new();
+    for (&(q, ch), (deletion, evidence)) in pairs.iter().zip(deleted) {
+        match deletion {
+            Ok(d) => {
+                summary.extra_deletions += usize::from(d.answer_sentences_deleted > 0);
+                made.push(Made {
+                    question: q,
+                    chunk: ch,
+                    kind: "regex_delete",
+                    provenance: format!(
+                        "rule:regex_delete ({} evidence and {} further answer sentences deleted)",
+                        d.evidence_deleted, d.answer_sentences_deleted
+                    ),
+                    text: d.text,
+                });
+            }
+            Err(why) => drop_item(
+                drops,
+                summary,
+                format!("{}/{}/regex_delete", q.id, ch.id),
+                why.reason(),
+                format!(
+                    "answer {:?}; {evidence} evidence sentences",
+                    clip(&q.answer),
+                ),
+            ),
+        }
+    }
+    made
+}
+
+impl DocumentPerturbationsStage {
+    /// `back_translation`: each distinct chunk translated to the pivot language and back (one
+    /// call per chunk, however many questions rest on it), kept per pair when its language
+    /// and the answer survive.
+    fn back_translations<'a>(
+        &self,
+        c: &DocumentPerturbationsConfig,
+        ctx: &StageContext,
+        pairs: &[(&'a Question, &'a Chunk)],
+        drops: &mut Drops,
+        summary: &mut DocumentPerturbationsSummary,
+    ) -> Vec<Made<'a>> {
+        let stage = ctx.stage_id.as_str();
+        let distinct: Vec<&Chunk> = pairs
+            .iter()
+            .map(|(_, ch)| (ch.id.as_str(), *ch))
+            .collect::<BTreeMap<_, _>>()
+            .into_values()
+            .collect();
+        summary.translations = distinct.len();
+        let inputs: Vec<BackTranslateInput> = distinct
+            .iter()
+            .map(|ch| BackTranslateInput {
+                text: ch.text.clone(),
+                pivot_language: c.pivot_language.clone(),
+            })
+            .collect();
+        let bar = ctx
+            .progress
+            .bar("back_translate", Some(inputs.len() as u64));
+        let answers =
+            self.llm
+                .run_batch_with_progress::<BackTranslate>(stage, inputs, bar.as_ref());
+        bar.finish();
+        let by_chunk: BTreeMap<&str, _> = distinct
+            .iter()
+            .map(|ch| ch.id.as_str())
+            .zip(&answers)
+            .collect();
+        // The language of each translation checked once per chunk, not once per question.
+        let checked: Vec<(&Chunk, &Result<_, _>)> =
+            distinct.iter().copied().zip(&answers).collect();
+        let verdicts = parallel_map(&checked, default_threads(), |(ch, a)| {
+            a.as_ref()
+                .ok()
+                .and_then(|a| language_rejection(&ch.text, a.value.text.trim()))
+        });
+        let language: BTreeMap<&str, Option<&'static str>> = distinct
+            .iter()
+            .map(|ch| ch.id.as_str())
+            .zip(verdicts)
+            .collect();
+        let mut made = Vec::new();
+        for &(q, ch) in pairs {
+            let item = format!("{}/{}/back_translation", q.id, ch.id);
+            match by_chunk[ch.id.as_str()] {
+                Err(e) => drop_item(drops, summary, item, &e.drop_reason(), e.to_string()),
+                Ok(a) => {
+                    let BackTranslation { text, .. } = &a.value;
+                    let text = text.trim();
+                    let rejected = language[ch.id.as_str()]
+                        .or_else(|| answer_rejection(&ch.text, text, &q.answer));
+                    match rejected {
+                        Some(reason) => drop_item(drops, summary, item, reason, clip(text)),
+                        None => made.push(Made {
+                            question: q,
+                            chunk: ch,
+                            kind: "back_translation",
+                            text: text.to_string(),
+                            provenance: format!(
+                                "{} (prompt {}) via {}",
+                                a.provenance, a.prompt_version, c.pivot_language
+                            ),
+                        }),
+                    }
+                }
+            }
+        }
+        made
+    }
+
+    /// The rows of the perturbations made, each with its similarity to its chunk; a
+    /// back-translation below `min_similarity` is a drop, and so is every perturbation when
+    /// the embedding fails.
+    fn scored_rows(
+        &self,
+        c: &DocumentPerturbationsConfig,
+        stage: &str,
+        made: Vec<Made<'_>>,
+        drops: &mut Drops,
+        summary: &mut DocumentPerturbationsSummary,
+    ) -> Vec<DocumentPerturbation> {
+        // Each distinct text embedded once: a chunk that many questions rest on, and its
+        // one back-translation, would otherwise be embedded once per question. The texts
+        // are borrowed, and each row then takes its text from `made`: at RARE's size they
+        // are hundreds of MB. The chunks' vectors are kept; the perturbed texts' are made
+        // a slice at a time and dropped once their similarities are taken, so the vectors
+        // held stay near the chunks' whatever the number of rows.
+        let embedded = {
+            let mut distinct = noisebench_core::DistinctTexts::default();
+            let firsts: Vec<usize> = made
+                .iter()
+                .map(|m| distinct.place(m.chunk.text.as_str()))
+                .collect();
+            let kept = firsts.iter().max().map_or(0, |m| m + 1);
+            let seconds: Vec<usize> = made
+                .iter()
+                .map(|m| distinct.place(m.text.as_str()))
+                .collect();
+            let texts = distinct.into_texts();
+            similarities(&self.llm, stage, &texts, kept, &firsts, &seconds)
+        };
+        let (sims, embedder) = match embedded {
+            Ok(e) => e,
+            Err(e) => {
+                for m in &made {
+                    drop_item(
+                        drops,
+                        summary,
+                        format!("{}/{}/{}", m.question.id, m.chunk.id, m.kind),
+                        &e.drop_reason(),
+                        e.to_string(),
+                    );
+                }
+                return Vec::new();
+            }
+        };
+        let mut rows = Vec::new();
+        for (m, sim) in made.into_iter().zip(sims) {
+            if m.kind == "back_translation" && f64::from(sim) < c.min_similarity {
+                drop_item(
+                    drops,
+                    summary,
+                    format!("{}/{}/{}", m.question.id, m.chunk.id, m.kind),
+                    "low_similarity",
+                    format!(
+                        "similarity {:.3} to the chunk, below min_similarity {} ({embedder}): {}",
+                        sim,
+                        c.min_similarity,
+                        clip(&m.text)
+                    ),
+                );
+                continue;
+            }
+            rows.push(DocumentPerturbation {
+                id: stable_id("dpert", &[&m.question.id, &m.chunk.id, m.kind]),
+                question_id: m.question.id.clone(),
+                chunk_id: m.chunk.id.clone(),
+                kind: m.kind.to_string(),
+                text: m.text,
+                similarity: Some(round_similarity(sim)),
+                provenance: format!("{}; similarity by {embedder}", m.provenance),
+            });
+        }
+        rows
     }
 }
 

@@ -416,6 +416,43 @@ impl TypedStage for QueryPerturbationsStage {
             );
         }
 
+        let mut rows = self.scored_rows(c, stage, &pending, &mut drops, &mut summary);
+        rows.sort_by(|a, b| a.id.cmp(&b.id));
+        let mut by_kind: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+        for r in &rows {
+            by_kind
+                .entry(r.kind.clone())
+                .or_default()
+                .push(r.similarity);
+        }
+        for (k, sims) in by_kind {
+            summary.kept.insert(k.clone(), sims.len());
+            summary.similarity.insert(k, Distribution::of(&sims));
+        }
+        // An item is one (question, kind): each becomes a row or a counted drop, so the funnel adds up
+        // (a question's item count depends on its kinds and chunks, not one per question).
+        let report = StageReport {
+            items_in: (rows.len() + drops.dropped()) as u64,
+            items_out: rows.len() as u64,
+            drops: drops.into_records(),
+        };
+        Ok(StageOutput::new(report)
+            .with_table("query_perturbations", rows)
+            .with_facts(summary.facts()))
+    }
+}
+
+impl QueryPerturbationsStage {
+    /// Each pending item's candidate most similar to its question (above `min_similarity` if
+    /// any is) as a row; a failed embedding drops the items of its slice.
+    fn scored_rows(
+        &self,
+        c: &QueryPerturbationsConfig,
+        stage: &str,
+        pending: &[Pending<'_>],
+        drops: &mut Drops,
+        summary: &mut QueryPerturbationsSummary,
+    ) -> Vec<QueryPerturbation> {
         let mut rows = Vec::new();
         // A slice of items at a time, each distinct text of it embedded once (a question's text
         // serves all its kinds): every candidate's vector at once would be gigabytes at RARE's
@@ -455,8 +492,8 @@ impl TypedStage for QueryPerturbationsStage {
                 Err(e) => {
                     for p in slice {
                         drop_item(
-                            &mut drops,
-                            &mut summary,
+                            drops,
+                            summary,
                             &p.question.id,
                             p.kind,
                             &e.drop_reason(),
@@ -466,32 +503,9 @@ impl TypedStage for QueryPerturbationsStage {
                 }
             }
         }
-        rows.sort_by(|a, b| a.id.cmp(&b.id));
-        let mut by_kind: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-        for r in &rows {
-            by_kind
-                .entry(r.kind.clone())
-                .or_default()
-                .push(r.similarity);
-        }
-        for (k, sims) in by_kind {
-            summary.kept.insert(k.clone(), sims.len());
-            summary.similarity.insert(k, Distribution::of(&sims));
-        }
-        // An item is one (question, kind): each becomes a row or a counted drop, so the funnel adds up
-        // (a question's item count depends on its kinds and chunks, not one per question).
-        let report = StageReport {
-            items_in: (rows.len() + drops.dropped()) as u64,
-            items_out: rows.len() as u64,
-            drops: drops.into_records(),
-        };
-        Ok(StageOutput::new(report)
-            .with_table("query_perturbations", rows)
-            .with_facts(summary.facts()))
+        rows
     }
-}
 
-impl QueryPerturbationsStage {
     fn ask<T: Task<Input = RewriteInput, Output = Rewrites>>(
         &self,
         stage: &str,

@@ -110,6 +110,220 @@ enum Plan {
     Fetch(String),
 }
 
+/// Distinct canonical URLs of the hits, in order of first appearance; a hit whose URL does
+/// not parse is a drop.
+fn targets_of(hits: &[SearchHit], drops: &mut Drops) -> Vec<Target> {
+    let mut targets: Vec<Target> = Vec::new();
+    let mut by_canonical: BTreeMap<String, usize> = BTreeMap::new();
+    for (i, h) in hits.iter().enumerate() {
+        let canonical = match canonical_url(&h.url) {
+            Ok(u) => u,
+            Err(e) => {
+                drops.add(&h.id, "bad_url", e.to_string());
+                continue;
+            }
+        };
+        let t = *by_canonical.entry(canonical.clone()).or_insert_with(|| {
+            let reddit_id = url::Url::parse(&canonical)
+                .ok()
+                .and_then(|u| reddit_post_id(&u));
+            targets.push(Target {
+                canonical,
+                first_url: h.url.clone(),
+                hits: Vec::new(),
+                reddit_id,
+            });
+            targets.len() - 1
+        });
+        targets[t].hits.push(i);
+    }
+    targets
+}
+
+/// The Reddit posts of the targets that the configured dumps hold, by post id.
+fn local_posts(
+    c: &DocumentsConfig,
+    ctx: &StageContext,
+    targets: &[Target],
+) -> Result<BTreeMap<String, RedditPost>, StageError> {
+    let wanted: BTreeSet<String> = targets.iter().filter_map(|t| t.reddit_id.clone()).collect();
+    let mut local: BTreeMap<String, RedditPost> = BTreeMap::new();
+    if !wanted.is_empty() {
+        for d in &c.reddit_dumps {
+            let path = resolve(&ctx.root, d);
+            read_posts(&path, |p| {
+                if wanted.contains(&p.id) && !local.contains_key(&p.id) {
+                    local.insert(p.id.clone(), p);
+                }
+            })
+            .map_err(|e| StageError::Other(e.to_string()))?;
+        }
+    }
+    Ok(local)
+}
+
+/// Links: every hit of a claim that resolved to a document, one row per (claim, document).
+fn claim_documents(
+    hits: &[SearchHit],
+    queries: &[Query],
+    targets: &[Target],
+    documents: &[Document],
+    doc_of_target: &[Option<usize>],
+) -> Vec<ClaimDocument> {
+    let kind_of: BTreeMap<&str, &str> = queries
+        .iter()
+        .map(|q| (q.id.as_str(), q.kind.as_str()))
+        .collect();
+    let mut links: BTreeMap<(String, String), ClaimDocument> = BTreeMap::new();
+    for (ti, t) in targets.iter().enumerate() {
+        let Some(di) = doc_of_target[ti] else {
+            continue;
+        };
+        let doc_id = &documents[di].id;
+        for &hi in &t.hits {
+            let h = &hits[hi];
+            let link = links
+                .entry((h.claim_id.clone(), doc_id.clone()))
+                .or_insert_with(|| ClaimDocument {
+                    id: stable_id("cd", &[&h.claim_id, doc_id]),
+                    claim_id: h.claim_id.clone(),
+                    document_id: doc_id.clone(),
+                    hit_ids: Vec::new(),
+                    best_rank: h.rank,
+                    query_kinds: Vec::new(),
+                });
+            link.hit_ids.push(h.id.clone());
+            link.best_rank = link.best_rank.min(h.rank);
+            if let Some(k) = kind_of.get(h.query_id.as_str())
+                && !link.query_kinds.iter().any(|q| q == k)
+            {
+                link.query_kinds.push(k.to_string());
+            }
+        }
+    }
+    let mut claim_documents: Vec<ClaimDocument> = links.into_values().collect();
+    for l in &mut claim_documents {
+        l.hit_ids.sort();
+        l.query_kinds.sort();
+    }
+    claim_documents
+}
+
+/// Every document cut into passages of about `passage_words` words.
+fn passages(c: &DocumentsConfig, documents: &[Document]) -> Vec<Passage> {
+    let mut passages = Vec::new();
+    for d in documents {
+        for (i, text) in split_passages(&d.text, c.passage_words)
+            .into_iter()
+            .enumerate()
+        {
+            passages.push(Passage {
+                id: stable_id("psg", &[&d.id, &i.to_string()]),
+                document_id: d.id.clone(),
+                index: i as i64,
+                word_count: word_count(&text) as i64,
+                text,
+            });
+        }
+    }
+    passages
+}
+
+impl DocumentsStage {
+    /// How each target is read: from a dump, fetched (a Reddit post as its JSON), or not at
+    /// all (a drop).
+    fn plans(
+        c: &DocumentsConfig,
+        targets: &[Target],
+        local: &BTreeMap<String, RedditPost>,
+        drops: &mut Drops,
+    ) -> Vec<Option<Plan>> {
+        let mut plans: Vec<Option<Plan>> = Vec::with_capacity(targets.len());
+        for t in targets {
+            plans.push(match &t.reddit_id {
+                Some(id) if local.contains_key(id) => Some(Plan::Dump(id.clone())),
+                Some(_) if !c.fetch_reddit => {
+                    drops.add(
+                        &t.canonical,
+                        "not_in_dump",
+                        "the post is in no configured dump",
+                    );
+                    None
+                }
+                Some(_) => match Self::reddit_json_url(&c.reddit_json_base, &t.canonical) {
+                    Some(u) => Some(Plan::Fetch(u)),
+                    None => {
+                        drops.add(&t.canonical, "bad_url", &t.canonical);
+                        None
+                    }
+                },
+                // The canonical URL: tracking parameters change nothing a reader sees.
+                None => Some(Plan::Fetch(t.canonical.clone())),
+            });
+        }
+        plans
+    }
+
+    /// Documents in target order, and the document of each target; duplicates by content
+    /// merge into the first. `pages` answers the targets planned for fetching, in order.
+    fn documents(
+        c: &DocumentsConfig,
+        targets: &[Target],
+        plans: &[Option<Plan>],
+        local: &BTreeMap<String, RedditPost>,
+        pages: Vec<Result<noisebench_web::Page, noisebench_web::FetchError>>,
+        drops: &mut Drops,
+    ) -> (Vec<Document>, Vec<Option<usize>>) {
+        let mut pages = pages.into_iter();
+        let mut documents: Vec<Document> = Vec::new();
+        let mut by_hash: BTreeMap<String, usize> = BTreeMap::new();
+        let mut doc_of_target: Vec<Option<usize>> = vec![None; targets.len()];
+        for (ti, (t, plan)) in targets.iter().zip(plans).enumerate() {
+            let doc = match plan {
+                None => continue,
+                Some(Plan::Dump(id)) => match local.get(id) {
+                    Some(p) => Self::from_post(p, t, c, None),
+                    None => continue,
+                },
+                Some(Plan::Fetch(_)) => match pages.next() {
+                    Some(Ok(page)) => match Self::from_page(&page, t, c) {
+                        Ok(d) => d,
+                        Err((code, detail)) => {
+                            drops.add(&t.canonical, &code, detail);
+                            continue;
+                        }
+                    },
+                    Some(Err(e)) => {
+                        drops.add(&t.canonical, &e.code(), e.to_string());
+                        continue;
+                    }
+                    None => continue,
+                },
+            };
+            let empty =
+                doc.text.trim().is_empty() && doc.title.as_deref().unwrap_or("").trim().is_empty();
+            if !empty && let Some(&kept) = by_hash.get(&doc.content_hash) {
+                drops.add(
+                    &t.canonical,
+                    "merged_duplicate",
+                    format!(
+                        "same content as {} ({})",
+                        documents[kept].id, documents[kept].canonical_url
+                    ),
+                );
+                doc_of_target[ti] = Some(kept);
+                continue;
+            }
+            by_hash
+                .entry(doc.content_hash.clone())
+                .or_insert(documents.len());
+            doc_of_target[ti] = Some(documents.len());
+            documents.push(doc);
+        }
+        (documents, doc_of_target)
+    }
+}
+
 fn replacement_ratio(text: &str) -> f64 {
     let total = text.chars().count().max(1);
     text.chars().filter(|c| *c == '\u{FFFD}').count() as f64 / total as f64
@@ -336,76 +550,10 @@ impl TypedStage for DocumentsStage {
         self.validate(c, &ctx.root)?;
         let hits: Vec<SearchHit> = inputs.take("search_hits")?;
         let queries: Vec<Query> = inputs.take_optional("queries")?.unwrap_or_default();
-        let kind_of: BTreeMap<&str, &str> = queries
-            .iter()
-            .map(|q| (q.id.as_str(), q.kind.as_str()))
-            .collect();
         let mut drops = Drops::new(&ctx.stage_id);
-
-        // Distinct canonical URLs, in order of first appearance.
-        let mut targets: Vec<Target> = Vec::new();
-        let mut by_canonical: BTreeMap<String, usize> = BTreeMap::new();
-        for (i, h) in hits.iter().enumerate() {
-            let canonical = match canonical_url(&h.url) {
-                Ok(u) => u,
-                Err(e) => {
-                    drops.add(&h.id, "bad_url", e.to_string());
-                    continue;
-                }
-            };
-            let t = *by_canonical.entry(canonical.clone()).or_insert_with(|| {
-                let reddit_id = url::Url::parse(&canonical)
-                    .ok()
-                    .and_then(|u| reddit_post_id(&u));
-                targets.push(Target {
-                    canonical,
-                    first_url: h.url.clone(),
-                    hits: Vec::new(),
-                    reddit_id,
-                });
-                targets.len() - 1
-            });
-            targets[t].hits.push(i);
-        }
-
-        // Reddit posts available locally.
-        let wanted: BTreeSet<String> = targets.iter().filter_map(|t| t.reddit_id.clone()).collect();
-        let mut local: BTreeMap<String, RedditPost> = BTreeMap::new();
-        if !wanted.is_empty() {
-            for d in &c.reddit_dumps {
-                let path = resolve(&ctx.root, d);
-                read_posts(&path, |p| {
-                    if wanted.contains(&p.id) && !local.contains_key(&p.id) {
-                        local.insert(p.id.clone(), p);
-                    }
-                })
-                .map_err(|e| StageError::Other(e.to_string()))?;
-            }
-        }
-
-        let mut plans: Vec<Option<Plan>> = Vec::with_capacity(targets.len());
-        for t in &targets {
-            plans.push(match &t.reddit_id {
-                Some(id) if local.contains_key(id) => Some(Plan::Dump(id.clone())),
-                Some(_) if !c.fetch_reddit => {
-                    drops.add(
-                        &t.canonical,
-                        "not_in_dump",
-                        "the post is in no configured dump",
-                    );
-                    None
-                }
-                Some(_) => match Self::reddit_json_url(&c.reddit_json_base, &t.canonical) {
-                    Some(u) => Some(Plan::Fetch(u)),
-                    None => {
-                        drops.add(&t.canonical, "bad_url", &t.canonical);
-                        None
-                    }
-                },
-                // The canonical URL: tracking parameters change nothing a reader sees.
-                None => Some(Plan::Fetch(t.canonical.clone())),
-            });
-        }
+        let targets = targets_of(&hits, &mut drops);
+        let local = local_posts(c, ctx, &targets)?;
+        let plans = Self::plans(c, &targets, &local, &mut drops);
         let fetch_urls: Vec<String> = plans
             .iter()
             .filter_map(|p| match p {
@@ -414,106 +562,14 @@ impl TypedStage for DocumentsStage {
             })
             .collect();
         let bar = ctx.progress.bar("documents", Some(fetch_urls.len() as u64));
-        let mut pages = self.web.fetch_many(&fetch_urls).into_iter();
+        let pages = self.web.fetch_many(&fetch_urls);
         bar.inc(fetch_urls.len() as u64);
         bar.finish();
-
-        // Documents in target order; duplicates by content merge into the first.
-        let mut documents: Vec<Document> = Vec::new();
-        let mut by_hash: BTreeMap<String, usize> = BTreeMap::new();
-        let mut doc_of_target: Vec<Option<usize>> = vec![None; targets.len()];
-        for (ti, (t, plan)) in targets.iter().zip(&plans).enumerate() {
-            let doc = match plan {
-                None => continue,
-                Some(Plan::Dump(id)) => match local.get(id) {
-                    Some(p) => Self::from_post(p, t, c, None),
-                    None => continue,
-                },
-                Some(Plan::Fetch(_)) => match pages.next() {
-                    Some(Ok(page)) => match Self::from_page(&page, t, c) {
-                        Ok(d) => d,
-                        Err((code, detail)) => {
-                            drops.add(&t.canonical, &code, detail);
-                            continue;
-                        }
-                    },
-                    Some(Err(e)) => {
-                        drops.add(&t.canonical, &e.code(), e.to_string());
-                        continue;
-                    }
-                    None => continue,
-                },
-            };
-            let empty =
-                doc.text.trim().is_empty() && doc.title.as_deref().unwrap_or("").trim().is_empty();
-            if !empty && let Some(&kept) = by_hash.get(&doc.content_hash) {
-                drops.add(
-                    &t.canonical,
-                    "merged_duplicate",
-                    format!(
-                        "same content as {} ({})",
-                        documents[kept].id, documents[kept].canonical_url
-                    ),
-                );
-                doc_of_target[ti] = Some(kept);
-                continue;
-            }
-            by_hash
-                .entry(doc.content_hash.clone())
-                .or_insert(documents.len());
-            doc_of_target[ti] = Some(documents.len());
-            documents.push(doc);
-        }
-
-        // Links: every hit of a claim that resolved to a document.
-        let mut links: BTreeMap<(String, String), ClaimDocument> = BTreeMap::new();
-        for (ti, t) in targets.iter().enumerate() {
-            let Some(di) = doc_of_target[ti] else {
-                continue;
-            };
-            let doc_id = &documents[di].id;
-            for &hi in &t.hits {
-                let h = &hits[hi];
-                let link = links
-                    .entry((h.claim_id.clone(), doc_id.clone()))
-                    .or_insert_with(|| ClaimDocument {
-                        id: stable_id("cd", &[&h.claim_id, doc_id]),
-                        claim_id: h.claim_id.clone(),
-                        document_id: doc_id.clone(),
-                        hit_ids: Vec::new(),
-                        best_rank: h.rank,
-                        query_kinds: Vec::new(),
-                    });
-                link.hit_ids.push(h.id.clone());
-                link.best_rank = link.best_rank.min(h.rank);
-                if let Some(k) = kind_of.get(h.query_id.as_str())
-                    && !link.query_kinds.iter().any(|q| q == k)
-                {
-                    link.query_kinds.push(k.to_string());
-                }
-            }
-        }
-        let mut claim_documents: Vec<ClaimDocument> = links.into_values().collect();
-        for l in &mut claim_documents {
-            l.hit_ids.sort();
-            l.query_kinds.sort();
-        }
-
-        let mut passages = Vec::new();
-        for d in &documents {
-            for (i, text) in split_passages(&d.text, c.passage_words)
-                .into_iter()
-                .enumerate()
-            {
-                passages.push(Passage {
-                    id: stable_id("psg", &[&d.id, &i.to_string()]),
-                    document_id: d.id.clone(),
-                    index: i as i64,
-                    word_count: word_count(&text) as i64,
-                    text,
-                });
-            }
-        }
+        let (documents, doc_of_target) =
+            Self::documents(c, &targets, &plans, &local, pages, &mut drops);
+        let claim_documents =
+            claim_documents(&hits, &queries, &targets, &documents, &doc_of_target);
+        let passages = passages(c, &documents);
         let report = StageReport {
             items_in: hits.len() as u64,
             items_out: documents.len() as u64,

@@ -14,10 +14,11 @@ use noisebench_core::{
     Claim, ConfigError, Drops, InputSpec, Inputs, OutputSpec, Query, ShardKey, StageContext,
     StageError, StageOutput, StageReport, TableKind, TypedStage, stable_id,
 };
-use noisebench_llm::{Llm, TaskInfo};
+use noisebench_llm::{Answer, Llm, LlmError, Task, TaskInfo};
 
 use crate::query_tasks::{
-    ClaimToQuestion, ClaimToQuestionInput, ExamVerdict, Keywords, KeywordsInput, TASKS,
+    ClaimToQuestion, ClaimToQuestionInput, ClaimToQuestionOutput, ExamVerdict, Keywords,
+    KeywordsInput, TASKS,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -182,68 +183,29 @@ impl TypedStage for QueriesStage {
             .collect();
         let kinds: BTreeSet<&str> = c.kinds.iter().map(String::as_str).collect();
         let need_keywords = kinds.contains("keywords") || c.counter;
-        let keywords = if need_keywords {
-            let bar = ctx
-                .progress
-                .bar("queries: keywords", Some(usable.len() as u64));
-            let answers = self.llm.run_batch_with_progress::<Keywords>(
-                stage,
-                usable
-                    .iter()
-                    .map(|cl| KeywordsInput {
-                        claim: cl.text.clone(),
-                        max_keywords: c.max_keywords,
-                    })
-                    .collect(),
-                bar.as_ref(),
-            );
-            bar.finish();
-            answers
-        } else {
-            Vec::new()
-        };
-        let questions = if kinds.contains("question") {
-            let bar = ctx
-                .progress
-                .bar("queries: questions", Some(usable.len() as u64));
-            let answers = self.llm.run_batch_with_progress::<ClaimToQuestion>(
-                stage,
-                usable
-                    .iter()
-                    .map(|cl| ClaimToQuestionInput {
-                        claim: cl.text.clone(),
-                        claim_date: cl.claim_date.clone(),
-                        speaker: cl.speaker.clone(),
-                    })
-                    .collect(),
-                bar.as_ref(),
-            );
-            bar.finish();
-            answers
-        } else {
-            Vec::new()
-        };
-        let drafts = if c.counter {
-            let bar = ctx
-                .progress
-                .bar("queries: counter drafts", Some(usable.len() as u64));
-            let answers = self.llm.run_batch_with_progress::<ExamVerdict>(
-                stage,
-                usable
-                    .iter()
-                    .map(|cl| exam::Input::zero_context(&cl.text, cl.claim_date.as_deref()))
-                    .collect(),
-                bar.as_ref(),
-            );
-            bar.finish();
-            answers
-        } else {
-            Vec::new()
-        };
+        let keywords = self.ask::<Keywords>(ctx, "keywords", need_keywords, &usable, |cl| {
+            KeywordsInput {
+                claim: cl.text.clone(),
+                max_keywords: c.max_keywords,
+            }
+        });
+        let questions = self.ask::<ClaimToQuestion>(
+            ctx,
+            "questions",
+            kinds.contains("question"),
+            &usable,
+            |cl| ClaimToQuestionInput {
+                claim: cl.text.clone(),
+                claim_date: cl.claim_date.clone(),
+                speaker: cl.speaker.clone(),
+            },
+        );
+        let drafts = self.ask::<ExamVerdict>(ctx, "counter drafts", c.counter, &usable, |cl| {
+            exam::Input::zero_context(&cl.text, cl.claim_date.as_deref())
+        });
 
         let mut rows = Vec::new();
         for (i, cl) in usable.iter().enumerate() {
-            let item = |kind: &str| format!("{}:{kind}", cl.id);
             let kw_text = keywords.get(i).map(|r| match r {
                 Ok(a) => {
                     let text = a
@@ -259,82 +221,14 @@ impl TypedStage for QueriesStage {
                 Err(e) => Err(e.clone()),
             });
             for kind in &c.kinds {
-                match kind.as_str() {
-                    "keywords" => match &kw_text {
-                        Some(Ok((text, prov, hash))) if !text.is_empty() => rows.push(query_row(
-                            &cl.id,
-                            "keywords",
-                            text,
-                            prov.clone(),
-                            Some(hash.clone()),
-                        )),
-                        Some(Ok(_)) => drops.add(item("keywords"), "empty_query", "no keywords"),
-                        Some(Err(e)) => {
-                            drops.add(item("keywords"), &e.drop_reason(), e.to_string())
-                        }
-                        None => {}
-                    },
-                    "question" => match questions.get(i) {
-                        Some(Ok(a)) if !a.value.question.trim().is_empty() => rows.push(query_row(
-                            &cl.id,
-                            "question",
-                            a.value.question.trim(),
-                            a.provenance.clone(),
-                            Some(a.request_hash.clone()),
-                        )),
-                        Some(Ok(_)) => drops.add(item("question"), "empty_query", "empty question"),
-                        Some(Err(e)) => {
-                            drops.add(item("question"), &e.drop_reason(), e.to_string())
-                        }
-                        None => {}
-                    },
-                    _ => rows.push(query_row(
-                        &cl.id,
-                        "claim",
-                        cl.text.trim(),
-                        "rule".into(),
-                        None,
-                    )),
-                }
+                kind_row(cl, kind, &kw_text, questions.get(i), &mut rows, &mut drops);
             }
             if c.counter {
                 let base = match &kw_text {
                     Some(Ok((text, _, _))) if !text.is_empty() => text.clone(),
                     _ => cl.text.trim().to_string(),
                 };
-                match drafts.get(i) {
-                    // The engine checked that the reply holds a verdict.
-                    Some(Ok(draft)) => {
-                        let verdict = Verdict::in_reply(&draft.value).unwrap_or(Verdict::Undecided);
-                        let terms: Vec<&str> = match verdict {
-                            Verdict::True => vec![&c.refute_terms],
-                            Verdict::False => vec![&c.support_terms],
-                            Verdict::Undecided if c.undecided == "both" => {
-                                vec![&c.refute_terms, &c.support_terms]
-                            }
-                            Verdict::Undecided => Vec::new(),
-                        };
-                        if terms.is_empty() {
-                            drops.add(
-                                item("counter"),
-                                "undecided_draft",
-                                "the draft verdict is undecided",
-                            );
-                        }
-                        for t in terms {
-                            let text = format!("{base} {}", t.trim());
-                            rows.push(query_row(
-                                &cl.id,
-                                "counter",
-                                text.trim(),
-                                format!("{} (draft {verdict})", draft.provenance),
-                                Some(draft.request_hash.clone()),
-                            ));
-                        }
-                    }
-                    Some(Err(e)) => drops.add(item("counter"), &e.drop_reason(), e.to_string()),
-                    None => {}
-                }
+                counter_rows(c, cl, &base, drafts.get(i), &mut rows, &mut drops);
             }
         }
         // One row per id (the same kind and text for one claim is one query).
@@ -350,6 +244,123 @@ impl TypedStage for QueriesStage {
             ..StageOutput::default()
         }
         .with_table("queries", rows))
+    }
+}
+
+impl QueriesStage {
+    /// Task `T` asked for every usable claim when `wanted`, with a progress bar; else nothing.
+    fn ask<T: Task>(
+        &self,
+        ctx: &StageContext,
+        label: &str,
+        wanted: bool,
+        claims: &[&Claim],
+        input: impl Fn(&Claim) -> T::Input,
+    ) -> Vec<Result<Answer<T::Output>, LlmError>> {
+        if !wanted {
+            return Vec::new();
+        }
+        let bar = ctx
+            .progress
+            .bar(&format!("queries: {label}"), Some(claims.len() as u64));
+        let answers = self.llm.run_batch_with_progress::<T>(
+            ctx.stage_id.as_str(),
+            claims.iter().map(|cl| input(cl)).collect(),
+            bar.as_ref(),
+        );
+        bar.finish();
+        answers
+    }
+}
+
+/// A claim's keywords joined, with their provenance and request hash, or why they failed.
+type KeywordText = Option<Result<(String, String, String), LlmError>>;
+
+/// The query of one `kind` for a claim (`keywords`, `question`, or the claim itself), or the
+/// drop of an empty or failed answer.
+fn kind_row(
+    cl: &Claim,
+    kind: &str,
+    kw_text: &KeywordText,
+    question: Option<&Result<Answer<ClaimToQuestionOutput>, LlmError>>,
+    rows: &mut Vec<Query>,
+    drops: &mut Drops,
+) {
+    let item = |kind: &str| format!("{}:{kind}", cl.id);
+    match kind {
+        "keywords" => match kw_text {
+            Some(Ok((text, prov, hash))) if !text.is_empty() => rows.push(query_row(
+                &cl.id,
+                "keywords",
+                text,
+                prov.clone(),
+                Some(hash.clone()),
+            )),
+            Some(Ok(_)) => drops.add(item("keywords"), "empty_query", "no keywords"),
+            Some(Err(e)) => drops.add(item("keywords"), &e.drop_reason(), e.to_string()),
+            None => {}
+        },
+        "question" => match question {
+            Some(Ok(a)) if !a.value.question.trim().is_empty() => rows.push(query_row(
+                &cl.id,
+                "question",
+                a.value.question.trim(),
+                a.provenance.clone(),
+                Some(a.request_hash.clone()),
+            )),
+            Some(Ok(_)) => drops.add(item("question"), "empty_query", "empty question"),
+            Some(Err(e)) => drops.add(item("question"), &e.drop_reason(), e.to_string()),
+            None => {}
+        },
+        _ => rows.push(query_row(
+            &cl.id,
+            "claim",
+            cl.text.trim(),
+            "rule".into(),
+            None,
+        )),
+    }
+}
+
+/// The counter queries of a claim: `base` with the terms that argue against its draft verdict
+/// (both sets for an undecided draft when so configured, else a drop).
+fn counter_rows(
+    c: &QueriesConfig,
+    cl: &Claim,
+    base: &str,
+    draft: Option<&Result<Answer<serde_json::Value>, LlmError>>,
+    rows: &mut Vec<Query>,
+    drops: &mut Drops,
+) {
+    let item = format!("{}:counter", cl.id);
+    match draft {
+        // The engine checked that the reply holds a verdict.
+        Some(Ok(draft)) => {
+            let verdict = Verdict::in_reply(&draft.value).unwrap_or(Verdict::Undecided);
+            let terms: Vec<&str> = match verdict {
+                Verdict::True => vec![&c.refute_terms],
+                Verdict::False => vec![&c.support_terms],
+                Verdict::Undecided if c.undecided == "both" => {
+                    vec![&c.refute_terms, &c.support_terms]
+                }
+                Verdict::Undecided => Vec::new(),
+            };
+            if terms.is_empty() {
+                drops.add(item, "undecided_draft", "the draft verdict is undecided");
+            }
+            for t in terms {
+                let text = format!("{base} {}", t.trim());
+                rows.push(query_row(
+                    &cl.id,
+                    "counter",
+                    text.trim(),
+                    format!("{} (draft {verdict})", draft.provenance),
+                    Some(draft.request_hash.clone()),
+                ));
+            }
+        }
+        Some(Err(e)) => drops.add(item, &e.drop_reason(), e.to_string()),
+        None => {}
     }
 }
 

@@ -7,6 +7,8 @@ use std::path::Path;
 use noisebench_core::{DType, StageFacts, TableKind};
 use noisebench_pipeline::table_io;
 
+use serde::Serialize;
+
 use crate::changes::Changes;
 use crate::manifest::Manifest;
 use crate::request::PublishRequest;
@@ -35,13 +37,14 @@ const CATEGORICAL: [&str; 12] = [
     "format",
 ];
 
-fn hf_feature(name: &str, dtype: DType) -> String {
+/// A column's Hugging Face feature line (`dtype: string`, `sequence: string`).
+fn hf_type(dtype: DType) -> &'static str {
     match dtype {
-        DType::Str | DType::Json => format!("  - name: {name}\n    dtype: string\n"),
-        DType::Int => format!("  - name: {name}\n    dtype: int64\n"),
-        DType::Float => format!("  - name: {name}\n    dtype: float64\n"),
-        DType::Bool => format!("  - name: {name}\n    dtype: bool\n"),
-        DType::StrList => format!("  - name: {name}\n    sequence: string\n"),
+        DType::Str | DType::Json => "dtype: string",
+        DType::Int => "dtype: int64",
+        DType::Float => "dtype: float64",
+        DType::Bool => "dtype: bool",
+        DType::StrList => "sequence: string",
     }
 }
 
@@ -87,154 +90,280 @@ fn distributions(
         .collect())
 }
 
+/// The card's template: the text is here, the values come from [`Card`].
+const TEMPLATE: &str = include_str!("card/card.md.j2");
+
+/// Everything the card's template shows, computed from the request, manifest and changes.
+#[derive(Serialize)]
+struct Card {
+    title: String,
+    title_yaml: String,
+    license: String,
+    description: Option<String>,
+    version: String,
+    dataset: String,
+    code_version: String,
+    pipeline: String,
+    config_hash: String,
+    created_at: String,
+    tables: Vec<TableCard>,
+    split_list: Option<String>,
+    croissant: bool,
+    exports: Vec<ExportCard>,
+    sources: Vec<String>,
+    stages: Vec<StageCard>,
+    llm: Option<String>,
+    labels: Vec<String>,
+    facts: Vec<FactsCard>,
+    unfinished: Option<Vec<UnfinishedCard>>,
+    checks: Option<ChecksCard>,
+    parent: Option<String>,
+    added: usize,
+    changed: usize,
+    removed: usize,
+}
+
+/// A table: its row count and description, its files (one per split, or `train`), its columns.
+#[derive(Serialize)]
+struct TableCard {
+    name: String,
+    rows: u64,
+    description: String,
+    splits: Vec<SplitCard>,
+    columns: Vec<ColumnCard>,
+}
+
+#[derive(Serialize)]
+struct SplitCard {
+    name: String,
+    file: String,
+    bytes: u64,
+    rows: u64,
+}
+
+#[derive(Serialize)]
+struct ColumnCard {
+    name: String,
+    hf_type: &'static str,
+    dtype: String,
+    nullable: bool,
+    description: String,
+}
+
+#[derive(Serialize)]
+struct ExportCard {
+    file: String,
+    format: String,
+    bytes: u64,
+}
+
+#[derive(Serialize)]
+struct StageCard {
+    id: String,
+    kind: String,
+    items_in: i64,
+    items_out: i64,
+    items_dropped: i64,
+    reasons: String,
+}
+
+#[derive(Serialize)]
+struct FactsCard {
+    title: String,
+    stage: String,
+    lines: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct UnfinishedCard {
+    stage: String,
+    items: String,
+    reasons: String,
+}
+
+#[derive(Serialize)]
+struct ChecksCard {
+    total: usize,
+    passed: usize,
+    failed: usize,
+    skipped: usize,
+    failed_lines: Vec<String>,
+    rows: Vec<CheckCard>,
+}
+
+#[derive(Serialize)]
+struct CheckCard {
+    kind: &'static str,
+    table: String,
+    check: String,
+    result: &'static str,
+    checked: u64,
+    failed: u64,
+}
+
 pub fn render_card(input: &CardInput<'_>) -> Result<String, String> {
+    let card = card(input)?;
+    let failed = |e: minijinja::Error| format!("the card's template: {e}");
+    let mut env = minijinja::Environment::new();
+    // Tag-only lines leave nothing behind, so the template reads as the card it writes.
+    let syntax = minijinja::syntax::SyntaxConfig::builder()
+        .trim_blocks(true)
+        .lstrip_blocks(true)
+        .keep_trailing_newline(true)
+        .build()
+        .map_err(failed)?;
+    env.set_syntax(syntax);
+    env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
+    env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+    env.add_template("card.md", TEMPLATE).map_err(failed)?;
+    env.get_template("card.md")
+        .and_then(|t| t.render(minijinja::Value::from(minijinja::value::Serde(&card))))
+        .map_err(failed)
+}
+
+/// The values of the card.
+fn card(input: &CardInput<'_>) -> Result<Card, String> {
     let request = input.request;
     let manifest = input.manifest;
-    let mut out = String::from("---\n");
     let title = if request.title.is_empty() {
         request.dataset.clone()
     } else {
         request.title.clone()
     };
-    out.push_str(&format!("pretty_name: {}\n", yaml_string(&title)));
-    out.push_str(&format!(
-        "license: {}\n",
-        request.license.as_deref().unwrap_or("other")
-    ));
-    out.push_str("tags:\n- noisebench\n- retrieval-augmented-generation\n- robustness\n");
-    out.push_str("configs:\n");
-    for (name, entry) in &manifest.tables {
-        out.push_str(&format!("- config_name: {name}\n  data_files:\n"));
-        match manifest.splits.get(name) {
-            Some(splits) => {
-                for (split, s) in splits {
-                    out.push_str(&format!("  - split: {split}\n    path: {}\n", s.file));
-                }
-            }
-            None => out.push_str(&format!("  - split: train\n    path: {}\n", entry.file)),
-        }
-    }
-    out.push_str("dataset_info:\n");
-    for (name, entry) in &manifest.tables {
-        let kind = TableKind::from_name(&entry.kind)
-            .ok_or_else(|| format!("unknown table kind `{}`", entry.kind))?;
-        out.push_str(&format!("- config_name: {name}\n  features:\n"));
-        for column in kind.schema().columns {
-            out.push_str(&hf_feature(&column.name, column.dtype));
-        }
-        out.push_str("  splits:\n");
-        match manifest.splits.get(name) {
-            Some(splits) => {
-                for (split, s) in splits {
-                    out.push_str(&format!(
-                        "  - name: {split}\n    num_bytes: {}\n    num_examples: {}\n",
-                        s.bytes, s.rows
-                    ));
-                }
-            }
-            None => out.push_str(&format!(
-                "  - name: train\n    num_bytes: {}\n    num_examples: {}\n",
-                entry.bytes, entry.rows
-            )),
-        }
-    }
-    out.push_str("---\n\n");
-
-    out.push_str(&format!("# {title}\n\n"));
-    if !request.description.is_empty() {
-        out.push_str(&format!("{}\n\n", request.description.trim()));
-    }
-    out.push_str(&format!(
-        "Version **{}** of `{}`, built by [noisebench](https://github.com/noisebench/noisebench) ({}) from the \
-         pipeline `{}` (configuration sha256 `{}`) on {}.\n\n",
-        manifest.version, manifest.dataset, manifest.code_version, manifest.pipeline, manifest.config_hash, manifest.created_at
-    ));
-
-    out.push_str("## Tables\n\n| config | rows | description |\n|---|---:|---|\n");
+    let mut tables = Vec::new();
     let mut all_distributions = BTreeMap::new();
     for (name, entry) in &manifest.tables {
         let kind = TableKind::from_name(&entry.kind)
             .ok_or_else(|| format!("unknown table kind `{}`", entry.kind))?;
-        out.push_str(&format!(
-            "| `{name}` | {} | {} |\n",
-            entry.rows,
-            kind.schema().description
-        ));
+        tables.push(table_card(manifest, name, entry, kind));
         all_distributions.insert(
             name.clone(),
             distributions(kind, &input.dir.join(&entry.file))?,
         );
     }
-    out.push_str("\nLoad one table with `datasets.load_dataset(\"<repo>\", \"<config>\")` or open the Parquet file \
-                  directly with pandas, polars or DuckDB. Each table has its own columns: join on the id columns \
-                  (`claim_id`, `document_id`, `report_id`, `question_id`).\n\n");
-    if !manifest.splits.is_empty() {
-        let listed: Vec<String> = manifest
-            .splits
+    let (added, changed, removed) = input.changes.tables.values().fold((0, 0, 0), |acc, t| {
+        (
+            acc.0 + t.added.len(),
+            acc.1 + t.changed.len(),
+            acc.2 + t.removed.len(),
+        )
+    });
+    Ok(Card {
+        title_yaml: yaml_string(&title),
+        title,
+        license: request.license.as_deref().unwrap_or("other").to_string(),
+        description: (!request.description.is_empty())
+            .then(|| request.description.trim().to_string()),
+        version: manifest.version.clone(),
+        dataset: manifest.dataset.clone(),
+        code_version: manifest.code_version.clone(),
+        pipeline: manifest.pipeline.clone(),
+        config_hash: manifest.config_hash.clone(),
+        created_at: manifest.created_at.clone(),
+        tables,
+        split_list: split_list(manifest),
+        croissant: manifest.metadata.contains_key(crate::manifest::CROISSANT),
+        exports: manifest
+            .exports
             .iter()
-            .map(|(name, splits)| {
-                let parts: Vec<String> = splits
-                    .iter()
-                    .map(|(split, s)| format!("{split}: {}", s.rows))
-                    .collect();
-                format!("`{name}` ({})", parts.join(", "))
+            .map(|(file, e)| ExportCard {
+                file: file.clone(),
+                format: e.format.clone(),
+                bytes: e.bytes,
             })
-            .collect();
-        out.push_str(&format!(
-            "Splits: the configs whose rows belong to a question are cut by `question_splits` into one file per \
-             split, so `load_dataset` gives their real splits: {}. The full table stays in `data/<table>.parquet`. \
-             Every other config has a single `train` split only because `datasets` needs one: claims, documents, \
-             search hits and the rest are shared by all questions and are not train/test data.\n\n",
-            listed.join("; ")
-        ));
-    }
-    if manifest.metadata.contains_key(crate::manifest::CROISSANT) {
-        out.push_str(
-            "Croissant 1.1 metadata (files, record sets, splits, provenance, Responsible AI fields) is in \
-             `croissant.json`: `mlcroissant.Dataset(jsonld=\"croissant.json\").records(\"<table>\")`.\n\n",
-        );
-    }
-    for (name, entry) in &manifest.tables {
-        let kind = TableKind::from_name(&entry.kind).expect("checked above");
-        out.push_str(&format!(
-            "### `{name}` columns\n\n| column | type | description |\n|---|---|---|\n"
-        ));
-        for column in kind.schema().columns {
-            let null = if column.nullable { ", nullable" } else { "" };
-            out.push_str(&format!(
-                "| `{}` | {:?}{null} | {} |\n",
-                column.name, column.dtype, column.description
-            ));
-        }
-        out.push('\n');
-    }
+            .collect(),
+        sources: sources(manifest, &all_distributions),
+        stages: request.stages.iter().map(stage_card).collect(),
+        llm: manifest.provenance.get("llm").map(llm_paragraph),
+        labels: labels(&all_distributions),
+        facts: facts(manifest),
+        unfinished: unfinished(manifest),
+        checks: checks_card(&manifest.checks),
+        parent: manifest.parent.clone(),
+        added,
+        changed,
+        removed,
+    })
+}
 
-    if !manifest.exports.is_empty() {
-        out.push_str(
-            "## Exports\n\nThe same data in the shapes the original releases' loaders read (not Hugging Face \
-             configs; sha256 in `manifest.json`):\n\n| file | format | bytes |\n|---|---|---:|\n",
-        );
-        for (file, e) in &manifest.exports {
-            out.push_str(&format!("| `{file}` | {} | {} |\n", e.format, e.bytes));
-        }
-        out.push('\n');
+/// One table's files (its split files, or one `train` split) and columns.
+fn table_card(
+    manifest: &Manifest,
+    name: &str,
+    entry: &crate::manifest::TableEntry,
+    kind: TableKind,
+) -> TableCard {
+    let schema = kind.schema();
+    let splits = match manifest.splits.get(name) {
+        Some(splits) => splits
+            .iter()
+            .map(|(split, s)| SplitCard {
+                name: split.clone(),
+                file: s.file.clone(),
+                bytes: s.bytes,
+                rows: s.rows,
+            })
+            .collect(),
+        None => vec![SplitCard {
+            name: "train".into(),
+            file: entry.file.clone(),
+            bytes: entry.bytes,
+            rows: entry.rows,
+        }],
+    };
+    TableCard {
+        name: name.to_string(),
+        rows: entry.rows,
+        description: schema.description.clone(),
+        splits,
+        columns: schema
+            .columns
+            .iter()
+            .map(|c| ColumnCard {
+                name: c.name.clone(),
+                hf_type: hf_type(c.dtype),
+                dtype: format!("{:?}", c.dtype),
+                nullable: c.nullable,
+                description: c.description.clone(),
+            })
+            .collect(),
     }
+}
 
-    out.push_str("## Sources\n\n");
-    let mut sources_listed = false;
-    for (name, dists) in &all_distributions {
+/// The split tables and their rows per split, `name` (`split: rows`, ...) joined by `; `.
+fn split_list(manifest: &Manifest) -> Option<String> {
+    if manifest.splits.is_empty() {
+        return None;
+    }
+    let listed: Vec<String> = manifest
+        .splits
+        .iter()
+        .map(|(name, splits)| {
+            let parts: Vec<String> = splits
+                .iter()
+                .map(|(split, s)| format!("{split}: {}", s.rows))
+                .collect();
+            format!("`{name}` ({})", parts.join(", "))
+        })
+        .collect();
+    Some(listed.join("; "))
+}
+
+/// Value counts by table and column.
+type Distributions = BTreeMap<String, BTreeMap<String, Vec<(String, u64)>>>;
+
+/// The sources section's lines: who the rows came from, and when pages were fetched.
+fn sources(manifest: &Manifest, all_distributions: &Distributions) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (name, dists) in all_distributions {
         for column in ["fact_checker", "backend", "format", "country"] {
             if let Some(values) = dists.get(column) {
-                sources_listed = true;
                 let listed: Vec<String> = values
                     .iter()
                     .take(15)
                     .map(|(v, n)| format!("{v} ({n})"))
                     .collect();
-                out.push_str(&format!(
-                    "- `{name}` by `{column}`: {}\n",
-                    listed.join(", ")
-                ));
+                lines.push(format!("`{name}` by `{column}`: {}", listed.join(", ")));
             }
         }
     }
@@ -244,48 +373,37 @@ pub fn render_card(input: &CardInput<'_>) -> Result<String, String> {
         .and_then(|w| w.as_object())
     {
         for (name, w) in window {
-            sources_listed = true;
-            out.push_str(&format!(
-                "- `{name}`: fetched from the web between {} and {} ({} rows carry a fetch time).\n",
+            lines.push(format!(
+                "`{name}`: fetched from the web between {} and {} ({} rows carry a fetch time).",
                 w["first"].as_str().unwrap_or("?"),
                 w["last"].as_str().unwrap_or("?"),
                 w["rows"]
             ));
         }
     }
-    if !sources_listed {
-        out.push_str("- See the construction section for the stages that produced each table.\n");
-    }
-    out.push('\n');
+    lines
+}
 
-    out.push_str("## Construction\n\nStages in the order they ran (items in, out, dropped with reasons):\n\n");
-    out.push_str(
-        "| stage | kind | in | out | dropped | drop reasons |\n|---|---|---:|---:|---:|---|\n",
-    );
-    for s in &request.stages {
-        let reasons: Vec<String> = s
-            .drop_reasons
-            .iter()
-            .map(|(r, n)| format!("{r}: {n}"))
-            .collect();
-        out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} |\n",
-            s.id,
-            s.kind,
-            s.items_in,
-            s.items_out,
-            s.items_dropped,
-            reasons.join(", ")
-        ));
+fn stage_card(s: &noisebench_core::StageSummary) -> StageCard {
+    let reasons: Vec<String> = s
+        .drop_reasons
+        .iter()
+        .map(|(r, n)| format!("{r}: {n}"))
+        .collect();
+    StageCard {
+        id: s.id.clone(),
+        kind: s.kind.clone(),
+        items_in: s.items_in,
+        items_out: s.items_out,
+        items_dropped: s.items_dropped,
+        reasons: reasons.join(", "),
     }
-    if let Some(llm) = manifest.provenance.get("llm") {
-        out.push_str(&llm_paragraph(llm));
-    }
-    out.push('\n');
+}
 
-    out.push_str("## Labels\n\n");
-    let mut labels_listed = false;
-    for (name, dists) in &all_distributions {
+/// The labels section's lines: the distribution of each label-like column.
+fn labels(all_distributions: &Distributions) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (name, dists) in all_distributions {
         for column in [
             "verdict",
             "original_rating",
@@ -297,140 +415,89 @@ pub fn render_card(input: &CardInput<'_>) -> Result<String, String> {
             "split",
         ] {
             if let Some(values) = dists.get(column) {
-                labels_listed = true;
                 let listed: Vec<String> = values.iter().map(|(v, n)| format!("{v}: {n}")).collect();
-                out.push_str(&format!("- `{name}.{column}`: {}\n", listed.join(", ")));
+                lines.push(format!("`{name}.{column}`: {}", listed.join(", ")));
             }
         }
     }
-    if !labels_listed {
-        out.push_str("- No label columns in this snapshot.\n");
-    }
-    // Every stage's facts through one path: the stage phrased them, the card lists them.
-    for (key, value) in &manifest.provenance {
-        let Some(stage) = key.strip_prefix("facts:") else {
-            continue;
-        };
-        let Ok(facts) = serde_json::from_value::<StageFacts>(value.clone()) else {
-            continue;
-        };
-        out.push_str(&format!("\n### {} (stage `{stage}`)\n\n", facts.title));
-        for line in &facts.lines {
-            out.push_str(&format!("- {line}\n"));
-        }
-    }
-    out.push_str(
-        "\nClaims carry a binary `verdict` mapped from the fact-checker's `original_rating` by the configured verdict \
-         preset (`raguard` counts half-true as true, as the RAGuard release does; `strict` drops it). Rows whose \
-         provenance says `offline` were produced by deterministic rules, not by a language model.\n\n",
-    );
+    lines
+}
 
-    out.push_str(
-        "## Limitations\n\n\
-         - Verdicts are the fact-checkers' judgements mapped to two classes; the mapping loses nuance (half-true, \
-         cherry-picking) and the preset decides where it goes.\n\
-         - Sources are what the configured inputs and search backends returned at build time; the web changes, \
-         and a rebuild may differ. The manifest records the pipeline configuration hash so differences can be traced.\n\
-         - Dropped items are counted by reason in the construction table; they are not in the data.\n\
-         - Labels made by the offline backend are rule-based stand-ins meant for testing pipelines, not gold labels.\n\n",
-    );
+/// Every stage's facts through one path: the stage phrased them, the card lists them.
+fn facts(manifest: &Manifest) -> Vec<FactsCard> {
+    manifest
+        .provenance
+        .iter()
+        .filter_map(|(key, value)| {
+            let stage = key.strip_prefix("facts:")?;
+            let facts = serde_json::from_value::<StageFacts>(value.clone()).ok()?;
+            Some(FactsCard {
+                title: facts.title,
+                stage: stage.to_string(),
+                lines: facts.lines,
+            })
+        })
+        .collect()
+}
 
-    if let Some(unfinished) = manifest
+/// The stages left with unfinished items, for a version published with `--allow-partial`.
+fn unfinished(manifest: &Manifest) -> Option<Vec<UnfinishedCard>> {
+    let unfinished = manifest
         .provenance
         .get("unfinished")
-        .and_then(|u| u.as_object())
-    {
-        out.push_str(
-            "## Published with unfinished items\n\nThis version was published with `--allow-partial`: these \
-             stages had items that failed for a transient cause (network, rate limit, server error, budget) and \
-             are missing from the data.\n\n| stage | items | reasons |\n|---|---:|---|\n",
-        );
-        for (stage, u) in unfinished {
-            out.push_str(&format!(
-                "| `{stage}` | {} | {} |\n",
-                u["items"],
-                counts(u.get("reasons"))
-            ));
-        }
-        out.push('\n');
-    }
+        .and_then(|u| u.as_object())?;
+    Some(
+        unfinished
+            .iter()
+            .map(|(stage, u)| UnfinishedCard {
+                stage: stage.clone(),
+                items: u["items"].to_string(),
+                reasons: counts(u.get("reasons")),
+            })
+            .collect(),
+    )
+}
 
-    out.push_str(&checks_section(&manifest.checks));
-
-    out.push_str("## Versioning\n\n");
-    match &manifest.parent {
-        Some(parent) => out.push_str(&format!(
-            "This version follows {parent}. Versions follow semver as Croissant 1.1 applies it to datasets: \
-             rows only added -> minor, rows changed or removed -> major, same rows re-serialised -> patch. \
-             See `CHANGES.md`.\n"
-        )),
-        None => out.push_str(
-            "This is the first version. Later versions follow semver as Croissant 1.1 applies it to datasets: \
-             rows only added -> minor, rows changed or removed -> major, same rows re-serialised -> patch.\n",
-        ),
+/// What the build checked before publishing: the failed gates and checks in full (a version
+/// published with `--allow-degraded` holds data that broke them), then every result.
+fn checks_card(checks: &[noisebench_core::CheckResult]) -> Option<ChecksCard> {
+    use noisebench_core::{CheckKind, CheckStatus};
+    if checks.is_empty() {
+        return None;
     }
-    let (added, changed, removed) = input.changes.tables.values().fold((0, 0, 0), |acc, t| {
-        (
-            acc.0 + t.added.len(),
-            acc.1 + t.changed.len(),
-            acc.2 + t.removed.len(),
-        )
-    });
-    out.push_str(&format!(
-        "\nAgainst the parent: {added} rows added, {changed} changed, {removed} removed.\n"
-    ));
-    Ok(out)
+    let count = |s: CheckStatus| checks.iter().filter(|c| c.status == s).count();
+    Some(ChecksCard {
+        total: checks.len(),
+        passed: count(CheckStatus::Passed),
+        failed: count(CheckStatus::Failed),
+        skipped: count(CheckStatus::Skipped),
+        failed_lines: checks
+            .iter()
+            .filter(|c| c.failed())
+            .map(|c| c.render())
+            .collect(),
+        rows: checks
+            .iter()
+            .map(|c| CheckCard {
+                kind: match c.kind {
+                    CheckKind::Gate => "gate",
+                    CheckKind::Check => "check",
+                },
+                table: c.table.clone(),
+                check: c.check.clone(),
+                result: match c.status {
+                    CheckStatus::Passed => "passed",
+                    CheckStatus::Failed => "FAILED",
+                    CheckStatus::Skipped => "skipped",
+                },
+                checked: c.checked,
+                failed: c.failed,
+            })
+            .collect(),
+    })
 }
 
 /// `{"a": 1, "b": 2}` as `a: 1, b: 2` (values as JSON scalars).
-/// What the build checked before publishing: the failed gates and checks in full (a version
-/// published with `--allow-degraded` holds data that broke them), then every result.
-fn checks_section(checks: &[noisebench_core::CheckResult]) -> String {
-    use noisebench_core::{CheckKind, CheckStatus};
-    if checks.is_empty() {
-        return String::new();
-    }
-    let count = |s: CheckStatus| checks.iter().filter(|c| c.status == s).count();
-    let mut out = format!(
-        "## Checks\n\nThe build judged what each stage lost (gates) and checked the tables' rows, {} results in all: {} passed, {} failed, {} skipped (a table they need was not there).\n\n",
-        checks.len(),
-        count(CheckStatus::Passed),
-        count(CheckStatus::Failed),
-        count(CheckStatus::Skipped)
-    );
-    let failed: Vec<_> = checks.iter().filter(|c| c.failed()).collect();
-    if !failed.is_empty() {
-        out.push_str(
-            "**Published with `--allow-degraded`: these failed, and the data shows it.**\n\n",
-        );
-        for c in &failed {
-            out.push_str(&format!("- {}\n", c.render()));
-        }
-        out.push('\n');
-    }
-    out.push_str("<details><summary>Every gate and check</summary>\n\n| kind | stage or table | check | result | checked | failed |\n|---|---|---|---|---:|---:|\n");
-    for c in checks {
-        out.push_str(&format!(
-            "| {} | `{}` | `{}` | {} | {} | {} |\n",
-            match c.kind {
-                CheckKind::Gate => "gate",
-                CheckKind::Check => "check",
-            },
-            c.table,
-            c.check,
-            match c.status {
-                CheckStatus::Passed => "passed",
-                CheckStatus::Failed => "FAILED",
-                CheckStatus::Skipped => "skipped",
-            },
-            c.checked,
-            c.failed
-        ));
-    }
-    out.push_str("\n</details>\n\n");
-    out
-}
-
 fn counts(v: Option<&serde_json::Value>) -> String {
     match v.and_then(|v| v.as_object()) {
         Some(m) if !m.is_empty() => m
@@ -448,7 +515,7 @@ fn counts(v: Option<&serde_json::Value>) -> String {
 /// The LLM layer in one paragraph: backend, models and prompt versions per task, calls.
 fn llm_paragraph(llm: &serde_json::Value) -> String {
     let mut out = format!(
-        "\nLLM layer: backend `{}`, embeddings `{}`.",
+        "LLM layer: backend `{}`, embeddings `{}`.",
         llm["backend"].as_str().unwrap_or("unknown"),
         llm["embedder"].as_str().unwrap_or("unknown"),
     );
@@ -478,6 +545,5 @@ fn llm_paragraph(llm: &serde_json::Value) -> String {
             run["cost_usd"].as_f64().unwrap_or(0.0)
         ));
     }
-    out.push('\n');
     out
 }

@@ -13,6 +13,11 @@ use noisebench_core::{DType, TableKind};
 use noisebench_pipeline::table_io;
 use serde_json::{Value, json};
 
+use types::{
+    Dataset, Distribution, Entity, Extract, Field, FileObject, FileSet, Organization, PARQUET, Rai,
+    RecordSet, Ref, References, Source, Transform,
+};
+
 use crate::manifest::Manifest;
 use crate::request::PublishRequest;
 
@@ -20,6 +25,8 @@ pub const CONFORMS_TO: &str = "http://mlcommons.org/croissant/1.1";
 /// The id of the record set listing the splits.
 pub const SPLITS_RECORD_SET: &str = "splits";
 const HOMEPAGE: &str = "https://github.com/noisebench/noisebench";
+
+mod types;
 
 pub struct CroissantInput<'a> {
     pub request: &'a PublishRequest,
@@ -85,37 +92,44 @@ fn data_type(dtype: DType) -> &'static str {
     }
 }
 
-/// A field reading `column` of every row of `source` (a `fileObject` or `fileSet` reference).
-fn field(table: &str, column: &noisebench_core::Column, source: &Value) -> Value {
-    let mut f = json!({
-        "@type": "cr:Field",
-        "@id": format!("{table}/{}", column.name),
-        "name": column.name,
-        "description": column.description,
-        "dataType": data_type(column.dtype),
-        "source": {
-            source_key(source): source_ref(source),
-            "extract": {"column": column.name}
+/// A field reading `column` of every row of `source` (a file object or a file set).
+fn field(table: &str, column: &noisebench_core::Column, source: &TableSource) -> Field {
+    let list = column.dtype == DType::StrList;
+    Field {
+        kind: "cr:Field",
+        id: format!("{table}/{}", column.name),
+        name: column.name.clone(),
+        description: Some(column.description.clone()),
+        data_type: data_type(column.dtype),
+        source: Some(source.extract(Extract {
+            column: Some(column.name.clone()),
+            file_property: None,
+        })),
+        references: None,
+        is_array: list.then_some(true),
+        array_shape: list.then_some("-1"),
+    }
+}
+
+/// What a table's fields read: its one file, or the file set of its split files.
+enum TableSource {
+    File(String),
+    Set(String),
+}
+
+impl TableSource {
+    fn extract(&self, extract: Extract) -> Source {
+        let (file_object, file_set) = match self {
+            TableSource::File(id) => (Some(Ref::to(id)), None),
+            TableSource::Set(id) => (None, Some(Ref::to(id))),
+        };
+        Source {
+            file_object,
+            file_set,
+            extract,
+            transform: None,
         }
-    });
-    if column.dtype == DType::StrList {
-        // Croissant 1.1 replaced 1.0's `repeated` with `isArray` (+ `arrayShape`, -1: any length).
-        f["isArray"] = json!(true);
-        f["arrayShape"] = json!("-1");
     }
-    f
-}
-
-fn source_key(source: &Value) -> &'static str {
-    if source["@type"] == "cr:FileSet" {
-        "fileSet"
-    } else {
-        "fileObject"
-    }
-}
-
-fn source_ref(source: &Value) -> Value {
-    json!({"@id": source["@id"]})
 }
 
 /// Distinct non-empty values of `column` in a published table, sorted.
@@ -131,7 +145,7 @@ fn distinct(dir: &Path, file: &str, kind: TableKind, column: &str) -> Result<Vec
 
 /// The sources the rows were derived from, as `prov:Entity`s: fact-checkers, search backends,
 /// report files, read from the published tables (what the rows say, not what was configured).
-fn derived_from(manifest: &Manifest, dir: &Path) -> Result<Vec<Value>, String> {
+fn derived_from(manifest: &Manifest, dir: &Path) -> Result<Vec<Entity>, String> {
     let mut out = Vec::new();
     let mut used = BTreeSet::new();
     for (name, entry) in &manifest.tables {
@@ -153,12 +167,12 @@ fn derived_from(manifest: &Manifest, dir: &Path) -> Result<Vec<Value>, String> {
                 n += 1;
                 id = format!("{base}-{n}");
             }
-            out.push(json!({
-                "@type": "prov:Entity",
-                "@id": id,
-                "name": value,
-                "description": format!("{what} `{value}` (table `{name}`, column `{column}`)."),
-            }));
+            out.push(Entity {
+                kind: "prov:Entity",
+                id,
+                description: format!("{what} `{value}` (table `{name}`, column `{column}`)."),
+                name: Some(value),
+            });
         }
     }
     Ok(out)
@@ -197,122 +211,147 @@ fn models(manifest: &Manifest) -> Vec<String> {
     out
 }
 
-/// The Croissant 1.1 document of a version.
-pub fn render_croissant(input: &CroissantInput<'_>) -> Result<Value, String> {
-    let request = input.request;
-    let manifest = input.manifest;
-    let name = if request.title.is_empty() {
-        manifest.dataset.clone()
-    } else {
-        request.title.clone()
-    };
-    let description = if request.description.trim().is_empty() {
-        format!("The `{}` dataset built by noisebench.", manifest.dataset)
-    } else {
-        request.description.trim().to_string()
-    };
-
-    let mut distribution = Vec::new();
-    for entry in manifest.tables.values() {
-        distribution.push(json!({
-            "@type": "cr:FileObject",
-            "@id": entry.file,
-            "name": entry.file,
-            "contentUrl": entry.file,
-            "encodingFormat": "application/x-parquet",
-            "sha256": entry.sha256,
-            "contentSize": format!("{} B", entry.bytes),
-        }));
-    }
+/// The files of a version: every table's file, its split files and, per split table, the file
+/// set reading them together (also returned by table, for the record sets).
+fn distribution(manifest: &Manifest) -> (Vec<Distribution>, BTreeMap<String, FileSet>) {
+    let mut distribution: Vec<Distribution> = manifest
+        .tables
+        .values()
+        .map(|e| Distribution::File(FileObject::parquet(&e.file, &e.sha256, e.bytes)))
+        .collect();
     let mut split_sets = BTreeMap::new();
     for (table, splits) in &manifest.splits {
-        for entry in splits.values() {
-            distribution.push(json!({
-                "@type": "cr:FileObject",
-                "@id": entry.file,
-                "name": entry.file,
-                "contentUrl": entry.file,
-                "encodingFormat": "application/x-parquet",
-                "sha256": entry.sha256,
-                "contentSize": format!("{} B", entry.bytes),
-            }));
-        }
+        distribution.extend(
+            splits
+                .values()
+                .map(|e| Distribution::File(FileObject::parquet(&e.file, &e.sha256, e.bytes))),
+        );
         // The split files of one table, read together: the split comes from each file's name.
-        let set = json!({
-            "@type": "cr:FileSet",
-            "@id": format!("data/{table}/"),
-            "name": format!("data/{table}/"),
-            "description": format!("`{table}` cut by question split, one file per split."),
-            "encodingFormat": "application/x-parquet",
-            "includes": format!("data/{table}/*.parquet"),
-        });
-        distribution.push(set.clone());
+        let set = FileSet {
+            kind: "cr:FileSet",
+            id: format!("data/{table}/"),
+            name: format!("data/{table}/"),
+            description: format!("`{table}` cut by question split, one file per split."),
+            encoding_format: PARQUET,
+            includes: format!("data/{table}/*.parquet"),
+        };
+        distribution.push(Distribution::Set(set.clone()));
         split_sets.insert(table.clone(), set);
     }
+    (distribution, split_sets)
+}
 
+/// The record set naming the splits, if the version has any.
+fn splits_record_set(manifest: &Manifest) -> Option<RecordSet> {
     let split_names: BTreeSet<&String> = manifest.splits.values().flat_map(|s| s.keys()).collect();
-    let mut record_sets = Vec::new();
-    if !split_names.is_empty() {
-        record_sets.push(json!({
-            "@type": "cr:RecordSet",
-            "@id": SPLITS_RECORD_SET,
-            "name": SPLITS_RECORD_SET,
-            "description": "The splits of the tables whose rows belong to a question (assigned per question by the \
-                            `question_splits` table).",
-            "dataType": "cr:Split",
-            "key": {"@id": format!("{SPLITS_RECORD_SET}/name")},
-            "field": [{
-                "@type": "cr:Field",
-                "@id": format!("{SPLITS_RECORD_SET}/name"),
-                "name": "name",
-                "dataType": "sc:Text",
-            }],
-            "data": split_names
-                .iter()
-                .map(|s| json!({format!("{SPLITS_RECORD_SET}/name"): s}))
-                .collect::<Vec<_>>(),
-        }));
+    if split_names.is_empty() {
+        return None;
     }
+    let name_field = format!("{SPLITS_RECORD_SET}/name");
+    Some(RecordSet {
+        kind: "cr:RecordSet",
+        id: SPLITS_RECORD_SET.into(),
+        name: SPLITS_RECORD_SET.into(),
+        description: "The splits of the tables whose rows belong to a question (assigned per question by the \
+                      `question_splits` table)."
+            .into(),
+        data_type: Some("cr:Split"),
+        key: Some(Ref::to(&name_field)),
+        field: vec![Field {
+            kind: "cr:Field",
+            id: name_field.clone(),
+            name: "name".into(),
+            description: None,
+            data_type: "sc:Text",
+            source: None,
+            references: None,
+            is_array: None,
+            array_shape: None,
+        }],
+        data: Some(
+            split_names
+                .iter()
+                .map(|s| json!({name_field.clone(): s}))
+                .collect(),
+        ),
+    })
+}
+
+/// The field of a split table giving each row's split, from the name of the file it is in.
+fn split_field(table: &str, set: &FileSet) -> Field {
+    let mut source = TableSource::Set(set.id.clone()).extract(Extract {
+        column: None,
+        file_property: Some("fullpath"),
+    });
+    // The file name without `.parquet`. mlcroissant applies the regex to the path and again to
+    // the split name it joins, so it matches both.
+    source.transform = Some(Transform {
+        regex: "^(?:.*/)?([^/]+?)(?:\\.parquet)?$",
+    });
+    Field {
+        kind: "cr:Field",
+        id: format!("{table}/split"),
+        name: "split".into(),
+        description: Some("The question's split, from the split file the row is in.".into()),
+        data_type: "sc:Text",
+        source: Some(source),
+        references: Some(References {
+            field: Ref::to(format!("{SPLITS_RECORD_SET}/name")),
+        }),
+        is_array: None,
+        array_shape: None,
+    }
+}
+
+/// One record set per table (a field per column, plus `split` for split tables), after the
+/// splits' own.
+fn record_sets(
+    manifest: &Manifest,
+    split_sets: &BTreeMap<String, FileSet>,
+) -> Result<Vec<RecordSet>, String> {
+    let mut record_sets: Vec<RecordSet> = splits_record_set(manifest).into_iter().collect();
     for (table, entry) in &manifest.tables {
         let kind = TableKind::from_name(&entry.kind)
             .ok_or_else(|| format!("unknown table kind `{}`", entry.kind))?;
         let schema = kind.schema();
-        let source = split_sets
-            .get(table)
-            .cloned()
-            .unwrap_or_else(|| json!({"@type": "cr:FileObject", "@id": entry.file}));
-        let mut fields: Vec<Value> = schema
+        let source = match split_sets.get(table) {
+            Some(set) => TableSource::Set(set.id.clone()),
+            None => TableSource::File(entry.file.clone()),
+        };
+        let mut fields: Vec<Field> = schema
             .columns
             .iter()
             .map(|c| field(table, c, &source))
             .collect();
-        if split_sets.contains_key(table) {
-            fields.push(json!({
-                "@type": "cr:Field",
-                "@id": format!("{table}/split"),
-                "name": "split",
-                "description": "The question's split, from the split file the row is in.",
-                "dataType": "sc:Text",
-                "source": {
-                    "fileSet": source_ref(&source),
-                    "extract": {"fileProperty": "fullpath"},
-                    // The file name without `.parquet`. mlcroissant applies the regex to the
-                    // path and again to the split name it joins, so it matches both.
-                    "transform": {"regex": "^(?:.*/)?([^/]+?)(?:\\.parquet)?$"}
-                },
-                "references": {"field": {"@id": format!("{SPLITS_RECORD_SET}/name")}}
-            }));
+        if let Some(set) = split_sets.get(table) {
+            fields.push(split_field(table, set));
         }
-        record_sets.push(json!({
-            "@type": "cr:RecordSet",
-            "@id": table,
-            "name": table,
-            "description": schema.description,
-            "field": fields,
-        }));
+        record_sets.push(RecordSet {
+            kind: "cr:RecordSet",
+            id: table.clone(),
+            name: table.clone(),
+            description: schema.description.clone(),
+            data_type: None,
+            key: None,
+            field: fields,
+            data: None,
+        });
     }
+    Ok(record_sets)
+}
 
-    let live: Vec<String> = manifest
+/// A string of the manifest's provenance entry `key`, field `field`, or `unknown`.
+fn provenance_str<'m>(manifest: &'m Manifest, key: &str, field: &str) -> &'m str {
+    manifest
+        .provenance
+        .get(key)
+        .and_then(|v| v[field].as_str())
+        .unwrap_or("unknown")
+}
+
+/// The stages that read live sources (re-run by `noisebench refresh`).
+fn live_sources(manifest: &Manifest) -> Vec<String> {
+    manifest
         .provenance
         .get("live_sources")
         .and_then(|l| l.as_array())
@@ -321,23 +360,18 @@ pub fn render_croissant(input: &CroissantInput<'_>) -> Result<Value, String> {
                 .filter_map(|s| s.as_str().map(String::from))
                 .collect()
         })
-        .unwrap_or_default();
-    let web_mode = manifest
-        .provenance
-        .get("web")
-        .and_then(|w| w["mode"].as_str())
-        .unwrap_or("unknown");
-    let llm_backend = manifest
-        .provenance
-        .get("llm")
-        .and_then(|l| l["backend"].as_str())
-        .unwrap_or("unknown");
+        .unwrap_or_default()
+}
+
+/// `rai:dataCollection`: how the build made the rows, stage by stage.
+fn data_collection(request: &PublishRequest, manifest: &Manifest, live: &[String]) -> String {
+    let web_mode = provenance_str(manifest, "web", "mode");
     let stages: Vec<String> = request
         .stages
         .iter()
         .map(|s| format!("{} ({})", s.id, s.kind))
         .collect();
-    let data_collection = format!(
+    format!(
         "Built by the noisebench pipeline `{}` (configuration sha256 {}), stages in order: {}. Claims come from \
          fact-checkers' published reviews (scraped pages or imported files); documents from web search results \
          and the pages they link to, or from report files; derived tables (queries, chunks, questions, \
@@ -354,9 +388,14 @@ pub fn render_croissant(input: &CroissantInput<'_>) -> Result<Value, String> {
                 live.join(", ")
             )
         }
-    );
+    )
+}
+
+/// The Responsible AI facts: how the data was collected and annotated, its limits and biases.
+fn rai(request: &PublishRequest, manifest: &Manifest, live: &[String]) -> Rai {
+    let llm_backend = provenance_str(manifest, "llm", "backend");
     let models = models(manifest);
-    let machine_tools = if models.is_empty() {
+    let machine_annotation_tools = if models.is_empty() {
         vec![format!("noisebench rules (LLM backend `{llm_backend}`)")]
     } else {
         models
@@ -364,56 +403,97 @@ pub fn render_croissant(input: &CroissantInput<'_>) -> Result<Value, String> {
             .map(|m| format!("{m} (LLM backend `{llm_backend}`)"))
             .collect()
     };
-
-    Ok(json!({
-        "@context": context(),
-        "@type": "sc:Dataset",
-        "conformsTo": CONFORMS_TO,
-        "name": name,
-        "alternateName": [manifest.dataset],
-        "description": description,
-        "license": request.license.clone().unwrap_or_else(|| "unspecified".into()),
-        "url": HOMEPAGE,
-        "version": manifest.version,
-        "datePublished": manifest.created_at,
-        "dateModified": manifest.created_at,
-        "creator": {
-            "@type": "sc:Organization",
-            "name": "noisebench",
-            "url": HOMEPAGE,
-        },
-        "citeAs": format!("{name}, version {}, built with noisebench ({}).", manifest.version, manifest.code_version),
-        "keywords": ["noisebench", "retrieval-augmented generation", "robustness", "fact-checking"],
-        "isLiveDataset": !live.is_empty(),
-        "prov:wasDerivedFrom": derived_from(manifest, input.dir)?,
-        "prov:wasGeneratedBy": {
-            "@type": "prov:Activity",
-            "@id": "build",
-            "description": format!("`noisebench build-snapshot {}`, code version {}.", manifest.pipeline, manifest.code_version),
-        },
-        "rai:dataCollection": data_collection,
-        "rai:dataCollectionType": ["Web Scraping", "Web API", "Secondary Data Analysis", "Machine Annotation"],
-        "rai:dataCollectionRawData": "The raw pages, search responses and report files are not in the version; \
+    Rai {
+        data_collection: data_collection(request, manifest, live),
+        data_collection_type: vec![
+            "Web Scraping",
+            "Web API",
+            "Secondary Data Analysis",
+            "Machine Annotation",
+        ],
+        data_collection_raw_data: "The raw pages, search responses and report files are not in the version; \
             the tables keep their URLs, source paths and fetch times.",
-        "rai:annotationsPerItem": "Mostly machine annotation: each item gets one stored label, which for \
+        annotations_per_item: "Mostly machine annotation: each item gets one stored label, which for \
             claim-document stances may combine several model calls (stance prompts, exam votes; kept in the \
             `labels` table). A label's `label_source` says whether a model set it or it came from human reviewers; \
             the dataset card gives the share of human labels.",
-        "rai:machineAnnotationTools": machine_tools,
-        "rai:dataLimitations": "Verdicts are fact-checkers' ratings mapped to two classes, which loses nuance. \
+        machine_annotation_tools,
+        data_limitations: "Verdicts are fact-checkers' ratings mapped to two classes, which loses nuance. \
             Documents are what the search backends returned at build time; the web changes and a rebuild may differ. \
             Labels, questions and perturbations made by language models or by the offline rule backend are not gold \
             labels. Dropped items are counted by reason in the dataset card, not included.",
-        "rai:dataBiases": "Claims reflect which statements the configured fact-checkers chose to review, in \
+        data_biases: "Claims reflect which statements the configured fact-checkers chose to review, in \
             their languages and countries (the dataset card lists fact-checkers and countries); report-based questions \
             reflect the report files chosen as input. Documents reflect the ranking of the search backends used. \
             Machine labels, questions and perturbations carry the biases of the models that made them.",
-        "rai:personalSensitiveInformation": "Claims name public speakers; documents are public web pages and may \
+        personal_sensitive_information: "Claims name public speakers; documents are public web pages and may \
             contain names of people, and social posts keep their author handle. No other personal data is \
             collected, and nothing was anonymised.",
-        "distribution": distribution,
-        "recordSet": record_sets,
-    }))
+    }
+}
+
+/// The Croissant 1.1 document of a version.
+pub fn render_croissant(input: &CroissantInput<'_>) -> Result<Value, String> {
+    let request = input.request;
+    let manifest = input.manifest;
+    let name = if request.title.is_empty() {
+        manifest.dataset.clone()
+    } else {
+        request.title.clone()
+    };
+    let description = if request.description.trim().is_empty() {
+        format!("The `{}` dataset built by noisebench.", manifest.dataset)
+    } else {
+        request.description.trim().to_string()
+    };
+    let (distribution, split_sets) = distribution(manifest);
+    let live = live_sources(manifest);
+    let dataset = Dataset {
+        context: context(),
+        kind: "sc:Dataset",
+        conforms_to: CONFORMS_TO,
+        cite_as: format!(
+            "{name}, version {}, built with noisebench ({}).",
+            manifest.version, manifest.code_version
+        ),
+        name,
+        alternate_name: vec![manifest.dataset.clone()],
+        description,
+        license: request
+            .license
+            .clone()
+            .unwrap_or_else(|| "unspecified".into()),
+        url: HOMEPAGE,
+        version: manifest.version.clone(),
+        date_published: manifest.created_at.clone(),
+        date_modified: manifest.created_at.clone(),
+        creator: Organization {
+            kind: "sc:Organization",
+            name: "noisebench",
+            url: HOMEPAGE,
+        },
+        keywords: vec![
+            "noisebench",
+            "retrieval-augmented generation",
+            "robustness",
+            "fact-checking",
+        ],
+        is_live_dataset: !live.is_empty(),
+        was_derived_from: derived_from(manifest, input.dir)?,
+        was_generated_by: Entity {
+            kind: "prov:Activity",
+            id: "build".into(),
+            name: None,
+            description: format!(
+                "`noisebench build-snapshot {}`, code version {}.",
+                manifest.pipeline, manifest.code_version
+            ),
+        },
+        rai: rai(request, manifest, &live),
+        distribution,
+        record_set: record_sets(manifest, &split_sets)?,
+    };
+    serde_json::to_value(&dataset).map_err(|e| format!("croissant.json: {e}"))
 }
 
 #[cfg(test)]

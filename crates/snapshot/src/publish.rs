@@ -93,36 +93,120 @@ pub fn publish(
     let _lock = publish_lock(&request.snapshots_dir, &request.dataset)?;
     remove_stale_staging(&dataset_dir);
     let parent = latest_version(&dataset_dir);
-    let parent_manifest = match &parent {
+    let parent = match parent {
         Some(v) => {
-            Some(Manifest::read(&dataset_dir.join(v.to_string())).map_err(PublishError::Table)?)
+            let dir = dataset_dir.join(v.to_string());
+            let manifest = Manifest::read(&dir).map_err(PublishError::Table)?;
+            Some(Parent {
+                version: v,
+                dir,
+                manifest,
+            })
         }
         None => None,
     };
+    let hashes = hash_tables(request)?;
+    let mut changes = diff_against_parent(request, parent.as_ref(), &hashes)?;
+    let version = match (&parent, changes.bump()) {
+        (None, _) => Version::new(1, 0, 0),
+        (Some(p), Bump::None) => {
+            return Ok(PublishOutcome::Unchanged {
+                version: p.version.to_string(),
+                dir: p.dir.clone(),
+            });
+        }
+        (Some(p), bump) => next_version(&p.version, bump),
+    };
+    changes.to = version.to_string();
+    // A first version's reports are all new: the tables say so.
+    if let Some(p) = &parent {
+        changes.reports = report_changes(request, p, &changes)?;
+    }
+    let final_dir = dataset_dir.join(version.to_string());
+    if final_dir.exists() {
+        return Err(PublishError::VersionExists {
+            dataset: request.dataset.clone(),
+            version: version.to_string(),
+            dir: final_dir,
+        });
+    }
 
-    // Hash the candidate tables and diff them against the parent.
+    // Stage everything in a hidden folder, then rename it into place.
+    let mut staging = Staging::create(
+        dataset_dir.join(format!(".staging-{version}-{}", std::process::id())),
+        options.fail_after_files,
+    )?;
+    let entries = staging.copy_tables(request, &hashes)?;
+    let split_files = staging.write_splits(request, &entries)?;
+    let exports = staging.copy_exports(request)?;
+    let manifest = Manifest {
+        dataset: request.dataset.clone(),
+        version: version.to_string(),
+        parent: parent.as_ref().map(|p| p.version.to_string()),
+        created_at: options
+            .created_at
+            .clone()
+            .unwrap_or_else(|| chrono::Utc::now().to_rfc3339()),
+        pipeline: request.pipeline.clone(),
+        config_hash: request.config_hash.clone(),
+        code_version: request.code_version.clone(),
+        tables: entries,
+        exports,
+        provenance: request.provenance.clone(),
+        splits: split_files,
+        metadata: BTreeMap::new(),
+        checks: request.checks.clone(),
+        stages: request.stages.iter().map(stage_counts).collect(),
+    };
+    staging.write_metadata(request, manifest, &changes)?;
+    staging.move_to(&final_dir, request, &version)?;
+    sync_dir(&dataset_dir).map_err(io(&dataset_dir))?;
+    Ok(PublishOutcome::Published {
+        version: version.to_string(),
+        dir: final_dir,
+        changes,
+    })
+}
+
+/// The latest published version, the one a new version is diffed against.
+struct Parent {
+    version: Version,
+    dir: PathBuf,
+    manifest: Manifest,
+}
+
+/// The sha256 and size of each table to publish, by name.
+fn hash_tables(request: &PublishRequest) -> Result<BTreeMap<String, (String, u64)>, PublishError> {
     let mut hashes = BTreeMap::new();
     for t in &request.tables {
         let (sha, bytes) = table_io::hash_file(&t.path).map_err(io(&t.path))?;
         hashes.insert(t.name.clone(), (sha, bytes));
     }
+    Ok(hashes)
+}
+
+/// The row changes of every table the request or the parent has.
+fn diff_against_parent(
+    request: &PublishRequest,
+    parent: Option<&Parent>,
+    hashes: &BTreeMap<String, (String, u64)>,
+) -> Result<Changes, PublishError> {
     let mut changes = Changes {
-        from: parent.as_ref().map(Version::to_string),
+        from: parent.map(|p| p.version.to_string()),
         ..Changes::default()
     };
-    let parent_dir = parent.as_ref().map(|v| dataset_dir.join(v.to_string()));
     let mut names: Vec<String> = request.tables.iter().map(|t| t.name.clone()).collect();
-    if let Some(m) = &parent_manifest {
-        names.extend(m.tables.keys().cloned());
+    if let Some(p) = parent {
+        names.extend(p.manifest.tables.keys().cloned());
     }
     names.sort();
     names.dedup();
     for name in &names {
         let new = request.tables.iter().find(|t| &t.name == name);
-        let old = parent_manifest.as_ref().and_then(|m| m.tables.get(name));
-        let old_path = old.zip(parent_dir.as_ref()).map(|(e, d)| d.join(&e.file));
+        let old = parent.and_then(|p| Some((p.manifest.tables.get(name)?, p.dir.as_path())));
+        let old_path = old.map(|(e, d)| d.join(&e.file));
         let old_side = match (old, &old_path) {
-            (Some(e), Some(p)) => Some(TableSide {
+            (Some((e, _)), Some(p)) => Some(TableSide {
                 kind: TableKind::from_name(&e.kind).ok_or_else(|| {
                     PublishError::Table(format!(
                         "parent table `{name}` has unknown kind `{}`",
@@ -144,233 +228,267 @@ pub fn publish(
             diff_tables(old_side, new_side).map_err(PublishError::Table)?,
         );
     }
-    let version = match (&parent, changes.bump()) {
-        (None, _) => Version::new(1, 0, 0),
-        (Some(p), Bump::None) => {
-            return Ok(PublishOutcome::Unchanged {
-                version: p.to_string(),
-                dir: dataset_dir.join(p.to_string()),
-            });
-        }
-        (Some(p), Bump::Patch) => Version::new(p.major, p.minor, p.patch + 1),
-        (Some(p), Bump::Minor) => Version::new(p.major, p.minor + 1, 0),
-        (Some(p), Bump::Major) => Version::new(p.major + 1, 0, 0),
-    };
-    changes.to = version.to_string();
-    let old_files: BTreeMap<String, PathBuf> = parent_manifest
-        .as_ref()
-        .zip(parent_dir.as_ref())
-        .map(|(m, d)| {
-            m.tables
-                .iter()
-                .map(|(name, e)| (name.clone(), d.join(&e.file)))
-                .collect()
-        })
-        .unwrap_or_default();
+    Ok(changes)
+}
+
+/// The version after `parent` for a change of size `bump` (semver as Croissant applies it).
+fn next_version(parent: &Version, bump: Bump) -> Version {
+    let p = parent;
+    match bump {
+        Bump::None => p.clone(),
+        Bump::Patch => Version::new(p.major, p.minor, p.patch + 1),
+        Bump::Minor => Version::new(p.major, p.minor + 1, 0),
+        Bump::Major => Version::new(p.major + 1, 0, 0),
+    }
+}
+
+/// What changed report by report between the parent's tables and the request's.
+fn report_changes(
+    request: &PublishRequest,
+    parent: &Parent,
+    changes: &Changes,
+) -> Result<Vec<crate::changes::ReportChange>, PublishError> {
+    let old_files: BTreeMap<String, PathBuf> = parent
+        .manifest
+        .tables
+        .iter()
+        .map(|(name, e)| (name.clone(), parent.dir.join(&e.file)))
+        .collect();
     let new_files: BTreeMap<String, PathBuf> = request
         .tables
         .iter()
         .map(|t| (t.name.clone(), t.path.clone()))
         .collect();
-    // A first version's reports are all new: the tables say so.
-    if parent_manifest.is_some() {
-        changes.reports = crate::changes::report_changes(&changes, &old_files, &new_files)
-            .map_err(PublishError::Table)?;
+    crate::changes::report_changes(changes, &old_files, &new_files).map_err(PublishError::Table)
+}
+
+fn stage_counts(s: &noisebench_core::StageSummary) -> crate::manifest::StageCounts {
+    crate::manifest::StageCounts {
+        id: s.id.clone(),
+        kind: s.kind.clone(),
+        items_in: s.items_in,
+        items_out: s.items_out,
+        items_dropped: s.items_dropped,
+        drop_reasons: s.drop_reasons.clone(),
     }
-    let final_dir = dataset_dir.join(version.to_string());
-    if final_dir.exists() {
-        return Err(PublishError::VersionExists {
-            dataset: request.dataset.clone(),
-            version: version.to_string(),
-            dir: final_dir,
-        });
+}
+
+/// The hidden folder a version is written into before it is renamed into place; counts the
+/// files written (a test hook fails after a given number, as a crash would).
+struct Staging {
+    dir: PathBuf,
+    written: usize,
+    fail_after: Option<usize>,
+}
+
+impl Staging {
+    fn create(dir: PathBuf, fail_after: Option<usize>) -> Result<Self, PublishError> {
+        let _ = fs::remove_dir_all(&dir);
+        let data_dir = dir.join("data");
+        fs::create_dir_all(&data_dir).map_err(io(&data_dir))?;
+        Ok(Self {
+            dir,
+            written: 0,
+            fail_after,
+        })
     }
 
-    // Stage everything in a hidden folder, then rename it into place.
-    let staging = dataset_dir.join(format!(".staging-{version}-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&staging);
-    let data_dir = staging.join("data");
-    fs::create_dir_all(&data_dir).map_err(io(&data_dir))?;
-    let mut written = 0usize;
-    let step = |written: &mut usize| -> Result<(), PublishError> {
-        *written += 1;
-        match options.fail_after_files {
-            Some(n) if *written >= n => Err(PublishError::Injected(n)),
+    /// One more file written.
+    fn step(&mut self) -> Result<(), PublishError> {
+        self.written += 1;
+        match self.fail_after {
+            Some(n) if self.written >= n => Err(PublishError::Injected(n)),
             _ => Ok(()),
         }
-    };
-    let mut entries = BTreeMap::new();
-    for t in &request.tables {
-        let file = format!("data/{}.parquet", t.name);
-        let target = staging.join(&file);
-        fs::copy(&t.path, &target).map_err(io(&t.path))?;
+    }
+
+    /// `source` copied to `file` (relative to the staging folder) and synced.
+    fn copy_file(&self, source: &Path, file: &str) -> Result<PathBuf, PublishError> {
+        let target = self.dir.join(file);
+        fs::copy(source, &target).map_err(io(source))?;
         fs::File::open(&target)
             .and_then(|f| f.sync_all())
             .map_err(io(&target))?;
-        let (sha256, bytes) = hashes[&t.name].clone();
-        let schema = t.kind.schema();
-        let rows = table_io::Table::open(&target)
-            .map_err(|e| PublishError::Table(e.to_string()))?
-            .rows() as u64;
-        entries.insert(
-            t.name.clone(),
-            TableEntry {
-                file,
-                kind: t.kind.name().into(),
-                sha256,
-                rows,
-                bytes,
-                schema_version: schema.version,
-                schema_fingerprint: schema.fingerprint(),
-            },
-        );
-        step(&mut written)?;
+        Ok(target)
     }
-    // Per-split copies of the question tables, when the version has the splits to cut them by.
-    let mut split_files = BTreeMap::new();
-    // `entries` has every request table: the loop above inserted each or returned.
-    if let Some(splits_table) = request
-        .tables
-        .iter()
-        .find(|t| t.kind == TableKind::QuestionSplits)
-    {
-        let assignment = splits::read_assignment(&staging.join(&entries[&splits_table.name].file))
-            .map_err(PublishError::Table)?;
+
+    /// Every table to `data/<name>.parquet`, with its manifest entry.
+    fn copy_tables(
+        &mut self,
+        request: &PublishRequest,
+        hashes: &BTreeMap<String, (String, u64)>,
+    ) -> Result<BTreeMap<String, TableEntry>, PublishError> {
+        let mut entries = BTreeMap::new();
         for t in &request.tables {
-            let source = staging.join(&entries[&t.name].file);
-            if let Some(files) =
-                splits::write_split_files(&staging, &t.name, t.kind, &source, &assignment)
-                    .map_err(PublishError::Table)?
-            {
-                let folder = data_dir.join(&t.name);
-                sync_dir(&folder).map_err(io(&folder))?;
-                split_files.insert(t.name.clone(), files);
-                step(&mut written)?;
-            }
-        }
-    }
-    sync_dir(&data_dir).map_err(io(&data_dir))?;
-    let mut exports = BTreeMap::new();
-    for export in &request.exports {
-        let folder = staging.join("exports").join(&export.folder);
-        fs::create_dir_all(&folder).map_err(io(&folder))?;
-        for source in &export.files {
-            let name = source
-                .file_name()
-                .ok_or_else(|| PublishError::Table(format!("{}: not a file", source.display())))?
-                .to_string_lossy()
-                .into_owned();
-            let file = format!("exports/{}/{name}", export.folder);
-            let target = staging.join(&file);
-            fs::copy(source, &target).map_err(io(source))?;
-            fs::File::open(&target)
-                .and_then(|f| f.sync_all())
-                .map_err(io(&target))?;
-            let (sha256, bytes) = table_io::hash_file(&target).map_err(io(&target))?;
-            exports.insert(
-                file,
-                ExportEntry {
-                    format: export.format.clone(),
-                    stage: export.stage.clone(),
+            let file = format!("data/{}.parquet", t.name);
+            let target = self.copy_file(&t.path, &file)?;
+            let (sha256, bytes) = hashes[&t.name].clone();
+            let schema = t.kind.schema();
+            let rows = table_io::Table::open(&target)
+                .map_err(|e| PublishError::Table(e.to_string()))?
+                .rows() as u64;
+            entries.insert(
+                t.name.clone(),
+                TableEntry {
+                    file,
+                    kind: t.kind.name().into(),
                     sha256,
+                    rows,
                     bytes,
+                    schema_version: schema.version,
+                    schema_fingerprint: schema.fingerprint(),
                 },
             );
-            step(&mut written)?;
+            self.step()?;
         }
-        sync_dir(&folder).map_err(io(&folder))?;
+        Ok(entries)
     }
-    let mut manifest = Manifest {
-        dataset: request.dataset.clone(),
-        version: version.to_string(),
-        parent: parent.as_ref().map(Version::to_string),
-        created_at: options
-            .created_at
-            .clone()
-            .unwrap_or_else(|| chrono::Utc::now().to_rfc3339()),
-        pipeline: request.pipeline.clone(),
-        config_hash: request.config_hash.clone(),
-        code_version: request.code_version.clone(),
-        tables: entries,
-        exports,
-        provenance: request.provenance.clone(),
-        splits: split_files,
-        metadata: BTreeMap::new(),
-        checks: request.checks.clone(),
-        stages: request
-            .stages
+
+    /// Per-split copies of the question tables, when the version has the splits to cut them by.
+    fn write_splits(
+        &mut self,
+        request: &PublishRequest,
+        entries: &BTreeMap<String, TableEntry>,
+    ) -> Result<BTreeMap<String, BTreeMap<String, crate::manifest::SplitEntry>>, PublishError> {
+        let mut split_files = BTreeMap::new();
+        let data_dir = self.dir.join("data");
+        // `entries` has every request table: `copy_tables` inserted each or returned.
+        if let Some(splits_table) = request
+            .tables
             .iter()
-            .map(|s| crate::manifest::StageCounts {
-                id: s.id.clone(),
-                kind: s.kind.clone(),
-                items_in: s.items_in,
-                items_out: s.items_out,
-                items_dropped: s.items_dropped,
-                drop_reasons: s.drop_reasons.clone(),
-            })
-            .collect(),
-    };
-    // Croissant is written from the manifest's tables, then hashed into it: the manifest vouches
-    // for every file of the version but itself.
-    let croissant = render_croissant(&CroissantInput {
-        request,
-        manifest: &manifest,
-        dir: &staging,
-    })
-    .map_err(PublishError::Table)?;
-    let croissant_json =
-        serde_json::to_vec_pretty(&croissant).expect("a JSON value always serialises");
-    let croissant_path = staging.join(CROISSANT);
-    write_atomic(&croissant_path, &croissant_json).map_err(io(&croissant_path))?;
-    step(&mut written)?;
-    let (sha256, bytes) = table_io::hash_file(&croissant_path).map_err(io(&croissant_path))?;
-    manifest
-        .metadata
-        .insert(CROISSANT.into(), MetadataEntry { sha256, bytes });
-    let manifest_json = serde_json::to_vec_pretty(&manifest).expect("a manifest always serialises");
-    let card = render_card(&CardInput {
-        request,
-        manifest: &manifest,
-        changes: &changes,
-        dir: &staging,
-    })
-    .map_err(PublishError::Table)?;
-    let changes_json = serde_json::to_vec_pretty(&changes).expect("changes always serialise");
-    for (name, bytes) in [
-        ("README.md", card.into_bytes()),
-        ("CHANGES.md", changes.render_markdown().into_bytes()),
-        ("changes.json", changes_json),
-        (MANIFEST, manifest_json),
-    ] {
-        let path = staging.join(name);
-        write_atomic(&path, &bytes).map_err(io(&path))?;
-        step(&mut written)?;
-    }
-    make_read_only(&staging);
-    sync_dir(&staging).map_err(io(&staging))?;
-    // rename(2) fails on a non-empty target, so a racing publisher of the same version loses
-    // instead of overwriting.
-    fs::rename(&staging, &final_dir).map_err(|source| {
-        let _ = fs::remove_dir_all(&staging);
-        if final_dir.exists() {
-            PublishError::VersionExists {
-                dataset: request.dataset.clone(),
-                version: version.to_string(),
-                dir: final_dir.clone(),
-            }
-        } else {
-            PublishError::Io {
-                path: final_dir.clone(),
-                source,
+            .find(|t| t.kind == TableKind::QuestionSplits)
+        {
+            let assignment =
+                splits::read_assignment(&self.dir.join(&entries[&splits_table.name].file))
+                    .map_err(PublishError::Table)?;
+            for t in &request.tables {
+                let source = self.dir.join(&entries[&t.name].file);
+                if let Some(files) =
+                    splits::write_split_files(&self.dir, &t.name, t.kind, &source, &assignment)
+                        .map_err(PublishError::Table)?
+                {
+                    let folder = data_dir.join(&t.name);
+                    sync_dir(&folder).map_err(io(&folder))?;
+                    split_files.insert(t.name.clone(), files);
+                    self.step()?;
+                }
             }
         }
-    })?;
-    sync_dir(&dataset_dir).map_err(io(&dataset_dir))?;
-    Ok(PublishOutcome::Published {
-        version: version.to_string(),
-        dir: final_dir,
-        changes,
-    })
+        sync_dir(&data_dir).map_err(io(&data_dir))?;
+        Ok(split_files)
+    }
+
+    /// Every export file to `exports/<folder>/<name>`, with its manifest entry.
+    fn copy_exports(
+        &mut self,
+        request: &PublishRequest,
+    ) -> Result<BTreeMap<String, ExportEntry>, PublishError> {
+        let mut exports = BTreeMap::new();
+        for export in &request.exports {
+            let folder = self.dir.join("exports").join(&export.folder);
+            fs::create_dir_all(&folder).map_err(io(&folder))?;
+            for source in &export.files {
+                let name = source
+                    .file_name()
+                    .ok_or_else(|| {
+                        PublishError::Table(format!("{}: not a file", source.display()))
+                    })?
+                    .to_string_lossy()
+                    .into_owned();
+                let file = format!("exports/{}/{name}", export.folder);
+                let target = self.copy_file(source, &file)?;
+                let (sha256, bytes) = table_io::hash_file(&target).map_err(io(&target))?;
+                exports.insert(
+                    file,
+                    ExportEntry {
+                        format: export.format.clone(),
+                        stage: export.stage.clone(),
+                        sha256,
+                        bytes,
+                    },
+                );
+                self.step()?;
+            }
+            sync_dir(&folder).map_err(io(&folder))?;
+        }
+        Ok(exports)
+    }
+
+    /// `croissant.json`, the card, the changes and the manifest.
+    fn write_metadata(
+        &mut self,
+        request: &PublishRequest,
+        mut manifest: Manifest,
+        changes: &Changes,
+    ) -> Result<(), PublishError> {
+        // Croissant is written from the manifest's tables, then hashed into it: the manifest
+        // vouches for every file of the version but itself.
+        let croissant = render_croissant(&CroissantInput {
+            request,
+            manifest: &manifest,
+            dir: &self.dir,
+        })
+        .map_err(PublishError::Table)?;
+        let croissant_json =
+            serde_json::to_vec_pretty(&croissant).expect("a JSON value always serialises");
+        let croissant_path = self.dir.join(CROISSANT);
+        write_atomic(&croissant_path, &croissant_json).map_err(io(&croissant_path))?;
+        self.step()?;
+        let (sha256, bytes) = table_io::hash_file(&croissant_path).map_err(io(&croissant_path))?;
+        manifest
+            .metadata
+            .insert(CROISSANT.into(), MetadataEntry { sha256, bytes });
+        let manifest_json =
+            serde_json::to_vec_pretty(&manifest).expect("a manifest always serialises");
+        let card = render_card(&CardInput {
+            request,
+            manifest: &manifest,
+            changes,
+            dir: &self.dir,
+        })
+        .map_err(PublishError::Table)?;
+        let changes_json = serde_json::to_vec_pretty(changes).expect("changes always serialise");
+        for (name, bytes) in [
+            ("README.md", card.into_bytes()),
+            ("CHANGES.md", changes.render_markdown().into_bytes()),
+            ("changes.json", changes_json),
+            (MANIFEST, manifest_json),
+        ] {
+            let path = self.dir.join(name);
+            write_atomic(&path, &bytes).map_err(io(&path))?;
+            self.step()?;
+        }
+        Ok(())
+    }
+
+    /// The finished version, read-only, renamed to `final_dir`.
+    fn move_to(
+        self,
+        final_dir: &Path,
+        request: &PublishRequest,
+        version: &Version,
+    ) -> Result<(), PublishError> {
+        let staging = self.dir;
+        make_read_only(&staging);
+        sync_dir(&staging).map_err(io(&staging))?;
+        // rename(2) fails on a non-empty target, so a racing publisher of the same version loses
+        // instead of overwriting.
+        fs::rename(&staging, final_dir).map_err(|source| {
+            let _ = fs::remove_dir_all(&staging);
+            if final_dir.exists() {
+                PublishError::VersionExists {
+                    dataset: request.dataset.clone(),
+                    version: version.to_string(),
+                    dir: final_dir.to_path_buf(),
+                }
+            } else {
+                PublishError::Io {
+                    path: final_dir.to_path_buf(),
+                    source,
+                }
+            }
+        })
+    }
 }
 
 /// The check against the latest published version of `dataset`: a table that had rows there

@@ -24,7 +24,6 @@ impl VerifyReport {
     }
 }
 
-/// Check the snapshot in `dir` against its manifest and the current schemas.
 /// A file against its manifest entry: `Err` when it cannot be read, else what differs (its
 /// sha256, its size).
 fn file_problems(path: &Path, sha256: &str, bytes: u64) -> Result<Vec<String>, String> {
@@ -58,6 +57,8 @@ fn table_problems(path: &Path, schema: &TableSchema, rows: u64) -> (Vec<String>,
     }
 }
 
+/// Check the snapshot in `dir` against its manifest and the current schemas. Files the manifest
+/// does not name are not part of the snapshot: each is a problem.
 pub fn verify(dir: &Path) -> VerifyReport {
     let mut report = VerifyReport::default();
     let manifest = match Manifest::read(dir) {
@@ -78,6 +79,21 @@ pub fn verify(dir: &Path) -> VerifyReport {
             manifest.version
         ));
     }
+    check_tables(dir, &manifest, &mut report);
+    check_splits(dir, &manifest, &mut report);
+    check_unlisted_data(dir, &manifest, &mut report);
+    check_metadata(dir, &manifest, &mut report);
+    check_exports(dir, &manifest, &mut report);
+    for required in ["README.md", "CHANGES.md"] {
+        if !dir.join(required).is_file() {
+            report.problems.push(format!("{required} is missing"));
+        }
+    }
+    report
+}
+
+/// Every table's file, schema and rows.
+fn check_tables(dir: &Path, manifest: &Manifest, report: &mut VerifyReport) {
     for (name, entry) in &manifest.tables {
         let path = dir.join(&entry.file);
         let problem = |m: String| format!("table `{name}` ({}): {m}", entry.file);
@@ -106,6 +122,10 @@ pub fn verify(dir: &Path) -> VerifyReport {
         report.rows_checked += rows;
         report.tables_checked += 1;
     }
+}
+
+/// Every split file, and that a table's splits hold its rows.
+fn check_splits(dir: &Path, manifest: &Manifest, report: &mut VerifyReport) {
     for (name, splits) in &manifest.splits {
         let Some(table) = manifest.tables.get(name) else {
             report
@@ -139,7 +159,10 @@ pub fn verify(dir: &Path) -> VerifyReport {
             ));
         }
     }
-    // Files the manifest does not name are not part of the snapshot.
+}
+
+/// Files under `data/` that the manifest does not list.
+fn check_unlisted_data(dir: &Path, manifest: &Manifest, report: &mut VerifyReport) {
     let data = dir.join("data");
     for entry in std::fs::read_dir(&data).into_iter().flatten().flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
@@ -169,6 +192,10 @@ pub fn verify(dir: &Path) -> VerifyReport {
                 .push(format!("{file} is not in the manifest"));
         }
     }
+}
+
+/// The metadata files (`croissant.json`) against the manifest.
+fn check_metadata(dir: &Path, manifest: &Manifest, report: &mut VerifyReport) {
     for (file, entry) in &manifest.metadata {
         let problems =
             file_problems(&dir.join(file), &entry.sha256, entry.bytes).unwrap_or_else(|e| vec![e]);
@@ -182,6 +209,10 @@ pub fn verify(dir: &Path) -> VerifyReport {
             .problems
             .push(format!("{CROISSANT} is not in the manifest"));
     }
+}
+
+/// Every export file, and files under `exports/` that the manifest does not list.
+fn check_exports(dir: &Path, manifest: &Manifest, report: &mut VerifyReport) {
     for (file, entry) in &manifest.exports {
         let problems =
             file_problems(&dir.join(file), &entry.sha256, entry.bytes).unwrap_or_else(|e| vec![e]);
@@ -212,10 +243,4 @@ pub fn verify(dir: &Path) -> VerifyReport {
             }
         }
     }
-    for required in ["README.md", "CHANGES.md"] {
-        if !dir.join(required).is_file() {
-            report.problems.push(format!("{required} is missing"));
-        }
-    }
-    report
 }

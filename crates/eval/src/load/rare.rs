@@ -415,10 +415,7 @@ pub fn load_rare_inputs(inputs: &RareInputs) -> Result<EvalData, LoadError> {
     for path in &inputs.retrieval_results {
         results.push(read_results(path, &mut data)?);
     }
-    let mut ids = BTreeSet::new();
-    // Sentences of each answer chunk, for a corpus rebuilt from them.
-    let mut sentences: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    let mut chunk_order: Vec<String> = Vec::new();
+    let mut seen = Seen::default();
     for path in &inputs.records {
         let file = file_label(path);
         let stem = file.strip_suffix(".json").unwrap_or(&file).to_string();
@@ -437,108 +434,14 @@ pub fn load_rare_inputs(inputs: &RareInputs) -> Result<EvalData, LoadError> {
                         .position(|r| file_label(&r.path) == format!("{d}_retrieval_results.json"))
                 })
             });
-        let (mut joined, mut unjoined) = (0usize, 0usize);
+        let mut join = Join::default();
         for (row, record) in &items {
-            let row = row.clone();
-            let (record, problems) = match ReadRecord::from_value(record) {
-                Ok(read) => read,
-                Err((reason, detail)) => {
-                    data.bad_rows.push(bad(&file, row, reason, detail));
-                    continue;
-                }
+            let result = result_index.map(|i| &mut results[i]);
+            let file = RecordFile {
+                file: &file,
+                name_domain: name_domain.as_deref(),
             };
-            let ReadRecord {
-                id: own_id,
-                question,
-                answer,
-                answer_chunk_ids,
-                source_sentences: record_sentences,
-                multi_hop_type,
-                domain,
-                split,
-                query_perturbations,
-                document_perturbations,
-            } = record;
-            let id = own_id
-                .clone()
-                .unwrap_or_else(|| noisebench_core::id::stable_id("q", &[&question, &answer]));
-            if !ids.insert(id.clone()) {
-                data.bad_rows.push(bad(
-                    &file,
-                    row,
-                    "duplicate_id",
-                    format!("question {id} appears again"),
-                ));
-                continue;
-            }
-            for c in &answer_chunk_ids {
-                let list = sentences.entry(c.clone()).or_insert_with(|| {
-                    chunk_order.push(c.clone());
-                    Vec::new()
-                });
-                for s in &record_sentences {
-                    if !list.contains(s) {
-                        list.push(s.clone());
-                    }
-                }
-            }
-            for (reason, detail) in problems {
-                data.bad_rows.push(bad(&file, row.clone(), reason, detail));
-            }
-            let query_perturbations = query_perturbations
-                .into_iter()
-                .map(|(kind, text)| QueryVariant { kind, text })
-                .collect();
-            let document_perturbations = document_perturbations
-                .into_iter()
-                .map(|(kind, chunk_id, text)| DocVariant {
-                    kind,
-                    chunk_id,
-                    text,
-                })
-                .collect();
-            // RARE's evaluator joins on `str(record["id"])`; its generator writes no id and
-            // run_retrievals.py then keys by Python's (salted) hash of the question, so a record
-            // without an id is joined on the question text (`original_query`).
-            let mut retrievals = Vec::new();
-            if let Some(r) = result_index.map(|i| &mut results[i]) {
-                let found = own_id
-                    .as_ref()
-                    .and_then(|k| r.by_key.get(k))
-                    .or_else(|| r.by_query.get(question.trim()));
-                match found {
-                    Some(found) => {
-                        retrievals = found.clone();
-                        r.used = true;
-                        joined += 1;
-                    }
-                    None => {
-                        unjoined += 1;
-                        data.bad_rows.push(bad(
-                            &file_label(&r.path),
-                            row.clone(),
-                            "no_retrieval_result",
-                            format!(
-                                "question {id} of {file} has no entry (by id or `original_query`); its retrieval cells use BM25"
-                            ),
-                        ));
-                    }
-                }
-            }
-            data.questions.push(EvalQuestion {
-                id,
-                question,
-                answer,
-                kind: multi_hop_type.unwrap_or_else(|| "single_hop".into()),
-                domain: domain
-                    .or_else(|| name_domain.clone())
-                    .unwrap_or_else(|| "unknown".into()),
-                answer_chunk_ids,
-                query_perturbations,
-                document_perturbations,
-                retrievals,
-                split,
-            });
+            add_question(&mut data, &mut seen, &mut join, file, row, record, result);
         }
         let loaded = data.questions.len() - first_question;
         data.notes.push(format!(
@@ -551,19 +454,163 @@ pub fn load_rare_inputs(inputs: &RareInputs) -> Result<EvalData, LoadError> {
         ));
         match result_index {
             Some(i) => data.notes.push(format!(
-                "retrieval results: {} ({} retrievers: {}) for {file}: {joined} of {} questions joined{}; retrieval cells use them",
+                "retrieval results: {} ({} retrievers: {}) for {file}: {} of {} questions joined{}; retrieval cells use them",
                 file_label(&results[i].path),
                 results[i].retrievers.len(),
                 results[i].retrievers.iter().cloned().collect::<Vec<_>>().join(", "),
-                joined + unjoined,
-                if unjoined > 0 { ", the rest use BM25" } else { "" }
+                join.joined,
+                join.joined + join.unjoined,
+                if join.unjoined > 0 { ", the rest use BM25" } else { "" }
             )),
             None => data.notes.push(format!(
                 "retrieval results: none for {file} (no {stem}_retrieval_results.json): retrieval cells use BM25 over the corpus"
             )),
         }
     }
-    for r in &results {
+    unused_results_notes(inputs, &results, &mut data);
+    corpus(inputs, &mut data, seen)?;
+    Ok(data)
+}
+
+/// The question ids and answer chunks seen so far, over every record file.
+#[derive(Default)]
+struct Seen {
+    ids: BTreeSet<String>,
+    /// Sentences of each answer chunk, for a corpus rebuilt from them.
+    sentences: BTreeMap<String, Vec<String>>,
+    chunk_order: Vec<String>,
+}
+
+/// How many questions of a record file found their retrieval results, and how many did not.
+#[derive(Default)]
+struct Join {
+    joined: usize,
+    unjoined: usize,
+}
+
+/// A record file's label and the domain its name gives.
+#[derive(Clone, Copy)]
+struct RecordFile<'a> {
+    file: &'a str,
+    name_domain: Option<&'a str>,
+}
+
+/// One record as a question into `data`, joined to its retrieval results when the file has
+/// some; a record that cannot be read or repeats an id is a bad row.
+fn add_question(
+    data: &mut EvalData,
+    seen: &mut Seen,
+    join: &mut Join,
+    RecordFile { file, name_domain }: RecordFile<'_>,
+    row: &str,
+    record: &Value,
+    results: Option<&mut ResultsFile>,
+) {
+    let row = row.to_string();
+    let (record, problems) = match ReadRecord::from_value(record) {
+        Ok(read) => read,
+        Err((reason, detail)) => {
+            data.bad_rows.push(bad(file, row, reason, detail));
+            return;
+        }
+    };
+    let ReadRecord {
+        id: own_id,
+        question,
+        answer,
+        answer_chunk_ids,
+        source_sentences: record_sentences,
+        multi_hop_type,
+        domain,
+        split,
+        query_perturbations,
+        document_perturbations,
+    } = record;
+    let id = own_id
+        .clone()
+        .unwrap_or_else(|| noisebench_core::id::stable_id("q", &[&question, &answer]));
+    if !seen.ids.insert(id.clone()) {
+        data.bad_rows.push(bad(
+            file,
+            row,
+            "duplicate_id",
+            format!("question {id} appears again"),
+        ));
+        return;
+    }
+    for c in &answer_chunk_ids {
+        let list = seen.sentences.entry(c.clone()).or_insert_with(|| {
+            seen.chunk_order.push(c.clone());
+            Vec::new()
+        });
+        for s in &record_sentences {
+            if !list.contains(s) {
+                list.push(s.clone());
+            }
+        }
+    }
+    for (reason, detail) in problems {
+        data.bad_rows.push(bad(file, row.clone(), reason, detail));
+    }
+    let query_perturbations = query_perturbations
+        .into_iter()
+        .map(|(kind, text)| QueryVariant { kind, text })
+        .collect();
+    let document_perturbations = document_perturbations
+        .into_iter()
+        .map(|(kind, chunk_id, text)| DocVariant {
+            kind,
+            chunk_id,
+            text,
+        })
+        .collect();
+    // RARE's evaluator joins on `str(record["id"])`; its generator writes no id and
+    // run_retrievals.py then keys by Python's (salted) hash of the question, so a record
+    // without an id is joined on the question text (`original_query`).
+    let mut retrievals = Vec::new();
+    if let Some(r) = results {
+        let found = own_id
+            .as_ref()
+            .and_then(|k| r.by_key.get(k))
+            .or_else(|| r.by_query.get(question.trim()));
+        match found {
+            Some(found) => {
+                retrievals = found.clone();
+                r.used = true;
+                join.joined += 1;
+            }
+            None => {
+                join.unjoined += 1;
+                data.bad_rows.push(bad(
+                    &file_label(&r.path),
+                    row.clone(),
+                    "no_retrieval_result",
+                    format!(
+                        "question {id} of {file} has no entry (by id or `original_query`); its retrieval cells use BM25"
+                    ),
+                ));
+            }
+        }
+    }
+    data.questions.push(EvalQuestion {
+        id,
+        question,
+        answer,
+        kind: multi_hop_type.unwrap_or_else(|| "single_hop".into()),
+        domain: domain
+            .or_else(|| name_domain.map(str::to_string))
+            .unwrap_or_else(|| "unknown".into()),
+        answer_chunk_ids,
+        query_perturbations,
+        document_perturbations,
+        retrievals,
+        split,
+    });
+}
+
+/// A note for each retrieval results file that no record file's name matches.
+fn unused_results_notes(inputs: &RareInputs, results: &[ResultsFile], data: &mut EvalData) {
+    for r in results {
         if !r.used
             && !inputs.records.iter().any(|p| {
                 let f = file_label(p);
@@ -580,9 +627,14 @@ pub fn load_rare_inputs(inputs: &RareInputs) -> Result<EvalData, LoadError> {
             ));
         }
     }
+}
+
+/// The corpus: the given chunks file (each answer chunk missing from it a bad row), or else
+/// the answer chunks rebuilt from the records' source sentences.
+fn corpus(inputs: &RareInputs, data: &mut EvalData, mut seen: Seen) -> Result<(), LoadError> {
     match inputs.chunks.as_deref() {
         Some(path) => {
-            read_chunks(path, &mut data)?;
+            read_chunks(path, data)?;
             let file = file_label(path);
             data.notes
                 .push(format!("corpus: {file}: {} chunks", data.chunks.len()));
@@ -603,8 +655,8 @@ pub fn load_rare_inputs(inputs: &RareInputs) -> Result<EvalData, LoadError> {
             data.bad_rows.extend(missing);
         }
         None => {
-            for id in chunk_order {
-                let text = sentences.remove(&id).unwrap_or_default().join(" ");
+            for id in std::mem::take(&mut seen.chunk_order) {
+                let text = seen.sentences.remove(&id).unwrap_or_default().join(" ");
                 data.chunks.push(EvalChunk {
                     id,
                     text,
@@ -633,5 +685,5 @@ pub fn load_rare_inputs(inputs: &RareInputs) -> Result<EvalData, LoadError> {
             }
         }
     }
-    Ok(data)
+    Ok(())
 }

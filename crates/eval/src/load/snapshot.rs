@@ -53,14 +53,23 @@ pub fn from_snapshot(t: SnapshotTables, retriever: Option<&str>) -> EvalData {
     };
     let file = |table: &str| format!("{}/{table}", t.name);
 
-    // Claims and their labelled documents.
+    claims_track(&t, &file, &mut data);
+    report_track(&t, retriever, &file, &mut data);
+    data
+}
+
+/// The documents a claim's pairs name, with the label of each pair.
+type Pairs<'t> = BTreeMap<&'t str, Vec<(&'t str, Option<DocLabel>)>>;
+
+/// Claims with a binary verdict and their labelled documents, into `data`.
+fn claims_track(t: &SnapshotTables, file: &dyn Fn(&str) -> String, data: &mut EvalData) {
     let questions: BTreeMap<&str, &str> = t
         .queries
         .iter()
         .filter(|q| q.kind == "question")
         .map(|q| (q.claim_id.as_str(), q.text.as_str()))
         .collect();
-    let mut pairs: BTreeMap<&str, Vec<(&str, Option<DocLabel>)>> = BTreeMap::new();
+    let mut pairs: Pairs<'_> = BTreeMap::new();
     for l in &t.labels {
         let label = l.label.as_deref().and_then(DocLabel::parse);
         if l.label.is_some() && label.is_none() {
@@ -152,8 +161,17 @@ pub fn from_snapshot(t: SnapshotTables, retriever: Option<&str>) -> EvalData {
             },
         });
     }
-    // A claim's per-pair labels may differ from the corpus row's when documents are shared;
-    // keep the claim's own view by giving such documents a claim-specific entry.
+    own_label_entries(data, &pairs, &used_documents, &claim_of_document);
+}
+
+/// A claim's per-pair labels may differ from the corpus row's when documents are shared;
+/// keep the claim's own view by giving such documents a claim-specific entry.
+fn own_label_entries(
+    data: &mut EvalData,
+    pairs: &Pairs<'_>,
+    used_documents: &BTreeMap<&str, Option<DocLabel>>,
+    claim_of_document: &BTreeMap<&str, &str>,
+) {
     let labels_by_pair: BTreeMap<(&str, &str), Option<DocLabel>> = pairs
         .iter()
         .flat_map(|(c, ds)| ds.iter().map(move |(d, l)| ((*c, *d), *l)))
@@ -180,8 +198,16 @@ pub fn from_snapshot(t: SnapshotTables, retriever: Option<&str>) -> EvalData {
         }
     }
     data.documents.extend(extra);
+}
 
-    // Report track.
+/// Chunks and questions (with their splits, perturbations and the chosen retriever's
+/// results for the original query), into `data`.
+fn report_track(
+    t: &SnapshotTables,
+    retriever: Option<&str>,
+    file: &dyn Fn(&str) -> String,
+    data: &mut EvalData,
+) {
     let report_domain: BTreeMap<&str, &str> = t
         .reports
         .iter()
@@ -288,5 +314,4 @@ pub fn from_snapshot(t: SnapshotTables, retriever: Option<&str>) -> EvalData {
             split: split.get(q.id.as_str()).map(|s| s.to_string()),
         });
     }
-    data
 }
