@@ -341,7 +341,8 @@ fn example_json<T: Task>() -> Option<serde_json::Value> {
 }
 
 fn input_of<T: Task>(input: &serde_json::Value) -> Result<T::Input, String> {
-    <T::Input as serde::Deserialize>::deserialize(input).map_err(|e| format!("{}: not an input of the task: {e}", T::NAME))
+    <T::Input as serde::Deserialize>::deserialize(input)
+        .map_err(|e| format!("{}: not an input of the task: {e}", T::NAME))
 }
 
 fn offline_json<T: Task>(input: &serde_json::Value) -> Result<serde_json::Value, String> {

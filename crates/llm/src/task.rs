@@ -8,8 +8,8 @@
 //! ([`crate::Llm::require`]), and its fingerprint covers those tasks only
 //! ([`crate::Llm::fingerprint_of`]).
 
-use serde::de::DeserializeOwned;
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 
 /// A task: its name, input, typed answer, checks and offline rule.
 pub trait Task: Send + Sync + 'static {

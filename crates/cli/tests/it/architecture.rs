@@ -707,7 +707,6 @@ fn the_code_map_check_finds_what_is_left_out() {
     );
 }
 
-
 /// The longest a non-test function may be, in lines from its `fn` line to its closing brace.
 const MAX_FN_LINES: usize = 150;
 
