@@ -317,7 +317,7 @@ def main():
         cargo(copy, ["check", "--quiet", "-p", f"noisebench-{TASK_CRATE}", "-p", f"noisebench-{STAGE_CRATE}",
                      "-p", "noisebench-cli", "--lib", *test_targets], env)
         out = cargo(copy, ["test", "--quiet", "-p", "noisebench-fuzz-targets", "--no-default-features",
-                           "--test", "replay", "--", "every_task", "--nocapture"], env)
+                           "--test", "it", "--", "every_task", "--nocapture"], env)
         name = f"{TASK_CRATE}::{VALUES['<name>']}"
         if f"llm_answer task" not in out or f": {name}\n" not in out:
             fail(f"the fuzz target's replay did not ask the throwaway task {name}:\n{out}")

@@ -3,27 +3,11 @@
 //! cut-off answer re-asked, one failed vote of several, a triplet not found in its window):
 //! a stage that dropped nothing shows no reason beside its `0`.
 
-use std::collections::BTreeMap;
-use std::path::Path;
-
 use noisebench_core::StageSummary;
-
-use crate::runner::read_record;
+use std::collections::BTreeMap;
 
 /// Failures of kept items per stage id and reason code.
 pub type KeptFailures = BTreeMap<String, BTreeMap<String, i64>>;
-
-/// The failures of kept items each stage of `summary` recorded in its `stage.json` under
-/// `run_dir` (a stage without a record: none).
-pub fn kept_failures(run_dir: &Path, summary: &[StageSummary]) -> KeptFailures {
-    summary
-        .iter()
-        .filter_map(|s| {
-            let record = read_record(&run_dir.join(&s.id))?;
-            (!record.failures.is_empty()).then(|| (s.id.clone(), record.failures))
-        })
-        .collect()
-}
 
 /// A run summary as an aligned text table. `drop_reasons` of a row counts every drop record;
 /// `failures` says which of them did not cost their item, so the reasons column shows the

@@ -478,38 +478,15 @@ impl TypedStage for RetrievalStage {
         let mut first_stage: HashMap<RerankSource, Vec<Option<Vec<Scored>>>> = HashMap::new();
 
         if c.bm25 && !items.is_empty() {
-            let index = Bm25Chunks::build(chunks.iter().map(|c| (c.id.as_str(), c.text.as_str())))
-                .map_err(|e| StageError::Other(format!("bm25 index: {e}")))?;
-            let bar = ctx
-                .progress
-                .bar("retrieval: bm25", Some(items.len() as u64));
-            let tick = || bar.inc(1);
-            // A question and its perturbations: one family, searched together.
-            let mut family_of: HashMap<&str, u32> = HashMap::new();
-            let families: Vec<u32> = items
-                .iter()
-                .map(|q| {
-                    let n = family_of.len() as u32;
-                    *family_of.entry(q.question_id.as_str()).or_insert(n)
-                })
-                .collect();
-            let results =
-                index.search_all(&texts, &families, depth(RerankSource::Bm25), threads, &tick);
-            bar.finish();
-            let mut out = Vec::with_capacity(results.len());
-            for (q, r) in items.iter().zip(results) {
-                match r {
-                    Ok(hits) => out.push(Some(hits)),
-                    Err(e) => {
-                        drops.add_failure(
-                            format!("{}/bm25", q.query_id),
-                            "bm25_error",
-                            e.to_string(),
-                        );
-                        out.push(None);
-                    }
-                }
-            }
+            let out = bm25_results(
+                &chunks,
+                &items,
+                &texts,
+                depth(RerankSource::Bm25),
+                threads,
+                ctx,
+                &mut drops,
+            )?;
             first_stage.insert(RerankSource::Bm25, out);
             ranked.push(Ranked {
                 retriever: "bm25".into(),
@@ -595,6 +572,47 @@ impl TypedStage for RetrievalStage {
             .with_table("retrieval_metrics", metric_rows)
             .with_facts(summary.facts()))
     }
+}
+
+/// BM25's hits for every query (a question and its perturbations searched together as one
+/// family), `depth` deep; a query the index failed on has none and a counted failure.
+fn bm25_results(
+    chunks: &[Chunk],
+    items: &[QueryItem],
+    texts: &[&str],
+    depth: usize,
+    threads: usize,
+    ctx: &StageContext,
+    drops: &mut Drops,
+) -> Result<Vec<Option<Vec<Scored>>>, StageError> {
+    let index = Bm25Chunks::build(chunks.iter().map(|c| (c.id.as_str(), c.text.as_str())))
+        .map_err(|e| StageError::Other(format!("bm25 index: {e}")))?;
+    let bar = ctx
+        .progress
+        .bar("retrieval: bm25", Some(items.len() as u64));
+    let tick = || bar.inc(1);
+    // A question and its perturbations: one family, searched together.
+    let mut family_of: HashMap<&str, u32> = HashMap::new();
+    let families: Vec<u32> = items
+        .iter()
+        .map(|q| {
+            let n = family_of.len() as u32;
+            *family_of.entry(q.question_id.as_str()).or_insert(n)
+        })
+        .collect();
+    let results = index.search_all(texts, &families, depth, threads, &tick);
+    bar.finish();
+    let mut out = Vec::with_capacity(results.len());
+    for (q, r) in items.iter().zip(results) {
+        match r {
+            Ok(hits) => out.push(Some(hits)),
+            Err(e) => {
+                drops.add_failure(format!("{}/bm25", q.query_id), "bm25_error", e.to_string());
+                out.push(None);
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// An embedding failure: (item, reason, detail) of its drop record.

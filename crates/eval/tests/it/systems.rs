@@ -216,7 +216,10 @@ fn astute_makes_one_generate_t_minus_one_consolidate_and_one_answer_call_per_ask
 }
 
 #[test]
-fn astute_truncates_the_models_passages_to_the_maximum() {
+fn astute_refuses_more_passages_than_the_maximum() {
+    // The generate task's bounds are 0 to m̂ passages, in its schema and its check alike: a
+    // model that writes more is re-asked and then fails the ask with the check's reason, rather
+    // than having its passages cut quietly.
     let server = FakeServer::answering(|body| match kind(body) {
         "generate" => content(json!({"passages": ["one", " ", "two", "three"], "no_more": false})),
         _ => astute_script(body),
@@ -228,14 +231,16 @@ fn astute_truncates_the_models_passages_to_the_maximum() {
             max_internal_passages: 2,
         },
     };
-    let g = astute
+    let err = astute
         .generate(&llm(&server, dir.path()), "eval", &astute_asks()[..1])
         .remove(0)
-        .unwrap();
-    assert_eq!(g.steps, ["generate:2", "answer"]);
-    let answer = &user_texts(&server, "answer")[0];
-    assert!(answer.contains("[4] source: internal (the model's own knowledge)\ntwo"));
-    assert!(!answer.contains("three"), "{answer}");
+        .unwrap_err();
+    let err = format!("{err:?}");
+    assert!(
+        err.contains("`passages` has 4 items, wanted 0 to 2"),
+        "{err}"
+    );
+    assert!(user_texts(&server, "answer").is_empty());
 }
 
 #[test]

@@ -122,5 +122,17 @@ impl RunResult {
 /// A run summary as an aligned text table (failures of kept items told apart when `run_dir`
 /// holds the stages' records: [`crate::summary::render`]).
 pub fn render_summary(summary: &[StageSummary], run_dir: &Path) -> String {
-    crate::summary::render(summary, &crate::summary::kept_failures(run_dir, summary))
+    crate::summary::render(summary, &kept_failures(run_dir, summary))
+}
+
+/// The failures of kept items each stage of `summary` recorded in its `stage.json` under
+/// `run_dir` (a stage without a record: none).
+fn kept_failures(run_dir: &Path, summary: &[StageSummary]) -> crate::summary::KeptFailures {
+    summary
+        .iter()
+        .filter_map(|s| {
+            let record = super::read_record(&run_dir.join(&s.id))?;
+            (!record.failures.is_empty()).then(|| (s.id.clone(), record.failures))
+        })
+        .collect()
 }

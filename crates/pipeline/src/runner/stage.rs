@@ -256,13 +256,16 @@ fn clear_stage_dir(stage: &PlannedStage, dir: &Path) -> Result<(PathBuf, Vec<Sid
     Ok((record_path, declared))
 }
 
+/// The files written by table name, and the rows kept for the stage's checks.
+type Written = (BTreeMap<String, TableFile>, BTreeMap<String, Rows>);
+
 /// Every declared output table, checked (present, of its kind, unique ids) and written: the
 /// files by table name, and the rows kept for the stage's checks.
 fn write_outputs(
     stage: &PlannedStage,
     dir: &Path,
     output: &mut StageOutput,
-) -> Result<(BTreeMap<String, TableFile>, BTreeMap<String, Rows>), RunError> {
+) -> Result<Written, RunError> {
     let mut written = BTreeMap::new();
     let mut held: BTreeMap<String, Rows> = BTreeMap::new();
     for spec in stage.stage.outputs() {
