@@ -301,7 +301,7 @@ fn window_input(c: &TripletsConfig, w: &Window<'_>) -> TripletsInput {
 impl TypedStage for TripletsStage {
     type Config = TripletsConfig;
     const KIND: &'static str = "triplets";
-    const VERSION: u32 = 1;
+    const VERSION: u32 = 2;
 
     fn inputs(&self) -> Vec<InputSpec> {
         vec![InputSpec::required("chunks", TableKind::Chunks)]

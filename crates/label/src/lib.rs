@@ -391,7 +391,7 @@ pub struct ExportConfactStage;
 impl TypedStage for ExportConfactStage {
     type Config = ExportConfig;
     const KIND: &'static str = "export-confact";
-    const VERSION: u32 = 1;
+    const VERSION: u32 = 2;
     const ONE_TO_ONE: bool = true;
 
     fn inputs(&self) -> Vec<InputSpec> {

@@ -543,7 +543,7 @@ fn provenance(a: &Answer<QaOutput>) -> String {
 impl TypedStage for QuestionsStage {
     type Config = QuestionsConfig;
     const KIND: &'static str = "questions";
-    const VERSION: u32 = 1;
+    const VERSION: u32 = 2;
 
     fn inputs(&self) -> Vec<InputSpec> {
         vec![
