@@ -93,13 +93,12 @@ impl LabelPreset {
 
     /// A label as this preset writes it, from any accepted spelling (trimmed, any case);
     /// `None` for anything else.
+    /// The accepted spellings are the release's ([`noisebench_releases::raguard::label_word`]).
     pub fn normalise(self, label: &str) -> Option<&'static str> {
-        match label.trim().to_lowercase().as_str() {
-            "supporting" | "support" | "supports" => Some(SUPPORTING),
-            "misleading" | "mislead" | "misleads" => Some(MISLEADING),
-            "irrelevant" | "unrelated" => Some(self.irrelevant()),
-            _ => None,
-        }
+        noisebench_releases::raguard::label_word(label).map(|word| match word {
+            "unrelated" => self.irrelevant(),
+            word => word,
+        })
     }
 }
 
