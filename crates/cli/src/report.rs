@@ -10,7 +10,7 @@ use noisebench_pipeline::atomic;
 use noisebench_report::{EvalResults, ReportData};
 
 /// The report's file name beside the version folder: `<version>.report.html`.
-pub fn report_path(version_dir: &Path, version: &str) -> PathBuf {
+pub(crate) fn report_path(version_dir: &Path, version: &str) -> PathBuf {
     version_dir
         .parent()
         .unwrap_or(Path::new("."))
