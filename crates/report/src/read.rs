@@ -185,8 +185,8 @@ fn stages(manifest: &Manifest) -> Option<Vec<StageFunnel>> {
 
 /// The drops of the run that built the version: `<root>/work/<pipeline>/<stage>/drops.parquet`
 /// of each of its stages, when that run folder still holds every table the version published
-/// (each one's sha256 among the stages' records); `None` otherwise, as published versions hold
-/// no drops.
+/// (each one's sha256 among the stages' records); `None` otherwise (no stage record found, even
+/// for a version without tables), as published versions hold no drops.
 fn run_drops(version_dir: &Path, manifest: &Manifest, stages: &[&str]) -> Option<Vec<DropRecord>> {
     let run_dir = version_dir
         .parent()?
@@ -202,7 +202,7 @@ fn run_drops(version_dir: &Path, manifest: &Manifest, stages: &[&str]) -> Option
         .iter()
         .flat_map(|(_, r)| r.tables.values().map(|t| t.sha256.as_str()))
         .collect();
-    if stages.is_empty()
+    if records.is_empty()
         || !manifest
             .tables
             .values()
@@ -280,4 +280,170 @@ fn changes(version_dir: &Path) -> Result<Option<Changes>, ReadError> {
             })
             .collect(),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    /// A `manifest.json` without tables: `version` of dataset `demo`, `extra` merged in.
+    fn manifest(version: &str, extra: serde_json::Value) -> String {
+        let mut m = serde_json::json!({
+            "dataset": "demo",
+            "version": version,
+            "parent": null,
+            "created_at": "2026-11-27T10:00:00Z",
+            "pipeline": "demo",
+            "config_hash": "c0ffee",
+            "code_version": "0.1.0",
+            "tables": {}
+        });
+        for (k, v) in extra.as_object().unwrap() {
+            m[k] = v.clone();
+        }
+        m.to_string()
+    }
+
+    fn write(path: &Path, text: &str) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    #[test]
+    fn a_version_reads_its_overview_funnel_facts_and_changes_from_its_files() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dataset = tmp.path().join("snapshots/demo");
+        let table = |rows: u64| {
+            serde_json::json!({
+                "file": "data/claims.parquet", "kind": "claims", "sha256": "ab", "rows": rows,
+                "bytes": 10, "schema_version": 1, "schema_fingerprint": "f"
+            })
+        };
+        write(
+            &dataset.join("1.0.0/manifest.json"),
+            &manifest("1.0.0", serde_json::json!({"tables": {"claims": table(4)}})),
+        );
+        // The version's own tables are not read here (no table of any kind is published: the
+        // table reads are the cli's end-to-end tests'); only its manifest's other parts.
+        write(
+            &dataset.join("1.1.0/manifest.json"),
+            &manifest(
+                "1.1.0",
+                serde_json::json!({
+                    "parent": "1.0.0",
+                    "provenance": {
+                        "facts:triplets": {"data": {"grounding_rate": 0.8}},
+                        "facts:graph": {"data": {"relations_before": 12, "relations_after": 9}}
+                    },
+                    "stages": [
+                        {"id": "claims", "kind": "claims-import", "items_in": 65, "items_out": 53,
+                         "items_dropped": 12, "drop_reasons": {"bad_date": 2, "empty_claim": 10}},
+                        {"id": "labels", "kind": "labels", "items_in": 518, "items_out": 518,
+                         "items_dropped": 0}
+                    ]
+                }),
+            ),
+        );
+        write(
+            &dataset.join("1.1.0/changes.json"),
+            &serde_json::json!({
+                "from": "1.0.0", "to": "1.1.0",
+                "tables": {
+                    "claims": {"rows_before": 4, "rows_after": 5, "added": ["c5", "c6"],
+                               "removed": ["c1"], "changed": ["c2"], "reserialised": false,
+                               "table_added": false, "table_removed": false},
+                    "questions": {"rows_before": 0, "rows_after": 3, "added": ["q1", "q2", "q3"],
+                                  "removed": [], "changed": [], "reserialised": false,
+                                  "table_added": true, "table_removed": false}
+                }
+            })
+            .to_string(),
+        );
+        // An evaluation folder without the version's runs: no rows.
+        let evals = tmp.path().join("evals");
+        std::fs::create_dir_all(&evals).unwrap();
+        let at = EvalResults {
+            dir: &evals,
+            metrics_file: "metrics.parquet",
+        };
+
+        // The dataset folder opens its latest version.
+        let data = report_data(&dataset, Some(at), 5).unwrap();
+        let o = &data.overview;
+        assert_eq!(
+            (o.version.as_str(), o.parent.as_deref()),
+            ("1.1.0", Some("1.0.0"))
+        );
+        assert!(o.tables.is_empty());
+        let parent: BTreeMap<String, u64> = [("claims".to_string(), 4)].into();
+        assert_eq!(o.parent_tables, Some(parent));
+
+        let stages = data.stages.as_ref().unwrap();
+        assert_eq!(stages.len(), 2);
+        assert_eq!(
+            (stages[0].id.as_str(), stages[0].kind.as_str()),
+            ("claims", "claims-import")
+        );
+        assert_eq!(
+            (stages[0].items_in, stages[0].items_out, stages[0].dropped),
+            (65, 53, 12)
+        );
+        assert_eq!(stages[0].drop_reasons["empty_claim"], 10);
+        assert!(stages[1].drop_reasons.is_empty());
+
+        assert_eq!(data.graph.grounding_rate, Some(0.8));
+        assert_eq!(data.graph.relations_before_after, Some((12, 9)));
+        assert!(data.evals.is_empty());
+
+        let changes = data.changes.as_ref().unwrap();
+        assert_eq!(changes.from.as_deref(), Some("1.0.0"));
+        let claims = &changes.tables[0];
+        assert_eq!(claims.table, "claims");
+        assert_eq!(
+            (claims.rows_before, claims.rows_after),
+            (4, 5),
+            "{claims:?}"
+        );
+        assert_eq!((claims.added, claims.removed, claims.changed), (2, 1, 1));
+        assert_eq!(claims.table_status, None);
+        assert_eq!(changes.tables[1].table_status.as_deref(), Some("added"));
+        // No run folder beside the snapshots: no drops, and the page says why.
+        assert!(data.samples.drops.is_empty());
+        assert!(data.samples.drops_missing.is_some());
+    }
+
+    #[test]
+    fn a_version_published_before_the_manifest_held_stages_has_no_funnel() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("snapshots/demo/1.0.0");
+        write(
+            &dir.join("manifest.json"),
+            &manifest("1.0.0", serde_json::json!({})),
+        );
+        // A card with a construction table is not read back: the run summary is data or nothing.
+        write(
+            &dir.join("README.md"),
+            "| stage | kind | in | out | dropped | drop reasons |\n|---|---|---:|---:|---:|---|\n\
+             | claims | claims-import | 65 | 53 | 12 | empty_claim: 12 |\n",
+        );
+        let data = report_data(&dir, None, 5).unwrap();
+        assert_eq!(data.stages, None);
+        assert_eq!(data.changes, None);
+        assert_eq!(data.overview.parent_tables, None);
+    }
+
+    #[test]
+    fn an_unreadable_changes_file_names_itself() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("1.0.0");
+        write(
+            &dir.join("manifest.json"),
+            &manifest("1.0.0", serde_json::json!({})),
+        );
+        write(&dir.join("changes.json"), "{ not json");
+        let err = report_data(&dir, None, 5).unwrap_err().to_string();
+        assert!(err.contains("changes.json"), "{err}");
+    }
 }
