@@ -417,7 +417,10 @@ fn stopped(e: anyhow::Error, loaded: &Loaded) -> anyhow::Error {
 /// One line when the pipeline has a report track (stages up to the last one writing questions)
 /// and it produced no question although its first stages read something: where it ran dry.
 /// `None` when it produced questions or the pipeline has no such track.
-pub fn report_track_line(plan: &Plan, summary: &[noisebench_core::StageSummary]) -> Option<String> {
+pub(crate) fn report_track_line(
+    plan: &Plan,
+    summary: &[noisebench_core::StageSummary],
+) -> Option<String> {
     let last = plan.stages.iter().rev().find(|s| {
         s.stage
             .outputs()

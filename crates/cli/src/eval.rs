@@ -115,7 +115,7 @@ fn head_of(path: &Path) -> Result<Vec<u8>> {
 /// `claims.csv`, CONF-FACT's `HumC.pkl.gz`/`ModC.pkl.gz`, or RARE's record files; RAGuard's CSV
 /// files; a gzip'd or plain pickle (CONF-FACT); JSON with `evidence_url` (CONF-FACT) or
 /// `answer_chunk_ids` (RARE) in its first records.
-pub fn detect_format(inputs: &[PathBuf]) -> Result<SourceFormat> {
+pub(crate) fn detect_format(inputs: &[PathBuf]) -> Result<SourceFormat> {
     let Some(first) = inputs.first() else {
         bail!("eval: no input given (a snapshot folder, or release files)");
     };
@@ -185,7 +185,7 @@ pub fn detect_format(inputs: &[PathBuf]) -> Result<SourceFormat> {
 }
 
 /// Load the inputs in `format`.
-pub fn load_inputs(req: &EvalRequest, format: SourceFormat) -> Result<EvalData> {
+pub(crate) fn load_inputs(req: &EvalRequest, format: SourceFormat) -> Result<EvalData> {
     let inputs = &req.inputs;
     Ok(match format {
         SourceFormat::Snapshot => load_snapshot(&inputs[0], req.retriever.as_deref())?,
@@ -261,7 +261,7 @@ fn count(n: usize) -> String {
 }
 
 /// What was loaded and what was set aside, and why: printed before the results.
-pub fn load_summary(data: &EvalData) -> String {
+pub(crate) fn load_summary(data: &EvalData) -> String {
     let mut out = format!(
         "loaded {}: {} claims, {} documents, {} questions, {} chunks\n",
         data.name,
@@ -291,7 +291,7 @@ pub fn load_summary(data: &EvalData) -> String {
 }
 
 /// Details of bad rows kept in `summary.json`; beyond it the summary says how many it left out.
-pub const SUMMARY_DETAILS: usize = 100_000;
+pub(crate) const SUMMARY_DETAILS: usize = 100_000;
 
 impl EvalRun {
     /// Tasks that scored at least one item.
@@ -323,7 +323,7 @@ impl EvalRun {
 }
 
 /// The `[llm]` and `[eval]` tables of the configuration file (both optional).
-pub fn load_config(
+pub(crate) fn load_config(
     root: &Path,
     path: Option<&Path>,
     overrides: &LlmOverrides,

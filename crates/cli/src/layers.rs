@@ -10,7 +10,7 @@ use noisebench_pipeline::PipelineFile;
 use noisebench_web::Web;
 
 /// Where a live run archives fetched responses when `[web] archive_dir` is not set.
-pub const DEFAULT_ARCHIVE_DIR: &str = "work/archive";
+pub(crate) const DEFAULT_ARCHIVE_DIR: &str = "work/archive";
 
 /// The layers a pipeline's stages share, built from its `[llm]` and `[web]` tables.
 #[derive(Clone)]

@@ -12,8 +12,8 @@
 //! (`build-snapshot`/`refresh`: run, then publish with provenance, facts and exports), `inspect`,
 //! `export`, `validate` (the dataset's own rules over a published snapshot), `eval` (a model on
 //! a snapshot or a seed release, through the `eval` crate; results under `evals/`), `report` (a
-//! version's self-contained HTML report, beside the version folder, through the `report`
-//! crate), `reference` (the configuration reference `schemas` writes), `remote_work`
+//! version's self-contained HTML report, beside the version folder: the `report` crate
+//! reads and aggregates the version, this module writes the page), `reference` (the configuration reference `schemas` writes), `remote_work`
 //! (`--remote-work`: the work folder shared through object storage).
 //!
 //! What this crate is not: it holds no stage logic. Its library half exists so the end-to-end tests
@@ -37,22 +37,17 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use noisebench_core::TableKind;
 
-pub use build::{
-    Built, LlmTotals, SenseShare, Stopped, TaskShare, build_snapshot, code_version,
-    report_track_line,
-};
+pub use build::{Built, LlmTotals, SenseShare, Stopped, TaskShare, build_snapshot, code_version};
 pub use eval::{
     CALLS_FILE, EvalRequest, EvalRun, METRICS_FILE, PREDICTIONS_FILE, RESULTS_FILE, SUMMARY_FILE,
-    compare_evals, detect_format, load_inputs, load_snapshot, load_summary, run_eval,
+    compare_evals, load_snapshot, run_eval,
 };
 pub use export::{ExportFormat, Exported, export_snapshot, resolve_snapshot};
 pub use inspect::{inspect_id, inspect_stage};
-pub use layers::{DEFAULT_ARCHIVE_DIR, Layers, LlmOverrides};
+pub use layers::{Layers, LlmOverrides};
 pub use reference::{config_schemas, render_markdown, write_config_reference};
 pub use registry::{registry, table_checks};
-pub use report::{
-    report_data, report_data_sampled, report_path, write_report, write_report_sampled,
-};
+pub use report::{report_data, write_report, write_report_sampled};
 pub use validate::{ValidationReport, validate_snapshot};
 pub use workspace::{Loaded, Workspace, check};
 

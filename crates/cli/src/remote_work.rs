@@ -24,10 +24,10 @@ use noisebench_pipeline::runner::{SHARDS_DIR, STAGE_RECORD};
 use noisebench_pipeline::{PipelineFile, Plan};
 use noisebench_store::{ArchiveSync, Location, Remote, Transfer};
 
-use crate::DEFAULT_ARCHIVE_DIR;
+use crate::layers::DEFAULT_ARCHIVE_DIR;
 
 /// The environment variable read when `--remote-work` is not given.
-pub const REMOTE_WORK_ENV: &str = "NOISEBENCH_REMOTE_WORK";
+pub(crate) const REMOTE_WORK_ENV: &str = "NOISEBENCH_REMOTE_WORK";
 
 /// The shared work folder's location.
 #[derive(Debug, Clone)]
@@ -37,7 +37,7 @@ pub struct RemoteWork {
 
 /// What one command moved, printed on stderr as one line.
 #[derive(Debug, Clone, Default)]
-pub struct Moved {
+pub(crate) struct Moved {
     pub folders: usize,
     pub files: usize,
     pub bytes: u64,
@@ -96,7 +96,7 @@ impl RemoteWork {
 
     /// Pull a stage folder (or shard part) when the remote one is finished and its `stage.json`
     /// differs from the local one; `None` when nothing was pulled.
-    pub fn pull_folder(&self, key: &str, local: &Path) -> Result<Option<Transfer>> {
+    pub(crate) fn pull_folder(&self, key: &str, local: &Path) -> Result<Option<Transfer>> {
         let remote = self.open(key)?;
         let Some(there) = remote.get(STAGE_RECORD)? else {
             return Ok(None);
@@ -109,7 +109,7 @@ impl RemoteWork {
 
     /// Push a finished stage folder (or shard part) whose `stage.json` differs from the remote
     /// one; `None` when nothing was pushed (unfinished locally, or the same there).
-    pub fn push_folder(&self, local: &Path, key: &str) -> Result<Option<Transfer>> {
+    pub(crate) fn push_folder(&self, local: &Path, key: &str) -> Result<Option<Transfer>> {
         let Ok(here) = std::fs::read(local.join(STAGE_RECORD)) else {
             return Ok(None);
         };
@@ -122,7 +122,12 @@ impl RemoteWork {
 
     /// Pull what the stages need: the folders of `stages` (ids) of the pipeline, and the shard
     /// parts `parts` (`<stage>/shards/<i>-of-<n>`).
-    pub fn pull(&self, work_dir: &Path, pipeline: &str, folders: &[String]) -> Result<Moved> {
+    pub(crate) fn pull(
+        &self,
+        work_dir: &Path,
+        pipeline: &str,
+        folders: &[String],
+    ) -> Result<Moved> {
         let started = Instant::now();
         let mut moved = Moved::default();
         for folder in folders {
@@ -136,7 +141,12 @@ impl RemoteWork {
     }
 
     /// Push the folders (stage ids or shard parts) that differ from the remote.
-    pub fn push(&self, work_dir: &Path, pipeline: &str, folders: &[String]) -> Result<Moved> {
+    pub(crate) fn push(
+        &self,
+        work_dir: &Path,
+        pipeline: &str,
+        folders: &[String],
+    ) -> Result<Moved> {
         let started = Instant::now();
         let mut moved = Moved::default();
         for folder in folders {
@@ -150,7 +160,7 @@ impl RemoteWork {
     }
 
     /// Pull the web archive of a pipeline file whose web layer is live (replay keeps none).
-    pub fn pull_archive(&self, file: &PipelineFile, root: &Path) -> Result<Moved> {
+    pub(crate) fn pull_archive(&self, file: &PipelineFile, root: &Path) -> Result<Moved> {
         let started = Instant::now();
         let mut moved = Moved::default();
         if let Some((dir, key)) = archive_of(file, root)? {
@@ -161,7 +171,7 @@ impl RemoteWork {
     }
 
     /// Push the web archive's new objects and index lines.
-    pub fn push_archive(&self, file: &PipelineFile, root: &Path) -> Result<Moved> {
+    pub(crate) fn push_archive(&self, file: &PipelineFile, root: &Path) -> Result<Moved> {
         let started = Instant::now();
         let mut moved = Moved::default();
         if let Some((dir, key)) = archive_of(file, root)? {
@@ -173,17 +183,17 @@ impl RemoteWork {
 }
 
 /// `work/<pipeline>/<folder>`: the remote key of a stage folder or shard part.
-pub fn work_key(pipeline: &str, folder: &str) -> String {
+pub(crate) fn work_key(pipeline: &str, folder: &str) -> String {
     format!("work/{pipeline}/{folder}")
 }
 
 /// `<stage>/shards/<i>-of-<n>`: a shard part's folder under the pipeline's work folder.
-pub fn shard_folder(stage: &str, shard: noisebench_core::Shard) -> String {
+pub(crate) fn shard_folder(stage: &str, shard: noisebench_core::Shard) -> String {
     format!("{stage}/{SHARDS_DIR}/{}", shard.dir_name())
 }
 
 /// The stage ids a command on `only` (or the whole plan) runs over, in plan order.
-pub fn stages_of(plan: &Plan, only: Option<&str>) -> Result<Vec<String>> {
+pub(crate) fn stages_of(plan: &Plan, only: Option<&str>) -> Result<Vec<String>> {
     Ok(match only {
         Some(id) => plan.upstream_of(id)?.iter().map(|s| s.id.clone()).collect(),
         None => plan.stages.iter().map(|s| s.id.clone()).collect(),
@@ -192,7 +202,7 @@ pub fn stages_of(plan: &Plan, only: Option<&str>) -> Result<Vec<String>> {
 
 /// The local archive folder of a pipeline file and its remote key (its path under the root, or
 /// `work/archive` when it lies elsewhere); `None` when the web layer replays (no archive).
-pub fn archive_of(file: &PipelineFile, root: &Path) -> Result<Option<(PathBuf, String)>> {
+pub(crate) fn archive_of(file: &PipelineFile, root: &Path) -> Result<Option<(PathBuf, String)>> {
     let web = match &file.web {
         Some(t) => serde_json::to_value(t).context("[web]")?,
         None => serde_json::Value::Null,

@@ -227,7 +227,7 @@ fn write_slurm_steps(steps: &[Step], request: &PlanRequest, out: &Path) -> Resul
 /// The Kubernetes Job of a step: an Indexed Job of `count` completions for shards (the shard is
 /// `JOB_COMPLETION_INDEX`), a one-pod Job otherwise; the repository volume mounted at the
 /// workdir.
-pub fn k8s_job(step: &Step, request: &PlanRequest, pipeline: &str, order: usize) -> Value {
+pub(crate) fn k8s_job(step: &Step, request: &PlanRequest, pipeline: &str, order: usize) -> Value {
     let name = format!("nb-{order:02}-{}", step.name())
         .to_lowercase()
         .chars()
@@ -337,7 +337,7 @@ pub fn write_k8s(plan: &Plan, request: &PlanRequest, out: &Path) -> Result<Vec<P
 }
 
 /// A JSON value as block-style YAML (strings double-quoted, JSON-escaped: valid YAML 1.2).
-pub fn to_yaml(value: &Value) -> String {
+pub(crate) fn to_yaml(value: &Value) -> String {
     fn scalar(v: &Value) -> String {
         match v {
             Value::String(s) => Value::String(s.clone()).to_string(),

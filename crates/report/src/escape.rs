@@ -3,7 +3,7 @@
 
 /// Escape text for HTML element content and quoted attributes. Five replacements: not worth a
 /// dependency.
-pub fn escape(s: &str) -> String {
+pub(crate) fn escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

@@ -12,7 +12,7 @@ const BAR: RGBColor = RGBColor(70, 110, 170);
 
 /// A bar per labelled count, in the order given. An error (plotters' backend writes to a String,
 /// so it has no I/O to fail; this is defensive) becomes a sentence in place of the figure.
-pub fn bars(counts: &[(String, u64)], x_desc: &str, y_desc: &str) -> String {
+pub(crate) fn bars(counts: &[(String, u64)], x_desc: &str, y_desc: &str) -> String {
     match draw_bars(counts, x_desc, y_desc) {
         Ok(svg) => inline(&svg),
         Err(e) => format!(
@@ -24,12 +24,12 @@ pub fn bars(counts: &[(String, u64)], x_desc: &str, y_desc: &str) -> String {
 
 /// A histogram of `values`: integer values spanning few numbers get a bar each, others equal
 /// bins labelled by their lower bound.
-pub fn histogram(values: &[f64], x_desc: &str, y_desc: &str) -> String {
+pub(crate) fn histogram(values: &[f64], x_desc: &str, y_desc: &str) -> String {
     bars(&bin(values), x_desc, y_desc)
 }
 
 /// Bins of `values` as labelled counts, in increasing order.
-pub fn bin(values: &[f64]) -> Vec<(String, u64)> {
+pub(crate) fn bin(values: &[f64]) -> Vec<(String, u64)> {
     let finite: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
     let Some(min) = finite.iter().copied().reduce(f64::min) else {
         return Vec::new();

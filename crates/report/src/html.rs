@@ -19,7 +19,7 @@ th{background:#f0f0f0}figure{margin:1em 0}figcaption{font-size:.9em;color:#555}\
 p.nodata{color:#888;font-style:italic}nav a{margin-right:.8em}";
 
 /// The message a section shows when the snapshot has nothing for it.
-pub const NO_DATA: &str = "no data";
+pub(crate) const NO_DATA: &str = "no data";
 
 /// The report page of `data`: one self-contained HTML document.
 pub fn render(data: &ReportData) -> String {

@@ -1,6 +1,6 @@
 //! Sampled items end to end: which items the report shows (core's [`stratified_sample`], the
 //! same choice the labels stage's review sheet makes) and everything about each, gathered from
-//! the version's typed rows. Pure: the cli reads the tables and calls [`sample_items`].
+//! the version's typed rows. Pure: `read` reads the tables and calls [`sample_items`].
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
@@ -13,16 +13,16 @@ use noisebench_core::{
 };
 
 /// A claim's documents shown at most (the sampled pair's first); the rest are counted.
-pub const MAX_DOCUMENTS: usize = 10;
+pub(crate) const MAX_DOCUMENTS: usize = 10;
 /// A question's answer chunks, perturbed queries and perturbed chunks shown at most.
-pub const MAX_CHUNKS: usize = 6;
-pub const MAX_PERTURBATIONS: usize = 12;
-pub const MAX_EVIDENCE: usize = 8;
+pub(crate) const MAX_CHUNKS: usize = 6;
+pub(crate) const MAX_PERTURBATIONS: usize = 12;
+pub(crate) const MAX_EVIDENCE: usize = 8;
 
 /// The version's rows the sampled items are gathered from. Tables a version does not publish
 /// are empty slices; `drops` is `None` when the run's drops are not at hand.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct ItemRows<'a> {
+pub(crate) struct ItemRows<'a> {
     pub claims: &'a [Claim],
     pub queries: &'a [Query],
     pub documents: &'a [Document],
@@ -49,9 +49,9 @@ pub struct Samples {
     /// The pipeline file `noisebench inspect` is pointed at (`--pipeline`).
     pub pipeline_file: String,
     /// Claim-document pairs by claim verdict and label.
-    pub claims: Vec<SampleStratum<ClaimItem>>,
+    pub(crate) claims: Vec<SampleStratum<ClaimItem>>,
     /// Kept questions by kind and split.
-    pub questions: Vec<SampleStratum<QuestionItem>>,
+    pub(crate) questions: Vec<SampleStratum<QuestionItem>>,
     /// Dropped items (and failures that kept their item) by stage and reason.
     pub drops: Vec<SampleStratum<DropRecord>>,
     /// Why no drops are shown, when the run's drops were not at hand.
@@ -75,7 +75,7 @@ impl<T> SampleStratum<T> {
 
 /// A sampled claim-document pair, shown as its claim with its queries and documents.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct ClaimItem {
+pub(crate) struct ClaimItem {
     /// The sampled label row's id.
     pub pair_id: String,
     pub claim: Claim,
@@ -88,7 +88,7 @@ pub struct ClaimItem {
 
 /// One document of a claim, with its label for that claim.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct DocumentItem {
+pub(crate) struct DocumentItem {
     pub document: Document,
     /// The document is the sampled pair's.
     pub sampled: bool,
@@ -99,7 +99,7 @@ pub struct DocumentItem {
 
 /// A sampled question and everything made from it.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct QuestionItem {
+pub(crate) struct QuestionItem {
     pub question: Question,
     pub split: Option<String>,
     pub judgement: Option<QuestionJudgement>,
@@ -116,7 +116,7 @@ pub struct QuestionItem {
 
 /// A chunk with byte ranges of `text` to highlight.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct MarkedChunk {
+pub(crate) struct MarkedChunk {
     pub chunk: Chunk,
     /// Sorted, disjoint byte ranges of `chunk.text` (on char boundaries).
     pub marks: Vec<Range<usize>>,
@@ -126,7 +126,7 @@ pub struct MarkedChunk {
 
 /// A perturbed chunk against its original.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Evidence {
+pub(crate) struct Evidence {
     pub perturbation: DocumentPerturbation,
     /// The original chunk's text, when the chunk is published and not among the question's
     /// answer chunks shown above it (and no diff shows it).
@@ -140,7 +140,7 @@ pub struct Evidence {
 
 /// A run of words of a diff.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum DiffPiece {
+pub(crate) enum DiffPiece {
     Same(String),
     Deleted(String),
     Inserted(String),
@@ -148,7 +148,7 @@ pub enum DiffPiece {
 
 /// One retriever's results for one query of a question.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct RetrievalRun {
+pub(crate) struct RetrievalRun {
     /// `original`, or the perturbed query's kind.
     pub query: String,
     pub query_id: String,
@@ -166,7 +166,7 @@ impl RetrievalRun {
 }
 
 /// The sampled items of `rows`, `per_stratum` per stratum.
-pub fn sample_items(rows: &ItemRows, per_stratum: usize, pipeline_file: &str) -> Samples {
+pub(crate) fn sample_items(rows: &ItemRows, per_stratum: usize, pipeline_file: &str) -> Samples {
     Samples {
         per_stratum,
         pipeline_file: pipeline_file.to_string(),
@@ -509,8 +509,10 @@ fn fold(s: &str) -> Folded {
 
 /// Where `needle` occurs in `text`, comparing case-insensitively and with any run of whitespace
 /// equal to any other (a sentence as the triplet stage normalised it, in the chunk's own text).
-/// Byte range in `text`; `None` when it does not occur or is blank.
-pub fn find_loose(text: &str, needle: &str) -> Option<Range<usize>> {
+/// Byte range in `text`; `None` when it does not occur or is blank. (The gathering folds each
+/// chunk once and calls `find_folded`; this is the one-shot form the tests use.)
+#[cfg(test)]
+fn find_loose(text: &str, needle: &str) -> Option<Range<usize>> {
     find_folded(text, &fold(text), &fold(needle).text)
 }
 
@@ -526,7 +528,7 @@ fn find_folded(text: &str, hay: &Folded, needle: &str) -> Option<Range<usize>> {
 
 /// A word diff of `original` against `perturbed`, or `None` when they share under half of the
 /// original's words (a translation: the two texts are shown instead) or are too long to align.
-pub fn word_diff(original: &str, perturbed: &str) -> Option<Vec<DiffPiece>> {
+pub(crate) fn word_diff(original: &str, perturbed: &str) -> Option<Vec<DiffPiece>> {
     let a: Vec<&str> = original.split_whitespace().collect();
     let b: Vec<&str> = perturbed.split_whitespace().collect();
     // The common head and tail need no table; what lies between is aligned word by word.

@@ -8,28 +8,42 @@
 //! (a claims-only snapshot has no report track), and every figure has a caption saying what it
 //! counts.
 //!
-//! Beside the aggregates, the page shows sampled items end to end ([`items`]: a claim with its
+//! Beside the aggregates, the page shows sampled items end to end (`items`: a claim with its
 //! queries, documents, labels and votes; a question with its chunks, pattern, judgement,
 //! perturbations and retrieval; dropped items with their reason), chosen by core's
 //! `stratified_sample`, the choice the labels stage's review sheet makes too.
 //!
-//! What this crate is not: it reads no files (the cli's `report` module reads a version's
-//! manifest, tables, card, changes and evaluation results and fills [`ReportData`]), it writes
-//! nothing, and the page loads nothing: no script, font, image or style from anywhere else (it has
-//! no script at all: items fold with `<details>`), so it
-//! opens the same offline, from an archive or an email attachment.
+//! The crate builds its own data: `report_data` (feature `read`, module `read`) reads a published
+//! version (its manifest with the run's stage counts and facts, its tables typed through
+//! `noisebench_snapshot::PublishedVersion`, `changes.json`, the parent's manifest, the run
+//! folder's drops, evaluation results) and `aggregate` counts, pure over the typed rows. Without
+//! the feature it reads nothing and needs no Parquet reader (no polars), for rendering and its
+//! tests.
+//!
+//! What this crate is not: it writes nothing (the cli writes the page where it belongs), and the
+//! page loads nothing: no script, font, image or style from anywhere else (it has no script at
+//! all: items fold with `<details>`), so it opens the same offline, from an archive or an email
+//! attachment.
 
+// Without the `read` feature nothing but the tests gathers rows: aggregating and sampling are
+// `read`'s work.
+#[cfg_attr(not(feature = "read"), allow(dead_code))]
+mod aggregate;
 mod escape;
 mod figures;
 mod html;
-pub mod items;
+#[cfg_attr(not(feature = "read"), allow(dead_code))]
+mod items;
+#[cfg(feature = "read")]
+mod read;
 mod samples;
 
 use std::collections::BTreeMap;
 
 pub use html::render;
-pub use items::{ItemRows, Samples, sample_items};
-pub use samples::MAX_TEXT_CHARS;
+pub use items::{SampleStratum, Samples};
+#[cfg(feature = "read")]
+pub use read::{EvalResults, ReadError, report_data};
 
 /// The `id` of every `<section>` of the page, in page order.
 pub const SECTION_IDS: [&str; 16] = [
@@ -50,9 +64,6 @@ pub const SECTION_IDS: [&str; 16] = [
     "evals",
     "changes",
 ];
-
-/// The sections of sampled items (a subset of [`SECTION_IDS`]).
-pub const ITEM_SECTION_IDS: [&str; 3] = ["claim-items", "question-items", "drop-items"];
 
 /// Everything the page shows, aggregated. Maps are ordered, so the same data renders the same
 /// bytes.
@@ -189,7 +200,8 @@ pub struct TableChange {
 mod size_bound {
     use noisebench_core::*;
 
-    use crate::{ItemRows, ReportData, render, sample_items};
+    use crate::items::{ItemRows, sample_items};
+    use crate::{ReportData, render};
 
     /// Text of `n` characters, words of ordinary prose.
     fn text(n: usize, seed: usize) -> String {

@@ -14,11 +14,11 @@ use crate::items::{
 };
 
 /// A text longer than this many characters is cut (the inspect command shows it whole).
-pub const MAX_TEXT_CHARS: usize = 4_000;
+pub(crate) const MAX_TEXT_CHARS: usize = 4_000;
 /// Characters of a text in an item's one-line summary.
 const SUMMARY_CHARS: usize = 140;
 
-pub const CSS: &str = "details.item{border:1px solid #ddd;border-radius:4px;margin:.4em 0;\
+pub(crate) const CSS: &str = "details.item{border:1px solid #ddd;border-radius:4px;margin:.4em 0;\
 padding:.3em .7em;background:#fcfcfc}details.item[open]{background:#fff}\
 details>summary{cursor:pointer}details.item>summary{font-size:.95em}\
 details.text,details.doc{margin:.4em 0 .4em 1em}\
@@ -73,7 +73,7 @@ fn folded(what: &str, text: &str, open: bool) -> String {
 }
 
 /// `text` with `marks` (byte ranges) wrapped in `<mark>`, escaped, cut at [`MAX_TEXT_CHARS`].
-pub fn marked(text: &str, marks: &[Range<usize>]) -> String {
+pub(crate) fn marked(text: &str, marks: &[Range<usize>]) -> String {
     let (head, _) = cut(text, MAX_TEXT_CHARS);
     let mut out = String::new();
     let mut at = 0;
@@ -183,7 +183,7 @@ fn sample_note(samples: &Samples, what: &str) -> String {
 }
 
 /// The sampled claims section's body.
-pub fn claim_items(samples: &Samples) -> Option<String> {
+pub(crate) fn claim_items(samples: &Samples) -> Option<String> {
     if samples.claims.is_empty() {
         return None;
     }
@@ -361,7 +361,7 @@ fn document_item(d: &DocumentItem, pipeline: &str) -> String {
 }
 
 /// The sampled questions section's body.
-pub fn question_items(samples: &Samples) -> Option<String> {
+pub(crate) fn question_items(samples: &Samples) -> Option<String> {
     if samples.questions.is_empty() {
         return None;
     }
@@ -626,7 +626,7 @@ fn evidence_block(e: &Evidence) -> String {
 }
 
 /// The sampled drops section's body; `Err` with the sentence saying why there is none.
-pub fn drop_items(samples: &Samples) -> Result<String, String> {
+pub(crate) fn drop_items(samples: &Samples) -> Result<String, String> {
     if let Some(why) = &samples.drops_missing {
         return Err(why.clone());
     }

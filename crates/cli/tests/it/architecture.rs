@@ -2,7 +2,8 @@
 //! remembering them: stage crates never depend on each other; only `noisebench-pipeline` links
 //! polars; `core` depends on no other crate of ours; test support is never a normal dependency;
 //! `releases` (the release formats, used by the export stages and `eval`) depends only on `core`
-//! and `text` of ours.
+//! and `text` of ours; `report` depends on `core` alone unless its `read` feature (reading a
+//! published version: snapshot, pipeline) is on, so the page builds and tests without polars.
 
 use std::collections::BTreeMap;
 
@@ -42,10 +43,15 @@ const BELOW_STAGES: &[&str] = &[
 /// The only crates of ours `noisebench-releases` may depend on: it sits below the stages.
 const BELOW_RELEASES: &[&str] = &["noisebench-core", "noisebench-text"];
 
+/// The only crates of ours `noisebench-report` depends on without its `read` feature.
+const BELOW_REPORT: &[&str] = &["noisebench-core"];
+
 struct Dep {
     name: String,
     /// `normal`, `dev` or `build`.
     kind: String,
+    /// Only with a feature that turns it on.
+    optional: bool,
 }
 
 fn workspace() -> BTreeMap<String, Vec<Dep>> {
@@ -79,6 +85,7 @@ fn workspace() -> BTreeMap<String, Vec<Dep>> {
                 .map(|d| Dep {
                     name: d["name"].as_str().unwrap().to_string(),
                     kind: d["kind"].as_str().unwrap_or("normal").to_string(),
+                    optional: d["optional"].as_bool().unwrap_or(false),
                 })
                 .collect();
             (p["name"].as_str().unwrap().to_string(), deps)
@@ -127,6 +134,16 @@ fn violations(crates: &BTreeMap<String, Vec<Dep>>) -> Vec<String> {
                     dep.kind
                 ));
             }
+            if name == "noisebench-report"
+                && ours(d)
+                && !BELOW_REPORT.contains(&d)
+                && dep.kind == "normal"
+                && !dep.optional
+            {
+                found.push(format!(
+                    "noisebench-report depends on {d} without its `read` feature; the page builds from core alone"
+                ));
+            }
             if name == "noisebench-core" && ours(d) {
                 found.push(format!(
                     "noisebench-core depends on {d}; core depends on none of ours"
@@ -160,6 +177,7 @@ fn the_rules_catch_what_they_are_for() {
     let dep = |name: &str, kind: &str| Dep {
         name: name.into(),
         kind: kind.into(),
+        optional: false,
     };
     let mut crates = BTreeMap::new();
     crates.insert(
@@ -196,8 +214,19 @@ fn the_rules_catch_what_they_are_for() {
         "noisebench-label".to_string(),
         vec![dep("noisebench-releases", "normal")],
     );
+    crates.insert(
+        "noisebench-report".to_string(),
+        vec![
+            dep("noisebench-snapshot", "normal"),
+            Dep {
+                optional: true,
+                ..dep("noisebench-pipeline", "normal")
+            },
+        ],
+    );
     let found = violations(&crates).join("\n");
     for expected in [
+        "noisebench-report depends on noisebench-snapshot without its `read` feature",
         "noisebench-releases depends on noisebench-label",
         "stage crate noisebench-kg depends on stage crate noisebench-label",
         "noisebench-snapshot depends on polars",
@@ -208,6 +237,10 @@ fn the_rules_catch_what_they_are_for() {
         assert!(found.contains(expected), "{expected:?} not in\n{found}");
     }
     assert!(!found.contains("noisebench-text"), "{found}");
+    assert!(
+        !found.contains("noisebench-report depends on noisebench-pipeline"),
+        "{found}"
+    );
     // A stage crate may use the release formats.
     assert!(!found.contains("depends on noisebench-releases"), "{found}");
 }

@@ -441,7 +441,7 @@ fn expected_items(data: &noisebench_report::ReportData) -> BTreeMap<(String, Str
         let stratum = format!("{} / {}", q.kind, split[q.id.as_str()]);
         *total.entry(("question".into(), stratum)).or_default() += 1;
     }
-    // Drops are not published: the funnel (from the card) names every stage and reason that
+    // Drops are not published: the funnel (from the manifest) names every stage and reason that
     // dropped an item, and the report's drop strata hold at least those.
     let sampled: BTreeMap<String, u64> = data
         .samples
