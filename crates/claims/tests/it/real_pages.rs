@@ -46,6 +46,9 @@ struct GoldenPage {
 
 #[derive(Debug, Deserialize)]
 struct GoldenItem {
+    /// The listing the item is on; the 2026 one when absent.
+    #[serde(default = "first_listing")]
+    file: String,
     statement: String,
     url: String,
     speaker: String,
@@ -62,6 +65,10 @@ struct Golden {
     page: Vec<GoldenPage>,
     #[serde(default)]
     listing_item: Vec<GoldenItem>,
+}
+
+fn first_listing() -> String {
+    "list-2026-05.html".to_string()
 }
 
 fn golden(folder: &str) -> Golden {
@@ -171,7 +178,16 @@ fn check_pages(folder: &str, pages: &[GoldenPage], tally: &mut Tally) {
 }
 
 fn check_listing(items: &[GoldenItem], tally: &mut Tally) {
-    let file = "list-2026-05.html";
+    let mut files: Vec<&str> = items.iter().map(|g| g.file.as_str()).collect();
+    files.sort();
+    files.dedup();
+    for file in files {
+        let of_file: Vec<&GoldenItem> = items.iter().filter(|g| g.file == file).collect();
+        check_one_listing(file, &of_file, tally);
+    }
+}
+
+fn check_one_listing(file: &str, items: &[&GoldenItem], tally: &mut Tally) {
     let html = read(&real().join("politifact").join(file));
     let base = Url::parse("https://www.politifact.com/factchecks/list/?page=1").unwrap();
     let page = politifact::parse_listing(&html, &base);
