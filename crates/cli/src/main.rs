@@ -731,8 +731,12 @@ fn build_and_report(ws: &Workspace, pipeline: &str, force: bool) -> Result<bool>
                     a.2 + t.removed.len(),
                 )
             });
+            let exports = changes
+                .exports_summary()
+                .map(|e| format!("; {e}"))
+                .unwrap_or_default();
             println!(
-                "published version {version} at {} ({added} rows added, {changed} changed, {removed} removed)",
+                "published version {version} at {} ({added} rows added, {changed} changed, {removed} removed{exports})",
                 dir.display()
             );
             Ok(true)

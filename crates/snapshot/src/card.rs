@@ -121,6 +121,8 @@ struct Card {
     added: usize,
     changed: usize,
     removed: usize,
+    /// Export files added, removed or changed against the parent, one line each.
+    export_changes: Vec<String>,
 }
 
 /// A table: its row count and description, its files (one per split, or `train`), its columns.
@@ -283,6 +285,12 @@ fn card(input: &CardInput<'_>) -> Result<Card, String> {
         added,
         changed,
         removed,
+        export_changes: input
+            .changes
+            .exports
+            .iter()
+            .map(|(file, e)| e.describe(file))
+            .collect(),
     })
 }
 

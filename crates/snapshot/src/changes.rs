@@ -45,6 +45,75 @@ pub struct Changes {
     /// versions hold no `reports` table or nothing of it changed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reports: Vec<ReportChange>,
+    /// Export files (by path inside the snapshot, `exports/confact/confact.json`) added, removed
+    /// or whose bytes differ from the parent's; unchanged ones are not listed.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub exports: BTreeMap<String, ExportChange>,
+}
+
+/// One export file that differs between two versions, compared by sha256.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExportChange {
+    /// `added`, `removed` or `changed`.
+    pub status: String,
+    pub sha256_before: Option<String>,
+    pub sha256_after: Option<String>,
+    pub bytes_before: Option<u64>,
+    pub bytes_after: Option<u64>,
+}
+
+/// The export files that differ between `before` and `after` (path -> (sha256, bytes)).
+pub fn diff_exports(
+    before: &BTreeMap<String, (String, u64)>,
+    after: &BTreeMap<String, (String, u64)>,
+) -> BTreeMap<String, ExportChange> {
+    let mut changes = BTreeMap::new();
+    for file in before.keys().chain(after.keys()) {
+        let (old, new) = (before.get(file), after.get(file));
+        let status = match (old, new) {
+            (None, Some(_)) => "added",
+            (Some(_), None) => "removed",
+            (Some(a), Some(b)) if a.0 != b.0 => "changed",
+            _ => continue,
+        };
+        changes.insert(
+            file.clone(),
+            ExportChange {
+                status: status.into(),
+                sha256_before: old.map(|o| o.0.clone()),
+                sha256_after: new.map(|n| n.0.clone()),
+                bytes_before: old.map(|o| o.1),
+                bytes_after: new.map(|n| n.1),
+            },
+        );
+    }
+    changes
+}
+
+/// A manifest's exports as path -> (sha256, bytes), for [`diff_exports`].
+pub fn export_hashes(manifest: &Manifest) -> BTreeMap<String, (String, u64)> {
+    manifest
+        .exports
+        .iter()
+        .map(|(file, e)| (file.clone(), (e.sha256.clone(), e.bytes)))
+        .collect()
+}
+
+impl ExportChange {
+    /// One line for the card: "`file` changed (7 -> 5 bytes)".
+    pub fn describe(&self, file: &str) -> String {
+        let bytes = |b: Option<u64>| b.map_or_else(|| "-".to_string(), |b| b.to_string());
+        match self.status.as_str() {
+            "added" => format!("`{file}` added ({} bytes)", bytes(self.bytes_after)),
+            "removed" => format!("`{file}` removed (was {} bytes)", bytes(self.bytes_before)),
+            _ => format!(
+                "`{file}` {} ({} -> {} bytes)",
+                self.status,
+                bytes(self.bytes_before),
+                bytes(self.bytes_after)
+            ),
+        }
+    }
 }
 
 /// Added, removed and changed ids of one table, for one report.
@@ -101,9 +170,19 @@ pub enum Bump {
 impl Changes {
     /// Croissant 1.1: removed or changed rows (or a removed table) -> major; only additions ->
     /// minor; same rows in different bytes -> patch; nothing (or rows only refetched, their
-    /// content unchanged) -> none.
+    /// content unchanged) -> none. An export file is data too: one whose bytes changed -> patch
+    /// (its rows are the tables', already compared); one added -> minor and one removed ->
+    /// major, as a table added or removed.
     pub fn bump(&self) -> Bump {
         let mut bump = Bump::None;
+        for e in self.exports.values() {
+            let this = match e.status.as_str() {
+                "removed" => Bump::Major,
+                "added" => Bump::Minor,
+                _ => Bump::Patch,
+            };
+            bump = bump.max(this);
+        }
         for t in self.tables.values() {
             let this = if t.table_removed || !t.removed.is_empty() || !t.changed.is_empty() {
                 Bump::Major
@@ -117,6 +196,24 @@ impl Changes {
             bump = bump.max(this);
         }
         bump
+    }
+
+    /// What differs among the export files, for a one-line build summary: `exports changed:
+    /// confact/confact.json; exports added: ...` (paths under `exports/`); `None` when nothing.
+    pub fn exports_summary(&self) -> Option<String> {
+        let parts: Vec<String> = ["changed", "added", "removed"]
+            .iter()
+            .filter_map(|status| {
+                let files: Vec<&str> = self
+                    .exports
+                    .iter()
+                    .filter(|(_, e)| e.status == *status)
+                    .map(|(file, _)| file.strip_prefix("exports/").unwrap_or(file))
+                    .collect();
+                (!files.is_empty()).then(|| format!("exports {status}: {}", files.join(", ")))
+            })
+            .collect();
+        (!parts.is_empty()).then(|| parts.join("; "))
     }
 
     pub fn render_markdown(&self) -> String {
@@ -148,6 +245,22 @@ impl Changes {
                 t.removed.len(),
                 t.changed.len()
             ));
+        }
+        if !self.exports.is_empty() {
+            out.push_str(
+                "\n## Exports\n\nExport files added, removed or changed (compared by sha256).\n\n| file | status | bytes before | bytes after | sha256 before | sha256 after |\n|---|---|---:|---:|---|---|\n",
+            );
+            let cell = |v: Option<String>| v.unwrap_or_else(|| "-".into());
+            for (file, e) in &self.exports {
+                out.push_str(&format!(
+                    "| `{file}` | {} | {} | {} | {} | {} |\n",
+                    e.status,
+                    cell(e.bytes_before.map(|b| b.to_string())),
+                    cell(e.bytes_after.map(|b| b.to_string())),
+                    cell(e.sha256_before.as_ref().map(|h| short(h))),
+                    cell(e.sha256_after.as_ref().map(|h| short(h))),
+                ));
+            }
         }
         if !self.reports.is_empty() {
             out.push_str(
@@ -188,6 +301,11 @@ impl Changes {
         }
         out
     }
+}
+
+/// The first 12 hex digits of a sha256, for tables meant for reading.
+fn short(sha256: &str) -> String {
+    sha256.chars().take(12).collect()
 }
 
 /// A table file to compare: its kind, path and sha256.
@@ -264,6 +382,7 @@ pub fn diff(v1: &Path, v2: &Path) -> Result<Changes, String> {
         to: m2.version.clone(),
         tables: BTreeMap::new(),
         reports: Vec::new(),
+        exports: diff_exports(&export_hashes(&m1), &export_hashes(&m2)),
     };
     for name in names {
         let side = |m: &Manifest,

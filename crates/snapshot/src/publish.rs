@@ -10,7 +10,7 @@ use noisebench_pipeline::table_io;
 use semver::Version;
 
 use crate::card::{CardInput, render_card};
-use crate::changes::{Bump, Changes, TableSide, diff_tables};
+use crate::changes::{Bump, Changes, TableSide, diff_exports, diff_tables, export_hashes};
 use crate::croissant::{CroissantInput, render_croissant};
 use crate::manifest::{CROISSANT, ExportEntry, MANIFEST, Manifest, MetadataEntry, TableEntry};
 pub use crate::request::{PublishRequest, SourceExport, SourceTable};
@@ -32,7 +32,7 @@ pub enum PublishOutcome {
         dir: PathBuf,
         changes: Changes,
     },
-    /// The tables equal the latest version's, byte for byte: nothing was written.
+    /// The tables and export files equal the latest version's, byte for byte: nothing was written.
     Unchanged { version: String, dir: PathBuf },
 }
 
@@ -107,6 +107,14 @@ pub fn publish(
     };
     let hashes = hash_tables(request)?;
     let mut changes = diff_against_parent(request, parent.as_ref(), &hashes)?;
+    // Export files are part of the version too: one that changed alone is a new version.
+    changes.exports = diff_exports(
+        &parent
+            .as_ref()
+            .map(|p| export_hashes(&p.manifest))
+            .unwrap_or_default(),
+        &hash_exports(request)?,
+    );
     let version = match (&parent, changes.bump()) {
         (None, _) => Version::new(1, 0, 0),
         (Some(p), Bump::None) => {
@@ -183,6 +191,27 @@ fn hash_tables(request: &PublishRequest) -> Result<BTreeMap<String, (String, u64
         hashes.insert(t.name.clone(), (sha, bytes));
     }
     Ok(hashes)
+}
+
+/// The sha256 and size of each export file to publish, by its path inside the snapshot.
+fn hash_exports(request: &PublishRequest) -> Result<BTreeMap<String, (String, u64)>, PublishError> {
+    let mut hashes = BTreeMap::new();
+    for export in &request.exports {
+        for source in &export.files {
+            let file = export_path(&export.folder, source)?;
+            hashes.insert(file, table_io::hash_file(source).map_err(io(source))?);
+        }
+    }
+    Ok(hashes)
+}
+
+/// Where an export file goes inside the snapshot: `exports/<folder>/<file name>`.
+fn export_path(folder: &str, source: &Path) -> Result<String, PublishError> {
+    let name = source
+        .file_name()
+        .ok_or_else(|| PublishError::Table(format!("{}: not a file", source.display())))?
+        .to_string_lossy();
+    Ok(format!("exports/{folder}/{name}"))
 }
 
 /// The row changes of every table the request or the parent has.
@@ -388,14 +417,7 @@ impl Staging {
             let folder = self.dir.join("exports").join(&export.folder);
             fs::create_dir_all(&folder).map_err(io(&folder))?;
             for source in &export.files {
-                let name = source
-                    .file_name()
-                    .ok_or_else(|| {
-                        PublishError::Table(format!("{}: not a file", source.display()))
-                    })?
-                    .to_string_lossy()
-                    .into_owned();
-                let file = format!("exports/{}/{name}", export.folder);
+                let file = export_path(&export.folder, source)?;
                 let target = self.copy_file(source, &file)?;
                 let (sha256, bytes) = table_io::hash_file(&target).map_err(io(&target))?;
                 exports.insert(

@@ -469,3 +469,128 @@ fn question_tables_are_published_per_split_with_croissant_and_verified() {
         assert!(problems.contains(expected), "{expected}: {problems}");
     }
 }
+
+/// A request for `claims(3)` with the CONF-FACT export folder holding `files` (name, text).
+fn request_with_exports(env: &Env, files: &[(&str, &str)]) -> PublishRequest {
+    let folder = env.dir.path().join("work/export-confact");
+    let _ = std::fs::remove_dir_all(&folder);
+    std::fs::create_dir_all(&folder).unwrap();
+    let mut request = env.request(claims(3));
+    request.exports = vec![SourceExport {
+        format: "confact".into(),
+        stage: "export-confact".into(),
+        folder: "confact".into(),
+        files: files
+            .iter()
+            .map(|(name, text)| {
+                std::fs::write(folder.join(name), text).unwrap();
+                folder.join(name)
+            })
+            .collect(),
+    }];
+    request
+}
+
+#[test]
+fn a_change_of_exports_alone_publishes_a_new_version() {
+    let env = Env::new();
+    let publish_files = |files: &[(&str, &str)]| {
+        publish(
+            &request_with_exports(&env, files),
+            &PublishOptions::default(),
+        )
+        .unwrap()
+    };
+    let a = "exports/confact/confact.json";
+    let b = "exports/confact/extra.json";
+    assert_eq!(
+        version(&publish_files(&[("confact.json", "[1,2,3]")])),
+        "1.0.0"
+    );
+    // Same tables, same export bytes: nothing new.
+    assert!(matches!(
+        publish_files(&[("confact.json", "[1,2,3]")]),
+        PublishOutcome::Unchanged { ref version, .. } if version == "1.0.0"
+    ));
+    // Same tables, the export's bytes changed: a patch version naming it.
+    let out = publish_files(&[("confact.json", "[1,2]")]);
+    assert_eq!(version(&out), "1.0.1");
+    let PublishOutcome::Published { changes, dir, .. } = out else {
+        unreachable!()
+    };
+    let change = &changes.exports[a];
+    assert_eq!(change.status, "changed");
+    assert_eq!(
+        (change.bytes_before, change.bytes_after),
+        (Some(7), Some(5))
+    );
+    // sha256 of the literal bytes "[1,2,3]" and "[1,2]" (`printf '[1,2]' | sha256sum`).
+    assert_eq!(
+        change.sha256_before.as_deref(),
+        Some("a615eeaee21de5179de080de8c3052c8da901138406ba71c38c032845f7d54f4")
+    );
+    assert_eq!(
+        change.sha256_after.as_deref(),
+        Some("49a64717d5d4cb19952e6eac2946415cf6879adacf9908e7d872332d32c6e684")
+    );
+    assert_eq!(
+        Manifest::read(&dir).unwrap().exports[a].sha256,
+        "49a64717d5d4cb19952e6eac2946415cf6879adacf9908e7d872332d32c6e684"
+    );
+    assert_eq!(
+        changes.exports_summary().as_deref(),
+        Some("exports changed: confact/confact.json")
+    );
+    assert!(changes.tables["claims"].added.is_empty());
+    assert_eq!(
+        std::fs::read_to_string(dir.join(a)).unwrap(),
+        "[1,2]",
+        "the new version holds the new export"
+    );
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("changes.json")).unwrap()).unwrap();
+    assert_eq!(json["exports"][a]["status"], "changed");
+    let card = std::fs::read_to_string(dir.join("README.md")).unwrap();
+    assert!(
+        card.contains("`exports/confact/confact.json` changed (7 -> 5 bytes)"),
+        "{card}"
+    );
+    let md = std::fs::read_to_string(dir.join("CHANGES.md")).unwrap();
+    assert!(
+        md.contains("| `exports/confact/confact.json` | changed | 7 | 5 |"),
+        "{md}"
+    );
+
+    // An export added: as a table added, minor.
+    let out = publish_files(&[("confact.json", "[1,2]"), ("extra.json", "{}")]);
+    assert_eq!(version(&out), "1.1.0");
+    let PublishOutcome::Published { changes, .. } = out else {
+        unreachable!()
+    };
+    assert_eq!(changes.exports.keys().collect::<Vec<_>>(), [b]);
+    assert_eq!(changes.exports[b].status, "added");
+    assert_eq!(
+        changes.exports_summary().as_deref(),
+        Some("exports added: confact/extra.json")
+    );
+    assert_eq!(changes.exports[b].sha256_before, None);
+
+    // An export removed: as a table removed, major.
+    let out = publish_files(&[("confact.json", "[1,2]")]);
+    assert_eq!(version(&out), "2.0.0");
+    let PublishOutcome::Published { changes, .. } = out else {
+        unreachable!()
+    };
+    assert_eq!(changes.exports.keys().collect::<Vec<_>>(), [b]);
+    assert_eq!(changes.exports[b].status, "removed");
+    // `snapshot diff` between two published versions names it too.
+    let between = diff(
+        &env.snapshots().join("ds/1.1.0"),
+        &env.snapshots().join("ds/2.0.0"),
+    )
+    .unwrap();
+    assert_eq!(between.exports, changes.exports);
+    assert_eq!(changes.exports[b].bytes_before, Some(2));
+    assert_eq!(changes.exports[b].sha256_after, None);
+    assert_eq!(env.versions(), ["1.0.0", "1.0.1", "1.1.0", "2.0.0"]);
+}
