@@ -24,10 +24,11 @@ inspect what name pipeline="demo":
 
 # Run every test of the workspace (offline; fake servers on 127.0.0.1). First installs what the
 # tests need when missing (scripts/test-deps.sh: moto[server] and the Python readers with pip,
-# chromium with apt).
-test:
+# chromium with apt); then builds what `cargo test --workspace` builds and runs the test binaries
+# side by side, longest first (scripts/test.py; a FILTER is passed to every binary).
+test *filters:
     scripts/test-deps.sh
-    cargo test --workspace
+    python3 scripts/test.py {{filters}}
 
 # Follow ARCHITECTURE.md's "How to add" recipes (an LLM task, a stage) in a temporary copy of the
 # workspace, touching only the places each recipe's `Places:` names, then check the copy builds and
