@@ -232,7 +232,7 @@ pub struct AnswerOutput {
 }
 
 /// `eval_answer`: answer a question from the passages given (or from memory when none).
-pub struct EvalAnswer;
+pub(crate) struct EvalAnswer;
 impl Task for EvalAnswer {
     const NAME: &'static str = "eval_answer";
     const OFFLINE_VERSION: &'static str = "offline-1";
@@ -251,7 +251,7 @@ impl Task for EvalAnswer {
 }
 
 /// The offline reader's refusal.
-pub const OFFLINE_REFUSAL: &str = "I don't know: the passages do not say.";
+pub(crate) const OFFLINE_REFUSAL: &str = "I don't know: the passages do not say.";
 
 /// The offline rule of `eval_answer`: a credulous reader, deterministic.
 ///

@@ -36,11 +36,11 @@ use crate::metrics::{self, Bootstrap};
 use crate::outcome::{MetricValue, Scored, TaskOutcome};
 
 /// RAGuard's task names.
-pub const ZERO_CONTEXT: &str = "raguard_zero_context";
-pub const ORACLE_ALL: &str = "raguard_oracle_all";
-pub const ORACLE_MISLEADING: &str = "raguard_oracle_misleading";
+pub(crate) const ZERO_CONTEXT: &str = "raguard_zero_context";
+pub(crate) const ORACLE_ALL: &str = "raguard_oracle_all";
+pub(crate) const ORACLE_MISLEADING: &str = "raguard_oracle_misleading";
 /// `raguard_rag_top<k>`.
-pub fn rag_task(k: usize) -> String {
+pub(crate) fn rag_task(k: usize) -> String {
     format!("raguard_rag_top{k}")
 }
 
@@ -450,7 +450,7 @@ pub fn run_raguard(
 
 /// The corpus under the LLM layer's embeddings: what standard RAG retrieves from, and what a
 /// reference system asks for more evidence (CounterRefine's extra queries).
-pub struct CorpusRetriever {
+pub(crate) struct CorpusRetriever {
     llm: Llm,
     stage: String,
     index: VectorIndex,

@@ -244,7 +244,7 @@ impl RareInputs {
 /// (`finance_multi_hop_perturbed.json` -> `finance`), as RARE names its files; `None` for other
 /// names and the generator's generic ones (`rag_single_hop_dataset`,
 /// `updated_rag_multi_hop_dataset`).
-pub fn domain_from_name(path: &Path) -> Option<String> {
+pub(crate) fn domain_from_name(path: &Path) -> Option<String> {
     let name = file_label(path);
     let stem = name.strip_suffix(".json").unwrap_or(&name);
     let at = ["_single_hop", "_multi_hop"]

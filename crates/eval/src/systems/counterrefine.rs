@@ -129,7 +129,7 @@ impl CounterRefineConfig {
 /// A question's coarse type, `t(q)`: what form a revision must take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum QType {
+pub(crate) enum QType {
     Who,
     Where,
     When,
@@ -140,20 +140,8 @@ pub enum QType {
 }
 
 impl QType {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            QType::Who => "who",
-            QType::Where => "where",
-            QType::When => "when",
-            QType::Year => "year",
-            QType::Number => "number",
-            QType::YesNo => "yes_no",
-            QType::Other => "other",
-        }
-    }
-
     /// Whether the bare answer is worth a query of its own (the paper's set `T`).
-    pub fn queries_answer_alone(self) -> bool {
+    pub(crate) fn queries_answer_alone(self) -> bool {
         matches!(
             self,
             QType::Who | QType::Where | QType::When | QType::Year | QType::Number
@@ -215,7 +203,7 @@ const AUXILIARIES: &[&str] = &[
 /// `what percentage`...: number; the first of `who`/`whom`/`whose`, `where`, `when` among the
 /// words: that type; `what country` / `which city`...: where; a question opening with an
 /// auxiliary (`is`, `did`, `can`...): yes/no; anything else: other.
-pub fn question_type(q: &str, form: &AnswerForm) -> QType {
+pub(crate) fn question_type(q: &str, form: &AnswerForm) -> QType {
     if matches!(form, AnswerForm::Binary { .. }) {
         return QType::YesNo;
     }
@@ -332,7 +320,7 @@ const REFUSAL_OPENINGS: &[&str] = &[
 ];
 
 /// Whether `answer` is empty or a refusal-like non-answer.
-pub fn is_non_answer(answer: &str) -> bool {
+pub(crate) fn is_non_answer(answer: &str) -> bool {
     let n = normalize(answer);
     n.is_empty()
         || NON_ANSWERS.contains(&n.as_str())
@@ -403,7 +391,7 @@ fn answer_overlap(answer: &str, evidence: &str) -> f64 {
 /// CounterRefine's validator (section 3.5): the canonical form of `revised` if the revision may
 /// replace `draft`, else the first rule it breaks (see the module's table). `kind` is
 /// [`question_type`] of the question; `form` gives a yes/no ask's two words.
-pub fn validate_revision(
+pub(crate) fn validate_revision(
     kind: QType,
     form: &AnswerForm,
     draft: &str,
@@ -539,7 +527,7 @@ fn form_fields(form: &AnswerForm) -> (String, Option<String>, Option<String>) {
 
 /// `counterrefine_draft`'s input.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DraftInput {
+pub(crate) struct DraftInput {
     pub question: String,
     /// `binary` or `open`.
     pub form: String,
@@ -551,12 +539,12 @@ pub struct DraftInput {
 
 /// `counterrefine_draft`'s answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DraftOutput {
+pub(crate) struct DraftOutput {
     pub answer: String,
 }
 
 /// `counterrefine_draft`: a short answer from the passages only (CounterRefine 3.2).
-pub struct CounterRefineDraft;
+pub(crate) struct CounterRefineDraft;
 impl Task for CounterRefineDraft {
     const NAME: &'static str = "counterrefine_draft";
     const OFFLINE_VERSION: &'static str = "offline-1";
@@ -603,7 +591,7 @@ fn answer_input(
 
 /// A passage of `R1` as the refine prompt shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RefinePassage {
+pub(crate) struct RefinePassage {
     pub text: String,
     pub source: Option<String>,
     pub background: Option<String>,
@@ -613,7 +601,7 @@ pub struct RefinePassage {
 
 /// `counterrefine_refine`'s input.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RefineInput {
+pub(crate) struct RefineInput {
     pub question: String,
     pub form: String,
     pub yes: Option<String>,
@@ -626,7 +614,7 @@ pub struct RefineInput {
 
 /// The gate's decision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Decision {
+pub(crate) enum Decision {
     #[serde(rename = "KEEP", alias = "keep", alias = "Keep")]
     Keep,
     #[serde(rename = "REVISE", alias = "revise", alias = "Revise")]
@@ -635,7 +623,7 @@ pub enum Decision {
 
 /// `counterrefine_refine`'s answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RefineOutput {
+pub(crate) struct RefineOutput {
     pub decision: Decision,
     pub answer: String,
     /// One short snippet of the passages that supports the answer.
@@ -643,7 +631,7 @@ pub struct RefineOutput {
 }
 
 /// `counterrefine_refine`: keep the draft or revise it from the wider evidence (3.4).
-pub struct CounterRefineRefine;
+pub(crate) struct CounterRefineRefine;
 impl Task for CounterRefineRefine {
     const NAME: &'static str = "counterrefine_refine";
     const OFFLINE_VERSION: &'static str = "offline-1";
@@ -804,7 +792,7 @@ fn default_answer(ask: &Ask, kind: QType) -> String {
 }
 
 /// The answer-conditioned queries, `Q(q, a0)`, in order and without repeats.
-pub fn refine_queries(question: &str, draft: &str, kind: QType) -> Vec<String> {
+pub(crate) fn refine_queries(question: &str, draft: &str, kind: QType) -> Vec<String> {
     let quoted = format!("\"{}\"", draft.trim());
     let mut queries = vec![question.to_string(), format!("{question} {quoted}")];
     if kind.queries_answer_alone() {

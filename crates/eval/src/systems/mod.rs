@@ -18,9 +18,7 @@ pub mod counterrefine;
 use serde::{Deserialize, Serialize};
 
 pub use astute::{Astute, AstuteConfig};
-pub use counterrefine::{
-    CounterRefine, CounterRefineConfig, QType, Rejection, question_type, validate_revision,
-};
+pub use counterrefine::{CounterRefine, CounterRefineConfig, Rejection};
 
 use crate::generate::{Generator, Plain};
 
