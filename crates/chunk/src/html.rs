@@ -17,7 +17,7 @@ use scraper::{ElementRef, Node, Selector};
 use crate::table::{attach_captions_and_footnotes, convert_html_table, squash};
 
 /// A bold paragraph of at most this many words is a sub-heading.
-pub const MAX_HEADING_WORDS: usize = 15;
+pub(crate) const MAX_HEADING_WORDS: usize = 15;
 
 /// Elements whose content is never report text.
 const SKIP: &[&str] = &[
