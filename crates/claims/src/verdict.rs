@@ -129,7 +129,7 @@ impl VerdictMap {
     }
 
     /// Add or override an entry: `to` is `true`, `false` or `exclude`.
-    pub fn with_entry(mut self, rating: &str, to: &str) -> Result<Self, String> {
+    pub(crate) fn with_entry(mut self, rating: &str, to: &str) -> Result<Self, String> {
         let slug = normalise_rating(rating);
         match to {
             "true" => self.set(&slug, Verdict::True),
@@ -156,7 +156,7 @@ impl VerdictMap {
 
 /// Normalise a rating to a slug: lower case, trimmed, trailing `!`/`.` removed, spaces and
 /// underscores to hyphens; PolitiFact's spellings of Pants on Fire become `pants-fire`.
-pub fn normalise_rating(raw: &str) -> String {
+pub(crate) fn normalise_rating(raw: &str) -> String {
     let lowered = raw
         .trim()
         .trim_end_matches(['!', '.'])
@@ -384,7 +384,7 @@ static RATING_TABLE: std::sync::LazyLock<std::collections::HashMap<String, &'sta
 /// The normalised rating a fact-checker's rating name means, in any language of the table: the
 /// whole name, else the head of a rating sentence (the text before its first `:`, ` - `, ` – `,
 /// ` — `, `|` or `. `). `None` when the table does not know it.
-pub fn resolve_rating_name(name: &str) -> Option<&'static str> {
+pub(crate) fn resolve_rating_name(name: &str) -> Option<&'static str> {
     let lookup = |s: &str| {
         let key = compact(s.trim().trim_end_matches(['!', '.']));
         (!key.is_empty())
@@ -404,7 +404,7 @@ pub fn resolve_rating_name(name: &str) -> Option<&'static str> {
 /// `worst`..`best` scale and rounded to the nearest of false, mostly-false, half-true,
 /// mostly-true, true. `None` unless both ends are given, are numbers, differ, and the value is a
 /// number between them.
-pub fn rating_on_scale(
+pub(crate) fn rating_on_scale(
     value: &str,
     worst: Option<&str>,
     best: Option<&str>,
