@@ -69,7 +69,7 @@ impl Llm {
     /// [`Llm::constant_answers`] of the answers asked by `stage` only: what the runner holds
     /// against the stage's gate (`constant_answers`). Like the other sense checks, none with
     /// `llm.sense_checks = false` (the run summary still shows [`Llm::constant_answers`]).
-    pub fn constant_answers_of(&self, stage: &str) -> Vec<String> {
+    pub(crate) fn constant_answers_of(&self, stage: &str) -> Vec<String> {
         if !self.inner.config.sense_checks {
             return Vec::new();
         }

@@ -170,7 +170,7 @@ pub fn estimate_tokens(messages: &[Message]) -> u64 {
         + 3
 }
 
-pub fn estimate_text_tokens(texts: &[String]) -> u64 {
+pub(crate) fn estimate_text_tokens(texts: &[String]) -> u64 {
     let bpe = tiktoken_rs::cl100k_base_singleton();
     texts
         .iter()

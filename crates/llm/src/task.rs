@@ -278,7 +278,7 @@ pub fn offline_self_check<T: Task>(
 
 /// Whether `name` is a well-formed task name (lowercase ASCII letters, digits and `_`, starting
 /// with a letter): it is a file name and a configuration key.
-pub fn valid_name(name: &str) -> bool {
+pub(crate) fn valid_name(name: &str) -> bool {
     name.starts_with(|c: char| c.is_ascii_lowercase())
         && name
             .chars()
