@@ -290,7 +290,7 @@ fn metadata_of(
 }
 
 /// The row for one answer, before checks.
-pub fn question_row(p: &Prepared<'_>, answer: &QaOutput, provenance: &str) -> Question {
+pub(crate) fn question_row(p: &Prepared<'_>, answer: &QaOutput, provenance: &str) -> Question {
     let mut report_ids: Vec<String> = Vec::new();
     for c in &p.chunks {
         if !report_ids.contains(&c.report_id) {
@@ -480,7 +480,7 @@ fn describe(q: &Question) -> String {
 
 /// What a run found, beyond its rows: the stage's facts.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct QuestionsSummary {
+pub(crate) struct QuestionsSummary {
     pub patterns: usize,
     /// Patterns asked about (after the pre-call drops), per kind.
     pub asked: BTreeMap<String, usize>,
