@@ -131,7 +131,7 @@ impl Bm25Chunks {
 const EXACT_BLOCK: usize = 256;
 
 /// Nearest neighbours by cosine over chunk vectors, exact ([`VectorIndex`]).
-pub struct VectorSearch {
+pub(crate) struct VectorSearch {
     index: VectorIndex,
 }
 
