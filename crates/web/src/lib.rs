@@ -40,10 +40,9 @@ pub use config::{HostConfig, Mode, WebConfig};
 pub use error::{FetchError, WebError};
 pub use guard::AddressClass;
 pub use http::{
-    DEFAULT_USER_AGENT, HttpClient, HttpConfig, HttpRequest, HttpResponse, Method, REDACTED,
-    Secret, host_key,
+    HttpClient, HttpConfig, HttpRequest, HttpResponse, Method, REDACTED, Secret, host_key,
 };
 pub use replay::{FixturePage, FixtureSite};
-pub use retry::{LongRetryAfter, RetryPolicy, RetrySchedule, parse_retry_after};
+pub use retry::{LongRetryAfter, RetryPolicy, RetrySchedule};
 /// Request URLs are `url::Url`s; re-exported so callers need not depend on `url` themselves.
 pub use url::Url;

@@ -87,7 +87,7 @@ const SEPARATING: &[&str] = &[
 
 /// The value of the last `prop` declaration of an inline `style` attribute (any case or
 /// spacing, `!important` dropped, lower-cased): the one a browser applies.
-pub fn style_value(style: &str, prop: &str) -> Option<String> {
+pub(crate) fn style_value(style: &str, prop: &str) -> Option<String> {
     let mut found = None;
     for decl in style.split(';') {
         let Some((name, value)) = decl.split_once(':') else {
@@ -104,7 +104,7 @@ pub fn style_value(style: &str, prop: &str) -> Option<String> {
 
 /// Whether an inline `style` attribute hides its element: its last `display` declaration is
 /// `none`.
-pub fn style_hides(style: &str) -> bool {
+pub(crate) fn style_hides(style: &str) -> bool {
     style_value(style, "display").is_some_and(|v| v == "none")
 }
 
@@ -117,7 +117,7 @@ pub fn style_invisible(style: &str) -> bool {
 }
 
 /// Whether a browser renders this element (and so, possibly, its content).
-pub fn is_rendered(el: &Element) -> bool {
+pub(crate) fn is_rendered(el: &Element) -> bool {
     let name = el.name();
     if NEVER_RENDERED.iter().any(|n| name.eq_ignore_ascii_case(n)) {
         return false;
@@ -148,7 +148,7 @@ pub struct Pruned {
 /// Remove every element a browser does not render, and every comment, from `doc` (see the
 /// module documentation for what is kept). Whatever walks the tree afterwards sees rendered
 /// content only.
-pub fn prune_unrendered(doc: &mut Html) -> Pruned {
+pub(crate) fn prune_unrendered(doc: &mut Html) -> Pruned {
     let mut doomed = Vec::new();
     let mut stack = vec![doc.tree.root()];
     while let Some(node) = stack.pop() {
