@@ -15,7 +15,7 @@ pub fn parallel_map<'a, T: Sync, R: Send>(
 
 /// Blocks each thread's share of the items is cut into: enough for an uneven load to even out,
 /// few enough that taking a block costs nothing next to the work in it.
-pub const BLOCKS_PER_THREAD: usize = 8;
+pub(crate) const BLOCKS_PER_THREAD: usize = 8;
 
 /// [`parallel_map`] with state each thread makes once (`init`) and keeps across the blocks it
 /// takes: a score array, a cache of compiled patterns. Which items share a state depends on

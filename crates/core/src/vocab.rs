@@ -123,7 +123,7 @@ pub const STANCE_ALIASES: &[(&str, Stance)] = &[
 ];
 
 /// Spellings of each exam verdict.
-pub const VERDICT_ALIASES: &[(&str, Verdict)] = &[
+pub(crate) const VERDICT_ALIASES: &[(&str, Verdict)] = &[
     ("undecided", Verdict::Undecided),
     ("unknown", Verdict::Undecided),
     ("cannot be determined", Verdict::Undecided),
@@ -221,7 +221,7 @@ pub fn final_answer<T: Copy>(text: &str, aliases: &[(&str, T)]) -> Option<T> {
 
 /// The answer in a JSON reply: an answer field's exact label, then the final answer in each
 /// answer field, then in every other string field (the reasoning), in order.
-pub fn answer_in_reply<T: Copy>(reply: &Value, aliases: &[(&str, T)]) -> Option<T> {
+pub(crate) fn answer_in_reply<T: Copy>(reply: &Value, aliases: &[(&str, T)]) -> Option<T> {
     match reply {
         Value::String(s) => final_answer(s, aliases),
         Value::Object(map) => {
