@@ -6,7 +6,7 @@
 //! section headings. This module finds such runs and turns each into ONE table block:
 //!
 //! - a **run** is a stretch of short label lines and value lines (numbers, `$`, `)`, `%`, dashes)
-//!   holding at least [`MIN_VALUES`] value lines with digits, value lines making at least a third
+//!   holding at least `MIN_VALUES` value lines with digits, value lines making at least a third
 //!   of its lines (a quarter from twice that many on); it ends at its last value line, so a
 //!   title after the table stays a heading, and before a footnote marker that opens a note;
 //! - it is **rebuilt as Markdown** when the column count is certain: every row label is followed

@@ -378,7 +378,7 @@ fn infer_country_year(blocks: &[Block], metadata: &mut BTreeMap<String, String>)
 }
 
 /// Reads every configured file. Pure apart from reading the files; the stage's `run` wraps it.
-/// EDGAR sources need a web layer ([`ingest_with`]); here they are recorded as failures.
+/// EDGAR sources need a web layer (`ingest_with`); here they are recorded as failures.
 pub fn ingest(config: &ReportsConfig, root: &Path, stage: &str) -> (Vec<Report>, Drops, u64) {
     ingest_with(config, root, stage, None)
 }

@@ -18,7 +18,7 @@
 //! ## Ratings of other publishers and languages
 //!
 //! Fact-checkers name their ratings in their own words and languages ("Falso", "Faux", "錯誤",
-//! "Misleading"). [`resolve_rating_name`] maps such a name onto the normalised ratings (the
+//! "Misleading"). `resolve_rating_name` maps such a name onto the normalised ratings (the
 //! Truth-O-Meter `true`, `mostly-true`, `half-true`, `mostly-false`, `false`, `pants-fire`, and
 //! `not-enough-evidence`), following PolitiFact's definitions: half-true "is partially accurate but
 //! leaves out important details or takes things out of context" (half true, partly false, missing
@@ -31,7 +31,7 @@
 //! folded). A rating sentence whose head names a rating ("FALSO: As imagens foram...") resolves by
 //! that head. Names that are ambiguous (exaggerated, out of context, satire) are not in the table.
 //!
-//! [`rating_on_scale`] reads ClaimReview's numeric rating (`ratingValue` on the
+//! `rating_on_scale` reads ClaimReview's numeric rating (`ratingValue` on the
 //! `worstRating`..`bestRating` scale) when the page states both ends, they differ and the value lies
 //! between them: the value's position on the scale, `(value - worst) / (best - worst)`, is rounded to
 //! the nearest of five points, 0 `false`, 1/4 `mostly-false`, 1/2 `half-true`, 3/4 `mostly-true`,
@@ -141,7 +141,7 @@ impl VerdictMap {
     }
 
     /// Map a raw rating (normalised first; a name the preset does not hold is looked up in the
-    /// multilingual table, [`resolve_rating_name`]).
+    /// multilingual table, `resolve_rating_name`).
     pub fn map(&self, rating: &str) -> Mapped {
         let entry = self.entries.get(&normalise_rating(rating)).or_else(|| {
             resolve_rating_name(rating).and_then(|normalised| self.entries.get(normalised))

@@ -2,7 +2,7 @@
 //! spreads pure per-item work over the cores uses (no thread pool, no global state).
 
 /// Map `f` over `items` on up to `threads` scoped threads, results in input order. The items
-/// are cut into [`BLOCKS_PER_THREAD`] blocks per thread that idle threads take in turn, so one
+/// are cut into `BLOCKS_PER_THREAD` blocks per thread that idle threads take in turn, so one
 /// slow stretch of items does not leave the other cores waiting. A panic in `f` is resumed on
 /// the calling thread.
 pub fn parallel_map<'a, T: Sync, R: Send>(

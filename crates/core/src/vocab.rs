@@ -4,7 +4,7 @@
 //! - [`Verdict`]: RAGuard's exam answer (the claim judged true, false or undecided from one
 //!   document, or from none). The gold verdict of a claim is [`crate::Verdict`] (true or false).
 //! - [`Stance`]: CONF-FACT's stance vote.
-//! - [`final_answer`] / [`answer_in_reply`]: finding the final answer anywhere in a reply.
+//! - [`final_answer`] / `answer_in_reply`: finding the final answer anywhere in a reply.
 //!   CONF-FACT's own parser only matched a label at the very start of a reply, so every reasoned
 //!   answer ("The page reports ... Final answer: Reject.") parsed as nothing. Here a reply is
 //!   searched for its *last* answer marker ("final answer", "conclusion", "answer", ...) and the
@@ -88,14 +88,14 @@ impl Verdict {
         }
     }
 
-    /// The verdict found anywhere in a reply (see [`answer_in_reply`]).
+    /// The verdict found anywhere in a reply (see `answer_in_reply`).
     pub fn in_reply(reply: &Value) -> Option<Verdict> {
         answer_in_reply(reply, VERDICT_ALIASES)
     }
 }
 
 impl Stance {
-    /// The stance found anywhere in a reply (see [`answer_in_reply`]).
+    /// The stance found anywhere in a reply (see `answer_in_reply`).
     pub fn in_reply(reply: &Value) -> Option<Stance> {
         answer_in_reply(reply, STANCE_ALIASES)
     }

@@ -445,7 +445,7 @@ impl Judgement {
 /// Judges open answers in two stages (RARE 6.1). Per item, the first that applies: a normalised
 /// exact match is right (`exact`, even when it reads like a refusal); a refusal (the detector
 /// matches) is wrong, judged by `refusal`; an empty prediction is wrong (`empty`);
-/// a [`lexical_match`] is right (`exact` / `inclusive`). The items left go to `answer_judge` in
+/// a `lexical_match` is right (`exact` / `inclusive`). The items left go to `answer_judge` in
 /// ONE batch, so the model sees only what the lexical stage could not decide; a failed call
 /// leaves the item unscored (`correct: None`, `failed`, `llm_<reason>`). Results are in the
 /// items' order.

@@ -261,7 +261,7 @@ pub(crate) const OFFLINE_REFUSAL: &str = "I don't know: the passages do not say.
 /// misleads it). With `discern`, passages whose background calls the source low in credibility
 /// are skipped. The majority of votes answers (a tie: `no`); with no vote, the "memory" answer:
 /// the first bit of sha256 of the question. Open questions: the passage sentence sharing the
-/// most content words with the question (at least two), else the refusal [`OFFLINE_REFUSAL`];
+/// most content words with the question (at least two), else the refusal `OFFLINE_REFUSAL`;
 /// with no passages, always the refusal.
 pub fn offline_answer(input: &AnswerInput) -> AnswerOutput {
     let reasoning = |s: String| {

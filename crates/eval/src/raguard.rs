@@ -8,7 +8,7 @@
 //!   true and one false claim (the first of each in the seeded order), as RAGuard 4.1 does.
 //!   With no true or no false claim on the train side the prompt has fewer examples, counted as
 //!   problem `missing_example`.
-//! - Answers are parsed strictly ([`crate::answers::parse_binary`]): anything but `true` or
+//! - Answers are parsed strictly (`crate::answers::parse_binary`): anything but `true` or
 //!   `false` is out of scope and wrong (RAGuard 4.1), counted as `out_of_scope`, `empty_answer`,
 //!   `refusal` or `rambling`.
 //! - Accuracy per task, with the absolute and relative drop against zero-context (Table 4's

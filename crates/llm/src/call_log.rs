@@ -59,7 +59,7 @@ impl Llm {
     }
 
     /// Tasks whose categorical answers ([`Task::category`]) from a model all fell in one
-    /// category this run, over at least [`CONSTANT_AFTER`] answers (cache hits included), one
+    /// category this run, over at least `CONSTANT_AFTER` answers (cache hits included), one
     /// line each: `stance_text (openai:smollm2): "support" for all 24 answers`. A model that
     /// gives every pair the same stance is not reading the pairs; the run summary shows these.
     pub fn constant_answers(&self) -> Vec<String> {

@@ -160,7 +160,7 @@ pub(crate) fn is_generic(word: &str) -> bool {
 }
 
 /// `off_topic` unless `answer` shares a word with `subject` (both sets of content words), not
-/// counting [`GENERIC_WORDS`]. A subject with nothing but generic words (nothing to compare
+/// counting `GENERIC_WORDS`. A subject with nothing but generic words (nothing to compare
 /// with) passes; an empty answer fails.
 pub fn on_topic(
     what: &str,

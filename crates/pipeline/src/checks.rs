@@ -2,7 +2,7 @@
 //! upstream table of each other kind, and before publishing over the tables to publish.
 //!
 //! The checks are declared in core (`noisebench_core::checks`) and by the registry (rules that
-//! need text matching); this module gives them the tables to read (a [`Scope`]: rows held in
+//! need text matching); this module gives them the tables to read (a `Scope`: rows held in
 //! memory or Parquet files read once, when a check first asks) and judges what a stage lost
 //! ([`gates`]).
 
@@ -153,7 +153,7 @@ pub fn check_published(tables: &[PublishedTable], extra: &[Check]) -> Vec<CheckR
 /// judged: such a stage is partial, and nothing is published until they are done.
 /// `environment` is the stage's environment (its tasks' models, `max_tokens`), for the hint.
 /// `constant` lists the stage's tasks whose categorical answers never changed
-/// (`CallLog::constant_answers`): they fail the gate `constant_answers` ([`constant_gate`]).
+/// (`CallLog::constant_answers`): they fail the gate `constant_answers` (`constant_gate`).
 pub fn gates(
     file: &PipelineFile,
     record: &StageSummary,

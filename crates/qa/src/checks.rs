@@ -2,7 +2,7 @@
 //! functions, each failure one [`Rejection`] with its drop reason.
 //!
 //! The negative-distractor check needs "which chunks of the whole corpus hold this phrase" for
-//! every entity a question names; [`ChunkIndex`] answers that from one Aho-Corasick pass over
+//! every entity a question names; `ChunkIndex` answers that from one Aho-Corasick pass over
 //! the normalised text of every chunk, so a question costs a few posting-list intersections
 //! rather than a scan of the corpus.
 

@@ -3,8 +3,8 @@
 //! [`prepare`] turns each `patterns` row into its prompt's input (the triplets, their chunks and
 //! the report metadata that makes a question specific), skipping generic pivots before any call
 //! is paid for. The stage asks `qa_single` or `qa_multi`; [`assemble`] builds each answer's row
-//! and applies the text checks ([`crate::checks::check_text`]) and, for multi-hop questions,
-//! the negative-distractor check over the whole corpus ([`ChunkIndex`]); [`dedupe`] drops near
+//! and applies the text checks (`crate::checks::check_text`) and, for multi-hop questions,
+//! the negative-distractor check over the whole corpus (`ChunkIndex`); [`dedupe`] drops near
 //! duplicates by text and embedding. Every question not kept is a drop with its reason.
 
 use std::collections::{BTreeMap, BTreeSet};

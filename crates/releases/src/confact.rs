@@ -10,14 +10,14 @@
 //!   `mbfc_media_data.pkl` ([`CREDIBILITY_FILES`]), pickled dicts keyed by domain, each
 //!   `{credibility, details, ...}` (`details` a list of paragraphs in the MBFC table, a text in
 //!   the combined one).
-//! - What we write ([`Instance`], [`write_instances`], [`export`]): the same list as JSON,
+//! - What we write (`Instance`, `write_instances`, [`export`]): the same list as JSON,
 //!   `confact.json` ([`EXPORT_FILE`]), each evidence with the three stance votes and the
 //!   majority in the authors' words (`Support`, `Reject`, `Not enough evidence`), its source's
 //!   credibility and type, and our ids beside theirs (`claim_id`, `document_id`).
 //! - Reading: [`decode`] turns a file's bytes (gzip or not; a pickle of protocol 2-5 or JSON)
 //!   into a JSON value; [`ReadInstance::from_value`] reads one instance as any of these files
 //!   hold it, lenient, reporting what it cannot use as `(reason, detail)`;
-//!   [`read_media_table`] reads a credibility table; [`read_instances`] reads a file we wrote
+//!   [`read_media_table`] reads a credibility table; `read_instances` reads a file we wrote
 //!   back strictly.
 
 use std::collections::BTreeMap;

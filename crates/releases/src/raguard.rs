@@ -7,7 +7,7 @@
 //! - `documents.csv` ([`DOCUMENT_COLUMNS`]): `Document ID`, `Title`, `Full Text`, `Claim ID`,
 //!   `Document Label` (`supporting`, `misleading`, `unrelated`), `Link`.
 //!
-//! Writing ([`write_claims`], [`write_documents`], and [`export`], which makes the rows from
+//! Writing (`write_claims`, `write_documents`, and [`export`], which makes the rows from
 //! the claims track's tables): integer ids, documents numbered contiguously within each claim,
 //! list columns as Python literals so the release's loaders (`ast.literal_eval`, join on
 //! `Claim ID`) read them; `claim_id_map.csv` and `document_id_map.csv` map the integers back to

@@ -7,7 +7,7 @@
 //! `source_sentences`, `entity_1`, `relation`, `entity_2` (one entry per triplet), and for
 //! multi-hop records `multi_hop_type`.
 //!
-//! What we write ([`RareRecord`], [`write_records`]) differs, and why: every record carries
+//! What we write ([`RareRecord`], `write_records`) differs, and why: every record carries
 //! `id` (our question id, stable across refreshes), because RARE's retrieval and evaluation
 //! scripts key results by `rec["id"]` while its generator never writes one; `split`
 //! (`train`/`test`, or null); and always both `query_perturbations` (kind ->
@@ -139,7 +139,7 @@ pub(crate) fn create_dir(dir: &Path) -> Result<(), RareError> {
     })
 }
 
-/// Read a file [`write_records`] wrote back into its records, strictly: every field of
+/// Read a file `write_records` wrote back into its records, strictly: every field of
 /// [`RareRecord`] must be there (RARE's own files, which lack `id`, are read with
 /// [`ReadRecord::from_value`]).
 pub fn read_records(path: &Path) -> Result<Vec<RareRecord>, RareError> {

@@ -5,19 +5,19 @@
 //! galleries and slideshows, "related" and "read more" link lists, share bars, newsletter and
 //! promotion boxes, and content a browser does not show. This module removes them, in two steps:
 //!
-//! - [`clean_page`], on the whole page before Readability: what `noisebench_web::visible` leaves,
+//! - `clean_page`, on the whole page before Readability: what `noisebench_web::visible` leaves,
 //!   elements made invisible in place (inline `visibility: hidden` or `collapse`, read by
 //!   `noisebench_web::visible::style_invisible`), unless one of them holds most of the page's text
 //!   (a page that reveals its article by script). What a browser does not render at all
 //!   (`hidden`, `display:none` in any spelling, `<template>`, `ix:header`, scripts, comments) is
 //!   gone before this step: `extract_html` reads the page through
 //!   `noisebench_web::visible::strip_unrendered`, the rule every HTML path shares.
-//! - [`article_text`], on the block Readability kept (`#readability-page-1`): figures and
+//! - `article_text`, on the block Readability kept (`#readability-page-1`): figures and
 //!   captions, blocks whose class or id names boilerplate, and blocks that are mostly links; then
 //!   the block's formatted text.
 //!
 //! Every rule removes a block only while it is a small part of the article (see
-//! [`MAX_SHARE`]), so a page whose whole article sits in a `gallery` or `related` container keeps
+//! `MAX_SHARE`), so a page whose whole article sits in a `gallery` or `related` container keeps
 //! it. Measured on the article-extraction benchmark with `just extraction-bench` (figures in
 //! docs/real-inputs-search.md).
 

@@ -98,7 +98,7 @@ pub fn object_path(dir: &Path, sha256: &str) -> PathBuf {
 /// default), so anything past this is a corrupt or planted object (a decompression bomb).
 pub(crate) const MAX_OBJECT_BYTES: u64 = 256 << 20;
 
-/// Read and decompress an archived body; an object decompressing past [`MAX_OBJECT_BYTES`] is
+/// Read and decompress an archived body; an object decompressing past `MAX_OBJECT_BYTES` is
 /// refused (`InvalidData`) after at most that many bytes, never inflated whole.
 pub fn read_object(dir: &Path, sha256: &str) -> io::Result<Vec<u8>> {
     read_object_capped(dir, sha256, MAX_OBJECT_BYTES)

@@ -1,9 +1,9 @@
 //! The address guard: which IP addresses a fetch may connect to.
 //!
-//! Host names are resolved by [`GuardedResolver`], which reqwest uses for every connection: it checks
+//! Host names are resolved by `GuardedResolver`, which reqwest uses for every connection: it checks
 //! every address it returns, so the connection goes to exactly the addresses that were checked (no
 //! DNS rebinding between check and connect). IP-literal hosts never reach a resolver and are checked
-//! by [`check_ip`] before each hop.
+//! by `check_ip` before each hop.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 

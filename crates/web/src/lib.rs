@@ -12,7 +12,7 @@
 //!
 //! [`HttpClient`] is the transport under it, and the API for every other request: GET or POST,
 //! headers, JSON, form or byte bodies, and named [`Secret`]s that reach the server and no error,
-//! log line or excerpt; never archived. [`RetryPolicy`] and [`parse_retry_after`] are the one
+//! log line or excerpt; never archived. [`RetryPolicy`] and `parse_retry_after` are the one
 //! retry schedule and Retry-After parser all of them use.
 //!
 //! [`visible`] is the one rule of what a browser renders of a page (no `display:none`, `hidden`,

@@ -2,11 +2,11 @@
 //! (the `reports` stage's HTML and EDGAR paths, the `documents` stage's extraction), so hidden
 //! content never becomes text anywhere.
 //!
-//! An element is not rendered ([`is_rendered`]) when it is one a browser never draws (`script`,
+//! An element is not rendered (`is_rendered`) when it is one a browser never draws (`script`,
 //! `style`, `template`, `noscript` with scripting on, `ix:header` of inline XBRL, `datalist`,
 //! `title` outside `<head>`), carries the `hidden` attribute, or its `style` attribute says
 //! `display: none` (any case or spacing, `!important` or not; the last `display` declaration
-//! wins). Comments are never rendered either. [`prune_unrendered`] removes all of them from a
+//! wins). Comments are never rendered either. `prune_unrendered` removes all of them from a
 //! parsed document, so whatever walks the tree afterwards (`ElementRef::text` included) sees only
 //! rendered content; [`parse_rendered`] parses and prunes in one call, [`strip_unrendered`] does
 //! it on a string for readers that parse pages themselves.
@@ -109,7 +109,7 @@ pub(crate) fn style_hides(style: &str) -> bool {
 }
 
 /// Whether an inline `style` attribute makes its element invisible while it keeps its place:
-/// its last `visibility` declaration is `hidden` or `collapse`. Not part of [`is_rendered`]: a
+/// its last `visibility` declaration is `hidden` or `collapse`. Not part of `is_rendered`: a
 /// descendant may set `visibility: visible` again, and filings do not hide text this way; the
 /// documents stage's boilerplate step uses it on web pages.
 pub fn style_invisible(style: &str) -> bool {
@@ -136,7 +136,7 @@ fn is_data_block(el: &Element) -> bool {
             .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/ld+json"))
 }
 
-/// What [`prune_unrendered`] took out.
+/// What `prune_unrendered` took out.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Pruned {
     /// Subtrees (elements and comments) removed.

@@ -7,7 +7,7 @@
 //! (`<archives_url>/Archives/edgar/data/<cik>/<accession without dashes>/<primaryDocument>`).
 //! Every request goes through a [`Web`] derived from the run's (same archive, replay, guard,
 //! retries and body cap) whose User-Agent is the source's declared one and whose rate to each SEC
-//! host is at most the source's `rate_per_second` (never above [`SEC_MAX_RATE`], the SEC's
+//! host is at most the source's `rate_per_second` (never above `SEC_MAX_RATE`, the SEC's
 //! fair-access limit); the source also spaces its own fetches by that rate, so the limit holds
 //! for the SEC's hosts together.
 //!

@@ -23,7 +23,7 @@ pub(crate) const MISSING_BACKGROUND: &str =
 /// pieces are passages of their own. Words are kept in order, whitespace collapsed to single
 /// spaces; the title is not part of any passage (CONF-FACT evidence has none). Passage ids are
 /// `<document id>#<n>`, n from 1; `source` is the document's domain and `background` its
-/// source's background ([`background_of`]). A `max_words` of 0 counts as 1.
+/// source's background (`background_of`). A `max_words` of 0 counts as 1.
 pub fn split_passages(doc: &EvalDocument, max_words: usize) -> Vec<Passage> {
     let max = max_words.max(1);
     let mut texts: Vec<String> = Vec::new();
@@ -161,7 +161,7 @@ pub(crate) fn weighted_score(
     relevance + beta * cred
 }
 
-/// The ids of `passages` by [`weighted_score`], best first, ties by id.
+/// The ids of `passages` by `weighted_score`, best first, ties by id.
 pub fn weighted_order(passages: &[Weighted], beta: f64, hard: Option<f64>) -> Vec<String> {
     let mut scored: Vec<(f64, &str)> = passages
         .iter()

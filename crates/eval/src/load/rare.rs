@@ -24,7 +24,7 @@
 //! Choices:
 //! - Kind: `multi_hop_type` (`chained_multi_hop`, `star_shaped`, `inverted_star_shaped`);
 //!   absent: `single_hop`. Domain: `metadata.domain`, else the file name's
-//!   ([`domain_from_name`]: `finance` for `finance_multi_hop_perturbed.json`), else `unknown`.
+//!   (`domain_from_name`: `finance` for `finance_multi_hop_perturbed.json`), else `unknown`.
 //!   `split` when present.
 //! - Id: the record's `id` when it has one. RARE's generator writes none (and its later scripts
 //!   read one), so a record without gets `noisebench_core::id::stable_id("q", [question,

@@ -8,7 +8,7 @@
 //!    refusing draft ("I don't know") falls back to the same task with no passages (skipped
 //!    when `R0` is empty: it would be the same request), then to a default: the "no" word of a
 //!    yes/no ask, `unknown` otherwise.
-//! 2. Answer-conditioned retrieval. With `a0` the draft and `t(q)` = [`question_type`], the
+//! 2. Answer-conditioned retrieval. With `a0` the draft and `t(q)` = `question_type`, the
 //!    queries are `q` and `q "a0"`, plus `"a0"` when `t(q)` is who, where, when, year or
 //!    number. Each goes to the ask's [`crate::Retriever`] for
 //!    [`CounterRefineConfig::k_refine`] passages; `R1` = `R0` then everything retrieved,
@@ -16,7 +16,7 @@
 //!    `R0`: the gate then judges the draft against the evidence it was drafted from.
 //! 3. `counterrefine_refine`: the question, `a0` and `R1` (passages not in `R0` marked as found
 //!    by the check) give `KEEP` or `REVISE` with an answer and one evidence snippet. KEEP
-//!    returns `a0`; REVISE returns [`validate_revision`]'s canonical answer when it accepts,
+//!    returns `a0`; REVISE returns `validate_revision`'s canonical answer when it accepts,
 //!    `a0` otherwise.
 //!
 //! [`Generated::steps`] reads `draft`, then `draft:closed_book` / `draft:default` when the
@@ -24,7 +24,7 @@
 //! `revision_accepted` or `revision_rejected:<reason>`. Each model step is one `run_batch`
 //! over the asks still alive; a failed call fails its ask only.
 //!
-//! Validation ([`validate_revision`], in order; the first failing rule names the rejection):
+//! Validation (`validate_revision`, in order; the first failing rule names the rejection):
 //!
 //! | reason | rejected when |
 //! |---|---|
