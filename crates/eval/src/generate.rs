@@ -171,7 +171,7 @@ impl Generator for Plain {
 
 /// A passage as the `eval_answer` prompt shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PassageView {
+pub(crate) struct PassageView {
     pub text: String,
     pub source: Option<String>,
     pub background: Option<String>,
@@ -179,7 +179,7 @@ pub struct PassageView {
 
 /// `eval_answer`'s input: everything its template renders.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AnswerInput {
+pub(crate) struct AnswerInput {
     pub question: String,
     /// `binary` or `open`.
     pub form: String,
@@ -224,7 +224,7 @@ impl AnswerInput {
 
 /// The model's reply to an evaluation question.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AnswerOutput {
+pub(crate) struct AnswerOutput {
     /// The reasoning, when the style asks for it (null otherwise).
     pub reasoning: Option<String>,
     /// The final answer only.
@@ -263,7 +263,7 @@ pub(crate) const OFFLINE_REFUSAL: &str = "I don't know: the passages do not say.
 /// the first bit of sha256 of the question. Open questions: the passage sentence sharing the
 /// most content words with the question (at least two), else the refusal `OFFLINE_REFUSAL`;
 /// with no passages, always the refusal.
-pub fn offline_answer(input: &AnswerInput) -> AnswerOutput {
+pub(crate) fn offline_answer(input: &AnswerInput) -> AnswerOutput {
     let reasoning = |s: String| {
         if input.style == "direct" {
             None

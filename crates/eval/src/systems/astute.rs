@@ -28,7 +28,7 @@
 //! |---|---|
 //! | `astute_generate` | The offline backend knows nothing: no passage, `no_more: true`. |
 //! | `astute_consolidate` | The current set (`D0` in round 1) filtered to the passages sharing at least two content words with the question (all of them if none does); each keeps its citations (a `D0` passage cites itself). |
-//! | `astute_answer` | [`offline_answer`] over the final set (the last round's passages, or `D0` when `t = 1`) with the ask's question, form and style, so offline answers stay comparable with the plain generator's. |
+//! | `astute_answer` | `offline_answer` over the final set (the last round's passages, or `D0` when `t = 1`) with the ask's question, form and style, so offline answers stay comparable with the plain generator's. |
 
 use noisebench_llm::{Llm, LlmError, Task, TaskInfo};
 use noisebench_text::words::content_words;

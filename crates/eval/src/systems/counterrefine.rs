@@ -49,7 +49,7 @@
 //!
 //! | task | rule |
 //! |---|---|
-//! | `counterrefine_draft` | [`offline_answer`] (style `direct`) over the passages given: the yes/no vote of a binary ask, the best-matching sentence (or the refusal) of an open one. |
+//! | `counterrefine_draft` | `offline_answer` (style `direct`) over the passages given: the yes/no vote of a binary ask, the best-matching sentence (or the refusal) of an open one. |
 //! | `counterrefine_refine` | No passage beyond `R0`: KEEP. Binary: the same vote over all of `R1`; if it differs from the draft, REVISE to it with the best-matching sentence of the new passages as evidence. Open: the new passages' sentence sharing the most content words with the question (at least two, and more than the draft shares) gives REVISE with that sentence as evidence and, as answer, its shortest run of capitalised or numeric words not in the question (the opening word only when the next is capitalised too; the sentence itself when it has no run); else KEEP. |
 
 use std::collections::BTreeSet;
