@@ -349,7 +349,7 @@ impl OpenAiModel {
             .or_else(|| self.server().context_tokens)
     }
 
-    pub fn api_key(&self) -> Option<&str> {
+    pub(crate) fn api_key(&self) -> Option<&str> {
         self.api_key.as_deref()
     }
 

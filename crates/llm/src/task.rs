@@ -4,8 +4,8 @@
 //!
 //! A stage calls a task through [`crate::Llm::run`] / [`crate::Llm::run_batch`] with the task's
 //! marker type, e.g. `llm.run_batch::<Keywords>("queries", inputs)`, and declares the tasks it
-//! may call ([`TaskInfo`]): its configuration check asks the engine to confirm their prompts
-//! ([`crate::Llm::require`]), and its fingerprint covers those tasks only
+//! may call ([`crate::TaskInfo`]): its configuration check asks the engine to confirm their
+//! prompts ([`crate::Llm::require`]), and its fingerprint covers those tasks only
 //! ([`crate::Llm::fingerprint_of`]).
 
 use serde::Serialize;
