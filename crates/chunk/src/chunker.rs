@@ -25,7 +25,7 @@ use crate::preset::Domain;
 use noisebench_text::TokenCounter;
 
 /// The separator between units in a chunk's text.
-pub const SEP: &str = "\n\n";
+pub(crate) const SEP: &str = "\n\n";
 
 /// Chunk sizes and rules for one report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

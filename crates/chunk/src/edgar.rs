@@ -13,7 +13,7 @@ use crate::table::TableError;
 use crate::text_layout::{Layout, text_blocks};
 
 /// The metadata fields carried into every report (RARE's finance metadata).
-pub const METADATA_FIELDS: &[&str] = &[
+pub(crate) const METADATA_FIELDS: &[&str] = &[
     "cik",
     "company",
     "filing_type",

@@ -89,7 +89,7 @@ fn reached(want: &HashMap<String, usize>, have: &HashMap<String, usize>) -> usiz
 }
 
 /// The report the HTML path makes of a page (every block; no item cutting).
-pub fn html_report(html: &str) -> Report {
+pub(crate) fn html_report(html: &str) -> Report {
     let r = html_blocks(html);
     Report {
         id: "report_fidelity".into(),

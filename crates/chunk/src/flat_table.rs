@@ -6,7 +6,7 @@
 //! section headings. This module finds such runs and turns each into ONE table block:
 //!
 //! - a **run** is a stretch of short label lines and value lines (numbers, `$`, `)`, `%`, dashes)
-//!   holding at least [`MIN_VALUES`] value lines with digits, value lines making at least a third
+//!   holding at least `MIN_VALUES` value lines with digits, value lines making at least a third
 //!   of its lines (a quarter from twice that many on); it ends at its last value line, so a
 //!   title after the table stays a heading, and before a footnote marker that opens a note;
 //! - it is **rebuilt as Markdown** when the column count is certain: every row label is followed
@@ -24,7 +24,7 @@
 use noisebench_core::Block;
 
 /// Value lines a run needs to be read as a table.
-pub const MIN_VALUES: usize = 3;
+pub(crate) const MIN_VALUES: usize = 3;
 
 /// Longest label line, in characters and words: longer lines are prose and end a run.
 const MAX_LABEL_CHARS: usize = 80;
@@ -90,7 +90,7 @@ fn classify(line: &str) -> Line {
 }
 
 /// Whether `t` is a footnote or exhibit number on its own line: `(1)`, `4.1`, `12.`.
-pub fn is_marker(t: &str) -> bool {
+pub(crate) fn is_marker(t: &str) -> bool {
     let t = t.trim();
     t.len() <= 8
         && t.chars().any(|c| c.is_ascii_digit())
@@ -100,12 +100,12 @@ pub fn is_marker(t: &str) -> bool {
 
 /// Whether `line` is prose: a line with words that is too long, or too sentence-like, to be a
 /// table's row label.
-pub fn is_prose(line: &str) -> bool {
+pub(crate) fn is_prose(line: &str) -> bool {
     classify(line) == Line::Other && !line.trim().is_empty() && !line.contains('|')
 }
 
 /// The end (exclusive) of a flattened table starting at `start`, if one starts there.
-pub fn run_end(lines: &[&str], start: usize) -> Option<usize> {
+pub(crate) fn run_end(lines: &[&str], start: usize) -> Option<usize> {
     if classify(lines[start]) == Line::Other {
         return None;
     }

@@ -3,7 +3,7 @@
 //! Only what a browser renders is read: the page is pruned of hidden content first
 //! ([`noisebench_web::visible`]: `display:none`, `hidden`, inline XBRL's `ix:header`, scripts,
 //! styles, templates, comments). A paragraph whose text is all bold and short (at most
-//! [`MAX_HEADING_WORDS`] words) is a level-3 heading: filings mark their sub-headings that way,
+//! `MAX_HEADING_WORDS` words) is a level-3 heading: filings mark their sub-headings that way,
 //! not with `<h1>`-`<h6>`, and chunks take their section from it. A table laid out as a single row
 //! or column (a bullet beside its text, an item number beside its title) is read as paragraphs; a
 //! table without text is layout, not content, and is counted ([`HtmlReport::empty_tables`]), not
@@ -17,7 +17,7 @@ use scraper::{ElementRef, Node, Selector};
 use crate::table::{attach_captions_and_footnotes, convert_html_table, squash};
 
 /// A bold paragraph of at most this many words is a sub-heading.
-pub const MAX_HEADING_WORDS: usize = 15;
+pub(crate) const MAX_HEADING_WORDS: usize = 15;
 
 /// Elements whose content is never report text.
 const SKIP: &[&str] = &[

@@ -58,7 +58,7 @@ impl Domain {
 
     /// Default chunk sizes. Finance follows RARE's code (800 cl100k tokens, 100 overlap); the
     /// others follow the paper's "about 600 tokens" with no overlap.
-    pub fn chunk_sizes(self) -> ChunkSizes {
+    pub(crate) fn chunk_sizes(self) -> ChunkSizes {
         match self {
             Domain::Finance => ChunkSizes {
                 max_tokens: 800,
@@ -74,7 +74,7 @@ impl Domain {
 
 /// Token limit and overlap of a chunk preset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ChunkSizes {
+pub(crate) struct ChunkSizes {
     pub max_tokens: usize,
     pub overlap_tokens: usize,
 }

@@ -55,7 +55,7 @@ impl Format {
     }
 
     /// The format a file's extension (and, for JSON, its first character) suggests.
-    pub fn infer(path: &Path, content: &str) -> Option<Format> {
+    pub(crate) fn infer(path: &Path, content: &str) -> Option<Format> {
         let ext = path.extension()?.to_str()?.to_ascii_lowercase();
         match ext.as_str() {
             "json" => match content.trim_start().chars().next() {
@@ -378,7 +378,7 @@ fn infer_country_year(blocks: &[Block], metadata: &mut BTreeMap<String, String>)
 }
 
 /// Reads every configured file. Pure apart from reading the files; the stage's `run` wraps it.
-/// EDGAR sources need a web layer ([`ingest_with`]); here they are recorded as failures.
+/// EDGAR sources need a web layer (`ingest_with`); here they are recorded as failures.
 pub fn ingest(config: &ReportsConfig, root: &Path, stage: &str) -> (Vec<Report>, Drops, u64) {
     ingest_with(config, root, stage, None)
 }
@@ -409,7 +409,7 @@ fn edgar_report(source: &EdgarSource, files: &Source, f: &edgar_live::FetchedFil
 
 /// [`ingest`], with the web layer EDGAR sources fetch through (each source through a [`Web`]
 /// derived from it: its User-Agent, the SEC's rate).
-pub fn ingest_with(
+pub(crate) fn ingest_with(
     config: &ReportsConfig,
     root: &Path,
     stage: &str,

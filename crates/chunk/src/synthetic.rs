@@ -23,7 +23,7 @@ use rand_chacha::ChaCha8Rng;
 use crate::preset::Domain;
 
 /// Most groups per pattern and report the written pipeline keeps (`max_per_pattern`).
-pub const PATTERNS_PER_REPORT: usize = 45;
+pub(crate) const PATTERNS_PER_REPORT: usize = 45;
 
 /// RARE-Set's size: 527 reports.
 pub const RARE_REPORTS: usize = 527;

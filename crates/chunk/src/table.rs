@@ -35,7 +35,7 @@ impl TableError {
 
 /// A converted HTML table: Markdown plus what was lifted out of it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct HtmlTable {
+pub(crate) struct HtmlTable {
     pub markdown: String,
     pub caption: Option<String>,
     pub footnotes: Vec<String>,
@@ -54,14 +54,14 @@ pub fn squash(text: &str) -> String {
 }
 
 /// Rendered text of an element with whitespace collapsed.
-pub fn element_text(el: &ElementRef<'_>) -> String {
+pub(crate) fn element_text(el: &ElementRef<'_>) -> String {
     squash(&rendered_text(*el))
 }
 
 /// Convert one `<table>` element: the caption (`<caption>`) and footer rows (`<tfoot>`) are lifted
 /// out, the rest becomes a dense Markdown table (see the module documentation) whose first row is
 /// the header. Only a table without any text is an error ([`TableError::Empty`]).
-pub fn convert_html_table(table: &ElementRef<'_>) -> Result<HtmlTable, TableError> {
+pub(crate) fn convert_html_table(table: &ElementRef<'_>) -> Result<HtmlTable, TableError> {
     let caption = table
         .children()
         .filter_map(ElementRef::wrap)
@@ -113,7 +113,7 @@ pub fn convert_html_table(table: &ElementRef<'_>) -> Result<HtmlTable, TableErro
 }
 
 /// Convert an HTML string holding one table (MinerU's `table_body`).
-pub fn convert_html_table_str(html: &str) -> Result<HtmlTable, TableError> {
+pub(crate) fn convert_html_table_str(html: &str) -> Result<HtmlTable, TableError> {
     let (doc, _) = parse_rendered(html);
     let table = doc
         .select(&selector("table"))
@@ -123,7 +123,7 @@ pub fn convert_html_table_str(html: &str) -> Result<HtmlTable, TableError> {
 }
 
 /// A grid as Markdown: the first row the header, `|` in cells escaped.
-pub fn pipe_table(grid: &[Vec<String>]) -> String {
+pub(crate) fn pipe_table(grid: &[Vec<String>]) -> String {
     let line = |row: &[String]| {
         let cells: Vec<String> = row.iter().map(|c| c.replace('|', "\\|")).collect();
         format!("| {} |", cells.join(" | "))
@@ -319,7 +319,7 @@ pub fn pipe_row_cells(line: &str) -> usize {
 /// A Markdown pipe table with every row as wide as its widest, as Markdown renderers lay it out:
 /// short rows padded with empty cells (the delimiter row with `---`), so no cell is lost. A table
 /// already square comes back as written. Only a table without any cell text is an error.
-pub fn square_pipe_table(lines: &[&str]) -> Result<String, TableError> {
+pub(crate) fn square_pipe_table(lines: &[&str]) -> Result<String, TableError> {
     let split = |line: &str| -> Vec<String> {
         let t = line.trim();
         let t = t.strip_prefix('|').unwrap_or(t);
@@ -362,7 +362,8 @@ pub fn square_pipe_table(lines: &[&str]) -> Result<String, TableError> {
 }
 
 /// Checks a Markdown pipe table for rows of different widths.
-pub fn check_pipe_table(lines: &[&str]) -> Result<(), TableError> {
+#[cfg(test)]
+fn check_pipe_table(lines: &[&str]) -> Result<(), TableError> {
     let widths: Vec<usize> = lines.iter().map(|l| pipe_row_cells(l)).collect();
     match widths.first() {
         None => Err(TableError::Empty),
@@ -378,7 +379,7 @@ fn starts_like_caption(text: &str) -> bool {
 }
 
 /// Whether a line reads like a table note: `Note:`, `Source:`, `*`, `(1)`, `(a)`, `1.` style markers.
-pub fn starts_like_footnote(text: &str) -> bool {
+pub(crate) fn starts_like_footnote(text: &str) -> bool {
     let t = text.trim_start();
     let lower = t.to_lowercase();
     if ["note", "notes", "source", "sources"]
@@ -404,7 +405,7 @@ pub fn starts_like_footnote(text: &str) -> bool {
 /// Attach captions and footnotes that sit beside a table as separate paragraphs: a short
 /// preceding "Table ..." line becomes the caption; note-like paragraphs right after it become
 /// footnotes. Keeps them in the same chunk as the table.
-pub fn attach_captions_and_footnotes(blocks: Vec<Block>) -> Vec<Block> {
+pub(crate) fn attach_captions_and_footnotes(blocks: Vec<Block>) -> Vec<Block> {
     let mut out: Vec<Block> = Vec::with_capacity(blocks.len());
     let mut after_table = false;
     for block in blocks {

@@ -171,7 +171,7 @@ const SMALL_WORDS: &[&str] = &[
 /// The heading level of a line that reads like a section title, else `None`.
 ///
 /// `ITEM 7.` lines are level 1, all-capital titles level 2, other short title-like lines level 3.
-pub fn heading_level(line: &str) -> Option<u8> {
+pub(crate) fn heading_level(line: &str) -> Option<u8> {
     let t = line.trim();
     let words: Vec<&str> = t.split_whitespace().collect();
     if words.is_empty() {

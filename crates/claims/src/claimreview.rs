@@ -47,7 +47,7 @@ pub struct ClaimReview {
 
 /// What the page around a ClaimReview says of itself, for the fields a ClaimReview may lack.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PageFacts {
+pub(crate) struct PageFacts {
     /// When the page was published: `article:published_time`, else the `datePublished` of its
     /// NewsArticle / Article / WebPage JSON-LD, else a `publish-date` / `date` meta tag. Raw.
     pub published: Option<String>,
@@ -103,7 +103,7 @@ fn json_ld_blocks(doc: &Html) -> Vec<(String, Result<Value, String>)> {
 
 /// The JSON-LD blocks of a document that mention a ClaimReview but do not parse, each as an
 /// error message: ClaimReviews that cannot be read, for the scrape stage to count.
-pub fn unreadable_claimreviews(doc: &Html) -> Vec<String> {
+pub(crate) fn unreadable_claimreviews(doc: &Html) -> Vec<String> {
     json_ld_blocks(doc)
         .into_iter()
         .enumerate()
@@ -120,7 +120,7 @@ pub fn unreadable_claimreviews(doc: &Html) -> Vec<String> {
 }
 
 /// [`extract`] on an already parsed document.
-pub fn extract_from(doc: &Html) -> Vec<ClaimReview> {
+pub(crate) fn extract_from(doc: &Html) -> Vec<ClaimReview> {
     let mut out = Vec::new();
     for value in json_ld(doc) {
         from_json(&value, &mut out);
@@ -142,7 +142,7 @@ pub fn from_json(value: &Value, out: &mut Vec<ClaimReview>) {
 }
 
 /// [`PageFacts`] of a parsed document.
-pub fn page_facts(doc: &Html) -> PageFacts {
+pub(crate) fn page_facts(doc: &Html) -> PageFacts {
     let meta = |keys: &[&str]| {
         doc.select(&META).find_map(|m| {
             let key = m

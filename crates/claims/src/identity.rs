@@ -7,7 +7,7 @@ use noisebench_core::stable_id;
 /// made one: `snopes.com//fact-check/x` is `snopes.com/fact-check/x`), without fragment or `utm_*`
 /// parameters, so it still leads to the page (a test site on `http://127.0.0.1:<port>` included).
 /// `None` for anything but an absolute http(s) URL.
-pub fn fact_check_url(raw: &str) -> Option<String> {
+pub(crate) fn fact_check_url(raw: &str) -> Option<String> {
     let mut url = parse_http(raw)?;
     collapse_slashes(&mut url);
     url.set_fragment(None);
@@ -21,7 +21,7 @@ pub fn fact_check_url(raw: &str) -> Option<String> {
 /// `utm_*` parameters, with `http` upgraded to `https` and the host in lower case. It names the
 /// fact-check (ids are made from it, by import and scrape alike), it is not meant to be fetched:
 /// [`fact_check_url`] is.
-pub fn canonical_fact_check_url(raw: &str) -> Option<String> {
+pub(crate) fn canonical_fact_check_url(raw: &str) -> Option<String> {
     let mut url = parse_http(raw)?;
     collapse_slashes(&mut url);
     let _ = url.set_scheme("https");
@@ -41,7 +41,7 @@ pub fn canonical_fact_check_url(raw: &str) -> Option<String> {
 /// scheme-less URL whose first segment is a host name (`aosfatos.org/noticias/x/`, as some
 /// publishers write it) is read as that host with the page's scheme, not as a path under the page.
 /// `None` when the result is not an http(s) URL.
-pub fn resolve_declared(base: &url::Url, raw: &str) -> Option<url::Url> {
+pub(crate) fn resolve_declared(base: &url::Url, raw: &str) -> Option<url::Url> {
     let raw = raw.trim();
     if raw.is_empty() {
         return None;
@@ -135,7 +135,7 @@ pub fn claim_id(fact_check_url: Option<&str>, text: &str) -> String {
 /// The id of one of several claims a page reviews under one URL (several ClaimReviews declaring
 /// the same `url`): `claim_<hash>` of the canonical URL and the normalised claim text, so each
 /// claim of the page has its own id, stable across runs.
-pub fn claim_id_on_shared_page(fact_check_url: &str, text: &str) -> String {
+pub(crate) fn claim_id_on_shared_page(fact_check_url: &str, text: &str) -> String {
     let url =
         canonical_fact_check_url(fact_check_url).unwrap_or_else(|| fact_check_url.to_string());
     let normalised = text

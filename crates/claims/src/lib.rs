@@ -26,7 +26,7 @@ pub mod scrape;
 pub mod text;
 pub mod verdict;
 
-pub use identity::{canonical_fact_check_url, claim_id};
+pub use identity::claim_id;
 pub use import::{ColumnPreset, ImportConfig, ImportStage, SourceConfig};
 pub use scrape::{ScrapeConfig, ScrapeStage};
-pub use verdict::{Mapped, VerdictMap, normalise_rating};
+pub use verdict::{Mapped, VerdictMap};

@@ -15,12 +15,12 @@ use scraper::{ElementRef, Html, Selector};
 use url::Url;
 
 /// The fact-checker every PolitiFact claim names, whatever page, layout or file it came from.
-pub const FACT_CHECKER: &str = "PolitiFact";
+pub(crate) const FACT_CHECKER: &str = "PolitiFact";
 /// PolitiFact's country (ISO 3166-1 alpha-2).
-pub const COUNTRY: &str = "US";
+pub(crate) const COUNTRY: &str = "US";
 
 /// `politifact.com` or one of its subdomains.
-pub fn is_politifact_host(host: &str) -> bool {
+pub(crate) fn is_politifact_host(host: &str) -> bool {
     let host = host.trim_end_matches('.').to_ascii_lowercase();
     host == "politifact.com" || host.ends_with(".politifact.com")
 }
@@ -39,13 +39,13 @@ pub enum Rating {
 }
 
 impl Rating {
-    pub fn is_missing(&self) -> bool {
+    pub(crate) fn is_missing(&self) -> bool {
         matches!(self, Rating::Missing)
     }
 }
 
 /// PolitiFact's Truth-O-Meter slugs (`barely-true` is the legacy name of `mostly-false`).
-pub const TRUTH_SLUGS: [&str; 6] = [
+pub(crate) const TRUTH_SLUGS: [&str; 6] = [
     "true",
     "mostly-true",
     "half-true",
@@ -53,8 +53,6 @@ pub const TRUTH_SLUGS: [&str; 6] = [
     "false",
     "pants-fire",
 ];
-/// Flip-O-Meter slugs.
-pub const FLIP_SLUGS: [&str; 3] = ["full-flop", "half-flip", "no-flip"];
 
 /// Classify a normalised slug: PolitiFact aliases folded (`barely-true` and `pants-on-fire` and the
 /// legacy run-together image names), Flip-O-Meter rulings set apart; other slugs pass through.
@@ -384,7 +382,7 @@ pub fn parse_article(html: &str, base: &Url) -> Article {
 }
 
 /// [`parse_article`] on an already parsed document.
-pub fn parse_article_doc(doc: &Html, base: &Url) -> Article {
+pub(crate) fn parse_article_doc(doc: &Html, base: &Url) -> Article {
     let mut article = Article {
         canonical_url: canonical(doc, base),
         layout: "none",
@@ -493,7 +491,7 @@ fn canonical(doc: &Html, base: &Url) -> Option<String> {
 
 /// The listing URL for page `n` with optional filters, e.g.
 /// `https://www.politifact.com/factchecks/list/?page=2&speaker=donald-trump&ruling=false`.
-pub fn listing_url(
+pub(crate) fn listing_url(
     base: &Url,
     page: u32,
     speaker: Option<&str>,

@@ -13,8 +13,8 @@
 //! The stored `url` is the one the page declares (ClaimReview `url`, canonical link, else the URL
 //! fetched) with its scheme and port kept, so it leads back to the page; the id is made from its
 //! canonical form. Publisher fields are the site's: every PolitiFact page, whatever its layout,
-//! names [`politifact::FACT_CHECKER`](crate::politifact::FACT_CHECKER) and
-//! [`politifact::COUNTRY`](crate::politifact::COUNTRY).
+//! names `politifact::FACT_CHECKER` and
+//! `politifact::COUNTRY`.
 //!
 //! A run reads in two steps: `listing` decides what to fetch (listing pages, given URLs,
 //! listing-level drops) and `articles` fetches it, `claim` making each page a claim; `config`

@@ -7,7 +7,7 @@ use scraper::Html;
 /// decodes them in text: `&amp;lt;` becomes `&lt;`, not `<`. For strings that reach us undecoded,
 /// such as JSON-LD values (a `<script>` holds raw text, so the HTML parser leaves them as written).
 /// Markup is not interpreted: `<br>` stays as written.
-pub fn decode_entities(s: &str) -> String {
+pub(crate) fn decode_entities(s: &str) -> String {
     if !s.contains('&') {
         return s.to_string();
     }
@@ -36,7 +36,7 @@ const SINGLE_CLOSE: [char; 2] = ['\u{2019}', '\''];
 /// PolitiFact sometimes writes it); a statement that merely starts or ends with a quoted part keeps
 /// every mark (`"Tuck-friendly" bathing suits ... "are available in kids' sizes."`,
 /// `... questioning 'what the heck is in our water supply.'`). Whitespace is trimmed.
-pub fn strip_outer_quotes(s: &str) -> String {
+pub(crate) fn strip_outer_quotes(s: &str) -> String {
     let t = s.trim();
     let chars: Vec<char> = t.chars().collect();
     if chars.len() < 2 {

@@ -18,7 +18,7 @@
 //! ## Ratings of other publishers and languages
 //!
 //! Fact-checkers name their ratings in their own words and languages ("Falso", "Faux", "錯誤",
-//! "Misleading"). [`resolve_rating_name`] maps such a name onto the normalised ratings (the
+//! "Misleading"). `resolve_rating_name` maps such a name onto the normalised ratings (the
 //! Truth-O-Meter `true`, `mostly-true`, `half-true`, `mostly-false`, `false`, `pants-fire`, and
 //! `not-enough-evidence`), following PolitiFact's definitions: half-true "is partially accurate but
 //! leaves out important details or takes things out of context" (half true, partly false, missing
@@ -31,7 +31,7 @@
 //! folded). A rating sentence whose head names a rating ("FALSO: As imagens foram...") resolves by
 //! that head. Names that are ambiguous (exaggerated, out of context, satire) are not in the table.
 //!
-//! [`rating_on_scale`] reads ClaimReview's numeric rating (`ratingValue` on the
+//! `rating_on_scale` reads ClaimReview's numeric rating (`ratingValue` on the
 //! `worstRating`..`bestRating` scale) when the page states both ends, they differ and the value lies
 //! between them: the value's position on the scale, `(value - worst) / (best - worst)`, is rounded to
 //! the nearest of five points, 0 `false`, 1/4 `mostly-false`, 1/2 `half-true`, 3/4 `mostly-true`,
@@ -129,7 +129,7 @@ impl VerdictMap {
     }
 
     /// Add or override an entry: `to` is `true`, `false` or `exclude`.
-    pub fn with_entry(mut self, rating: &str, to: &str) -> Result<Self, String> {
+    pub(crate) fn with_entry(mut self, rating: &str, to: &str) -> Result<Self, String> {
         let slug = normalise_rating(rating);
         match to {
             "true" => self.set(&slug, Verdict::True),
@@ -141,7 +141,7 @@ impl VerdictMap {
     }
 
     /// Map a raw rating (normalised first; a name the preset does not hold is looked up in the
-    /// multilingual table, [`resolve_rating_name`]).
+    /// multilingual table, `resolve_rating_name`).
     pub fn map(&self, rating: &str) -> Mapped {
         let entry = self.entries.get(&normalise_rating(rating)).or_else(|| {
             resolve_rating_name(rating).and_then(|normalised| self.entries.get(normalised))
@@ -156,7 +156,7 @@ impl VerdictMap {
 
 /// Normalise a rating to a slug: lower case, trimmed, trailing `!`/`.` removed, spaces and
 /// underscores to hyphens; PolitiFact's spellings of Pants on Fire become `pants-fire`.
-pub fn normalise_rating(raw: &str) -> String {
+pub(crate) fn normalise_rating(raw: &str) -> String {
     let lowered = raw
         .trim()
         .trim_end_matches(['!', '.'])
@@ -384,7 +384,7 @@ static RATING_TABLE: std::sync::LazyLock<std::collections::HashMap<String, &'sta
 /// The normalised rating a fact-checker's rating name means, in any language of the table: the
 /// whole name, else the head of a rating sentence (the text before its first `:`, ` - `, ` – `,
 /// ` — `, `|` or `. `). `None` when the table does not know it.
-pub fn resolve_rating_name(name: &str) -> Option<&'static str> {
+pub(crate) fn resolve_rating_name(name: &str) -> Option<&'static str> {
     let lookup = |s: &str| {
         let key = compact(s.trim().trim_end_matches(['!', '.']));
         (!key.is_empty())
@@ -404,7 +404,7 @@ pub fn resolve_rating_name(name: &str) -> Option<&'static str> {
 /// `worst`..`best` scale and rounded to the nearest of false, mostly-false, half-true,
 /// mostly-true, true. `None` unless both ends are given, are numbers, differ, and the value is a
 /// number between them.
-pub fn rating_on_scale(
+pub(crate) fn rating_on_scale(
     value: &str,
     worst: Option<&str>,
     best: Option<&str>,

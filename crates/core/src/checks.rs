@@ -25,10 +25,10 @@ use crate::{
 };
 
 /// How many offending ids a result keeps and a message names.
-pub const SHOWN_IDS: usize = 5;
+pub(crate) const SHOWN_IDS: usize = 5;
 
 /// The pattern kinds a question may have (the `patterns` stage's vocabulary).
-pub const QUESTION_KINDS: &[&str] = &[
+pub(crate) const QUESTION_KINDS: &[&str] = &[
     "single_hop",
     "chained_multi_hop",
     "star_shaped",
@@ -36,7 +36,7 @@ pub const QUESTION_KINDS: &[&str] = &[
 ];
 
 /// The splits a question may be assigned to.
-pub const SPLITS: &[&str] = &["train", "test"];
+pub(crate) const SPLITS: &[&str] = &["train", "test"];
 
 /// The tables a check may read: the table it judges and the ones it needs.
 pub trait Tables {
@@ -206,7 +206,7 @@ pub fn references<T: TableRow>(
 }
 
 /// `column` holds one of `accepted`.
-pub fn accepted_values<T: TableRow>(
+pub(crate) fn accepted_values<T: TableRow>(
     column: &'static str,
     accepted: &'static [&'static str],
     value: fn(&T) -> &str,

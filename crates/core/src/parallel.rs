@@ -2,7 +2,7 @@
 //! spreads pure per-item work over the cores uses (no thread pool, no global state).
 
 /// Map `f` over `items` on up to `threads` scoped threads, results in input order. The items
-/// are cut into [`BLOCKS_PER_THREAD`] blocks per thread that idle threads take in turn, so one
+/// are cut into `BLOCKS_PER_THREAD` blocks per thread that idle threads take in turn, so one
 /// slow stretch of items does not leave the other cores waiting. A panic in `f` is resumed on
 /// the calling thread.
 pub fn parallel_map<'a, T: Sync, R: Send>(
@@ -15,7 +15,7 @@ pub fn parallel_map<'a, T: Sync, R: Send>(
 
 /// Blocks each thread's share of the items is cut into: enough for an uneven load to even out,
 /// few enough that taking a block costs nothing next to the work in it.
-pub const BLOCKS_PER_THREAD: usize = 8;
+pub(crate) const BLOCKS_PER_THREAD: usize = 8;
 
 /// [`parallel_map`] with state each thread makes once (`init`) and keeps across the blocks it
 /// takes: a score array, a cache of compiled patterns. Which items share a state depends on

@@ -12,7 +12,7 @@ use crate::schema::TableSchema;
 /// Columns that record when and from which raw response a row was fetched, not what it says:
 /// a refetch of an unchanged page changes them and nothing else, so snapshot diffs do not count
 /// them as changes.
-pub const FETCH_COLUMNS: &[&str] = &["fetched_at", "archive_ref"];
+pub(crate) const FETCH_COLUMNS: &[&str] = &["fetched_at", "archive_ref"];
 
 /// Ties a row type to its [`Rows`] variant. Implemented by the `tables!` macro below.
 pub trait TableRow: Record {
@@ -99,17 +99,9 @@ macro_rules! tables {
                 })
             }
 
-            /// Serialise every row, in order, into `sink` (a serde serializer over `&mut W`, such
-            /// as a column writer); an error names the 0-based index of the row.
-            pub fn serialize_each<W, E>(&self, sink: &mut W) -> Result<(), (usize, E)>
-            where
-                for<'a> &'a mut W: serde::Serializer<Ok = (), Error = E>,
-            {
-                self.serialize_range(0..self.len(), sink)
-            }
-
-            /// [`Rows::serialize_each`] for the rows in `range` (within the rows); an error
-            /// names the row's index among all the rows.
+            /// Serialise the rows in `range` (within the rows), in order, into `sink` (a serde
+            /// serializer over `&mut W`, such as a column writer); an error names the row's index
+            /// among all the rows.
             pub fn serialize_range<W, E>(
                 &self,
                 range: std::ops::Range<usize>,
@@ -127,31 +119,6 @@ macro_rules! tables {
                     }),*
                 }
                 Ok(())
-            }
-
-            /// `n` rows of `kind`, each deserialised from `source` in turn (a serde deserializer
-            /// over `&mut R` that moves to the next row after each, such as a column reader); an
-            /// error names the 0-based index of the row.
-            pub fn deserialize_each<R, E>(
-                kind: TableKind,
-                n: usize,
-                source: &mut R,
-            ) -> Result<Rows, (usize, E)>
-            where
-                for<'a> &'a mut R: serde::Deserializer<'static, Error = E>,
-            {
-                Ok(match kind {
-                    $(TableKind::$variant => {
-                        let mut rows = Vec::with_capacity(n);
-                        for i in 0..n {
-                            rows.push(
-                                <$ty as serde::Deserialize>::deserialize(&mut *source)
-                                    .map_err(|e| (i, e))?,
-                            );
-                        }
-                        Rows::$variant(rows)
-                    }),*
-                })
             }
 
             /// `n` rows of `kind` decoded in parts, each on its own thread from its own source

@@ -73,7 +73,7 @@ pub fn stratified_sample<'a, T, K: Ord + Clone>(
 
 /// The stratum of a claim-document pair: its claim's verdict and its label, as the report's
 /// verdict x label table counts them (`unknown` for a claim not published, `unlabelled`).
-pub fn label_stratum(verdict: Option<&str>, label: Option<&str>) -> [String; 2] {
+pub(crate) fn label_stratum(verdict: Option<&str>, label: Option<&str>) -> [String; 2] {
     [
         verdict.unwrap_or("unknown").to_string(),
         label.unwrap_or("unlabelled").to_string(),

@@ -4,7 +4,7 @@
 //! - [`Verdict`]: RAGuard's exam answer (the claim judged true, false or undecided from one
 //!   document, or from none). The gold verdict of a claim is [`crate::Verdict`] (true or false).
 //! - [`Stance`]: CONF-FACT's stance vote.
-//! - [`final_answer`] / [`answer_in_reply`]: finding the final answer anywhere in a reply.
+//! - [`final_answer`] / `answer_in_reply`: finding the final answer anywhere in a reply.
 //!   CONF-FACT's own parser only matched a label at the very start of a reply, so every reasoned
 //!   answer ("The page reports ... Final answer: Reject.") parsed as nothing. Here a reply is
 //!   searched for its *last* answer marker ("final answer", "conclusion", "answer", ...) and the
@@ -88,14 +88,14 @@ impl Verdict {
         }
     }
 
-    /// The verdict found anywhere in a reply (see [`answer_in_reply`]).
+    /// The verdict found anywhere in a reply (see `answer_in_reply`).
     pub fn in_reply(reply: &Value) -> Option<Verdict> {
         answer_in_reply(reply, VERDICT_ALIASES)
     }
 }
 
 impl Stance {
-    /// The stance found anywhere in a reply (see [`answer_in_reply`]).
+    /// The stance found anywhere in a reply (see `answer_in_reply`).
     pub fn in_reply(reply: &Value) -> Option<Stance> {
         answer_in_reply(reply, STANCE_ALIASES)
     }
@@ -123,7 +123,7 @@ pub const STANCE_ALIASES: &[(&str, Stance)] = &[
 ];
 
 /// Spellings of each exam verdict.
-pub const VERDICT_ALIASES: &[(&str, Verdict)] = &[
+pub(crate) const VERDICT_ALIASES: &[(&str, Verdict)] = &[
     ("undecided", Verdict::Undecided),
     ("unknown", Verdict::Undecided),
     ("cannot be determined", Verdict::Undecided),
@@ -221,7 +221,7 @@ pub fn final_answer<T: Copy>(text: &str, aliases: &[(&str, T)]) -> Option<T> {
 
 /// The answer in a JSON reply: an answer field's exact label, then the final answer in each
 /// answer field, then in every other string field (the reasoning), in order.
-pub fn answer_in_reply<T: Copy>(reply: &Value, aliases: &[(&str, T)]) -> Option<T> {
+pub(crate) fn answer_in_reply<T: Copy>(reply: &Value, aliases: &[(&str, T)]) -> Option<T> {
     match reply {
         Value::String(s) => final_answer(s, aliases),
         Value::Object(map) => {

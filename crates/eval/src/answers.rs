@@ -34,7 +34,7 @@ fn is_trailing_punct(c: char) -> bool {
 /// The core of a binary answer, lowercased: whitespace, surrounding quotes/backticks, trailing
 /// punctuation and one leading `answer:` / `final answer:` prefix removed. What
 /// [`parse_binary`] compares with the two allowed words.
-pub fn binary_core(answer: &str) -> String {
+pub(crate) fn binary_core(answer: &str) -> String {
     fn strip(s: &str) -> &str {
         let mut s = s.trim();
         loop {
@@ -61,7 +61,7 @@ pub fn binary_core(answer: &str) -> String {
 /// A strict binary answer: `Some(true)` when the cleaned answer ([`binary_core`]) is `yes`,
 /// `Some(false)` when it is `no` (both compared case-insensitively), `None` for anything else
 /// ("It is true", "true or false", "") - an out-of-scope answer, which the tasks score wrong.
-pub fn parse_binary(answer: &str, yes: &str, no: &str) -> Option<bool> {
+pub(crate) fn parse_binary(answer: &str, yes: &str, no: &str) -> Option<bool> {
     let core = binary_core(answer);
     if core.is_empty() {
         return None;
@@ -129,7 +129,7 @@ pub fn normalize(s: &str) -> String {
 /// How a prediction matched its gold answer lexically.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum LexicalMatch {
+pub(crate) enum LexicalMatch {
     /// Equal after [`normalize`].
     Exact,
     /// One contains the other on word boundaries (see [`lexical_match`]).
@@ -151,7 +151,7 @@ impl LexicalMatch {
 /// whole words, has at least 2 words and covers at least half of the gold's words (a partial
 /// answer that names most of it; a lone "the" or "inc" never matches, unlike RARE's plain
 /// substring test). An empty normalised prediction or gold never matches.
-pub fn lexical_match(prediction: &str, gold: &str) -> Option<LexicalMatch> {
+pub(crate) fn lexical_match(prediction: &str, gold: &str) -> Option<LexicalMatch> {
     let (p, g) = (normalize(prediction), normalize(gold));
     if p.is_empty() || g.is_empty() {
         return None;
@@ -225,19 +225,19 @@ impl RefusalDetector {
     }
 
     /// Whether any pattern matches the answer.
-    pub fn is_refusal(&self, answer: &str) -> bool {
+    pub(crate) fn is_refusal(&self, answer: &str) -> bool {
         let text = answer.replace(['\u{2019}', '\u{2018}'], "'");
         self.patterns.iter().any(|re| re.is_match(&text))
     }
 }
 
 /// More words than this make an answer "rambling" (a short-answer task's counted problem).
-pub const DEFAULT_MAX_ANSWER_WORDS: usize = 60;
+pub(crate) const DEFAULT_MAX_ANSWER_WORDS: usize = 60;
 
 /// What is wrong with an answer, if anything, in this order: `empty_answer` (only whitespace),
 /// `refusal` (the detector matches), `rambling` (more than `max_words` whitespace-separated
 /// words). The reasons are [`crate::TaskOutcome`]'s problem counters.
-pub fn answer_problem(
+pub(crate) fn answer_problem(
     answer: &str,
     detector: &RefusalDetector,
     max_words: usize,
@@ -259,7 +259,7 @@ pub fn answer_problem(
 
 /// `answer_judge`'s input: the prompt's variables.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct JudgeInput {
+pub(crate) struct JudgeInput {
     pub question: String,
     pub gold_answer: String,
     pub prediction: String,
@@ -267,7 +267,7 @@ pub struct JudgeInput {
 
 /// `answer_judge`'s answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct JudgeOutput {
+pub(crate) struct JudgeOutput {
     pub correct: bool,
 }
 
@@ -284,7 +284,7 @@ pub struct JudgeOutput {
 ///
 /// Content words: the words of [`normalize`] that are not stopwords (of any length, so `UK`
 /// and `5G` count).
-pub struct AnswerJudge;
+pub(crate) struct AnswerJudge;
 
 impl Task for AnswerJudge {
     const NAME: &'static str = "answer_judge";
@@ -445,7 +445,7 @@ impl Judgement {
 /// Judges open answers in two stages (RARE 6.1). Per item, the first that applies: a normalised
 /// exact match is right (`exact`, even when it reads like a refusal); a refusal (the detector
 /// matches) is wrong, judged by `refusal`; an empty prediction is wrong (`empty`);
-/// a [`lexical_match`] is right (`exact` / `inclusive`). The items left go to `answer_judge` in
+/// a `lexical_match` is right (`exact` / `inclusive`). The items left go to `answer_judge` in
 /// ONE batch, so the model sees only what the lexical stage could not decide; a failed call
 /// leaves the item unscored (`correct: None`, `failed`, `llm_<reason>`). Results are in the
 /// items' order.

@@ -7,7 +7,7 @@
 //! is `yes` when the verdict is true, else `no`. Its evidence: the claim's documents (those of
 //! `claim.documents`, in that order, then any other document whose `claim_id` is the claim's)
 //! split into passages of at most `passage_words` words ([`split_passages`]), each with its
-//! source's background ([`background_of`]). Passages are ranked by BM25 with the question as
+//! source's background (`background_of`). Passages are ranked by BM25 with the question as
 //! query, over the claim's passages only (one in-RAM index per claim); every passage ranks, those
 //! sharing no term with the question last, ties by passage id.
 //!
@@ -58,13 +58,12 @@ use std::sync::Arc;
 use noisebench_llm::{Llm, LlmError, TaskInfo};
 use serde::{Deserialize, Serialize};
 
-pub use ensemble::{
-    Candidate, ConfactEnsemble, EnsembleInput, offline_ensemble, says_low_credibility,
-};
+pub use ensemble::Candidate;
+pub(crate) use ensemble::{ConfactEnsemble, EnsembleInput};
 pub use passages::{
-    ClaimIndex, MISSING_BACKGROUND, Weighted, background_of, credibility_score, filtered_out,
-    min_max, split_passages, weighted_order, weighted_score,
+    ClaimIndex, Weighted, credibility_score, min_max, split_passages, weighted_order,
 };
+pub(crate) use passages::{MISSING_BACKGROUND, filtered_out};
 
 use crate::answers::parse_binary;
 use crate::data::{DocLabel, EvalClaim, EvalData, EvalDocument};
@@ -102,7 +101,7 @@ pub const CREDIBILITY_METHODS: [&str; 7] = [
 ];
 
 /// (with credibility, without) among the distinct documents of `data`'s claims.
-pub fn claim_documents_with_credibility(data: &EvalData) -> (usize, usize) {
+pub(crate) fn claim_documents_with_credibility(data: &EvalData) -> (usize, usize) {
     let claims: BTreeSet<&str> = data.claims.iter().map(|c| c.id.as_str()).collect();
     let listed: BTreeSet<&str> = data
         .claims

@@ -144,8 +144,8 @@ pub struct DocVariant {
 }
 
 /// RARE's document perturbation keys.
-pub const BACK_TRANSLATION: &str = "back_translation";
-pub const REGEX_DELETE: &str = "regex_delete";
+pub(crate) const BACK_TRANSLATION: &str = "back_translation";
+pub(crate) const REGEX_DELETE: &str = "regex_delete";
 
 /// A question with its gold answer and the chunks that hold it (RARE).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

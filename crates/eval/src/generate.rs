@@ -171,7 +171,7 @@ impl Generator for Plain {
 
 /// A passage as the `eval_answer` prompt shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PassageView {
+pub(crate) struct PassageView {
     pub text: String,
     pub source: Option<String>,
     pub background: Option<String>,
@@ -179,7 +179,7 @@ pub struct PassageView {
 
 /// `eval_answer`'s input: everything its template renders.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AnswerInput {
+pub(crate) struct AnswerInput {
     pub question: String,
     /// `binary` or `open`.
     pub form: String,
@@ -224,7 +224,7 @@ impl AnswerInput {
 
 /// The model's reply to an evaluation question.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AnswerOutput {
+pub(crate) struct AnswerOutput {
     /// The reasoning, when the style asks for it (null otherwise).
     pub reasoning: Option<String>,
     /// The final answer only.
@@ -232,7 +232,7 @@ pub struct AnswerOutput {
 }
 
 /// `eval_answer`: answer a question from the passages given (or from memory when none).
-pub struct EvalAnswer;
+pub(crate) struct EvalAnswer;
 impl Task for EvalAnswer {
     const NAME: &'static str = "eval_answer";
     const OFFLINE_VERSION: &'static str = "offline-1";
@@ -251,7 +251,7 @@ impl Task for EvalAnswer {
 }
 
 /// The offline reader's refusal.
-pub const OFFLINE_REFUSAL: &str = "I don't know: the passages do not say.";
+pub(crate) const OFFLINE_REFUSAL: &str = "I don't know: the passages do not say.";
 
 /// The offline rule of `eval_answer`: a credulous reader, deterministic.
 ///
@@ -261,9 +261,9 @@ pub const OFFLINE_REFUSAL: &str = "I don't know: the passages do not say.";
 /// misleads it). With `discern`, passages whose background calls the source low in credibility
 /// are skipped. The majority of votes answers (a tie: `no`); with no vote, the "memory" answer:
 /// the first bit of sha256 of the question. Open questions: the passage sentence sharing the
-/// most content words with the question (at least two), else the refusal [`OFFLINE_REFUSAL`];
+/// most content words with the question (at least two), else the refusal `OFFLINE_REFUSAL`;
 /// with no passages, always the refusal.
-pub fn offline_answer(input: &AnswerInput) -> AnswerOutput {
+pub(crate) fn offline_answer(input: &AnswerInput) -> AnswerOutput {
     let reasoning = |s: String| {
         if input.style == "direct" {
             None

@@ -114,7 +114,7 @@ impl TaskOutcome {
     }
 
     /// Accuracy over `scored`, overall and per value of each group key in `by`, with intervals.
-    pub fn add_accuracy(&mut self, by: &[&str], b: Bootstrap) {
+    pub(crate) fn add_accuracy(&mut self, by: &[&str], b: Bootstrap) {
         let mut groups: BTreeMap<String, Vec<f64>> = BTreeMap::new();
         for s in &self.scored {
             groups.entry("all".into()).or_default().push(s.score());
@@ -142,7 +142,7 @@ impl TaskOutcome {
 
     /// Macro-F1 over binary gold answers (`gold_yes` is the gold string of the `true` class)
     /// with its interval.
-    pub fn add_macro_f1(&mut self, gold_yes: &str, b: Bootstrap) {
+    pub(crate) fn add_macro_f1(&mut self, gold_yes: &str, b: Bootstrap) {
         let gold: Vec<bool> = self.scored.iter().map(|s| s.gold == gold_yes).collect();
         let pred: Vec<Option<bool>> = self
             .scored

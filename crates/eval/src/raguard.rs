@@ -8,7 +8,7 @@
 //!   true and one false claim (the first of each in the seeded order), as RAGuard 4.1 does.
 //!   With no true or no false claim on the train side the prompt has fewer examples, counted as
 //!   problem `missing_example`.
-//! - Answers are parsed strictly ([`crate::answers::parse_binary`]): anything but `true` or
+//! - Answers are parsed strictly (`crate::answers::parse_binary`): anything but `true` or
 //!   `false` is out of scope and wrong (RAGuard 4.1), counted as `out_of_scope`, `empty_answer`,
 //!   `refusal` or `rambling`.
 //! - Accuracy per task, with the absolute and relative drop against zero-context (Table 4's
@@ -36,11 +36,11 @@ use crate::metrics::{self, Bootstrap};
 use crate::outcome::{MetricValue, Scored, TaskOutcome};
 
 /// RAGuard's task names.
-pub const ZERO_CONTEXT: &str = "raguard_zero_context";
-pub const ORACLE_ALL: &str = "raguard_oracle_all";
-pub const ORACLE_MISLEADING: &str = "raguard_oracle_misleading";
+pub(crate) const ZERO_CONTEXT: &str = "raguard_zero_context";
+pub(crate) const ORACLE_ALL: &str = "raguard_oracle_all";
+pub(crate) const ORACLE_MISLEADING: &str = "raguard_oracle_misleading";
 /// `raguard_rag_top<k>`.
-pub fn rag_task(k: usize) -> String {
+pub(crate) fn rag_task(k: usize) -> String {
     format!("raguard_rag_top{k}")
 }
 
@@ -450,7 +450,7 @@ pub fn run_raguard(
 
 /// The corpus under the LLM layer's embeddings: what standard RAG retrieves from, and what a
 /// reference system asks for more evidence (CounterRefine's extra queries).
-pub struct CorpusRetriever {
+pub(crate) struct CorpusRetriever {
     llm: Llm,
     stage: String,
     index: VectorIndex,

@@ -41,14 +41,14 @@ use crate::generate::{AnswerForm, Ask, Generated, Generator, Passage, Retriever}
 use crate::metrics::{self, Bootstrap};
 use crate::outcome::{MetricValue, Scored, TaskOutcome};
 
-pub const PROBE: &str = "rare_probe";
-pub const CELLS: &str = "rare_met";
+pub(crate) const PROBE: &str = "rare_probe";
+pub(crate) const CELLS: &str = "rare_met";
 
 /// The document kinds of a cell.
-pub const GROUND_TRUTH: &str = "ground_truth";
-pub const RETRIEVAL: &str = "retrieval";
+pub(crate) const GROUND_TRUTH: &str = "ground_truth";
+pub(crate) const RETRIEVAL: &str = "retrieval";
 /// The query of a cell that is not perturbed.
-pub const ORIGINAL: &str = "original";
+pub(crate) const ORIGINAL: &str = "original";
 
 /// How a retriever's top chunks make cells.
 #[derive(
@@ -100,7 +100,7 @@ pub struct RareRun<'a> {
 }
 
 /// Table 4's scores, as metric task names.
-pub const SCORES: [&str; 4] = [
+pub(crate) const SCORES: [&str; 4] = [
     "rare_overall",
     "rare_query",
     "rare_document",
@@ -108,7 +108,7 @@ pub const SCORES: [&str; 4] = [
 ];
 
 /// Whether a cell (by its groups) counts in one of Table 4's scores ([`SCORES`]).
-pub fn in_score(score: &str, groups: &BTreeMap<String, String>) -> bool {
+pub(crate) fn in_score(score: &str, groups: &BTreeMap<String, String>) -> bool {
     let query = groups.get("query").map(String::as_str);
     let document = groups.get("document").map(String::as_str);
     match score {
@@ -140,7 +140,7 @@ pub fn robust(probe: bool, document: &str, correct: bool, refused: bool) -> bool
 }
 
 /// BM25 over every chunk, for real retrieval and for systems that retrieve more.
-pub struct ChunkRetriever {
+pub(crate) struct ChunkRetriever {
     index: Option<Bm25>,
     texts: BTreeMap<String, String>,
 }

@@ -17,7 +17,7 @@ use crate::rare_met::{RareConfig, RareRun, run_rare};
 use crate::systems::SystemsConfig;
 
 /// The task families.
-pub const FAMILIES: [&str; 3] = ["raguard", "confact", "rare"];
+pub(crate) const FAMILIES: [&str; 3] = ["raguard", "confact", "rare"];
 
 /// What `noisebench eval` runs (`[eval]` of its configuration file).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

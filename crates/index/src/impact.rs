@@ -215,7 +215,7 @@ impl Impacts {
     /// first, ties by id, as `(score, document)`. Documents matching no term are never hits.
     ///
     /// A document's score is its terms' scores added from the term with the highest maximum
-    /// down ([`Impacts::search_exhaustive`] adds them in the same order, every list whole).
+    /// down (`Impacts::search_exhaustive`, in tests, adds them in the same order, every list whole).
     /// Terms are taken in that order (MaxScore): each is added to a score array while a
     /// document matching none of the terms so far could still reach the k-th best partial
     /// score, which is a lower bound of the k-th best score (scores are positive). Once the
@@ -422,7 +422,8 @@ impl Impacts {
 
     /// [`Impacts::search`] without pruning: every list added whole, in the same order, every
     /// document matched offered. The reference the pruned search is tested against.
-    pub fn search_exhaustive(&self, terms: &BTreeSet<String>, k: usize) -> Vec<(f32, u32)> {
+    #[cfg(test)]
+    fn search_exhaustive(&self, terms: &BTreeSet<String>, k: usize) -> Vec<(f32, u32)> {
         let mut acc: HashMap<u32, f32> = HashMap::new();
         for p in self.lists(terms) {
             for (&d, &s) in p.docs.iter().zip(&p.scores) {

@@ -34,7 +34,7 @@ impl Llm {
     }
 
     /// Answer many items concurrently (sync); results in input order, one per item. Cache hits
-    /// and offline answers are decided locally, in input order (a batch of [`PARALLEL_FROM`]
+    /// and offline answers are decided locally, in input order (a batch of `PARALLEL_FROM`
     /// items or more prepares its requests and offline answers on every core first); the rest
     /// run on the internal runtime under the model's limits.
     ///

@@ -41,7 +41,7 @@ pub trait RemoteCache: Send + Sync + std::fmt::Debug {
 }
 
 /// Opens a [`RemoteCache`] from `[llm.cache] remote` (a URL such as `s3://bucket/prefix`).
-pub type RemoteOpener = fn(&str) -> Result<Arc<dyn RemoteCache>, String>;
+pub(crate) type RemoteOpener = fn(&str) -> Result<Arc<dyn RemoteCache>, String>;
 
 static REMOTE_OPENER: OnceLock<RemoteOpener> = OnceLock::new();
 

@@ -59,7 +59,7 @@ impl Llm {
     }
 
     /// Tasks whose categorical answers ([`Task::category`]) from a model all fell in one
-    /// category this run, over at least [`CONSTANT_AFTER`] answers (cache hits included), one
+    /// category this run, over at least `CONSTANT_AFTER` answers (cache hits included), one
     /// line each: `stance_text (openai:smollm2): "support" for all 24 answers`. A model that
     /// gives every pair the same stance is not reading the pairs; the run summary shows these.
     pub fn constant_answers(&self) -> Vec<String> {
@@ -69,7 +69,7 @@ impl Llm {
     /// [`Llm::constant_answers`] of the answers asked by `stage` only: what the runner holds
     /// against the stage's gate (`constant_answers`). Like the other sense checks, none with
     /// `llm.sense_checks = false` (the run summary still shows [`Llm::constant_answers`]).
-    pub fn constant_answers_of(&self, stage: &str) -> Vec<String> {
+    pub(crate) fn constant_answers_of(&self, stage: &str) -> Vec<String> {
         if !self.inner.config.sense_checks {
             return Vec::new();
         }

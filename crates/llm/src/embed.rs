@@ -518,7 +518,7 @@ pub mod local {
     use crate::error::LlmError;
 
     /// The model and its tokenizer, loaded once.
-    pub struct MiniLm {
+    pub(crate) struct MiniLm {
         model: BertModel,
         tokenizer: Tokenizer,
         batch: usize,

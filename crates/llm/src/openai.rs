@@ -170,7 +170,7 @@ pub fn estimate_tokens(messages: &[Message]) -> u64 {
         + 3
 }
 
-pub fn estimate_text_tokens(texts: &[String]) -> u64 {
+pub(crate) fn estimate_text_tokens(texts: &[String]) -> u64 {
     let bpe = tiktoken_rs::cl100k_base_singleton();
     texts
         .iter()
@@ -349,7 +349,7 @@ impl OpenAiModel {
             .or_else(|| self.server().context_tokens)
     }
 
-    pub fn api_key(&self) -> Option<&str> {
+    pub(crate) fn api_key(&self) -> Option<&str> {
         self.api_key.as_deref()
     }
 

@@ -50,7 +50,7 @@ impl PreflightReport {
     }
 
     /// What to try when [`PreflightReport::failed`].
-    pub fn advice(&self) -> &'static str {
+    pub(crate) fn advice(&self) -> &'static str {
         "what to try: another model for the failing tasks (llm.model, or llm.task_models.<task>); \
          `json_schema = true` in llm.models.<model> when the server takes response_format \
          json_schema (llama.cpp and vLLM do), which holds the answer to the task's schema; the \

@@ -160,7 +160,7 @@ impl Prompts {
 
     /// Render a task's messages from its input, `schema_of` giving the schema for this input
     /// (`None`: the prompt's own): the messages, the prompt and the schema they show.
-    pub fn render_with<I: Serialize>(
+    pub(crate) fn render_with<I: Serialize>(
         &self,
         task: &str,
         input: &I,

@@ -98,7 +98,7 @@ impl std::fmt::Display for Senseless {
 /// Words too general to show that an answer is about its input: a question about "the
 /// country you are in" shares `country` with any claim about a country, and `state` with any
 /// claim about a state. [`on_topic`] does not count them as shared.
-pub const GENERIC_WORDS: &[&str] = &[
+pub(crate) const GENERIC_WORDS: &[&str] = &[
     "state",
     "states",
     "country",
@@ -155,12 +155,12 @@ pub const GENERIC_WORDS: &[&str] = &[
 ];
 
 /// Whether `word` is one of [`GENERIC_WORDS`].
-pub fn is_generic(word: &str) -> bool {
+pub(crate) fn is_generic(word: &str) -> bool {
     GENERIC_WORDS.contains(&word)
 }
 
 /// `off_topic` unless `answer` shares a word with `subject` (both sets of content words), not
-/// counting [`GENERIC_WORDS`]. A subject with nothing but generic words (nothing to compare
+/// counting `GENERIC_WORDS`. A subject with nothing but generic words (nothing to compare
 /// with) passes; an empty answer fails.
 pub fn on_topic(
     what: &str,
@@ -224,7 +224,7 @@ pub fn faithful(
 
 /// The share of `source`'s words that `rewrite` keeps, inflections counted as the same word
 /// (1 for an empty source).
-pub fn kept_share(source: &BTreeSet<String>, rewrite: &BTreeSet<String>) -> f64 {
+pub(crate) fn kept_share(source: &BTreeSet<String>, rewrite: &BTreeSet<String>) -> f64 {
     if source.is_empty() {
         return 1.0;
     }

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 /// What the server said (each part `None` when it did not say).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ServerInfo {
+pub(crate) struct ServerInfo {
     /// The context size the server runs the model with, in tokens.
     pub context_tokens: Option<u32>,
     /// The server's chat template (llama.cpp `/props` `chat_template`).
@@ -50,7 +50,7 @@ impl ServerInfo {
     /// A note on the chat template when it is worth one: llama.cpp falls back to ChatML for a
     /// model file without a template of its own, which a model trained on another template
     /// answers badly.
-    pub fn template_note(&self) -> Option<String> {
+    pub(crate) fn template_note(&self) -> Option<String> {
         let t = self.chat_template.as_deref()?;
         if t.trim().is_empty() {
             return Some(
@@ -67,7 +67,7 @@ impl ServerInfo {
 /// llama.cpp ("the request exceeds the available context size"), vLLM and OpenAI ("maximum
 /// context length is ... tokens", `context_length_exceeded`), TGI ("must have less than ...
 /// input tokens").
-pub fn is_context_refusal(status: u16, body: &str) -> bool {
+pub(crate) fn is_context_refusal(status: u16, body: &str) -> bool {
     if !matches!(status, 400 | 413 | 422) {
         return false;
     }

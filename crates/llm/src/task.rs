@@ -4,8 +4,8 @@
 //!
 //! A stage calls a task through [`crate::Llm::run`] / [`crate::Llm::run_batch`] with the task's
 //! marker type, e.g. `llm.run_batch::<Keywords>("queries", inputs)`, and declares the tasks it
-//! may call ([`TaskInfo`]): its configuration check asks the engine to confirm their prompts
-//! ([`crate::Llm::require`]), and its fingerprint covers those tasks only
+//! may call ([`crate::TaskInfo`]): its configuration check asks the engine to confirm their
+//! prompts ([`crate::Llm::require`]), and its fingerprint covers those tasks only
 //! ([`crate::Llm::fingerprint_of`]).
 
 use serde::Serialize;
@@ -278,7 +278,7 @@ pub fn offline_self_check<T: Task>(
 
 /// Whether `name` is a well-formed task name (lowercase ASCII letters, digits and `_`, starting
 /// with a letter): it is a file name and a configuration key.
-pub fn valid_name(name: &str) -> bool {
+pub(crate) fn valid_name(name: &str) -> bool {
     name.starts_with(|c: char| c.is_ascii_lowercase())
         && name
             .chars()

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 /// The temporary name used for `path` while it is being written.
-pub fn temp_path(path: &Path) -> PathBuf {
+pub(crate) fn temp_path(path: &Path) -> PathBuf {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -20,7 +20,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
 }
 
 /// Create `path` atomically from whatever `fill` writes into the temporary file.
-pub fn write_atomic_with(
+pub(crate) fn write_atomic_with(
     path: &Path,
     fill: impl FnOnce(&mut File) -> io::Result<()>,
 ) -> io::Result<()> {
@@ -61,7 +61,7 @@ fn injected_full_disk(path: &Path) -> io::Result<()> {
 /// Remove, in `dir` (not below it), the temporary files [`write_atomic_with`] left when its
 /// process was killed: those named for a process that no longer runs. A live writer's file is
 /// never touched. Returns how many were removed.
-pub fn sweep_orphan_temps(dir: &Path) -> usize {
+pub(crate) fn sweep_orphan_temps(dir: &Path) -> usize {
     let mut removed = 0;
     for entry in fs::read_dir(dir).into_iter().flatten().flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();

@@ -2,7 +2,7 @@
 //! upstream table of each other kind, and before publishing over the tables to publish.
 //!
 //! The checks are declared in core (`noisebench_core::checks`) and by the registry (rules that
-//! need text matching); this module gives them the tables to read (a [`Scope`]: rows held in
+//! need text matching); this module gives them the tables to read (a `Scope`: rows held in
 //! memory or Parquet files read once, when a check first asks) and judges what a stage lost
 //! ([`gates`]).
 
@@ -18,14 +18,14 @@ use crate::file::PipelineFile;
 use crate::table_io;
 
 /// The share of its items a stage may drop for good unless the pipeline file says otherwise.
-pub const DEFAULT_MAX_DROP_SHARE: f64 = 0.5;
+pub(crate) const DEFAULT_MAX_DROP_SHARE: f64 = 0.5;
 
 /// How many drop reasons a failed gate names.
 const TOP_REASONS: usize = 3;
 
 /// The tables a check may read: some in memory, the rest from files, each read at most once.
 #[derive(Default)]
-pub struct Scope<'a> {
+pub(crate) struct Scope<'a> {
     memory: BTreeMap<TableKind, &'a Rows>,
     files: BTreeMap<TableKind, PathBuf>,
     rows: BTreeMap<TableKind, OnceCell<Result<Rows, String>>>,
@@ -93,14 +93,14 @@ impl Tables for Scope<'_> {
 }
 
 /// Every check on `kind`'s tables: core's and the registry's `extra`.
-pub fn checks_of(kind: TableKind, extra: &[Check]) -> Vec<Check> {
+pub(crate) fn checks_of(kind: TableKind, extra: &[Check]) -> Vec<Check> {
     let mut checks = declared(kind);
     checks.extend(extra.iter().filter(|c| c.table == kind).cloned());
     checks
 }
 
 /// Run every check on the table `name` (of `kind`, in `scope`).
-pub fn run_checks(
+pub(crate) fn run_checks(
     name: &str,
     kind: TableKind,
     extra: &[Check],
@@ -153,7 +153,7 @@ pub fn check_published(tables: &[PublishedTable], extra: &[Check]) -> Vec<CheckR
 /// judged: such a stage is partial, and nothing is published until they are done.
 /// `environment` is the stage's environment (its tasks' models, `max_tokens`), for the hint.
 /// `constant` lists the stage's tasks whose categorical answers never changed
-/// (`CallLog::constant_answers`): they fail the gate `constant_answers` ([`constant_gate`]).
+/// (`CallLog::constant_answers`): they fail the gate `constant_answers` (`constant_gate`).
 pub fn gates(
     file: &PipelineFile,
     record: &StageSummary,
@@ -357,7 +357,7 @@ pub fn excuse_partial(results: &mut [CheckResult], retry_items: u64) {
 }
 
 /// The failed results among `results`, one line each, for an error message.
-pub fn render_failed(results: &[CheckResult]) -> String {
+pub(crate) fn render_failed(results: &[CheckResult]) -> String {
     results
         .iter()
         .filter(|r| r.failed())

@@ -24,7 +24,7 @@ pub mod runner;
 pub mod summary;
 pub mod table_io;
 
-pub use checks::{DEFAULT_MAX_DROP_SHARE, PublishedTable, check_published, excuse_partial};
+pub use checks::{PublishedTable, check_published, excuse_partial};
 pub use file::{Gates, PipelineFile, SnapshotSection, StageEntry, StageGate};
 pub use lock::{FolderLock, LockError};
 pub use plan::{Plan, PlanError, PlannedStage, Registry, TableRef};

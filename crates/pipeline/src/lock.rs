@@ -21,7 +21,7 @@ use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 /// The lock file's name in a locked folder.
-pub const LOCK_FILE: &str = ".lock";
+pub(crate) const LOCK_FILE: &str = ".lock";
 
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {

@@ -7,7 +7,7 @@ use noisebench_core::StageSummary;
 use std::collections::BTreeMap;
 
 /// Failures of kept items per stage id and reason code.
-pub type KeptFailures = BTreeMap<String, BTreeMap<String, i64>>;
+pub(crate) type KeptFailures = BTreeMap<String, BTreeMap<String, i64>>;
 
 /// A run summary as an aligned text table. `drop_reasons` of a row counts every drop record;
 /// `failures` says which of them did not cost their item, so the reasons column shows the

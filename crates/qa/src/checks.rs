@@ -2,7 +2,7 @@
 //! functions, each failure one [`Rejection`] with its drop reason.
 //!
 //! The negative-distractor check needs "which chunks of the whole corpus hold this phrase" for
-//! every entity a question names; [`ChunkIndex`] answers that from one Aho-Corasick pass over
+//! every entity a question names; `ChunkIndex` answers that from one Aho-Corasick pass over
 //! the normalised text of every chunk, so a question costs a few posting-list intersections
 //! rather than a scan of the corpus.
 
@@ -86,7 +86,7 @@ impl Default for Limits {
 }
 
 /// Phrases too generic to pivot a question on, whatever their word count.
-pub fn default_generic_phrases() -> Vec<String> {
+pub(crate) fn default_generic_phrases() -> Vec<String> {
     [
         "the company",
         "the group",
@@ -115,7 +115,7 @@ pub fn default_generic_phrases() -> Vec<String> {
 }
 
 /// Whether a pivot entity is too generic to refer to indirectly (RARE's pivot-rarity check).
-pub fn is_generic_pivot(pivot: &str, limits: &Limits) -> bool {
+pub(crate) fn is_generic_pivot(pivot: &str, limits: &Limits) -> bool {
     let norm = normalize(pivot);
     if limits.generic_phrases.contains(&norm) {
         return true;
@@ -139,7 +139,7 @@ pub struct Evidence<'a> {
 
 /// The checks that need only the question and its own evidence, in the order they are applied:
 /// declined, length, answer a sentence, answer in question, pivot in question, not grounded.
-pub fn check_text(
+pub(crate) fn check_text(
     question: &str,
     answer: &str,
     evidence: &Evidence<'_>,
@@ -197,7 +197,7 @@ fn is_copied_sentence(answer: &str, evidence: &Evidence<'_>, limits: &Limits) ->
 /// The entities a multi-hop question names directly: the pattern's entities that are neither a
 /// pivot nor the answer and appear in the question; all of those if none appears (the question
 /// then names them in other words, and the check stays conservative).
-pub fn named_entities(q: &Question) -> Vec<String> {
+pub(crate) fn named_entities(q: &Question) -> Vec<String> {
     let answer = normalize(&q.answer);
     let pivots: BTreeSet<String> = q.pivot_entities.iter().map(|p| normalize(p)).collect();
     let candidates: BTreeSet<String> = q
@@ -223,7 +223,7 @@ pub fn named_entities(q: &Question) -> Vec<String> {
 
 /// The pivot as the triplets spell it, by pattern position: a chain's inner entities, a star's
 /// heads, an inverted star's tails (normalised).
-pub fn pivot_surface_forms(q: &Question) -> BTreeSet<String> {
+pub(crate) fn pivot_surface_forms(q: &Question) -> BTreeSet<String> {
     let n = q
         .triplet_ids
         .len()
@@ -251,9 +251,8 @@ pub fn pivot_surface_forms(q: &Question) -> BTreeSet<String> {
 /// by single spaces, padded with a space each side, so a phrase matches whole words only).
 /// Phrases not given at build time are still answered, by checking the candidate chunks the
 /// indexed phrases leave (or, with none, every chunk).
-pub struct ChunkIndex {
+pub(crate) struct ChunkIndex {
     ids: Vec<String>,
-    by_id: BTreeMap<String, u32>,
     texts: Vec<String>,
     phrases: BTreeMap<String, usize>,
     postings: Vec<Vec<u32>>,
@@ -272,11 +271,6 @@ impl ChunkIndex {
             .unzip();
         let texts =
             noisebench_core::parallel_map(&raw, threads, |text| format!(" {} ", normalize(text)));
-        let by_id = ids
-            .iter()
-            .enumerate()
-            .map(|(i, id)| (id.clone(), i as u32))
-            .collect();
         let mut phrase_ids: BTreeMap<String, usize> = BTreeMap::new();
         for p in phrases {
             let n = normalize(p);
@@ -323,36 +317,27 @@ impl ChunkIndex {
         }
         ChunkIndex {
             ids,
-            by_id,
             texts,
             phrases: phrase_ids,
             postings,
         }
     }
 
-    /// Chunks in the index.
-    pub fn len(&self) -> usize {
-        self.ids.len()
-    }
-
-    /// Whether the index holds no chunk.
-    pub fn is_empty(&self) -> bool {
-        self.ids.is_empty()
-    }
-
     /// Whether chunk `id` holds `phrase` as whole words (false for an unknown chunk).
-    pub fn chunk_contains(&self, id: &str, phrase: &str) -> bool {
+    #[cfg(test)]
+    fn chunk_contains(&self, id: &str, phrase: &str) -> bool {
         let n = normalize(phrase);
         !n.is_empty()
             && self
-                .by_id
-                .get(id)
-                .is_some_and(|&c| self.texts[c as usize].contains(&format!(" {n} ")))
+                .ids
+                .iter()
+                .position(|i| i == id)
+                .is_some_and(|c| self.texts[c].contains(&format!(" {n} ")))
     }
 
     /// Sorted ids of the chunks holding every phrase of `named` and also `answer`: the chunks
     /// that alone answer a question naming `named`. Empty when `answer` is empty.
-    pub fn chunks_holding_all(&self, named: &[&str], answer: &str) -> Vec<String> {
+    pub(crate) fn chunks_holding_all(&self, named: &[&str], answer: &str) -> Vec<String> {
         let answer = normalize(answer);
         if answer.is_empty() {
             return Vec::new();
@@ -401,7 +386,7 @@ impl ChunkIndex {
 /// earlier kept question with the same normalised answer has the same normalised text, or an
 /// embedding cosine of at least `threshold`.
 /// Returns, per question, the index of the earlier question it duplicates.
-pub fn near_duplicates(
+pub(crate) fn near_duplicates(
     questions: &[(&str, &str)],
     vectors: &[Vec<f32>],
     threshold: f32,

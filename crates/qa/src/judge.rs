@@ -42,7 +42,7 @@ impl Default for JudgeConfig {
 }
 
 /// The dimensions at or below the threshold, e.g. `clarity 3, correctness 2`; empty when kept.
-pub fn failed_dimensions(scores: &QaJudgeOutput, threshold: i64) -> String {
+pub(crate) fn failed_dimensions(scores: &QaJudgeOutput, threshold: i64) -> String {
     let mut failed = Vec::new();
     for (name, score) in [
         ("clarity", Some(scores.clarity)),
@@ -59,7 +59,7 @@ pub fn failed_dimensions(scores: &QaJudgeOutput, threshold: i64) -> String {
 }
 
 /// The judge's input for a question: its answer chunks' texts (those the inputs have).
-pub fn judge_input(q: &Question, chunks: &BTreeMap<&str, &Chunk>) -> QaJudgeInput {
+pub(crate) fn judge_input(q: &Question, chunks: &BTreeMap<&str, &Chunk>) -> QaJudgeInput {
     QaJudgeInput {
         question: q.question.clone(),
         answer: q.answer.clone(),
@@ -109,7 +109,7 @@ pub fn judged(
 
 /// What a run found: the stage's facts.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct JudgeSummary {
+pub(crate) struct JudgeSummary {
     pub judged: usize,
     pub kept: usize,
     pub rejected: usize,

@@ -3,8 +3,8 @@
 //! [`prepare`] turns each `patterns` row into its prompt's input (the triplets, their chunks and
 //! the report metadata that makes a question specific), skipping generic pivots before any call
 //! is paid for. The stage asks `qa_single` or `qa_multi`; [`assemble`] builds each answer's row
-//! and applies the text checks ([`crate::checks::check_text`]) and, for multi-hop questions,
-//! the negative-distractor check over the whole corpus ([`ChunkIndex`]); [`dedupe`] drops near
+//! and applies the text checks (`crate::checks::check_text`) and, for multi-hop questions,
+//! the negative-distractor check over the whole corpus (`ChunkIndex`); [`dedupe`] drops near
 //! duplicates by text and embedding. Every question not kept is a drop with its reason.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -290,7 +290,7 @@ fn metadata_of(
 }
 
 /// The row for one answer, before checks.
-pub fn question_row(p: &Prepared<'_>, answer: &QaOutput, provenance: &str) -> Question {
+pub(crate) fn question_row(p: &Prepared<'_>, answer: &QaOutput, provenance: &str) -> Question {
     let mut report_ids: Vec<String> = Vec::new();
     for c in &p.chunks {
         if !report_ids.contains(&c.report_id) {
@@ -480,7 +480,7 @@ fn describe(q: &Question) -> String {
 
 /// What a run found, beyond its rows: the stage's facts.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct QuestionsSummary {
+pub(crate) struct QuestionsSummary {
     pub patterns: usize,
     /// Patterns asked about (after the pre-call drops), per kind.
     pub asked: BTreeMap<String, usize>,

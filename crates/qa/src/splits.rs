@@ -97,7 +97,7 @@ pub fn assign(config: &SplitsConfig, questions: &[Question]) -> Vec<QuestionSpli
 
 /// What a run gave: questions per kind and split.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct SplitsSummary {
+pub(crate) struct SplitsSummary {
     pub seed: u64,
     /// kind -> split -> questions.
     pub counts: BTreeMap<String, BTreeMap<String, usize>>,

@@ -65,7 +65,7 @@ pub fn answer_grounded(questions: &[Question], chunks: &[Chunk]) -> (usize, Vec<
 }
 
 /// No single chunk holds both a multi-hop question's answer and every entity the question
-/// names directly ([`named_entities`]): such a chunk answers it in one hop.
+/// names directly (`named_entities`): such a chunk answers it in one hop.
 ///
 /// Taken literally, "no chunk holds both its pivot and its answer" fails every valid chain: in
 /// A -> B -> C, the chunk stating B -> C holds the pivot B and the answer C by construction.

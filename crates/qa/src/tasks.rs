@@ -434,11 +434,11 @@ pub fn context(metadata: &BTreeMap<String, String>, avoid: &[&str]) -> String {
 }
 
 /// `qa_judge`: scores 1-5 for a question-answer pair; `reasonableness` for multi-hop pairs only.
-pub struct QaJudge;
+pub(crate) struct QaJudge;
 
 /// The input of `qa_judge`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct QaJudgeInput {
+pub(crate) struct QaJudgeInput {
     pub question: String,
     pub answer: String,
     /// The answer chunks' texts.

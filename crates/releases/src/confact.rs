@@ -10,14 +10,14 @@
 //!   `mbfc_media_data.pkl` ([`CREDIBILITY_FILES`]), pickled dicts keyed by domain, each
 //!   `{credibility, details, ...}` (`details` a list of paragraphs in the MBFC table, a text in
 //!   the combined one).
-//! - What we write ([`Instance`], [`write_instances`], [`export`]): the same list as JSON,
+//! - What we write (`Instance`, `write_instances`, [`export`]): the same list as JSON,
 //!   `confact.json` ([`EXPORT_FILE`]), each evidence with the three stance votes and the
 //!   majority in the authors' words (`Support`, `Reject`, `Not enough evidence`), its source's
 //!   credibility and type, and our ids beside theirs (`claim_id`, `document_id`).
 //! - Reading: [`decode`] turns a file's bytes (gzip or not; a pickle of protocol 2-5 or JSON)
 //!   into a JSON value; [`ReadInstance::from_value`] reads one instance as any of these files
 //!   hold it, lenient, reporting what it cannot use as `(reason, detail)`;
-//!   [`read_media_table`] reads a credibility table; [`read_instances`] reads a file we wrote
+//!   [`read_media_table`] reads a credibility table; `read_instances` reads a file we wrote
 //!   back strictly.
 
 use std::collections::BTreeMap;
@@ -58,7 +58,7 @@ pub struct Evidence {
 
 /// One instance (a claim with its evidence), as we write it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Instance {
+pub(crate) struct Instance {
     pub id: u64,
     pub claim: String,
     /// `Supported` or `Refuted`, exactly.
@@ -76,7 +76,7 @@ pub struct Instance {
 }
 
 /// A stance in the authors' words: `Support`, `Reject`, `Not enough evidence`.
-pub fn stance_word(s: Option<&str>) -> Option<&'static str> {
+pub(crate) fn stance_word(s: Option<&str>) -> Option<&'static str> {
     match s?.trim().to_lowercase().as_str() {
         "support" => Some("Support"),
         "reject" => Some("Reject"),
@@ -102,7 +102,7 @@ pub fn parse_stance(vote: &str) -> Option<Option<bool>> {
 
 /// An instance's label as a verdict, trimmed and in any case: `Supported`/`Yes`/`True` true,
 /// `Refuted`/`No`/`False` false (the original release wrote some as `"Supported "`).
-pub fn parse_label(s: &str) -> Option<bool> {
+pub(crate) fn parse_label(s: &str) -> Option<bool> {
     match s.trim().to_ascii_lowercase().as_str() {
         "supported" | "yes" | "true" => Some(true),
         "refuted" | "no" | "false" => Some(false),
@@ -111,7 +111,7 @@ pub fn parse_label(s: &str) -> Option<bool> {
 }
 
 /// Write instances as one JSON list.
-pub fn write_instances(path: &Path, instances: &[Instance]) -> Result<(), ExportError> {
+pub(crate) fn write_instances(path: &Path, instances: &[Instance]) -> Result<(), ExportError> {
     if let Some(parent) = path.parent() {
         create_dir(parent)?;
     }
@@ -122,7 +122,8 @@ pub fn write_instances(path: &Path, instances: &[Instance]) -> Result<(), Export
 
 /// Read a file [`write_instances`] wrote back, strictly: every field of [`Instance`] must be
 /// there (the release's own files are read with [`decode`] and [`ReadInstance::from_value`]).
-pub fn read_instances(path: &Path) -> Result<Vec<Instance>, ExportError> {
+#[cfg(test)]
+fn read_instances(path: &Path) -> Result<Vec<Instance>, ExportError> {
     let bytes = std::fs::read(path).map_err(|e| ExportError::io(path, e))?;
     serde_json::from_slice(&bytes).map_err(|e| ExportError::Decode {
         path: path.into(),

@@ -6,12 +6,12 @@
 //!   ([`raguard::ClaimRow`], [`raguard::DocumentRow`]), their CSV reader and writer, and the
 //!   export from the claims track's tables ([`raguard::export`]).
 //! - [`confact`]: CONF-FACT's instances (`zoeyyes/CONFACT`): the typed instance we write
-//!   ([`confact::Instance`]) and its strict reader, the decoding of the release's gzip'd pickles
+//!   (`confact::Instance`) and its strict reader, the decoding of the release's gzip'd pickles
 //!   and JSON ([`confact::decode`]), the lenient reading of one instance as the authors' files
 //!   hold it ([`confact::ReadInstance::from_value`]), the credibility tables keyed by domain,
 //!   and the export ([`confact::export`]).
 //! - [`rare`]: RARE's QA records (`LeiLiLab/RARE`): the two JSON lists `export-rare` writes
-//!   ([`rare::RareRecord`], [`rare::write_records`]), the same records read back strictly
+//!   ([`rare::RareRecord`], `rare::write_records`), the same records read back strictly
 //!   ([`rare::read_records`]), and the lenient reading of one record as RARE's own code writes
 //!   it ([`rare::ReadRecord::from_value`]); its corpus (`chunks.json`, [`rare::ChunkRow`]) and
 //!   its retrieval results ([`rare::RetrievalEntry`]).

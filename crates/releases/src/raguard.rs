@@ -7,7 +7,7 @@
 //! - `documents.csv` ([`DOCUMENT_COLUMNS`]): `Document ID`, `Title`, `Full Text`, `Claim ID`,
 //!   `Document Label` (`supporting`, `misleading`, `unrelated`), `Link`.
 //!
-//! Writing ([`write_claims`], [`write_documents`], and [`export`], which makes the rows from
+//! Writing (`write_claims`, `write_documents`, and [`export`], which makes the rows from
 //! the claims track's tables): integer ids, documents numbered contiguously within each claim,
 //! list columns as Python literals so the release's loaders (`ast.literal_eval`, join on
 //! `Claim ID`) read them; `claim_id_map.csv` and `document_id_map.csv` map the integers back to
@@ -93,7 +93,7 @@ pub struct CsvRows<R> {
 }
 
 /// A string as a Python literal (single quotes, backslash escapes), as `repr` would read back.
-pub fn py_str(s: &str) -> String {
+pub(crate) fn py_str(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('\'');
     for c in s.chars() {
@@ -111,7 +111,7 @@ pub fn py_str(s: &str) -> String {
 }
 
 /// A list as a Python literal: `[1, 2]`, `['a', 'b']`, `[]`.
-pub fn py_list<I: IntoIterator<Item = String>>(items: I) -> String {
+pub(crate) fn py_list<I: IntoIterator<Item = String>>(items: I) -> String {
     format!("[{}]", items.into_iter().collect::<Vec<_>>().join(", "))
 }
 
@@ -161,7 +161,7 @@ pub fn is_placeholder(body: &str) -> bool {
 
 /// An id as text: `12`, also when a float column wrote it as `12.0` (pandas does so for an
 /// integer column with a missing value), so the two files still join.
-pub fn id_text(s: &str) -> &str {
+pub(crate) fn id_text(s: &str) -> &str {
     match s.strip_suffix(".0") {
         Some(int) if !int.is_empty() && int.bytes().all(|b| b.is_ascii_digit()) => int,
         _ => s,
@@ -481,13 +481,15 @@ pub fn read_documents(file: &str, text: &str) -> CsvRows<DocumentRow> {
 }
 
 /// Read a file [`write_claims`] or the release wrote, naming it in problems by its file name.
-pub fn read_claims_file(path: &Path) -> Result<CsvRows<ClaimRow>, ExportError> {
+#[cfg(test)]
+fn read_claims_file(path: &Path) -> Result<CsvRows<ClaimRow>, ExportError> {
     let text = std::fs::read_to_string(path).map_err(|e| ExportError::io(path, e))?;
     Ok(read_claims(&crate::file_name(path), &text))
 }
 
 /// Read a file [`write_documents`] or the release wrote, naming it in problems by its file name.
-pub fn read_documents_file(path: &Path) -> Result<CsvRows<DocumentRow>, ExportError> {
+#[cfg(test)]
+fn read_documents_file(path: &Path) -> Result<CsvRows<DocumentRow>, ExportError> {
     let text = std::fs::read_to_string(path).map_err(|e| ExportError::io(path, e))?;
     Ok(read_documents(&crate::file_name(path), &text))
 }
@@ -506,7 +508,7 @@ fn write_rows(path: &Path, header: &[&str], rows: &[Vec<String>]) -> Result<(), 
 }
 
 /// Write `claims.csv` (the dataset card's columns, lists as Python literals).
-pub fn write_claims(path: &Path, rows: &[ClaimRow]) -> Result<(), ExportError> {
+pub(crate) fn write_claims(path: &Path, rows: &[ClaimRow]) -> Result<(), ExportError> {
     let cells: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
@@ -524,7 +526,7 @@ pub fn write_claims(path: &Path, rows: &[ClaimRow]) -> Result<(), ExportError> {
 }
 
 /// Write `documents.csv` (the dataset card's columns).
-pub fn write_documents(path: &Path, rows: &[DocumentRow]) -> Result<(), ExportError> {
+pub(crate) fn write_documents(path: &Path, rows: &[DocumentRow]) -> Result<(), ExportError> {
     let cells: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {

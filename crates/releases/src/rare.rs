@@ -7,7 +7,7 @@
 //! `source_sentences`, `entity_1`, `relation`, `entity_2` (one entry per triplet), and for
 //! multi-hop records `multi_hop_type`.
 //!
-//! What we write ([`RareRecord`], [`write_records`]) differs, and why: every record carries
+//! What we write ([`RareRecord`], `write_records`) differs, and why: every record carries
 //! `id` (our question id, stable across refreshes), because RARE's retrieval and evaluation
 //! scripts key results by `rec["id"]` while its generator never writes one; `split`
 //! (`train`/`test`, or null); and always both `query_perturbations` (kind ->
@@ -105,7 +105,7 @@ pub struct RareDocumentPerturbation {
 /// `to_writer_pretty` gives for the whole list), serialising each as it comes: the document
 /// perturbations' texts make the files hundreds of MB at RARE's size, which neither the records
 /// nor a buffer hold whole. Returns `path`.
-pub fn write_records(
+pub(crate) fn write_records(
     path: &Path,
     records: impl IntoIterator<Item = impl Serialize>,
 ) -> Result<PathBuf, RareError> {
@@ -132,14 +132,14 @@ pub fn write_records(
 }
 
 /// Create `dir` and its parents when missing.
-pub fn create_dir(dir: &Path) -> Result<(), RareError> {
+pub(crate) fn create_dir(dir: &Path) -> Result<(), RareError> {
     std::fs::create_dir_all(dir).map_err(|source| RareError::Io {
         path: dir.into(),
         source,
     })
 }
 
-/// Read a file [`write_records`] wrote back into its records, strictly: every field of
+/// Read a file `write_records` wrote back into its records, strictly: every field of
 /// [`RareRecord`] must be there (RARE's own files, which lack `id`, are read with
 /// [`ReadRecord::from_value`]).
 pub fn read_records(path: &Path) -> Result<Vec<RareRecord>, RareError> {
@@ -354,7 +354,8 @@ fn document_perturbations(
 }
 
 /// The corpus file names RARE's folder may hold (a JSON list, or JSON Lines).
-pub const CHUNK_FILES: [&str; 2] = ["chunks.json", "chunks.jsonl"];
+#[cfg(test)]
+const CHUNK_FILES: [&str; 2] = ["chunks.json", "chunks.jsonl"];
 /// The suffix of `run_retrievals.py`'s results file for the record file `<name>.json`.
 pub const RETRIEVAL_RESULTS_SUFFIX: &str = "_retrieval_results.json";
 
@@ -438,7 +439,7 @@ pub enum ListError {
 }
 
 /// The items of a text holding one JSON list.
-pub fn json_list(text: &str) -> Result<Vec<Value>, ListError> {
+pub(crate) fn json_list(text: &str) -> Result<Vec<Value>, ListError> {
     match serde_json::from_str(text).map_err(ListError::Json)? {
         Value::Array(items) => Ok(items),
         other => Err(ListError::NotAList(json_kind(&other))),
@@ -446,7 +447,8 @@ pub fn json_list(text: &str) -> Result<Vec<Value>, ListError> {
 }
 
 /// Write a corpus as one JSON list of [`ChunkRow`]s.
-pub fn write_chunks(path: &Path, chunks: &[ChunkRow]) -> Result<(), RareError> {
+#[cfg(test)]
+fn write_chunks(path: &Path, chunks: &[ChunkRow]) -> Result<(), RareError> {
     write_json(path, chunks)
 }
 
@@ -517,13 +519,15 @@ pub fn retrieval_entries(
 }
 
 /// Write retrieval results as `run_retrievals.py` does: one object keyed by record id.
-pub fn write_retrieval_results(
+#[cfg(test)]
+fn write_retrieval_results(
     path: &Path,
     entries: &BTreeMap<String, RetrievalEntry>,
 ) -> Result<(), RareError> {
     write_json(path, entries)
 }
 
+#[cfg(test)]
 fn write_json<T: Serialize + ?Sized>(path: &Path, value: &T) -> Result<(), RareError> {
     let json = serde_json::to_vec_pretty(value).map_err(|source| RareError::Json {
         path: path.into(),

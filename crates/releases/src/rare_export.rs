@@ -201,7 +201,7 @@ fn document_map(
 }
 
 /// Write the two files into `dir` (created if missing), pretty-printed as RARE writes them;
-/// returns their paths in [`RARE_FILES`] order.
+/// returns their paths in `RARE_FILES` order.
 pub fn write_rare(records: &RareRecords, dir: &Path) -> Result<Vec<PathBuf>, RareError> {
     create_dir(dir)?;
     Ok(vec![

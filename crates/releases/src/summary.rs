@@ -50,11 +50,6 @@ impl ExportSummary {
         self.skipped.len()
     }
 
-    /// How many label rows were left out for `reason`.
-    pub fn skipped_for(&self, reason: &str) -> usize {
-        self.skipped.iter().filter(|s| s.reason == reason).count()
-    }
-
     pub(crate) fn skip(
         &mut self,
         label: &ClaimDocumentLabel,

@@ -250,7 +250,7 @@ pub fn assemble(
 }
 
 /// The metric rows of [`assemble`]'s sums, sorted by id.
-pub fn metric_rows(means: &BTreeMap<String, Means>, k: usize) -> Vec<Metric> {
+pub(crate) fn metric_rows(means: &BTreeMap<String, Means>, k: usize) -> Vec<Metric> {
     let mut rows = Vec::new();
     for (retriever, m) in means {
         for (group, (s, n)) in m.means() {
@@ -279,7 +279,7 @@ pub fn metric_rows(means: &BTreeMap<String, Means>, k: usize) -> Vec<Metric> {
 
 /// What a run found: the stage's facts.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct RetrievalSummary {
+pub(crate) struct RetrievalSummary {
     pub chunks: usize,
     pub queries: usize,
     pub top_k: usize,
@@ -297,7 +297,7 @@ pub struct RetrievalSummary {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct SummaryScores {
+pub(crate) struct SummaryScores {
     pub n: usize,
     pub recall: f64,
     pub mrr: f64,

@@ -1,6 +1,6 @@
 //! The retrievers, apart from the stage: BM25 over chunk texts ([`Bm25Chunks`], tantivy's
 //! scores in `noisebench-index`'s in-memory scored postings) and exact nearest neighbours over
-//! embedding vectors ([`VectorSearch`], `noisebench-index`'s [`VectorIndex`]). Each returns, per
+//! embedding vectors (`VectorSearch`, `noisebench-index`'s [`VectorIndex`]). Each returns, per
 //! query, its top k chunks by score with ties broken by chunk id, so a run is reproducible.
 //!
 //! There is no approximate index: the exact search's int8 first pass scores RARE's 37,792
@@ -131,7 +131,7 @@ impl Bm25Chunks {
 const EXACT_BLOCK: usize = 256;
 
 /// Nearest neighbours by cosine over chunk vectors, exact ([`VectorIndex`]).
-pub struct VectorSearch {
+pub(crate) struct VectorSearch {
     index: VectorIndex,
 }
 

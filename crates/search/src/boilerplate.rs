@@ -5,26 +5,26 @@
 //! galleries and slideshows, "related" and "read more" link lists, share bars, newsletter and
 //! promotion boxes, and content a browser does not show. This module removes them, in two steps:
 //!
-//! - [`clean_page`], on the whole page before Readability: what `noisebench_web::visible` leaves,
+//! - `clean_page`, on the whole page before Readability: what `noisebench_web::visible` leaves,
 //!   elements made invisible in place (inline `visibility: hidden` or `collapse`, read by
 //!   `noisebench_web::visible::style_invisible`), unless one of them holds most of the page's text
 //!   (a page that reveals its article by script). What a browser does not render at all
 //!   (`hidden`, `display:none` in any spelling, `<template>`, `ix:header`, scripts, comments) is
 //!   gone before this step: `extract_html` reads the page through
 //!   `noisebench_web::visible::strip_unrendered`, the rule every HTML path shares.
-//! - [`article_text`], on the block Readability kept (`#readability-page-1`): figures and
+//! - `article_text`, on the block Readability kept (`#readability-page-1`): figures and
 //!   captions, blocks whose class or id names boilerplate, and blocks that are mostly links; then
 //!   the block's formatted text.
 //!
 //! Every rule removes a block only while it is a small part of the article (see
-//! [`MAX_SHARE`]), so a page whose whole article sits in a `gallery` or `related` container keeps
+//! `MAX_SHARE`), so a page whose whole article sits in a `gallery` or `related` container keeps
 //! it. Measured on the article-extraction benchmark with `just extraction-bench` (figures in
 //! docs/real-inputs-search.md).
 
 use dom_query::{Document, NodeRef, Selection};
 
 /// A rule removes a block only when its text is at most this share of the article's text.
-pub const MAX_SHARE: f64 = 0.3;
+pub(crate) const MAX_SHARE: f64 = 0.3;
 
 /// Class and id words that name boilerplate: captions, credits, bylines, galleries, related
 /// links, sharing, promotion. Matched against the words of `class` and `id` (split at `-`,
@@ -65,7 +65,7 @@ const BOILERPLATE_WORDS: &[&str] = &[
 /// style sets `visibility: hidden` or `collapse`, unless one holds most of the page's text. The
 /// page is expected to have gone through `noisebench_web::visible::strip_unrendered` first
 /// (`display:none`, `hidden`, templates and the rest are that rule's).
-pub fn clean_page(doc: &Document) {
+pub(crate) fn clean_page(doc: &Document) {
     let body_len = text_len(&doc.select("body"));
     let styled = doc.select("[style]");
     for node in styled.nodes() {
@@ -83,7 +83,7 @@ pub fn clean_page(doc: &Document) {
 
 /// The article's text after its boilerplate is removed, or `None` when Readability kept no
 /// article block.
-pub fn article_text(doc: &Document) -> Option<String> {
+pub(crate) fn article_text(doc: &Document) -> Option<String> {
     let root = doc.select_single("#readability-page-1");
     if !root.exists() {
         return None;
@@ -93,7 +93,7 @@ pub fn article_text(doc: &Document) -> Option<String> {
 }
 
 /// Remove figures, captions, boilerplate-named blocks and link lists from an article block.
-pub fn clean_article(root: &Selection) {
+pub(crate) fn clean_article(root: &Selection) {
     let total = text_len(root).max(1) as f64;
     let small = |n: &NodeRef| (node_text_len(n) as f64) <= MAX_SHARE * total;
 
@@ -193,7 +193,7 @@ const DATELINE_STARTS: &[&str] = &[
 ];
 
 /// Whether a short line of text is a byline, dateline, credit, caption or "read more" line.
-pub fn boilerplate_line(text: &str) -> bool {
+pub(crate) fn boilerplate_line(text: &str) -> bool {
     let chars = text.chars().count();
     if chars > 200 {
         return false;
@@ -235,7 +235,7 @@ pub fn boilerplate_line(text: &str) -> bool {
 }
 
 /// Whether a `class`/`id` value names boilerplate ([`BOILERPLATE_WORDS`]).
-pub fn names_boilerplate(names: &str) -> bool {
+pub(crate) fn names_boilerplate(names: &str) -> bool {
     words(names).any(|w| BOILERPLATE_WORDS.iter().any(|b| w.eq_ignore_ascii_case(b)))
 }
 

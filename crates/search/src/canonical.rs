@@ -59,14 +59,14 @@ const REDDIT_ALIASES: &[&str] = &[
 pub struct BadUrl(pub String);
 
 /// Whether `host` is a Reddit host (any alias, `redd.it`, or a subreddit-style subdomain).
-pub fn is_reddit_host(host: &str) -> bool {
+pub(crate) fn is_reddit_host(host: &str) -> bool {
     let h = host.to_ascii_lowercase();
     h == "redd.it" || h == "reddit.com" || h.ends_with(".reddit.com")
 }
 
 /// A Reddit post's id from a post URL (`/r/<sub>/comments/<id>/...`, `/comments/<id>`,
 /// `redd.it/<id>`), if the URL is one.
-pub fn reddit_post_id(url: &Url) -> Option<String> {
+pub(crate) fn reddit_post_id(url: &Url) -> Option<String> {
     let host = url.host_str()?;
     if !is_reddit_host(host) {
         return None;
@@ -167,7 +167,7 @@ pub fn domain_of(host: &str) -> String {
 }
 
 /// CONF-FACT's source types (Appendix G).
-pub const SOURCE_TYPES: &[&str] = &[
+pub(crate) const SOURCE_TYPES: &[&str] = &[
     "mainstream news",
     "government",
     "non-profit",
@@ -375,7 +375,10 @@ fn in_list(domain: &str, host: &str, list: &[&str]) -> bool {
 /// other `.org` -> non-profit), else `other`.
 ///
 /// Returns the type and where it came from: `config` (an override) or `rules`.
-pub fn classify_source(host: &str, overrides: &BTreeMap<String, String>) -> (String, &'static str) {
+pub(crate) fn classify_source(
+    host: &str,
+    overrides: &BTreeMap<String, String>,
+) -> (String, &'static str) {
     let host = host.trim_end_matches('.').to_ascii_lowercase();
     let host = host.strip_prefix("www.").unwrap_or(&host).to_string();
     let domain = domain_of(&host);

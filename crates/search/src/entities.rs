@@ -14,13 +14,13 @@
 //! reads as its author wrote it and nothing is unescaped twice.
 
 /// `s` with every HTML character reference (named, `&#39;`, `&#x27;`) decoded, in one pass.
-pub fn decode_once(s: &str) -> String {
+pub(crate) fn decode_once(s: &str) -> String {
     html_escape::decode_html_entities(s).into_owned()
 }
 
 /// The text of an HTML fragment: tags dropped, references decoded once, runs of whitespace
 /// collapsed. A `<` that does not open a tag (`a < b`) is kept.
-pub fn fragment_text(s: &str) -> String {
+pub(crate) fn fragment_text(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
     while let Some(at) = rest.find('<') {
@@ -46,7 +46,7 @@ pub fn fragment_text(s: &str) -> String {
 
 /// Reddit text (a title or a self text as the API or a dump gives it): references decoded once,
 /// `<br>`, `<br/>` and `<br />` (any case) turned into line breaks.
-pub fn reddit_text(s: &str) -> String {
+pub(crate) fn reddit_text(s: &str) -> String {
     let decoded = decode_once(s);
     if !decoded.contains('<') {
         return decoded;

@@ -38,7 +38,7 @@ impl ExtractError {
 }
 
 /// Collapse runs of spaces and tabs, keep paragraph breaks (at most one blank line).
-pub fn tidy_text(text: &str) -> String {
+pub(crate) fn tidy_text(text: &str) -> String {
     let mut out = Vec::new();
     let mut blank = false;
     for line in text.lines() {
@@ -57,7 +57,7 @@ pub fn tidy_text(text: &str) -> String {
 }
 
 /// A date as `YYYY-MM-DD` when it starts with one (RFC 3339, ISO 8601), else trimmed as found.
-pub fn normalise_date(raw: &str) -> Option<String> {
+pub(crate) fn normalise_date(raw: &str) -> Option<String> {
     let raw = raw.trim();
     if raw.is_empty() {
         return None;
@@ -78,7 +78,7 @@ pub fn normalise_date(raw: &str) -> Option<String> {
 }
 
 /// The language of `text` as an ISO 639-3 code, when whatlang is confident enough.
-pub fn detect_language(text: &str) -> Option<String> {
+pub(crate) fn detect_language(text: &str) -> Option<String> {
     if text.split_whitespace().count() < 5 {
         return None;
     }

@@ -14,7 +14,7 @@
 //! What this crate is not: it labels nothing (the labels stage does), keeps no tables itself
 //! (the runner writes them), and reaches the network only through `noisebench-web`: pages through
 //! its archiving `Web`, credentialed search APIs through its non-archiving `HttpClient`
-//! ([`api::ApiClient`]), so keys never reach the archive.
+//! (`api::ApiClient`), so keys never reach the archive.
 
 pub mod backends;
 pub mod boilerplate;

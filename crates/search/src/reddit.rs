@@ -2,7 +2,7 @@
 //! parsing (fields missing, numbers as floats or strings), link posts and deleted or removed
 //! bodies recognised. Titles and self texts are read as their authors wrote them: Reddit's JSON
 //! escapes `&`, `<`, `>` (unless asked with `raw_json=1`) and dumps keep that escaping, so
-//! references are decoded once here, where the text enters ([`crate::entities::reddit_text`]).
+//! references are decoded once here, where the text enters (`crate::entities::reddit_text`).
 
 use serde_json::Value;
 

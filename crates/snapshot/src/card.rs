@@ -13,7 +13,7 @@ use crate::changes::Changes;
 use crate::manifest::Manifest;
 use crate::request::PublishRequest;
 
-pub struct CardInput<'a> {
+pub(crate) struct CardInput<'a> {
     pub request: &'a PublishRequest,
     pub manifest: &'a Manifest,
     pub changes: &'a Changes,
@@ -203,7 +203,7 @@ struct CheckCard {
     failed: u64,
 }
 
-pub fn render_card(input: &CardInput<'_>) -> Result<String, String> {
+pub(crate) fn render_card(input: &CardInput<'_>) -> Result<String, String> {
     let card = card(input)?;
     let failed = |e: minijinja::Error| format!("the card's template: {e}");
     let mut env = minijinja::Environment::new();

@@ -309,14 +309,14 @@ fn short(sha256: &str) -> String {
 }
 
 /// A table file to compare: its kind, path and sha256.
-pub struct TableSide<'a> {
+pub(crate) struct TableSide<'a> {
     pub kind: TableKind,
     pub path: &'a Path,
     pub sha256: &'a str,
 }
 
 /// Compare one table's two sides by row id and row content hash.
-pub fn diff_tables(
+pub(crate) fn diff_tables(
     before: Option<TableSide<'_>>,
     after: Option<TableSide<'_>>,
 ) -> Result<TableChanges, String> {
@@ -451,7 +451,7 @@ fn rows_of<T: TableRow>(path: Option<&PathBuf>) -> Result<Vec<T>, String> {
 /// empty); `changes` holds the table diffs. Added and changed rows are read from the new
 /// version, removed rows from the old one. Returns the reports in id order, only those with
 /// something to say.
-pub fn report_changes(
+pub(crate) fn report_changes(
     changes: &Changes,
     old: &BTreeMap<String, PathBuf>,
     new: &BTreeMap<String, PathBuf>,

@@ -21,14 +21,14 @@ use types::{
 use crate::manifest::Manifest;
 use crate::request::PublishRequest;
 
-pub const CONFORMS_TO: &str = "http://mlcommons.org/croissant/1.1";
+pub(crate) const CONFORMS_TO: &str = "http://mlcommons.org/croissant/1.1";
 /// The id of the record set listing the splits.
-pub const SPLITS_RECORD_SET: &str = "splits";
+pub(crate) const SPLITS_RECORD_SET: &str = "splits";
 const HOMEPAGE: &str = "https://github.com/noisebench/noisebench";
 
 mod types;
 
-pub struct CroissantInput<'a> {
+pub(crate) struct CroissantInput<'a> {
     pub request: &'a PublishRequest,
     /// The manifest of the version, its tables and split files final.
     pub manifest: &'a Manifest,
@@ -433,7 +433,7 @@ fn rai(request: &PublishRequest, manifest: &Manifest, live: &[String]) -> Rai {
 }
 
 /// The Croissant 1.1 document of a version.
-pub fn render_croissant(input: &CroissantInput<'_>) -> Result<Value, String> {
+pub(crate) fn render_croissant(input: &CroissantInput<'_>) -> Result<Value, String> {
     let request = input.request;
     let manifest = input.manifest;
     let name = if request.title.is_empty() {

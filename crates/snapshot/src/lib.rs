@@ -34,7 +34,7 @@ pub mod splits;
 pub mod verify;
 pub mod version;
 
-pub use changes::{Changes, ReportChange, RowDelta, TableChanges, diff, diff_tables};
+pub use changes::{Changes, ReportChange, RowDelta, TableChanges, diff};
 pub use manifest::{
     CROISSANT, ExportEntry, MANIFEST, Manifest, MetadataEntry, SplitEntry, StageCounts, TableEntry,
 };

@@ -560,7 +560,7 @@ pub fn parent_checks(
 
 /// Staging folders left by a crashed publish hold no version; remove them.
 /// How long a publisher waits for another publisher of the same dataset.
-pub const PUBLISH_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(600);
+pub(crate) const PUBLISH_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// The lock on publishing `dataset`: `snapshots/.locks/<dataset>/.lock`, outside the dataset's
 /// folder (which holds versions and their reports only).

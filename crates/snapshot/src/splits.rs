@@ -16,10 +16,10 @@ use noisebench_pipeline::table_io;
 use crate::manifest::SplitEntry;
 
 /// The split of rows whose question has no row in `question_splits` (kept, never dropped).
-pub const UNASSIGNED: &str = "unassigned";
+pub(crate) const UNASSIGNED: &str = "unassigned";
 
 /// The column holding the question id, for the table kinds whose rows follow a question's split.
-pub fn question_column(kind: TableKind) -> Option<&'static str> {
+pub(crate) fn question_column(kind: TableKind) -> Option<&'static str> {
     match kind {
         TableKind::Questions => Some("id"),
         TableKind::QueryPerturbations | TableKind::DocumentPerturbations => Some("question_id"),
@@ -38,7 +38,7 @@ fn question_ids(rows: &Rows) -> Vec<&str> {
 }
 
 /// `question_id -> split` from a `question_splits` table.
-pub fn read_assignment(path: &Path) -> Result<BTreeMap<String, String>, String> {
+pub(crate) fn read_assignment(path: &Path) -> Result<BTreeMap<String, String>, String> {
     let rows = table_io::read_table(path, TableKind::QuestionSplits).map_err(|e| e.to_string())?;
     Ok(rows
         .json_rows()
@@ -53,7 +53,7 @@ pub fn read_assignment(path: &Path) -> Result<BTreeMap<String, String>, String> 
 
 /// Write `data/<name>/<split>.parquet` under `dir` for each split the table's rows fall in;
 /// `None` when the table's kind has no question column.
-pub fn write_split_files(
+pub(crate) fn write_split_files(
     dir: &Path,
     name: &str,
     kind: TableKind,

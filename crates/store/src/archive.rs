@@ -23,9 +23,9 @@ use crate::snapshot::files_under;
 use crate::{Created, Remote, StoreError};
 
 /// The archive's object folder.
-pub const OBJECTS: &str = "objects";
+pub(crate) const OBJECTS: &str = "objects";
 /// Where a remote archive keeps its index parts.
-pub const INDEX_PARTS: &str = "index";
+pub(crate) const INDEX_PARTS: &str = "index";
 
 /// What an archive sync moved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -37,7 +37,7 @@ pub use llm_cache::install_llm_cache_remote;
 pub use location::Location;
 pub use remote::{Created, Entry, Remote};
 pub use snapshot::{Published, download, latest, list_versions, publish};
-pub use stage::{Transfer, is_stage_file, pull_stage_dir, push_stage_dir};
+pub use stage::{Transfer, pull_stage_dir, push_stage_dir};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {

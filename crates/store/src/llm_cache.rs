@@ -22,7 +22,7 @@ impl RemoteCache for Remote {
 }
 
 /// Open `[llm.cache] remote`.
-pub fn open_llm_cache_remote(url: &str) -> Result<Arc<dyn RemoteCache>, String> {
+pub(crate) fn open_llm_cache_remote(url: &str) -> Result<Arc<dyn RemoteCache>, String> {
     let location = Location::parse(url).map_err(|e| e.to_string())?;
     Ok(Arc::new(
         Remote::open(&location).map_err(|e| e.to_string())?,

@@ -77,10 +77,6 @@ impl Location {
             }
         }
     }
-
-    pub fn is_remote(&self) -> bool {
-        matches!(self, Location::S3 { .. })
-    }
 }
 
 impl fmt::Display for Location {

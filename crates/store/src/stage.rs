@@ -21,7 +21,7 @@ use crate::snapshot::files_under;
 use crate::{Location, Remote, StoreError};
 
 /// The list of files of the last push, beside `stage.json`.
-pub const PUSH_LIST: &str = ".push.json";
+pub(crate) const PUSH_LIST: &str = ".push.json";
 
 /// What a push or pull moved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -35,7 +35,7 @@ pub struct Transfer {
 /// Whether a file of a stage folder (relative, `/`-separated) belongs to the stage's own push:
 /// not a hidden file (`.push.json`, `.lock`, half-written temporaries) and not under `shards/`
 /// (each shard part is a stage folder of its own, pushed and pulled on its own).
-pub fn is_stage_file(rel: &str) -> bool {
+pub(crate) fn is_stage_file(rel: &str) -> bool {
     !rel.split('/').any(|s| s.starts_with('.')) && rel.split('/').next() != Some(SHARDS_DIR)
 }
 

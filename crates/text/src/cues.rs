@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use crate::words::{count_phrases, share_found, words};
 
 /// Phrases that signal a refutation, lowercase.
-pub const REFUTE_CUES: &[&str] = &[
+pub(crate) const REFUTE_CUES: &[&str] = &[
     "false",
     "not true",
     "untrue",
@@ -34,7 +34,7 @@ pub const REFUTE_CUES: &[&str] = &[
 ];
 
 /// Phrases that signal a confirmation, lowercase.
-pub const SUPPORT_CUES: &[&str] = &[
+pub(crate) const SUPPORT_CUES: &[&str] = &[
     "true",
     "confirmed",
     "confirms",

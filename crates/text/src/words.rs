@@ -185,7 +185,7 @@ impl Phrase {
 
 /// How often each phrase (lowercase words separated by single spaces) occurs as a run of whole
 /// words in `text_words`; phrases that do not occur are left out.
-pub fn count_phrases(text_words: &[String], phrases: &[&str]) -> BTreeMap<String, usize> {
+pub(crate) fn count_phrases(text_words: &[String], phrases: &[&str]) -> BTreeMap<String, usize> {
     let mut found = BTreeMap::new();
     for phrase in phrases {
         let pw: Vec<&str> = phrase.split(' ').collect();

@@ -96,9 +96,9 @@ pub fn object_path(dir: &Path, sha256: &str) -> PathBuf {
 
 /// The most an archived object may decompress to. Bodies are capped when fetched (10 MiB by
 /// default), so anything past this is a corrupt or planted object (a decompression bomb).
-pub const MAX_OBJECT_BYTES: u64 = 256 << 20;
+pub(crate) const MAX_OBJECT_BYTES: u64 = 256 << 20;
 
-/// Read and decompress an archived body; an object decompressing past [`MAX_OBJECT_BYTES`] is
+/// Read and decompress an archived body; an object decompressing past `MAX_OBJECT_BYTES` is
 /// refused (`InvalidData`) after at most that many bytes, never inflated whole.
 pub fn read_object(dir: &Path, sha256: &str) -> io::Result<Vec<u8>> {
     read_object_capped(dir, sha256, MAX_OBJECT_BYTES)

@@ -17,7 +17,7 @@ static META_CHARSET: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// The charset label in a `Content-Type` header value, if any.
-pub fn header_charset(content_type: &str) -> Option<&'static Encoding> {
+pub(crate) fn header_charset(content_type: &str) -> Option<&'static Encoding> {
     content_type.split(';').skip(1).find_map(|param| {
         let (k, v) = param.split_once('=')?;
         if k.trim().eq_ignore_ascii_case("charset") {

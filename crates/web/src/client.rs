@@ -84,7 +84,7 @@ struct Inner {
 ///
 /// Blocking methods ([`Web::fetch`], [`Web::fetch_many`]) drive an internal tokio runtime and may be
 /// called from synchronous stage code (also from inside another runtime: they then block on a
-/// scoped thread). [`Web::fetch_async`] runs on the caller's tokio runtime.
+/// scoped thread).
 pub struct Web {
     inner: Arc<Inner>,
     runtime: Option<tokio::runtime::Runtime>,
@@ -234,11 +234,6 @@ impl Web {
         })
     }
 
-    /// Fetch one URL on the caller's tokio runtime.
-    pub async fn fetch_async(&self, url: &str) -> Result<Page, FetchError> {
-        self.inner.fetch(url).await
-    }
-
     /// Send a request that is not a page fetch (custom headers, a body, secrets), blocking: the
     /// same guard, per-host pacing, retries, timeouts and body cap as a page, but never archived
     /// and no robots.txt or redirects (see [`HttpClient`]). In replay mode nothing is sent
@@ -247,11 +242,6 @@ impl Web {
         let inner = self.inner.clone();
         let request = request.clone();
         self.block_on(async move { inner.request(&request).await })
-    }
-
-    /// [`Web::request`] on the caller's tokio runtime.
-    pub async fn request_async(&self, request: &HttpRequest) -> Result<HttpResponse, FetchError> {
-        self.inner.request(request).await
     }
 
     fn block_on<F>(&self, fut: F) -> F::Output

@@ -64,15 +64,6 @@ impl FetchError {
         }
     }
 
-    /// Worth another attempt (408, 429, 5xx, timeouts).
-    pub fn is_retryable(&self) -> bool {
-        match self {
-            FetchError::Http { status, .. } => crate::RetryPolicy::retries_status(*status),
-            FetchError::Timeout(_) => true,
-            _ => false,
-        }
-    }
-
     /// The same failure with `url` in front of its detail. Page fetches name their URL this
     /// way; [`crate::HttpClient`] errors never hold one, since a request URL may carry a key.
     pub(crate) fn at(self, url: &url::Url) -> Self {

@@ -1,9 +1,9 @@
 //! The address guard: which IP addresses a fetch may connect to.
 //!
-//! Host names are resolved by [`GuardedResolver`], which reqwest uses for every connection: it checks
+//! Host names are resolved by `GuardedResolver`, which reqwest uses for every connection: it checks
 //! every address it returns, so the connection goes to exactly the addresses that were checked (no
 //! DNS rebinding between check and connect). IP-literal hosts never reach a resolver and are checked
-//! by [`check_ip`] before each hop.
+//! by `check_ip` before each hop.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
@@ -116,14 +116,18 @@ fn classify_v6(ip: Ipv6Addr) -> Option<AddressClass> {
 /// A refused address; carried through reqwest's error chain from the resolver.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{host} resolves to {ip} ({})", class.as_str())]
-pub struct BlockedAddress {
+pub(crate) struct BlockedAddress {
     pub host: String,
     pub ip: IpAddr,
     pub class: AddressClass,
 }
 
 /// Check one address against the allowed classes.
-pub fn check_ip(host: &str, ip: IpAddr, allow: &[AddressClass]) -> Result<(), BlockedAddress> {
+pub(crate) fn check_ip(
+    host: &str,
+    ip: IpAddr,
+    allow: &[AddressClass],
+) -> Result<(), BlockedAddress> {
     match classify(ip) {
         Some(class) if !allow.contains(&class) => Err(BlockedAddress {
             host: host.to_string(),
@@ -139,7 +143,7 @@ pub fn check_ip(host: &str, ip: IpAddr, allow: &[AddressClass]) -> Result<(), Bl
 /// Strict on purpose: a name that resolves to both a public and an internal address is refused as a
 /// whole, since whoever controls its DNS can steer which one a connection uses.
 #[derive(Debug, Clone)]
-pub struct GuardedResolver {
+pub(crate) struct GuardedResolver {
     pub allow: Vec<AddressClass>,
 }
 

@@ -24,7 +24,7 @@ use crate::retry::{RetryPolicy, parse_retry_after};
 pub const REDACTED: &str = "[REDACTED]";
 
 /// The user agent when a caller names none.
-pub const DEFAULT_USER_AGENT: &str = concat!(
+pub(crate) const DEFAULT_USER_AGENT: &str = concat!(
     "noisebench/",
     env!("CARGO_PKG_VERSION"),
     " (+https://github.com/noisebench/noisebench)"

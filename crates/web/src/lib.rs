@@ -12,7 +12,7 @@
 //!
 //! [`HttpClient`] is the transport under it, and the API for every other request: GET or POST,
 //! headers, JSON, form or byte bodies, and named [`Secret`]s that reach the server and no error,
-//! log line or excerpt; never archived. [`RetryPolicy`] and [`parse_retry_after`] are the one
+//! log line or excerpt; never archived. [`RetryPolicy`] and `parse_retry_after` are the one
 //! retry schedule and Retry-After parser all of them use.
 //!
 //! [`visible`] is the one rule of what a browser renders of a page (no `display:none`, `hidden`,
@@ -40,10 +40,9 @@ pub use config::{HostConfig, Mode, WebConfig};
 pub use error::{FetchError, WebError};
 pub use guard::AddressClass;
 pub use http::{
-    DEFAULT_USER_AGENT, HttpClient, HttpConfig, HttpRequest, HttpResponse, Method, REDACTED,
-    Secret, host_key,
+    HttpClient, HttpConfig, HttpRequest, HttpResponse, Method, REDACTED, Secret, host_key,
 };
 pub use replay::{FixturePage, FixtureSite};
-pub use retry::{LongRetryAfter, RetryPolicy, RetrySchedule, parse_retry_after};
+pub use retry::{LongRetryAfter, RetryPolicy, RetrySchedule};
 /// Request URLs are `url::Url`s; re-exported so callers need not depend on `url` themselves.
 pub use url::Url;

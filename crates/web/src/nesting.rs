@@ -23,7 +23,7 @@ pub fn limit_nesting(html: &str) -> Cow<'_, str> {
 }
 
 /// [`limit_nesting`] with another limit.
-pub fn limit_nesting_to(html: &str, max: usize) -> Cow<'_, str> {
+pub(crate) fn limit_nesting_to(html: &str, max: usize) -> Cow<'_, str> {
     if !scan(html, max, None) {
         return Cow::Borrowed(html);
     }

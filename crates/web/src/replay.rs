@@ -88,7 +88,7 @@ impl FixtureSite {
     }
 
     /// Every `<root>/<site>/index.toml`, in directory-name order.
-    pub fn load_all(root: &Path) -> Result<Vec<Self>, WebError> {
+    pub(crate) fn load_all(root: &Path) -> Result<Vec<Self>, WebError> {
         let entries = fs::read_dir(root).map_err(|e| WebError::Replay {
             path: root.to_path_buf(),
             message: e.to_string(),
@@ -112,7 +112,7 @@ impl FixtureSite {
 }
 
 /// The key a URL is looked up by: parsed and re-serialised, without fragment.
-pub fn url_key(url: &str) -> String {
+pub(crate) fn url_key(url: &str) -> String {
     match url::Url::parse(url) {
         Ok(mut u) => {
             u.set_fragment(None);

@@ -99,7 +99,7 @@ impl RetrySchedule {
 
 /// A Retry-After value: delay seconds (fractions accepted, as some APIs send them) or an HTTP
 /// date (a date in the past is no wait). `None` when it is neither.
-pub fn parse_retry_after(value: &str) -> Option<Duration> {
+pub(crate) fn parse_retry_after(value: &str) -> Option<Duration> {
     let value = value.trim();
     if let Ok(secs) = value.parse::<f64>() {
         return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));

@@ -2,11 +2,11 @@
 //! (the `reports` stage's HTML and EDGAR paths, the `documents` stage's extraction), so hidden
 //! content never becomes text anywhere.
 //!
-//! An element is not rendered ([`is_rendered`]) when it is one a browser never draws (`script`,
+//! An element is not rendered (`is_rendered`) when it is one a browser never draws (`script`,
 //! `style`, `template`, `noscript` with scripting on, `ix:header` of inline XBRL, `datalist`,
 //! `title` outside `<head>`), carries the `hidden` attribute, or its `style` attribute says
 //! `display: none` (any case or spacing, `!important` or not; the last `display` declaration
-//! wins). Comments are never rendered either. [`prune_unrendered`] removes all of them from a
+//! wins). Comments are never rendered either. `prune_unrendered` removes all of them from a
 //! parsed document, so whatever walks the tree afterwards (`ElementRef::text` included) sees only
 //! rendered content; [`parse_rendered`] parses and prunes in one call, [`strip_unrendered`] does
 //! it on a string for readers that parse pages themselves.
@@ -87,7 +87,7 @@ const SEPARATING: &[&str] = &[
 
 /// The value of the last `prop` declaration of an inline `style` attribute (any case or
 /// spacing, `!important` dropped, lower-cased): the one a browser applies.
-pub fn style_value(style: &str, prop: &str) -> Option<String> {
+pub(crate) fn style_value(style: &str, prop: &str) -> Option<String> {
     let mut found = None;
     for decl in style.split(';') {
         let Some((name, value)) = decl.split_once(':') else {
@@ -104,12 +104,12 @@ pub fn style_value(style: &str, prop: &str) -> Option<String> {
 
 /// Whether an inline `style` attribute hides its element: its last `display` declaration is
 /// `none`.
-pub fn style_hides(style: &str) -> bool {
+pub(crate) fn style_hides(style: &str) -> bool {
     style_value(style, "display").is_some_and(|v| v == "none")
 }
 
 /// Whether an inline `style` attribute makes its element invisible while it keeps its place:
-/// its last `visibility` declaration is `hidden` or `collapse`. Not part of [`is_rendered`]: a
+/// its last `visibility` declaration is `hidden` or `collapse`. Not part of `is_rendered`: a
 /// descendant may set `visibility: visible` again, and filings do not hide text this way; the
 /// documents stage's boilerplate step uses it on web pages.
 pub fn style_invisible(style: &str) -> bool {
@@ -117,7 +117,7 @@ pub fn style_invisible(style: &str) -> bool {
 }
 
 /// Whether a browser renders this element (and so, possibly, its content).
-pub fn is_rendered(el: &Element) -> bool {
+pub(crate) fn is_rendered(el: &Element) -> bool {
     let name = el.name();
     if NEVER_RENDERED.iter().any(|n| name.eq_ignore_ascii_case(n)) {
         return false;
@@ -136,7 +136,7 @@ fn is_data_block(el: &Element) -> bool {
             .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/ld+json"))
 }
 
-/// What [`prune_unrendered`] took out.
+/// What `prune_unrendered` took out.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Pruned {
     /// Subtrees (elements and comments) removed.
@@ -148,7 +148,7 @@ pub struct Pruned {
 /// Remove every element a browser does not render, and every comment, from `doc` (see the
 /// module documentation for what is kept). Whatever walks the tree afterwards sees rendered
 /// content only.
-pub fn prune_unrendered(doc: &mut Html) -> Pruned {
+pub(crate) fn prune_unrendered(doc: &mut Html) -> Pruned {
     let mut doomed = Vec::new();
     let mut stack = vec![doc.tree.root()];
     while let Some(node) = stack.pop() {

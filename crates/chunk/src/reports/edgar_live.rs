@@ -7,7 +7,7 @@
 //! (`<archives_url>/Archives/edgar/data/<cik>/<accession without dashes>/<primaryDocument>`).
 //! Every request goes through a [`Web`] derived from the run's (same archive, replay, guard,
 //! retries and body cap) whose User-Agent is the source's declared one and whose rate to each SEC
-//! host is at most the source's `rate_per_second` (never above [`SEC_MAX_RATE`], the SEC's
+//! host is at most the source's `rate_per_second` (never above `SEC_MAX_RATE`, the SEC's
 //! fair-access limit); the source also spaces its own fetches by that rate, so the limit holds
 //! for the SEC's hosts together.
 //!
@@ -29,7 +29,7 @@ use crate::table::squash;
 
 /// The SEC's fair-access ceiling: requests per second to its hosts, all of them together per
 /// host as the web layer paces.
-pub const SEC_MAX_RATE: f64 = 10.0;
+pub(crate) const SEC_MAX_RATE: f64 = 10.0;
 
 /// What happens to an amended filing (`10-K/A`) of a form taken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, schemars::JsonSchema)]
@@ -144,7 +144,7 @@ fn is_iso_date(s: &str) -> bool {
 }
 
 /// An item name as configured (`item_7`, `7`, `Item 7A`) to its key (`7`, `7A`).
-pub fn item_key(name: &str) -> Option<String> {
+pub(crate) fn item_key(name: &str) -> Option<String> {
     let lower = name.trim().to_ascii_lowercase();
     let rest = lower
         .strip_prefix("item")
@@ -640,7 +640,7 @@ pub struct FetchedFiling {
 }
 
 /// A per-filing or per-company failure: the drop item, reason code and detail.
-pub struct EdgarDrop {
+pub(crate) struct EdgarDrop {
     pub item: String,
     pub reason: String,
     pub detail: String,
@@ -649,7 +649,7 @@ pub struct EdgarDrop {
 /// What one EDGAR source gave: the filings read (in listing order) and the drops; every item
 /// read is one of the two.
 #[derive(Default)]
-pub struct EdgarHarvest {
+pub(crate) struct EdgarHarvest {
     pub filings: Vec<FetchedFiling>,
     pub drops: Vec<EdgarDrop>,
     /// Items read: filings listed (after the form and date filters), plus companies and tickers
@@ -829,7 +829,7 @@ fn read_one(
 /// Read one EDGAR source: companies, their listed filings, each taken filing's items, under the
 /// amendment rule. Every failure is a drop with the web layer's reason code (or `invalid_json`,
 /// `unknown_ticker`, `empty_item`, `amendment_ignored`, `superseded`).
-pub fn harvest(source: &EdgarSource, web: &Web, items: &[String]) -> EdgarHarvest {
+pub(crate) fn harvest(source: &EdgarSource, web: &Web, items: &[String]) -> EdgarHarvest {
     let mut harvest = EdgarHarvest::default();
     let web = &mut Fetcher::new(web, source.rate_per_second);
     for cik10 in companies(source, web, &mut harvest) {
@@ -894,7 +894,7 @@ pub fn harvest(source: &EdgarSource, web: &Web, items: &[String]) -> EdgarHarves
 }
 
 /// The metadata of a fetched filing, the edgar-crawler fields and where it came from.
-pub fn filing_metadata(f: &FetchedFiling, items: &[String]) -> BTreeMap<String, String> {
+pub(crate) fn filing_metadata(f: &FetchedFiling, items: &[String]) -> BTreeMap<String, String> {
     let l = &f.listed;
     BTreeMap::from([
         ("cik".to_string(), l.cik.clone()),
@@ -932,7 +932,7 @@ pub fn report_id(
 }
 
 /// Record a harvest's drops.
-pub fn record_drops(drops: &mut Drops, harvest_drops: Vec<EdgarDrop>) {
+pub(crate) fn record_drops(drops: &mut Drops, harvest_drops: Vec<EdgarDrop>) {
     for d in harvest_drops {
         tracing::warn!(item = %d.item, reason = %d.reason, "EDGAR filing dropped: {}", d.detail);
         drops.add(d.item, &d.reason, d.detail);

@@ -78,10 +78,6 @@ impl Inputs {
             Ok(None)
         }
     }
-
-    pub fn total_rows(&self) -> usize {
-        self.tables.values().map(Rows::len).sum()
-    }
 }
 /// A file (not a table) a stage writes into its stage directory: an export, a review sheet, a
 /// graph in GraphML. Declared by the stage for a configuration, so the runner removes it before a

@@ -73,7 +73,7 @@ impl Shard {
 
     /// The shard an item key belongs to: the first 8 bytes of its sha256, modulo the count
     /// (stable across machines, platforms and releases).
-    pub fn of_key(key: &str, count: u32) -> u32 {
+    pub(crate) fn of_key(key: &str, count: u32) -> u32 {
         let digest = <sha2::Sha256 as sha2::Digest>::digest(key.as_bytes());
         let mut head = [0u8; 8];
         head.copy_from_slice(&digest[..8]);

@@ -24,7 +24,7 @@ pub struct Candidate {
 
 /// The input of `confact_ensemble`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct EnsembleInput {
+pub(crate) struct EnsembleInput {
     pub question: String,
     /// The two allowed answers.
     pub yes: String,
@@ -34,7 +34,7 @@ pub struct EnsembleInput {
 }
 
 /// `confact_ensemble`; answers `{"reasoning": string|null, "answer": string}`.
-pub struct ConfactEnsemble;
+pub(crate) struct ConfactEnsemble;
 
 impl Task for ConfactEnsemble {
     const NAME: &'static str = "confact_ensemble";
@@ -57,7 +57,7 @@ impl Task for ConfactEnsemble {
 /// Whether a background says the source is of low credibility: the word `low` in it (any case,
 /// as a whole word, so `Rated credibility: low.` and `Low factual reporting` count and
 /// `lowell.com` does not).
-pub fn says_low_credibility(background: &str) -> bool {
+pub(crate) fn says_low_credibility(background: &str) -> bool {
     background
         .split(|c: char| !c.is_alphanumeric())
         .any(|w| w.eq_ignore_ascii_case("low"))
@@ -67,7 +67,7 @@ pub fn says_low_credibility(background: &str) -> bool {
 /// background does not say low credibility ([`says_low_credibility`]); when no such candidate,
 /// the majority of all that parse; a tie, or no candidate that parses, gives `no` (the same
 /// default as `eval_answer`'s offline tie). Reasoning: the counts behind the answer.
-pub fn offline_ensemble(input: &EnsembleInput) -> AnswerOutput {
+pub(crate) fn offline_ensemble(input: &EnsembleInput) -> AnswerOutput {
     let votes = |credible_only: bool| -> (usize, usize) {
         let mut yes_no = (0, 0);
         for c in &input.candidates {

@@ -13,7 +13,8 @@ use crate::generate::{Passage, Retriever};
 
 /// The background shown when a document's source has no background, level or score (GT-MB marks
 /// such sources as missing rather than guessing).
-pub const MISSING_BACKGROUND: &str = "No background information about this source is available.";
+pub(crate) const MISSING_BACKGROUND: &str =
+    "No background information about this source is available.";
 
 /// `doc`'s text in passages of at most `max_words` words (whitespace-separated), in order.
 ///
@@ -22,7 +23,7 @@ pub const MISSING_BACKGROUND: &str = "No background information about this sourc
 /// pieces are passages of their own. Words are kept in order, whitespace collapsed to single
 /// spaces; the title is not part of any passage (CONF-FACT evidence has none). Passage ids are
 /// `<document id>#<n>`, n from 1; `source` is the document's domain and `background` its
-/// source's background ([`background_of`]). A `max_words` of 0 counts as 1.
+/// source's background (`background_of`). A `max_words` of 0 counts as 1.
 pub fn split_passages(doc: &EvalDocument, max_words: usize) -> Vec<Passage> {
     let max = max_words.max(1);
     let mut texts: Vec<String> = Vec::new();
@@ -68,7 +69,7 @@ pub fn split_passages(doc: &EvalDocument, max_words: usize) -> Vec<Passage> {
 /// What the model is told of a document's source: its own background text; else one built from
 /// its level and score ("Source: example.com. Rated credibility: low. Credibility score: 0.12.");
 /// else [`MISSING_BACKGROUND`].
-pub fn background_of(doc: &EvalDocument) -> String {
+pub(crate) fn background_of(doc: &EvalDocument) -> String {
     let c = &doc.credibility;
     if let Some(b) = c
         .background
@@ -98,7 +99,7 @@ pub fn background_of(doc: &EvalDocument) -> String {
 /// Whether source filtering (SF) drops `doc`: its level is `low`, or, with no level, its score
 /// is below `gamma`. A document with neither is kept: a missing background is not evidence of
 /// low credibility.
-pub fn filtered_out(doc: &EvalDocument, gamma: f64) -> bool {
+pub(crate) fn filtered_out(doc: &EvalDocument, gamma: f64) -> bool {
     match doc.credibility.level.as_deref().map(str::trim) {
         Some(l) if !l.is_empty() => l.eq_ignore_ascii_case("low"),
         _ => doc.credibility.score.is_some_and(|s| s < gamma),
@@ -146,7 +147,12 @@ pub struct Weighted {
 
 /// Eq. 2: `s = s_rel + beta * s_cred`; with `hard = Some(gamma)` (CW_hard) `s_cred` is first
 /// mapped to 1 when at least gamma, else 0.
-pub fn weighted_score(relevance: f64, credibility: f64, beta: f64, hard: Option<f64>) -> f64 {
+pub(crate) fn weighted_score(
+    relevance: f64,
+    credibility: f64,
+    beta: f64,
+    hard: Option<f64>,
+) -> f64 {
     let cred = match hard {
         Some(gamma) if credibility >= gamma => 1.0,
         Some(_) => 0.0,
@@ -155,7 +161,7 @@ pub fn weighted_score(relevance: f64, credibility: f64, beta: f64, hard: Option<
     relevance + beta * cred
 }
 
-/// The ids of `passages` by [`weighted_score`], best first, ties by id.
+/// The ids of `passages` by `weighted_score`, best first, ties by id.
 pub fn weighted_order(passages: &[Weighted], beta: f64, hard: Option<f64>) -> Vec<String> {
     let mut scored: Vec<(f64, &str)> = passages
         .iter()

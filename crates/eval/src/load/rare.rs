@@ -24,7 +24,7 @@
 //! Choices:
 //! - Kind: `multi_hop_type` (`chained_multi_hop`, `star_shaped`, `inverted_star_shaped`);
 //!   absent: `single_hop`. Domain: `metadata.domain`, else the file name's
-//!   ([`domain_from_name`]: `finance` for `finance_multi_hop_perturbed.json`), else `unknown`.
+//!   (`domain_from_name`: `finance` for `finance_multi_hop_perturbed.json`), else `unknown`.
 //!   `split` when present.
 //! - Id: the record's `id` when it has one. RARE's generator writes none (and its later scripts
 //!   read one), so a record without gets `noisebench_core::id::stable_id("q", [question,
@@ -244,7 +244,7 @@ impl RareInputs {
 /// (`finance_multi_hop_perturbed.json` -> `finance`), as RARE names its files; `None` for other
 /// names and the generator's generic ones (`rag_single_hop_dataset`,
 /// `updated_rag_multi_hop_dataset`).
-pub fn domain_from_name(path: &Path) -> Option<String> {
+pub(crate) fn domain_from_name(path: &Path) -> Option<String> {
     let name = file_label(path);
     let stem = name.strip_suffix(".json").unwrap_or(&name);
     let at = ["_single_hop", "_multi_hop"]

@@ -28,7 +28,7 @@
 //! |---|---|
 //! | `astute_generate` | The offline backend knows nothing: no passage, `no_more: true`. |
 //! | `astute_consolidate` | The current set (`D0` in round 1) filtered to the passages sharing at least two content words with the question (all of them if none does); each keeps its citations (a `D0` passage cites itself). |
-//! | `astute_answer` | [`offline_answer`] over the final set (the last round's passages, or `D0` when `t = 1`) with the ask's question, form and style, so offline answers stay comparable with the plain generator's. |
+//! | `astute_answer` | `offline_answer` over the final set (the last round's passages, or `D0` when `t = 1`) with the ask's question, form and style, so offline answers stay comparable with the plain generator's. |
 
 use noisebench_llm::{Llm, LlmError, Task, TaskInfo};
 use noisebench_text::words::content_words;
@@ -74,7 +74,7 @@ const MAX_INTERNAL_PASSAGES: usize = 5;
 
 /// The most passages one `astute_consolidate` round may return (the schema's `maxItems` and
 /// the check, through [`Task::bounds`]): consolidation regroups the passages into fewer.
-pub const MAX_CONSOLIDATED_PASSAGES: usize = 10;
+pub(crate) const MAX_CONSOLIDATED_PASSAGES: usize = 10;
 
 impl AstuteConfig {
     pub fn validate(&self) -> Result<(), SystemsConfigError> {
@@ -98,12 +98,12 @@ impl AstuteConfig {
 }
 
 /// Where a passage's knowledge comes from.
-pub const EXTERNAL: &str = "external";
-pub const INTERNAL: &str = "internal";
+pub(crate) const EXTERNAL: &str = "external";
+pub(crate) const INTERNAL: &str = "internal";
 
 /// A passage as Astute's prompts show it: numbered within its set, with its origin.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SourcedPassage {
+pub(crate) struct SourcedPassage {
     /// 1-based, within its set: what citations refer to (for `D0`).
     pub number: usize,
     pub text: String,
@@ -120,7 +120,7 @@ pub struct SourcedPassage {
 
 /// `astute_generate`'s input.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GenerateInput {
+pub(crate) struct GenerateInput {
     pub question: String,
     /// `m̂`.
     pub max_passages: usize,
@@ -128,14 +128,14 @@ pub struct GenerateInput {
 
 /// `astute_generate`'s answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GenerateOutput {
+pub(crate) struct GenerateOutput {
     pub passages: Vec<String>,
     /// The model says it has nothing more (or nothing at all) it can state reliably.
     pub no_more: bool,
 }
 
 /// `astute_generate`: passages from the model's own knowledge (Astute RAG 3.3).
-pub struct AstuteGenerate;
+pub(crate) struct AstuteGenerate;
 impl Task for AstuteGenerate {
     const NAME: &'static str = "astute_generate";
     const OFFLINE_VERSION: &'static str = "offline-1";
@@ -163,7 +163,7 @@ impl Task for AstuteGenerate {
 
 /// `astute_consolidate`'s input.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ConsolidateInput {
+pub(crate) struct ConsolidateInput {
     pub question: String,
     /// The round, from 1.
     pub iteration: usize,
@@ -183,12 +183,12 @@ pub struct Consolidated {
 
 /// `astute_consolidate`'s answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ConsolidateOutput {
+pub(crate) struct ConsolidateOutput {
     pub passages: Vec<Consolidated>,
 }
 
 /// `astute_consolidate`: one round of source-aware consolidation (Astute RAG 3.4).
-pub struct AstuteConsolidate;
+pub(crate) struct AstuteConsolidate;
 impl Task for AstuteConsolidate {
     const NAME: &'static str = "astute_consolidate";
     const OFFLINE_VERSION: &'static str = "offline-1";
@@ -217,7 +217,7 @@ impl Task for AstuteConsolidate {
 
 /// `astute_answer`'s input.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FinalInput {
+pub(crate) struct FinalInput {
     pub question: String,
     /// `binary` or `open`.
     pub form: String,
@@ -233,7 +233,7 @@ pub struct FinalInput {
 }
 
 /// `astute_answer`: compare the groups of passages and answer (Astute RAG 3.5).
-pub struct AstuteAnswer;
+pub(crate) struct AstuteAnswer;
 impl Task for AstuteAnswer {
     const NAME: &'static str = "astute_answer";
     const OFFLINE_VERSION: &'static str = "offline-1";

@@ -8,7 +8,7 @@
 //!    refusing draft ("I don't know") falls back to the same task with no passages (skipped
 //!    when `R0` is empty: it would be the same request), then to a default: the "no" word of a
 //!    yes/no ask, `unknown` otherwise.
-//! 2. Answer-conditioned retrieval. With `a0` the draft and `t(q)` = [`question_type`], the
+//! 2. Answer-conditioned retrieval. With `a0` the draft and `t(q)` = `question_type`, the
 //!    queries are `q` and `q "a0"`, plus `"a0"` when `t(q)` is who, where, when, year or
 //!    number. Each goes to the ask's [`crate::Retriever`] for
 //!    [`CounterRefineConfig::k_refine`] passages; `R1` = `R0` then everything retrieved,
@@ -16,7 +16,7 @@
 //!    `R0`: the gate then judges the draft against the evidence it was drafted from.
 //! 3. `counterrefine_refine`: the question, `a0` and `R1` (passages not in `R0` marked as found
 //!    by the check) give `KEEP` or `REVISE` with an answer and one evidence snippet. KEEP
-//!    returns `a0`; REVISE returns [`validate_revision`]'s canonical answer when it accepts,
+//!    returns `a0`; REVISE returns `validate_revision`'s canonical answer when it accepts,
 //!    `a0` otherwise.
 //!
 //! [`Generated::steps`] reads `draft`, then `draft:closed_book` / `draft:default` when the
@@ -24,7 +24,7 @@
 //! `revision_accepted` or `revision_rejected:<reason>`. Each model step is one `run_batch`
 //! over the asks still alive; a failed call fails its ask only.
 //!
-//! Validation ([`validate_revision`], in order; the first failing rule names the rejection):
+//! Validation (`validate_revision`, in order; the first failing rule names the rejection):
 //!
 //! | reason | rejected when |
 //! |---|---|
@@ -49,7 +49,7 @@
 //!
 //! | task | rule |
 //! |---|---|
-//! | `counterrefine_draft` | [`offline_answer`] (style `direct`) over the passages given: the yes/no vote of a binary ask, the best-matching sentence (or the refusal) of an open one. |
+//! | `counterrefine_draft` | `offline_answer` (style `direct`) over the passages given: the yes/no vote of a binary ask, the best-matching sentence (or the refusal) of an open one. |
 //! | `counterrefine_refine` | No passage beyond `R0`: KEEP. Binary: the same vote over all of `R1`; if it differs from the draft, REVISE to it with the best-matching sentence of the new passages as evidence. Open: the new passages' sentence sharing the most content words with the question (at least two, and more than the draft shares) gives REVISE with that sentence as evidence and, as answer, its shortest run of capitalised or numeric words not in the question (the opening word only when the next is capitalised too; the sentence itself when it has no run); else KEEP. |
 
 use std::collections::BTreeSet;
@@ -129,7 +129,7 @@ impl CounterRefineConfig {
 /// A question's coarse type, `t(q)`: what form a revision must take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum QType {
+pub(crate) enum QType {
     Who,
     Where,
     When,
@@ -140,20 +140,8 @@ pub enum QType {
 }
 
 impl QType {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            QType::Who => "who",
-            QType::Where => "where",
-            QType::When => "when",
-            QType::Year => "year",
-            QType::Number => "number",
-            QType::YesNo => "yes_no",
-            QType::Other => "other",
-        }
-    }
-
     /// Whether the bare answer is worth a query of its own (the paper's set `T`).
-    pub fn queries_answer_alone(self) -> bool {
+    pub(crate) fn queries_answer_alone(self) -> bool {
         matches!(
             self,
             QType::Who | QType::Where | QType::When | QType::Year | QType::Number
@@ -215,7 +203,7 @@ const AUXILIARIES: &[&str] = &[
 /// `what percentage`...: number; the first of `who`/`whom`/`whose`, `where`, `when` among the
 /// words: that type; `what country` / `which city`...: where; a question opening with an
 /// auxiliary (`is`, `did`, `can`...): yes/no; anything else: other.
-pub fn question_type(q: &str, form: &AnswerForm) -> QType {
+pub(crate) fn question_type(q: &str, form: &AnswerForm) -> QType {
     if matches!(form, AnswerForm::Binary { .. }) {
         return QType::YesNo;
     }
@@ -332,7 +320,7 @@ const REFUSAL_OPENINGS: &[&str] = &[
 ];
 
 /// Whether `answer` is empty or a refusal-like non-answer.
-pub fn is_non_answer(answer: &str) -> bool {
+pub(crate) fn is_non_answer(answer: &str) -> bool {
     let n = normalize(answer);
     n.is_empty()
         || NON_ANSWERS.contains(&n.as_str())
@@ -403,7 +391,7 @@ fn answer_overlap(answer: &str, evidence: &str) -> f64 {
 /// CounterRefine's validator (section 3.5): the canonical form of `revised` if the revision may
 /// replace `draft`, else the first rule it breaks (see the module's table). `kind` is
 /// [`question_type`] of the question; `form` gives a yes/no ask's two words.
-pub fn validate_revision(
+pub(crate) fn validate_revision(
     kind: QType,
     form: &AnswerForm,
     draft: &str,
@@ -539,7 +527,7 @@ fn form_fields(form: &AnswerForm) -> (String, Option<String>, Option<String>) {
 
 /// `counterrefine_draft`'s input.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DraftInput {
+pub(crate) struct DraftInput {
     pub question: String,
     /// `binary` or `open`.
     pub form: String,
@@ -551,12 +539,12 @@ pub struct DraftInput {
 
 /// `counterrefine_draft`'s answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DraftOutput {
+pub(crate) struct DraftOutput {
     pub answer: String,
 }
 
 /// `counterrefine_draft`: a short answer from the passages only (CounterRefine 3.2).
-pub struct CounterRefineDraft;
+pub(crate) struct CounterRefineDraft;
 impl Task for CounterRefineDraft {
     const NAME: &'static str = "counterrefine_draft";
     const OFFLINE_VERSION: &'static str = "offline-1";
@@ -603,7 +591,7 @@ fn answer_input(
 
 /// A passage of `R1` as the refine prompt shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RefinePassage {
+pub(crate) struct RefinePassage {
     pub text: String,
     pub source: Option<String>,
     pub background: Option<String>,
@@ -613,7 +601,7 @@ pub struct RefinePassage {
 
 /// `counterrefine_refine`'s input.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RefineInput {
+pub(crate) struct RefineInput {
     pub question: String,
     pub form: String,
     pub yes: Option<String>,
@@ -626,7 +614,7 @@ pub struct RefineInput {
 
 /// The gate's decision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Decision {
+pub(crate) enum Decision {
     #[serde(rename = "KEEP", alias = "keep", alias = "Keep")]
     Keep,
     #[serde(rename = "REVISE", alias = "revise", alias = "Revise")]
@@ -635,7 +623,7 @@ pub enum Decision {
 
 /// `counterrefine_refine`'s answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RefineOutput {
+pub(crate) struct RefineOutput {
     pub decision: Decision,
     pub answer: String,
     /// One short snippet of the passages that supports the answer.
@@ -643,7 +631,7 @@ pub struct RefineOutput {
 }
 
 /// `counterrefine_refine`: keep the draft or revise it from the wider evidence (3.4).
-pub struct CounterRefineRefine;
+pub(crate) struct CounterRefineRefine;
 impl Task for CounterRefineRefine {
     const NAME: &'static str = "counterrefine_refine";
     const OFFLINE_VERSION: &'static str = "offline-1";
@@ -804,7 +792,7 @@ fn default_answer(ask: &Ask, kind: QType) -> String {
 }
 
 /// The answer-conditioned queries, `Q(q, a0)`, in order and without repeats.
-pub fn refine_queries(question: &str, draft: &str, kind: QType) -> Vec<String> {
+pub(crate) fn refine_queries(question: &str, draft: &str, kind: QType) -> Vec<String> {
     let quoted = format!("\"{}\"", draft.trim());
     let mut queries = vec![question.to_string(), format!("{question} {quoted}")];
     if kind.queries_answer_alone() {

@@ -6,7 +6,7 @@
 //!   rounds, then answers from the initial and the consolidated sets.
 //! - [`CounterRefine`] (CounterRefine, section 3): a draft answer from the given passages, extra
 //!   retrieval conditioned on that draft, and a KEEP/REVISE gate whose revisions pass a
-//!   deterministic validator ([`validate_revision`]) before they replace the draft.
+//!   deterministic validator (`validate_revision`) before they replace the draft.
 //!
 //! Both batch each step over all asks (one `run_batch` per step), so a step's calls run
 //! concurrently; a failed call fails its ask only. Each module's doc lists the offline rules of
@@ -18,9 +18,7 @@ pub mod counterrefine;
 use serde::{Deserialize, Serialize};
 
 pub use astute::{Astute, AstuteConfig};
-pub use counterrefine::{
-    CounterRefine, CounterRefineConfig, QType, Rejection, question_type, validate_revision,
-};
+pub use counterrefine::{CounterRefine, CounterRefineConfig, Rejection};
 
 use crate::generate::{Generator, Plain};
 

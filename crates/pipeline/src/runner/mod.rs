@@ -44,7 +44,7 @@ impl<'a> Runner<'a> {
     }
 
     /// Where shard `shard` of `stage` writes its part.
-    pub fn shard_dir(&self, stage: &str, shard: Shard) -> PathBuf {
+    pub(crate) fn shard_dir(&self, stage: &str, shard: Shard) -> PathBuf {
         self.stage_dir(stage)
             .join(SHARDS_DIR)
             .join(shard.dir_name())

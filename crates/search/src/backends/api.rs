@@ -68,7 +68,7 @@ impl Default for ApiLimits {
 const MAX_WAIT: Duration = Duration::from_secs(60);
 
 /// One backend's client: its limits, and the secrets removed from every error it reports.
-pub struct ApiClient {
+pub(crate) struct ApiClient {
     backend: &'static str,
     http: HttpClient,
     secrets: Vec<String>,
@@ -146,7 +146,7 @@ impl ApiClient {
 }
 
 /// Read a required secret from the environment; the error names the variable, never a value.
-pub fn env_secret(var: &str) -> Result<String, String> {
+pub(crate) fn env_secret(var: &str) -> Result<String, String> {
     match std::env::var(var) {
         Ok(v) if !v.trim().is_empty() => Ok(v.trim().to_string()),
         _ => Err(format!("environment variable {var} is not set")),

@@ -107,7 +107,7 @@ impl Backend for Brave {
 
 /// Parse one Brave answer: `web.results[]` (`url`, `title`, `description`, `page_age`). No `web`
 /// section is an empty answer; a non-object or a `web.results` that is not a list is malformed.
-/// The description is an HTML fragment and becomes text ([`crate::entities::fragment_text`]);
+/// The description is an HTML fragment and becomes text (`crate::entities::fragment_text`);
 /// titles come as plain text.
 pub fn parse(body: &str) -> Result<Parsed, SearchFailure> {
     let obj = json_object(body, "brave")?;

@@ -159,7 +159,7 @@ impl BackendConfig {
 /// items): its type (`google`), or, when the pipeline has more than one backend of that type, the
 /// type and its place in `backends` (`google[0]`, `google[2]`), so two backends of one type never
 /// write the same hit id or drop item.
-pub fn backend_labels(backends: &[BackendConfig]) -> Vec<String> {
+pub(crate) fn backend_labels(backends: &[BackendConfig]) -> Vec<String> {
     backends
         .iter()
         .enumerate()

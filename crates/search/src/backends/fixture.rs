@@ -49,7 +49,7 @@ pub struct Fixture {
 }
 
 /// Case-folded, whitespace-collapsed query text: the lookup key.
-pub fn query_key(text: &str) -> String {
+pub(crate) fn query_key(text: &str) -> String {
     text.split_whitespace()
         .map(str::to_lowercase)
         .collect::<Vec<_>>()

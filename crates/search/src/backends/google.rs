@@ -3,7 +3,7 @@
 //! At most 10 results per request; more are paged with `start` (1-based, up to 100 in all).
 //! Site restriction uses `siteSearch` with `siteSearchFilter=i`; a date window uses
 //! `sort=date:r:YYYYMMDD:YYYYMMDD`. The key travels as a query parameter, named as a secret to
-//! [`crate::backends::api::ApiClient`], which never archives and keeps it out of errors and logs.
+//! `crate::backends::api::ApiClient`, which never archives and keeps it out of errors and logs.
 
 use serde::Deserialize;
 use serde_json::Value;

@@ -18,7 +18,8 @@ pub mod searxng;
 
 use std::collections::BTreeMap;
 
-pub use config::{BackendConfig, backend_labels};
+pub use config::BackendConfig;
+pub(crate) use config::backend_labels;
 
 /// One query as a backend receives it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,7 +52,7 @@ pub struct Parsed {
 
 impl Parsed {
     /// Build from hits, counting missing fields.
-    pub fn from_hits(hits: Vec<RawHit>) -> Parsed {
+    pub(crate) fn from_hits(hits: Vec<RawHit>) -> Parsed {
         let mut missing = BTreeMap::new();
         for h in &hits {
             for (name, absent) in [

@@ -69,7 +69,7 @@ fn reddit_limits() -> ApiLimits {
     }
 }
 
-pub struct RedditApi {
+pub(crate) struct RedditApi {
     config: RedditApiConfig,
     token_url: url::Url,
     search_url: url::Url,

@@ -162,7 +162,7 @@ pub fn read_posts(path: &Path, mut f: impl FnMut(RedditPost)) -> Result<DumpStat
 }
 
 /// sha256 of a file's bytes, hex.
-pub fn file_sha256(path: &Path) -> Result<String, DumpError> {
+pub(crate) fn file_sha256(path: &Path) -> Result<String, DumpError> {
     let mut file = File::open(path).map_err(io_err(path))?;
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 1 << 20];
@@ -345,7 +345,7 @@ pub fn day_bound(date: &str, end: bool) -> Option<i64> {
 }
 
 /// The dump as a search backend.
-pub struct RedditDump {
+pub(crate) struct RedditDump {
     pub index: DumpIndex,
     title_boost: f32,
 }

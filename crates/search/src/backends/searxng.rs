@@ -39,7 +39,7 @@ fn default_pages() -> usize {
     3
 }
 
-pub struct Searxng {
+pub(crate) struct Searxng {
     base: url::Url,
     config: SearxngConfig,
     web: Arc<noisebench_web::Web>,

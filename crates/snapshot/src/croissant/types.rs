@@ -6,7 +6,7 @@ use serde_json::Value;
 
 /// A reference to another node: `{"@id": ...}`.
 #[derive(Serialize, Clone)]
-pub struct Ref {
+pub(crate) struct Ref {
     #[serde(rename = "@id")]
     pub id: String,
 }
@@ -19,7 +19,7 @@ impl Ref {
 
 /// The top-level `sc:Dataset`.
 #[derive(Serialize)]
-pub struct Dataset {
+pub(crate) struct Dataset {
     #[serde(rename = "@context")]
     pub context: Value,
     #[serde(rename = "@type")]
@@ -77,7 +77,7 @@ pub struct Entity {
 
 /// The Responsible AI (`rai:`) facts.
 #[derive(Serialize)]
-pub struct Rai {
+pub(crate) struct Rai {
     #[serde(rename = "rai:dataCollection")]
     pub data_collection: String,
     #[serde(rename = "rai:dataCollectionType")]
@@ -137,7 +137,7 @@ impl FileObject {
 
 /// A `cr:FileSet`: the split files of one table, read together.
 #[derive(Serialize, Clone)]
-pub struct FileSet {
+pub(crate) struct FileSet {
     #[serde(rename = "@type")]
     pub kind: &'static str,
     #[serde(rename = "@id")]
@@ -149,12 +149,12 @@ pub struct FileSet {
     pub includes: String,
 }
 
-pub const PARQUET: &str = "application/x-parquet";
+pub(crate) const PARQUET: &str = "application/x-parquet";
 
 /// A `cr:RecordSet`: a table (its fields read from its file or file set), or the splits (their
 /// names given inline as `data`).
 #[derive(Serialize)]
-pub struct RecordSet {
+pub(crate) struct RecordSet {
     #[serde(rename = "@type")]
     pub kind: &'static str,
     #[serde(rename = "@id")]
@@ -214,7 +214,7 @@ pub struct Extract {
 }
 
 #[derive(Serialize)]
-pub struct Transform {
+pub(crate) struct Transform {
     pub regex: &'static str,
 }
 
