@@ -103,10 +103,9 @@ def package_name(package_id, manifest):
     return re.search(r'^name\s*=\s*"([^"]+)"', text, re.M).group(1)
 
 
-def listed(binary, filters, ignored=False):
+def listed(binary, filters):
+    """Every test of the binary the filters select, ignored ones included."""
     args = [binary["exe"], "--list", "--format", "terse", *filters]
-    if ignored:
-        args.append("--ignored")
     out = subprocess.run(args, cwd=binary["dir"], capture_output=True, text=True, env=env_for(binary))
     if out.returncode != 0:
         sys.exit(f"{binary['exe']} --list failed:\n{out.stderr}")
@@ -130,36 +129,27 @@ def jobs_of(binaries, filters):
         if not modules:
             jobs.append({"name": label, "binary": b, "args": list(filters)})
             continue
-        names = listed(b, filters) + listed(b, filters, ignored=True)
-        covered = []
+        names = listed(b, filters)
+        # Test names go to the binary with `--exact`: a filter matches substrings, so `faults::`
+        # would also run `reliability_faults::`.
+        done = set()
         for module in modules:
             mine = [n for n in names if n.startswith(module + "::")]
-            if not mine:
-                continue
-            covered += mine
-            jobs.append({
-                "name": f"{label} {module}::",
-                "binary": b,
-                "args": [*filters, f"{module}::"] if not filters else list(filters),
-                "only": mine,
-            })
-        skip = []
-        for module in modules:
-            skip += ["--skip", f"{module}::"]
-        jobs.append({"name": f"{label} (rest)", "binary": b, "args": [*filters, *skip]})
-        rest = [n for n in names if not any(n.startswith(m + "::") for m in modules)]
-        if sorted(covered + rest) != sorted(names):
+            if mine:
+                done.update(mine)
+                jobs.append({"name": f"{label} {module}::", "binary": b, "args": ["--exact", *mine]})
+        rest = [n for n in names if n not in done]
+        if rest:
+            jobs.append({"name": f"{label} (rest)", "binary": b, "args": ["--exact", *rest]})
+        if len(done) + len(rest) != len(set(names)):
             sys.exit(f"{label}: the split jobs would not run every test once")
     return jobs
 
 
-def run_job(job, logs, exact_filters):
+def run_job(job, logs):
     b = job["binary"]
     log = logs / (re.sub(r"[^A-Za-z0-9_.-]+", "_", job["name"]).strip("_") + ".log")
     args = [b["exe"], *job["args"]]
-    if "only" in job and exact_filters:
-        # a user's filter applies inside a split module too: run the module's tests that match it
-        args = [b["exe"], "--exact", *[n for n in job["only"] if any(f in n for f in exact_filters)]]
     start = time.time()
     with open(log, "w") as out:
         code = subprocess.run(args, cwd=b["dir"], env=env_for(b), stdout=out, stderr=subprocess.STDOUT).returncode
@@ -209,7 +199,7 @@ def main():
             if job.get("doc"):
                 run_doc(job, logs, opts.filters)
             else:
-                run_job(job, logs, opts.filters)
+                run_job(job, logs)
             p, f, i = job["counts"]
             status = "ok  " if job["code"] == 0 else "FAIL"
             with lock:
