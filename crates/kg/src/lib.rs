@@ -13,10 +13,17 @@
 //! What this crate is not: it writes no questions (the `qa` crate will) and reads or writes no
 //! files itself beyond its stages' declared side files; tables pass through the runner.
 
-pub mod graph;
-pub mod patterns;
-pub mod triplets;
+mod graph;
+mod patterns;
+mod triplets;
 
-pub use graph::{FilerConfig, GraphConfig, GraphStage};
-pub use patterns::{PatternsConfig, PatternsStage};
+pub use graph::{FilerConfig, GraphConfig, GraphStage, build_graph};
+pub use patterns::{
+    GraphIndex, PatternKind, PatternsConfig, PatternsStage, chains, inverted_stars, mine_pattern,
+    mine_patterns, pattern_row, stars,
+};
+pub use triplets::task::{
+    ExtractedTriplet, SENSE_MIN_TRIPLETS, TASKS, Triplets, TripletsInput, TripletsOutput,
+    rule_triplets,
+};
 pub use triplets::{TripletsConfig, TripletsStage};

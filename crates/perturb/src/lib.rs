@@ -13,13 +13,20 @@
 //! translations come from the LLM layer, similarities from its embedder; nor a retriever (the
 //! `retrieval` stage, which searches with the perturbed queries, is `noisebench-retrieval`).
 
-pub mod document;
-pub mod protect;
-pub mod query;
-pub mod similarity;
-pub mod synonyms;
-pub mod tasks;
-pub mod typos;
+mod document;
+mod protect;
+mod query;
+mod similarity;
+mod synonyms;
+mod tasks;
+mod typos;
 
-pub use document::{DocumentPerturbationsConfig, DocumentPerturbationsStage};
-pub use query::{QueryPerturbationsConfig, QueryPerturbationsStage};
+pub use document::{DocumentPerturbationsConfig, DocumentPerturbationsStage, delete_answer};
+pub use protect::{protected_mask, question_phrases};
+pub use query::{QueryPerturbationsConfig, QueryPerturbationsStage, rule_candidates};
+pub use synonyms::{Synonyms, word_level};
+pub use tasks::{
+    BackTranslate, BackTranslateInput, BackTranslation, DOCUMENT_TASKS, QUERY_TASKS, QueryGrammar,
+    QueryIrrelevant, RewriteInput, Rewrites,
+};
+pub use typos::character_level;

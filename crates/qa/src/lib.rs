@@ -12,15 +12,20 @@
 //! (the `perturb` crate does); it reads or writes no files itself; tables pass through the
 //! runner.
 
-pub mod checks;
-pub mod export;
-pub mod judge;
-pub mod questions;
-pub mod splits;
-pub mod table_checks;
-pub mod tasks;
+mod checks;
+mod export;
+mod judge;
+mod questions;
+mod splits;
+mod table_checks;
+mod tasks;
 
-pub use export::{ExportRareConfig, ExportRareStage};
+pub use export::{ExportRareConfig, ExportRareStage, RARE_FILES};
 pub use judge::{JudgeConfig, JudgeStage};
-pub use questions::{QuestionsConfig, QuestionsStage};
-pub use splits::{SplitsConfig, SplitsStage};
+pub use questions::{Corpus, Prompt, QuestionsConfig, QuestionsStage, assemble, dedupe, prepare};
+pub use splits::{SplitsConfig, SplitsStage, assign};
+pub use table_checks::table_checks;
+pub use tasks::{
+    GENERATION_TASKS, JUDGE_TASKS, MultiHopPattern, QaMulti, QaMultiInput, QaOutput, QaSingle,
+    QaSingleInput, TripletText,
+};

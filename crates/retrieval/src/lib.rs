@@ -18,8 +18,10 @@
 //! and so are the ranking metrics' definitions, [`noisebench_index::ranking`], which the
 //! evaluation uses too), or an evaluator of answers (that is `noisebench-eval`).
 
-pub mod metrics;
-pub mod search;
+mod metrics;
+mod search;
+
+pub use search::{Bm25Chunks, Scored};
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -34,7 +36,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use metrics::Means;
-use search::{Bm25Chunks, Scored, VectorSearch};
+use search::VectorSearch;
 
 /// Configuration of the `retrieval` stage.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
