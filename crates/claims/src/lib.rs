@@ -28,6 +28,7 @@ mod scrape;
 mod text;
 mod verdict;
 
+pub use dates::parse_date;
 pub use identity::claim_id;
 pub use import::{ColumnPreset, ImportConfig, ImportStage, SourceConfig};
 pub use scrape::{

@@ -70,7 +70,7 @@ pub fn politifact_listing(data: &[u8]) {
 
 /// A PolitiFact article page (current and legacy layouts), its rating image and dates.
 pub fn politifact_article(data: &[u8]) {
-    use noisebench_claims::{dates, politifact};
+    use noisebench_claims::{parse_date, politifact, scraped_date};
     let html = text(data);
     let article = politifact::parse_article(&html, &base_url());
     assert!(
@@ -82,7 +82,7 @@ pub fn politifact_article(data: &[u8]) {
         .into_iter()
         .flatten()
     {
-        let _ = dates::parse_date(date);
+        let _ = parse_date(date);
     }
     if let Some(url) = &article.canonical_url {
         assert!(
@@ -92,8 +92,8 @@ pub fn politifact_article(data: &[u8]) {
     }
     let _ = politifact::rating_from_image(&html);
     let _ = politifact::classify_slug(&html);
-    let _ = dates::scraped_date(&html);
-    let _ = dates::parse_date(&html);
+    let _ = scraped_date(&html);
+    let _ = parse_date(&html);
 }
 
 /// ClaimReview JSON-LD inside a page, and a ClaimReview JSON value on its own.
