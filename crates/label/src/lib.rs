@@ -98,9 +98,9 @@ pub struct LabelConfig {
 /// distribution, models, conflicts, credibility, review agreement) go to the record and the
 /// card. With `review.export` it also writes `review_sheet.csv` into its stage directory.
 ///
-/// `run` goes concept by concept: credibility ([`credibility`]), the pairs to label (`pairs`),
-/// the exam ([`exam`]) and the stance vote ([`stance`]), one row per pair with the calls that
-/// failed (`assemble`), the human review ([`review`]), conflicts and facts.
+/// `run` goes concept by concept: credibility (`credibility`), the pairs to label (`pairs`),
+/// the exam (`exam`) and the stance vote (`stance`), one row per pair with the calls that
+/// failed (`assemble`), the human review (`review`), conflicts and facts.
 pub struct LabelStage {
     llm: Llm,
 }

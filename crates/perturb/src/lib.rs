@@ -1,12 +1,12 @@
 //! Robustness material for the report track's questions (RARE 5.1, 5.2, Appendix B, C.1, C.2).
 //!
-//! Two stages: [`query`] (`query-perturbations`: every question's query with typos, synonym
-//! swaps, a grammar rewrite and an irrelevant detail) and [`document`] (`document-perturbations`:
+//! Two stages: `query` (`query-perturbations`: every question's query with typos, synonym
+//! swaps, a grammar rewrite and an irrelevant detail) and `document` (`document-perturbations`:
 //! each question's evidence chunks with the answer's sentences deleted, and back-translated
 //! through French). The perturbation rules are pure functions
-//! ([`typos`], [`synonyms`], [`protect`], [`similarity`], [`document::delete_answer`]) that the
+//! (`typos`, `synonyms`, `protect`, `similarity`, [`delete_answer`]) that the
 //! stages, tests and benches call directly; the LLM tasks and their offline rules are in
-//! [`tasks`].
+//! `tasks`.
 //!
 //! What this crate is not: an evaluator (it writes perturbed inputs, it does not score a RAG
 //! system on them), a spelling or grammar model, or a translator of its own: rewrites and

@@ -20,7 +20,7 @@ use noisebench_releases::rare_export::{Perturbations, export_rare};
 #[serde(deny_unknown_fields)]
 pub struct ExportRareConfig {}
 
-/// `export-rare`: writes [`SINGLE_HOP_FILE`] and [`MULTI_HOP_FILE`] into its stage directory,
+/// `export-rare`: writes RARE's two files ([`RARE_FILES`]) into its stage directory,
 /// published in snapshots under `exports/rare/`. Input `questions` (the judge's kept
 /// questions); optional `splits`, `query_perturbations`, `document_perturbations`. No table
 /// outputs; each question is a record or a drop.

@@ -1,11 +1,11 @@
 //! Questions from the knowledge graph's patterns (RARE 3.4, Appendix E and F).
 //!
 //! Three stages, each a thin shell over pure functions that tests and benches call directly:
-//! [`questions`] (`questions`: one LLM call per pattern group, a prompt per pattern kind, then
-//! deterministic checks, each failure a counted drop with its reason), [`judge`] (`qa-judge`:
+//! `questions` (`questions`: one LLM call per pattern group, a prompt per pattern kind, then
+//! deterministic checks, each failure a counted drop with its reason), `judge` (`qa-judge`:
 //! an LLM judge scores every pair; pairs at or below the threshold in any dimension move to
-//! `rejected_questions`), and [`splits`] (`splits`: train/test per pattern kind by a seeded hash
-//! of the question id, so a refresh never moves a question). [`export`] turns published
+//! `rejected_questions`), and `splits` (`splits`: train/test per pattern kind by a seeded hash
+//! of the question id, so a refresh never moves a question). `export` turns published
 //! questions into RARE's record format.
 //!
 //! What this crate is not: it mines no patterns (the `kg` crate does) and perturbs nothing

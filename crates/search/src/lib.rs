@@ -3,7 +3,7 @@
 //!
 //! - [`QueriesStage`] (`queries`): per claim, LLM keywords (RAGuard 3.2), an LLM yes/no question
 //!   (CONF-FACT 3.2), the claim itself, and optional counter-evidence queries conditioned on a
-//!   draft verdict (CounterRefine 3.3); its LLM tasks are in [`query_tasks`].
+//!   draft verdict (CounterRefine 3.3); its LLM tasks are in `query_tasks`.
 //! - [`SearchStage`] (`search`): every query through the configured [`backends`]: Google
 //!   Programmable Search, Brave, SearxNG, Reddit's API, a local Reddit dump indexed for BM25 with
 //!   `noisebench-index`, and recorded fixtures. Site restriction, top k, date window.
