@@ -232,7 +232,7 @@ def stage_steps(root, place, demo_counts):
     if place.endswith(f"/{module}.rs") and not path.exists():
         path.write_text(STAGE_CODE.format(kind=STAGE_KIND, struct=STAGE_STRUCT))
     elif path.name == "lib.rs":
-        edit(path, r"^(pub mod splits;\n)", rf"\1pub mod {module};\npub use {module}::{STAGE_STRUCT};\n",
+        edit(path, r"^(mod splits;\n)", rf"\1mod {module};\npub use {module}::{STAGE_STRUCT};\n",
              "declare the module and re-export the stage at the crate root")
     elif path.suffix == ".rs" and ".register(Arc::new(" in path.read_text():
         edit(path, r"^(\s*)(\.add_checks\()",

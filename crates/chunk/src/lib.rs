@@ -10,23 +10,36 @@
 //! runner reads and writes the `reports` and `chunks` tables. The chunking functions are pure
 //! ([`chunk_report`]) so tests and benches call them directly.
 
-pub mod chunker;
-pub mod chunks;
-pub mod edgar;
+mod chunker;
+mod chunks;
+mod edgar;
+// Public namespace: the chunk-fidelity measure of the `fidelity` example and the real-filing
+// tests (`fidelity::words` would be ambiguous at the root).
 pub mod fidelity;
+// Only the flat-table tests call it, by module (`flat_table::rebuild`, `table_block`).
+#[doc(hidden)]
 pub mod flat_table;
-pub mod html;
-pub mod markdown;
-pub mod mineru;
-pub mod preset;
-pub mod reports;
+mod html;
+mod markdown;
+mod mineru;
+mod preset;
+mod reports;
+// Public namespace: the synthetic RARE-shaped corpus the cli command, the scale bench and the
+// synthetic-reports test build (`synthetic::generate`, `synthetic::write_corpus`).
 pub mod synthetic;
-pub mod table;
-pub mod text_layout;
+mod table;
+mod text_layout;
 
 pub use chunker::{ChunkConfig, Chunker, ReportChunk, block_text, chunk_report};
 pub use chunks::{ChunksConfig, ChunksStage, chunk_reports};
+pub use edgar::read_filing;
+pub use html::html_blocks;
+pub use markdown::markdown_blocks;
+pub use mineru::mineru_blocks;
 /// The token counter the chunker measures with (exact cl100k counts), from `noisebench-text`.
 pub use noisebench_text::TokenCounter;
 pub use preset::Domain;
+pub use reports::edgar_live::{filing_items, parse_submissions, parse_tickers};
 pub use reports::{Format, ReportsConfig, ReportsStage, Source, ingest};
+pub use table::pipe_row_cells;
+pub use text_layout::{Layout, text_blocks, text_blocks_with};

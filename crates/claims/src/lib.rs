@@ -17,16 +17,22 @@
 //! What this crate is not: it does not search for or fetch evidence documents (that is `search`),
 //! and it never reads or writes Parquet (the runner does).
 
+// Public namespaces: the page parsers the fuzz targets and the real-page tests call by module
+// (`politifact::parse_listing`, `claimreview::extract`).
 pub mod claimreview;
-pub mod dates;
-pub mod identity;
-pub mod import;
+mod dates;
+mod identity;
+mod import;
 pub mod politifact;
-pub mod scrape;
-pub mod text;
-pub mod verdict;
+mod scrape;
+mod text;
+mod verdict;
 
+pub use dates::parse_date;
 pub use identity::claim_id;
 pub use import::{ColumnPreset, ImportConfig, ImportStage, SourceConfig};
-pub use scrape::{ScrapeConfig, ScrapeStage};
-pub use verdict::{Mapped, VerdictMap};
+pub use scrape::{
+    PageClaim, PageReadings, ScrapeConfig, ScrapeSource, ScrapeStage, read_page, read_page_all,
+    scraped_date,
+};
+pub use verdict::{Mapped, NORMALISED_RATINGS, VerdictMap};

@@ -61,5 +61,5 @@ pub fn registry(layers: &Layers) -> Registry {
 /// The table checks beyond those core declares: the question tables' text rules. A build runs
 /// them with core's after each stage and before publishing; `validate` runs the same.
 pub fn table_checks() -> Vec<noisebench_core::Check> {
-    noisebench_qa::table_checks::table_checks()
+    noisebench_qa::table_checks()
 }

@@ -253,7 +253,7 @@ fn strs(v: &[String]) -> Vec<&str> {
 /// The checks core declares on `kind`'s rows: unique, non-empty ids on every table, references
 /// between tables, accepted values of vocabularies, and the dataset rules that need nothing but
 /// rows. The grounding rules (answers in their chunks, single-hop leaks, repeated question
-/// texts) are the `qa` crate's (`noisebench_qa::checks::table_checks`).
+/// texts) are the `qa` crate's (`noisebench_qa::table_checks`).
 pub fn declared(kind: TableKind) -> Vec<Check> {
     use TableKind as K;
     let mut checks = vec![unique_ids(kind), non_empty_ids(kind)];

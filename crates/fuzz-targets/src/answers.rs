@@ -26,16 +26,13 @@ pub struct TaskEntry {
 /// with a list of its own adds it here, as it adds itself to `registry()`).
 fn lists() -> Vec<(&'static str, Vec<TaskInfo>)> {
     vec![
-        ("label", noisebench_label::tasks::TASKS.to_vec()),
-        ("kg", noisebench_kg::triplets::task::TASKS.to_vec()),
-        ("search", noisebench_search::query_tasks::TASKS.to_vec()),
-        ("qa", noisebench_qa::tasks::GENERATION_TASKS.to_vec()),
-        ("qa", noisebench_qa::tasks::JUDGE_TASKS.to_vec()),
-        ("perturb", noisebench_perturb::tasks::QUERY_TASKS.to_vec()),
-        (
-            "perturb",
-            noisebench_perturb::tasks::DOCUMENT_TASKS.to_vec(),
-        ),
+        ("label", noisebench_label::TASKS.to_vec()),
+        ("kg", noisebench_kg::TASKS.to_vec()),
+        ("search", noisebench_search::TASKS.to_vec()),
+        ("qa", noisebench_qa::GENERATION_TASKS.to_vec()),
+        ("qa", noisebench_qa::JUDGE_TASKS.to_vec()),
+        ("perturb", noisebench_perturb::QUERY_TASKS.to_vec()),
+        ("perturb", noisebench_perturb::DOCUMENT_TASKS.to_vec()),
         ("eval", noisebench_eval::tasks()),
     ]
 }

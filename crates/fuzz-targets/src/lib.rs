@@ -70,7 +70,7 @@ pub fn politifact_listing(data: &[u8]) {
 
 /// A PolitiFact article page (current and legacy layouts), its rating image and dates.
 pub fn politifact_article(data: &[u8]) {
-    use noisebench_claims::{dates, politifact};
+    use noisebench_claims::{parse_date, politifact, scraped_date};
     let html = text(data);
     let article = politifact::parse_article(&html, &base_url());
     assert!(
@@ -82,7 +82,7 @@ pub fn politifact_article(data: &[u8]) {
         .into_iter()
         .flatten()
     {
-        let _ = dates::parse_date(date);
+        let _ = parse_date(date);
     }
     if let Some(url) = &article.canonical_url {
         assert!(
@@ -92,8 +92,8 @@ pub fn politifact_article(data: &[u8]) {
     }
     let _ = politifact::rating_from_image(&html);
     let _ = politifact::classify_slug(&html);
-    let _ = dates::scraped_date(&html);
-    let _ = dates::parse_date(&html);
+    let _ = scraped_date(&html);
+    let _ = parse_date(&html);
 }
 
 /// ClaimReview JSON-LD inside a page, and a ClaimReview JSON value on its own.
@@ -126,7 +126,7 @@ pub fn search_api(data: &[u8]) {
 
 /// Reddit's own JSON (a post page or a listing) and one dump object.
 pub fn reddit_json(data: &[u8]) {
-    use noisebench_search::reddit::RedditPost;
+    use noisebench_search::RedditPost;
     let Ok(value) = serde_json::from_slice::<serde_json::Value>(data) else {
         return;
     };
@@ -188,7 +188,7 @@ pub fn reddit_dump(data: &[u8]) {
 
 /// EDGAR's JSON: a submissions index (or a further page of it) and the company tickers file.
 pub fn edgar_json(data: &[u8]) {
-    use noisebench_chunk::reports::edgar_live::{parse_submissions, parse_tickers};
+    use noisebench_chunk::{parse_submissions, parse_tickers};
     let json = text(data);
     if let Ok(s) = parse_submissions(&json, "320193", "Apple Inc.") {
         let _ = format!("{:?}", s.filings);
@@ -200,7 +200,7 @@ pub fn edgar_json(data: &[u8]) {
 
 /// A filing's HTML cut into items (7 and 1A, the first line of the input may name others).
 pub fn edgar_filing_html(data: &[u8]) {
-    use noisebench_chunk::reports::edgar_live::filing_items;
+    use noisebench_chunk::filing_items;
     let html = text(data);
     let items = vec!["item_7".to_string(), "Item 1A".to_string()];
     let cut = filing_items(&html, &items);
@@ -211,8 +211,8 @@ pub fn edgar_filing_html(data: &[u8]) {
 /// edgar-crawler JSON, its items read one paragraph a line (flattened tables rebuilt), and the
 /// same text in the blank-line layout.
 pub fn edgar_crawler(data: &[u8]) {
-    use noisebench_chunk::edgar::read_filing;
-    use noisebench_chunk::text_layout::{Layout, text_blocks};
+    use noisebench_chunk::read_filing;
+    use noisebench_chunk::{Layout, text_blocks};
     let json = text(data);
     if let Ok(filing) = read_filing(&json, &["item_7".to_string(), "item_1A".to_string()]) {
         check_blocks(&filing.blocks);
@@ -225,20 +225,20 @@ pub fn edgar_crawler(data: &[u8]) {
 
 /// A MinerU content list.
 pub fn mineru_json(data: &[u8]) {
-    if let Ok(report) = noisebench_chunk::mineru::mineru_blocks(&text(data)) {
+    if let Ok(report) = noisebench_chunk::mineru_blocks(&text(data)) {
         check_blocks(&report.blocks);
     }
 }
 
 /// An HTML report.
 pub fn report_html(data: &[u8]) {
-    let report = noisebench_chunk::html::html_blocks(&text(data));
+    let report = noisebench_chunk::html_blocks(&text(data));
     check_blocks(&report.blocks);
 }
 
 /// A Markdown report.
 pub fn report_markdown(data: &[u8]) {
-    let (blocks, _title, _bad) = noisebench_chunk::markdown::markdown_blocks(&text(data));
+    let (blocks, _title, _bad) = noisebench_chunk::markdown_blocks(&text(data));
     check_blocks(&blocks);
 }
 

@@ -17,7 +17,7 @@ use std::time::Instant;
 
 use noisebench_core::GraphEdge;
 use noisebench_kg::PatternsConfig;
-use noisebench_kg::patterns::{GraphIndex, PatternKind, mine_pattern, pattern_row};
+use noisebench_kg::{GraphIndex, PatternKind, mine_pattern, pattern_row};
 
 const TARGET_RATIO: f64 = 20.0;
 
@@ -209,7 +209,7 @@ fn main() -> ExitCode {
 
     // The stage's own work with RARE's defaults (distinct chunks, cap 30,000, rows with ids).
     let (stage_secs, (rows, facts)) = time(1, || {
-        noisebench_kg::patterns::mine_patterns(&edges, &PatternsConfig::default())
+        noisebench_kg::mine_patterns(&edges, &PatternsConfig::default())
     });
     println!(
         "stage defaults (index, distinct-chunk rule, cap 30,000, {} rows): {:.3} s",

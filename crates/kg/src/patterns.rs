@@ -21,10 +21,7 @@ use noisebench_core::{
 use serde::{Deserialize, Serialize};
 
 pub use index::GraphIndex;
-pub use mine::{
-    Group, PatternCount, PatternGroups, chains, inverted_stars, mine_pattern, pattern_row,
-    single_hops, stars,
-};
+pub use mine::{PatternCount, chains, inverted_stars, mine_pattern, pattern_row, stars};
 
 /// One of RARE's four question patterns, named as its records name them.
 #[derive(

@@ -502,7 +502,6 @@ mod tests {
             chunk("c2", "Baltic Freight Lines serves Riga Harbour."),
         );
         let w = Window {
-            report_id: "r1",
             chunks: vec![&a, &b],
         };
         let t = |chunk: &str, e2: &str, sentence: &str| ExtractedTriplet {

@@ -16,17 +16,17 @@
 //! Stages: [`LabelStage`] (`labels`), [`ExportRaguardStage`] (`export-raguard`),
 //! [`ExportConfactStage`] (`export-confact`).
 
-pub mod agreement;
+mod agreement;
 mod assemble;
-pub mod conflicts;
-pub mod credibility;
-pub mod exam;
+mod conflicts;
+mod credibility;
+mod exam;
 mod failures;
 mod pairs;
-pub mod review;
-pub mod stance;
-pub mod summary;
-pub mod tasks;
+mod review;
+mod stance;
+mod summary;
+mod tasks;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -54,9 +54,11 @@ pub use noisebench_releases::raguard::{RAGUARD_FILES, export as export_raguard};
 pub use noisebench_releases::{ExportSummary, SkippedPair};
 pub use review::{
     REVIEW_SHEET, ReviewConfig, ReviewOutcome, ReviewRow, apply_review, read_sheet, review_sheet,
+    write_sheet,
 };
 pub use stance::{StanceConfig, majority_stance};
 pub use summary::{LabelFacts, label_facts};
+pub use tasks::{ExamVerdict, StanceReasoned, StanceText, StanceUrl, TASKS};
 
 /// What happens to a document with no text (a Reddit link post, a removed body, an empty page).
 #[derive(
@@ -96,9 +98,9 @@ pub struct LabelConfig {
 /// distribution, models, conflicts, credibility, review agreement) go to the record and the
 /// card. With `review.export` it also writes `review_sheet.csv` into its stage directory.
 ///
-/// `run` goes concept by concept: credibility ([`credibility`]), the pairs to label (`pairs`),
-/// the exam ([`exam`]) and the stance vote ([`stance`]), one row per pair with the calls that
-/// failed (`assemble`), the human review ([`review`]), conflicts and facts.
+/// `run` goes concept by concept: credibility (`credibility`), the pairs to label (`pairs`),
+/// the exam (`exam`) and the stance vote (`stance`), one row per pair with the calls that
+/// failed (`assemble`), the human review (`review`), conflicts and facts.
 pub struct LabelStage {
     llm: Llm,
 }

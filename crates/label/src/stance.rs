@@ -58,11 +58,6 @@ pub fn majority_stance(votes: &[Stance]) -> Option<Stance> {
     })
 }
 
-/// A stance as written in tables: `support`, `reject`, `not enough evidence`.
-pub fn stance_str(s: Stance) -> &'static str {
-    s.as_str()
-}
-
 /// A stance from any accepted spelling (trimmed, any case), or `None`.
 pub(crate) fn parse_stance(s: &str) -> Option<Stance> {
     noisebench_core::vocab::final_answer(s.trim(), noisebench_core::vocab::STANCE_ALIASES)
@@ -198,6 +193,6 @@ mod tests {
         assert_eq!(parse_stance("Not enough evidence"), Some(NotEnoughEvidence));
         assert_eq!(parse_stance("REFUTES"), Some(Reject));
         assert_eq!(parse_stance("maybe"), None);
-        assert_eq!(stance_str(NotEnoughEvidence), "not enough evidence");
+        assert_eq!(NotEnoughEvidence.as_str(), "not enough evidence");
     }
 }

@@ -6,9 +6,9 @@
 use std::time::Instant;
 
 use noisebench_perturb::QueryPerturbationsConfig;
-use noisebench_perturb::protect::protected_mask;
-use noisebench_perturb::query::rule_candidates;
-use noisebench_perturb::synonyms::Synonyms;
+use noisebench_perturb::Synonyms;
+use noisebench_perturb::protected_mask;
+use noisebench_perturb::rule_candidates;
 
 const QUESTIONS: usize = 48_000;
 

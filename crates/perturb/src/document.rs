@@ -286,12 +286,10 @@ pub(crate) fn delete_answer_with(
     })
 }
 
-/// Why a back-translation gives no row, checked in this order.
-pub fn translation_rejection(
-    original: &str,
-    translated: &str,
-    answer: &str,
-) -> Option<&'static str> {
+/// Why a back-translation gives no row, checked in this order (the stage checks the two parts
+/// apart: the language once per chunk, the answer per question; the unit tests check both).
+#[cfg(test)]
+fn translation_rejection(original: &str, translated: &str, answer: &str) -> Option<&'static str> {
     language_rejection(original, translated)
         .or_else(|| answer_rejection(original, translated, answer))
 }

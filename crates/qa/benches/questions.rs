@@ -16,9 +16,9 @@ use noisebench_core::{Chunk, Drops, Pattern, Report, Triplet, stable_id};
 use noisebench_llm::Task;
 use noisebench_qa::QuestionsConfig;
 use noisebench_qa::SplitsConfig;
-use noisebench_qa::questions::{Corpus, Prompt, assemble, dedupe, prepare};
-use noisebench_qa::splits::assign;
-use noisebench_qa::tasks::{QaMulti, QaSingle};
+use noisebench_qa::assign;
+use noisebench_qa::{Corpus, Prompt, assemble, dedupe, prepare};
+use noisebench_qa::{QaMulti, QaSingle};
 
 const CHUNKS: usize = 40_000;
 const TRIPLETS: usize = 100_000;

@@ -3,8 +3,7 @@
 //! The format itself (file names, [`RareRecord`], the writer, the readers) lives in
 //! `noisebench_releases::rare`, and the making of records from pipeline tables (questions,
 //! splits, perturbations) in `noisebench_releases::rare_export`, which `noisebench export`
-//! uses too; this module is the stage around them. Their names are re-exported here so
-//! `noisebench_qa::export::RareRecord` and friends keep working.
+//! uses too; this module is the stage around them.
 
 use noisebench_core::{
     DocumentPerturbation, Drops, InputSpec, Inputs, OutputSpec, QueryPerturbation, Question,
@@ -13,21 +12,15 @@ use noisebench_core::{
 };
 use serde::Deserialize;
 
-pub use noisebench_releases::rare::{
-    DOCUMENT_PERTURBATION_KINDS, MULTI_HOP_FILE, MULTI_HOP_KINDS, RARE_FILES,
-    RareDocumentPerturbation, RareError as RareExportError, RareQueryPerturbation, RareRecord,
-    SINGLE_HOP_FILE,
-};
-pub use noisebench_releases::rare_export::{
-    Perturbations, RareRecords, RareSummary, export_rare, rare_records, write_rare,
-};
+pub use noisebench_releases::rare::RARE_FILES;
+use noisebench_releases::rare_export::{Perturbations, export_rare};
 
 /// Configuration of `export-rare`: nothing to set yet (an empty table).
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExportRareConfig {}
 
-/// `export-rare`: writes [`SINGLE_HOP_FILE`] and [`MULTI_HOP_FILE`] into its stage directory,
+/// `export-rare`: writes RARE's two files ([`RARE_FILES`]) into its stage directory,
 /// published in snapshots under `exports/rare/`. Input `questions` (the judge's kept
 /// questions); optional `splits`, `query_perturbations`, `document_perturbations`. No table
 /// outputs; each question is a record or a drop.
@@ -98,6 +91,8 @@ impl TypedStage for ExportRareStage {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use noisebench_releases::rare::{MULTI_HOP_FILE, SINGLE_HOP_FILE};
+    use noisebench_releases::rare_export::{rare_records, write_rare};
 
     fn question(id: &str, kind: &str, hops: usize) -> Question {
         Question {

@@ -1,26 +1,31 @@
 //! Questions from the knowledge graph's patterns (RARE 3.4, Appendix E and F).
 //!
 //! Three stages, each a thin shell over pure functions that tests and benches call directly:
-//! [`questions`] (`questions`: one LLM call per pattern group, a prompt per pattern kind, then
-//! deterministic checks, each failure a counted drop with its reason), [`judge`] (`qa-judge`:
+//! `questions` (`questions`: one LLM call per pattern group, a prompt per pattern kind, then
+//! deterministic checks, each failure a counted drop with its reason), `judge` (`qa-judge`:
 //! an LLM judge scores every pair; pairs at or below the threshold in any dimension move to
-//! `rejected_questions`), and [`splits`] (`splits`: train/test per pattern kind by a seeded hash
-//! of the question id, so a refresh never moves a question). [`export`] turns published
+//! `rejected_questions`), and `splits` (`splits`: train/test per pattern kind by a seeded hash
+//! of the question id, so a refresh never moves a question). `export` turns published
 //! questions into RARE's record format.
 //!
 //! What this crate is not: it mines no patterns (the `kg` crate does) and perturbs nothing
 //! (the `perturb` crate does); it reads or writes no files itself; tables pass through the
 //! runner.
 
-pub mod checks;
-pub mod export;
-pub mod judge;
-pub mod questions;
-pub mod splits;
-pub mod table_checks;
-pub mod tasks;
+mod checks;
+mod export;
+mod judge;
+mod questions;
+mod splits;
+mod table_checks;
+mod tasks;
 
-pub use export::{ExportRareConfig, ExportRareStage};
+pub use export::{ExportRareConfig, ExportRareStage, RARE_FILES};
 pub use judge::{JudgeConfig, JudgeStage};
-pub use questions::{QuestionsConfig, QuestionsStage};
-pub use splits::{SplitsConfig, SplitsStage};
+pub use questions::{Corpus, Prompt, QuestionsConfig, QuestionsStage, assemble, dedupe, prepare};
+pub use splits::{SplitsConfig, SplitsStage, assign};
+pub use table_checks::table_checks;
+pub use tasks::{
+    GENERATION_TASKS, JUDGE_TASKS, MultiHopPattern, QaMulti, QaMultiInput, QaOutput, QaSingle,
+    QaSingleInput, TripletText,
+};

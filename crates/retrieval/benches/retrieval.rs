@@ -25,7 +25,7 @@ use std::process::{Command, ExitCode};
 use std::time::Instant;
 
 use noisebench_core::default_threads;
-use noisebench_retrieval::search::Bm25Chunks;
+use noisebench_retrieval::Bm25Chunks;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -384,10 +384,7 @@ fn main() -> ExitCode {
 /// Share of sampled queries whose top-10 ids equal `results`', printing where the first few part.
 fn agreement(
     corpus: &Corpus,
-    ours: &[Result<
-        Vec<noisebench_retrieval::search::Scored>,
-        noisebench_index::bm25::IndexError,
-    >],
+    ours: &[Result<Vec<noisebench_retrieval::Scored>, noisebench_index::bm25::IndexError>],
     sampled: &[usize],
     results: &BTreeMap<String, Vec<(String, f64)>>,
     name: &str,

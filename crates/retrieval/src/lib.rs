@@ -2,10 +2,10 @@
 //! real-world retrieval, D_ret), for each question's original query and each of its perturbed
 //! queries, scored against the question's answer chunks.
 //!
-//! Retrievers ([`search`]): BM25 through `noisebench-index` (tantivy), exact nearest neighbours
+//! Retrievers (`search`): BM25 through `noisebench-index` (tantivy), exact nearest neighbours
 //! over the LLM layer's embedder, and an optional reranker behind an OpenAI-compatible `/v1/rerank` endpoint that
 //! reorders the first stage's candidates. Each keeps its top k (RARE: 3) per query as
-//! `retrievals` rows, and Recall@k, MRR@k and NDCG@k ([`metrics`]) per retriever, overall, per
+//! `retrievals` rows, and Recall@k, MRR@k and NDCG@k (`metrics`) per retriever, overall, per
 //! pattern kind and per query kind, as `retrieval_metrics` rows and in the stage facts.
 //!
 //! A question without answer chunks, or whose answer chunks are none of the chunks, is a counted
@@ -18,8 +18,10 @@
 //! and so are the ranking metrics' definitions, [`noisebench_index::ranking`], which the
 //! evaluation uses too), or an evaluator of answers (that is `noisebench-eval`).
 
-pub mod metrics;
-pub mod search;
+mod metrics;
+mod search;
+
+pub use search::{Bm25Chunks, Scored};
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -34,7 +36,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use metrics::Means;
-use search::{Bm25Chunks, Scored, VectorSearch};
+use search::VectorSearch;
 
 /// Configuration of the `retrieval` stage.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]

@@ -10,7 +10,7 @@
 
 use std::path::PathBuf;
 
-use noisebench_search::extract::extract_html;
+use noisebench_search::extract_html;
 
 fn main() -> Result<(), String> {
     let mut args = std::env::args().skip(1);

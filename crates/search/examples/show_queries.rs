@@ -1,8 +1,6 @@
 //! Print the offline backend's queries for a few claims (used when recording fixtures/search).
 use noisebench_llm::Llm;
-use noisebench_search::query_tasks::{
-    ClaimToQuestion, ClaimToQuestionInput, Keywords, KeywordsInput,
-};
+use noisebench_search::{ClaimToQuestion, ClaimToQuestionInput, Keywords, KeywordsInput};
 
 fn main() {
     let llm = Llm::offline();

@@ -3,7 +3,7 @@
 //!
 //! - [`QueriesStage`] (`queries`): per claim, LLM keywords (RAGuard 3.2), an LLM yes/no question
 //!   (CONF-FACT 3.2), the claim itself, and optional counter-evidence queries conditioned on a
-//!   draft verdict (CounterRefine 3.3); its LLM tasks are in [`query_tasks`].
+//!   draft verdict (CounterRefine 3.3); its LLM tasks are in `query_tasks`.
 //! - [`SearchStage`] (`search`): every query through the configured [`backends`]: Google
 //!   Programmable Search, Brave, SearxNG, Reddit's API, a local Reddit dump indexed for BM25 with
 //!   `noisebench-index`, and recorded fixtures. Site restriction, top k, date window.
@@ -16,17 +16,19 @@
 //! its archiving `Web`, credentialed search APIs through its non-archiving `HttpClient`
 //! (`api::ApiClient`), so keys never reach the archive.
 
+// Public namespace: one module per backend (`backends::reddit_dump::read_posts`,
+// `backends::brave`), which the fuzz targets, benches and tests reach by path.
 pub mod backends;
-pub mod boilerplate;
-pub mod canonical;
-pub mod documents;
-pub mod entities;
-pub mod extract;
-pub mod passages;
-pub mod queries;
-pub mod query_tasks;
-pub mod reddit;
-pub mod search;
+mod boilerplate;
+mod canonical;
+mod documents;
+mod entities;
+mod extract;
+mod passages;
+mod queries;
+mod query_tasks;
+mod reddit;
+mod search;
 
 pub use backends::BackendConfig;
 pub use backends::brave::BraveConfig;
@@ -36,5 +38,11 @@ pub use backends::reddit_api::RedditApiConfig;
 pub use backends::reddit_dump::RedditDumpConfig;
 pub use backends::searxng::SearxngConfig;
 pub use documents::{DocumentsConfig, DocumentsStage};
+pub use extract::extract_html;
 pub use queries::{QueriesConfig, QueriesStage};
+pub use query_tasks::{
+    ClaimToQuestion, ClaimToQuestionInput, ExamVerdict, Keywords, KeywordsInput, QUESTION_EXAMPLE,
+    TASKS,
+};
+pub use reddit::RedditPost;
 pub use search::{SearchConfig, SearchStage};

@@ -12,7 +12,7 @@ use axum::Router;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
-use noisebench_chunk::reports::edgar_live::filing_items;
+use noisebench_chunk::filing_items;
 use noisebench_chunk::{ChunkConfig, ReportsConfig, ReportsStage, chunk_report};
 use noisebench_core::rows::TableRow;
 use noisebench_core::{Block, Inputs, NoProgress, Report, StageContext, StageReport, TypedStage};
@@ -564,7 +564,7 @@ fn a_real_submissions_index_parses() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../fixtures/real/edgar/submissions/CIK0001318605.json");
     let json = std::fs::read_to_string(&path).unwrap();
-    let parsed = noisebench_chunk::reports::edgar_live::parse_submissions(&json, "", "").unwrap();
+    let parsed = noisebench_chunk::parse_submissions(&json, "", "").unwrap();
     assert_eq!(parsed.cik, "1318605");
     assert_eq!(parsed.company, "Tesla, Inc.");
     assert_eq!(parsed.filings.len(), 1001);

@@ -18,9 +18,9 @@
 
 use crate::common;
 
-use noisebench_chunk::edgar::read_filing;
 use noisebench_chunk::flat_table::{self, is_value};
-use noisebench_chunk::text_layout::{Layout, text_blocks, text_blocks_with};
+use noisebench_chunk::read_filing;
+use noisebench_chunk::{Layout, text_blocks, text_blocks_with};
 use noisebench_chunk::{block_text, chunk_report};
 use noisebench_core::Block;
 use proptest::prelude::*;
@@ -163,7 +163,7 @@ fn no_ragged(blocks: &[Block]) {
         {
             let widths: Vec<usize> = markdown
                 .lines()
-                .map(noisebench_chunk::table::pipe_row_cells)
+                .map(noisebench_chunk::pipe_row_cells)
                 .collect();
             assert!(widths.iter().all(|w| *w == widths[0]), "{markdown}");
         }
@@ -228,7 +228,7 @@ proptest! {
         }
         let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
         if let Some((md, _)) = flat_table::rebuild(&refs) {
-            let widths: Vec<usize> = md.lines().map(noisebench_chunk::table::pipe_row_cells).collect();
+            let widths: Vec<usize> = md.lines().map(noisebench_chunk::pipe_row_cells).collect();
             prop_assert!(widths.iter().all(|w| *w == widths[0]), "{md}");
         }
         match flat_table::table_block(&refs) {

@@ -2,10 +2,10 @@
 //! (no stack overflow: each parser runs on a thread with a 2 MiB stack, as test and worker
 //! threads have), and invalid UTF-8 where text is read.
 
-use noisebench_chunk::edgar::read_filing;
-use noisebench_chunk::html::html_blocks;
-use noisebench_chunk::markdown::markdown_blocks;
-use noisebench_chunk::mineru::mineru_blocks;
+use noisebench_chunk::html_blocks;
+use noisebench_chunk::markdown_blocks;
+use noisebench_chunk::mineru_blocks;
+use noisebench_chunk::read_filing;
 
 const DEPTH: usize = 100_000;
 

@@ -7,9 +7,9 @@
 
 use std::path::{Path, PathBuf};
 
+use noisebench_claims::NORMALISED_RATINGS;
 use noisebench_claims::politifact::{self, Rating};
-use noisebench_claims::scrape::read_page;
-use noisebench_claims::verdict::NORMALISED_RATINGS;
+use noisebench_claims::read_page;
 use noisebench_claims::{Mapped, VerdictMap, claim_id};
 use serde::Deserialize;
 use url::Url;
@@ -202,10 +202,7 @@ fn check_one_listing(file: &str, items: &[&GoldenItem], tally: &mut Tally) {
             items.len()
         ));
     }
-    let iso = |raw: &Option<String>| {
-        raw.as_deref()
-            .and_then(noisebench_claims::scrape::scraped_date)
-    };
+    let iso = |raw: &Option<String>| raw.as_deref().and_then(noisebench_claims::scraped_date);
     for (i, (g, got)) in items.iter().zip(&page.items).enumerate() {
         let what = format!("politifact/{file} #{}", i + 1);
         tally.field(&what, "statement", &g.statement, Some(&got.statement));
@@ -285,7 +282,7 @@ fn the_corpus_is_as_wide_as_promised() {
     }
 }
 
-fn factcheck_page(file: &str, page_url: &str) -> noisebench_claims::scrape::PageClaim {
+fn factcheck_page(file: &str, page_url: &str) -> noisebench_claims::PageClaim {
     let html = read(&real().join("factcheck").join(file));
     read_page(&html, page_url, None).unwrap()
 }
@@ -565,7 +562,7 @@ fn ratings_in_other_languages_and_sentences_resolve() {
 fn every_claimreview_of_a_page_is_read() {
     let html = read(&real().join("factcheck/edge/several-claimreviews.html"));
     let page_url = "https://fullfact.example/health/three-claims-about-vaccines/";
-    let readings = noisebench_claims::scrape::read_page_all(&html, page_url, None);
+    let readings = noisebench_claims::read_page_all(&html, page_url, None);
     assert_eq!(readings.len(), 4, "{readings:?}");
     let ok: Vec<_> = readings.iter().filter_map(|r| r.as_ref().ok()).collect();
     let texts: Vec<&str> = ok.iter().map(|r| r.text.as_str()).collect();

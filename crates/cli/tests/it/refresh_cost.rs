@@ -25,8 +25,8 @@ use noisebench_core::{
 };
 use noisebench_llm::TaskInfo;
 use noisebench_pipeline::table_io;
+use noisebench_search::RedditPost;
 use noisebench_search::backends::reddit_dump::read_posts;
-use noisebench_search::reddit::RedditPost;
 use noisebench_snapshot::{Changes, PublishOptions, PublishOutcome};
 use noisebench_testkit::{FakeServer, Reply};
 use serde_json::{Value, json};

@@ -576,7 +576,7 @@ fn rare_export_reads_back_with_python_json() {
         panic!("a RARE export returns RARE's summary")
     };
     assert_eq!((s.single_hop, s.multi_hop, s.skipped.len()), (1, 1, 0));
-    for name in noisebench_qa::export::RARE_FILES {
+    for name in noisebench_qa::RARE_FILES {
         assert_eq!(
             std::fs::read(out.path().join(name)).unwrap(),
             std::fs::read(again.path().join(name)).unwrap(),

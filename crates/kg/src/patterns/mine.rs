@@ -173,13 +173,6 @@ fn each_group(
     }
 }
 
-/// Single-hop groups (see [`each_single_hop`]), collected.
-pub fn single_hops(index: &GraphIndex) -> Vec<Group> {
-    let mut out = Vec::new();
-    each_single_hop(index, |g| out.push(g));
-    out
-}
-
 /// Chains (see [`each_chain`]), collected.
 pub fn chains(index: &GraphIndex, min: usize, max: usize) -> Vec<Group> {
     let mut out = Vec::new();

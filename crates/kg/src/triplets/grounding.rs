@@ -73,10 +73,6 @@ impl<'a> GroundingWindow<'a> {
         }
     }
 
-    pub fn chunk(&self, i: usize) -> &'a Chunk {
-        self.chunks[i].0
-    }
-
     /// Ground one triplet, or say why not.
     pub fn ground(&self, t: &ExtractedTriplet) -> Result<Grounded, Rejection> {
         let fields = [

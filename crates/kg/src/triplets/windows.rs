@@ -43,7 +43,6 @@ pub fn spans(texts: &[&str], size: usize, max: usize) -> Vec<Range<usize>> {
 /// One window: consecutive chunks of one report, in order.
 #[derive(Debug, Clone)]
 pub struct Window<'a> {
-    pub report_id: &'a str,
     pub chunks: Vec<&'a Chunk>,
 }
 
@@ -98,7 +97,7 @@ pub fn windows(
         by_report.entry(c.report_id.as_str()).or_default().push(c);
     }
     let mut out = Vec::new();
-    for (report_id, mut cs) in by_report {
+    for mut cs in by_report.into_values() {
         cs.sort_by(|a, b| a.index.cmp(&b.index).then_with(|| a.id.cmp(&b.id)));
         let texts: Vec<&str> = cs.iter().map(|c| c.text.as_str()).collect();
         let tokens: Vec<u64> = match token_room {
@@ -116,7 +115,6 @@ pub fn windows(
             };
             for span in fitted {
                 out.push(Window {
-                    report_id,
                     chunks: cs[span].to_vec(),
                 });
             }

@@ -9,7 +9,7 @@ use noisebench_core::{
     Alias, Block, Entity, GraphEdge, Inputs, NoProgress, Report, Rows, Stage, StageContext,
     StageOutput, TableRow, Triplet, TypedStage,
 };
-use noisebench_kg::graph::build_graph;
+use noisebench_kg::build_graph;
 use noisebench_kg::{GraphConfig, GraphStage};
 use noisebench_llm::Llm;
 

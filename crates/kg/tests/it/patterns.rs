@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use noisebench_core::{GraphEdge, Pattern};
 use noisebench_kg::PatternsConfig;
-use noisebench_kg::patterns::{
+use noisebench_kg::{
     GraphIndex, PatternKind, chains, inverted_stars, mine_pattern, mine_patterns, stars,
 };
 use proptest::prelude::*;

@@ -2,7 +2,7 @@
 //! entities in its own sentence is condemned whole; one grounded triplet, or a short answer,
 //! leaves the judgement to the stage's per-triplet grounding.
 
-use noisebench_kg::triplets::task::{
+use noisebench_kg::{
     ExtractedTriplet, SENSE_MIN_TRIPLETS, Triplets, TripletsInput, TripletsOutput,
 };
 use noisebench_llm::{Sense, Task};

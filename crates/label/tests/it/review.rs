@@ -6,7 +6,7 @@ use crate::common;
 
 use common::*;
 use noisebench_core::{ClaimDocumentLabel, Conflict, TypedStage, parse_config};
-use noisebench_label::review::write_sheet;
+use noisebench_label::write_sheet;
 use noisebench_label::{LabelConfig, LabelStage, read_sheet};
 
 /// Model answers per document token: p1 supporting/support, p2 misleading/reject,

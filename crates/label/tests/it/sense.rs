@@ -1,7 +1,7 @@
 //! The labels tasks' categories, which feed the run-wide flag for a stance or verdict that
 //! never changes: read from the reply as the stage reads it.
 
-use noisebench_label::tasks::{ExamVerdict, StanceReasoned, StanceText, StanceUrl};
+use noisebench_label::{ExamVerdict, StanceReasoned, StanceText, StanceUrl};
 use noisebench_llm::Task;
 use serde_json::json;
 

@@ -12,7 +12,7 @@ use noisebench_core::{
     Triplet, TypedStage, parse_config,
 };
 use noisebench_llm::Llm;
-use noisebench_perturb::document::delete_answer;
+use noisebench_perturb::delete_answer;
 use noisebench_perturb::{DocumentPerturbationsConfig, DocumentPerturbationsStage};
 use noisebench_testkit::{FakeServer, Reply, first_message, strict_openai_config};
 use noisebench_text::contains_phrase;

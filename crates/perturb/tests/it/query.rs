@@ -13,10 +13,10 @@ use noisebench_core::{
     TypedStage, parse_config,
 };
 use noisebench_llm::Llm;
-use noisebench_perturb::protect::{protected_mask, question_phrases};
-use noisebench_perturb::synonyms::{Synonyms, word_level};
-use noisebench_perturb::typos::character_level;
+use noisebench_perturb::character_level;
 use noisebench_perturb::{QueryPerturbationsConfig, QueryPerturbationsStage};
+use noisebench_perturb::{Synonyms, word_level};
+use noisebench_perturb::{protected_mask, question_phrases};
 use noisebench_testkit::{FakeServer, Reply, first_message, strict_openai_config};
 use proptest::prelude::*;
 use rand::SeedableRng;

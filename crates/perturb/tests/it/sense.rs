@@ -2,7 +2,7 @@
 //! question; a back-translation must come back in the passage's language.
 
 use noisebench_llm::{Sense, Task};
-use noisebench_perturb::tasks::{
+use noisebench_perturb::{
     BackTranslate, BackTranslateInput, BackTranslation, QueryGrammar, QueryIrrelevant,
     RewriteInput, Rewrites,
 };

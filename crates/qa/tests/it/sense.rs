@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use noisebench_llm::{Sense, Task};
-use noisebench_qa::tasks::{
+use noisebench_qa::{
     MultiHopPattern, QaMulti, QaMultiInput, QaOutput, QaSingle, QaSingleInput, TripletText,
 };
 

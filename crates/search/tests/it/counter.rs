@@ -13,7 +13,7 @@ use noisebench_core::vocab::exam;
 use noisebench_core::{Query, Rows};
 use noisebench_llm::Llm;
 use noisebench_search::QueriesStage;
-use noisebench_search::query_tasks::{ExamVerdict, Keywords, KeywordsInput};
+use noisebench_search::{ExamVerdict, Keywords, KeywordsInput};
 use noisebench_testkit::{FakeServer, Reply, first_message};
 use serde_json::{Value, json};
 

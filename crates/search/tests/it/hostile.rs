@@ -8,7 +8,7 @@ use std::io::Write;
 use std::path::Path;
 
 use noisebench_search::backends::reddit_dump::{MAX_LINE_BYTES, read_posts};
-use noisebench_search::extract::extract_html;
+use noisebench_search::extract_html;
 
 /// The process's peak resident memory so far (VmHWM), in bytes.
 fn peak_rss() -> u64 {

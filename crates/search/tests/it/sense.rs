@@ -8,8 +8,8 @@ use crate::common;
 use common::*;
 use noisebench_core::{Query, Rows};
 use noisebench_llm::Llm;
+use noisebench_search::QUESTION_EXAMPLE;
 use noisebench_search::QueriesStage;
-use noisebench_search::query_tasks::QUESTION_EXAMPLE;
 use noisebench_testkit::{FakeServer, Reply, first_message};
 use serde_json::json;
 

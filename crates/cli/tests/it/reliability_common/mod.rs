@@ -156,7 +156,7 @@ fn triplets(input: &Value) -> Vec<Value> {
     for chunk in input["chunks"].as_array().into_iter().flatten() {
         let id = chunk["chunk_id"].as_str().unwrap_or("");
         let text = chunk["text"].as_str().unwrap_or("");
-        for t in noisebench_kg::triplets::task::rule_triplets(id.trim(), text.trim()) {
+        for t in noisebench_kg::rule_triplets(id.trim(), text.trim()) {
             out.push(serde_json::to_value(t).unwrap());
         }
     }
