@@ -64,24 +64,18 @@ def build():
     """Build every test binary as `cargo test --workspace` would; the binaries with their package."""
     cmd = ["cargo", "test", "--workspace", "--no-run", "--message-format=json-render-diagnostics"]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True)
-    packages = {}
     binaries = []
     for line in proc.stdout:
         try:
             msg = json.loads(line)
         except json.JSONDecodeError:
             continue
-        if msg.get("reason") == "compiler-message":
-            rendered = msg.get("message", {}).get("rendered")
-            if rendered:
-                sys.stderr.write(rendered)
+        # (`json-render-diagnostics`: cargo prints warnings and errors on stderr itself)
         if msg.get("reason") != "compiler-artifact" or not msg.get("executable"):
             continue
         if not msg.get("profile", {}).get("test"):
             continue
         manifest = Path(msg["manifest_path"])
-        name = msg["package_id"]
-        packages[name] = manifest.parent
         binaries.append({
             "package": package_name(msg["package_id"], manifest),
             "target": msg["target"]["name"],
@@ -149,16 +143,24 @@ def jobs_of(binaries, filters):
 def run_job(job, logs):
     b = job["binary"]
     log = logs / (re.sub(r"[^A-Za-z0-9_.-]+", "_", job["name"]).strip("_") + ".log")
-    args = [b["exe"], *job["args"]]
+    run(job, [b["exe"], *job["args"]], b["dir"], env_for(b), log)
+
+
+def run_doc(job, logs, filters):
+    cmd = ["cargo", "test", "--workspace", "--doc", "--", *filters]
+    run(job, cmd, ROOT, dict(os.environ), logs / "doc_tests.log")
+
+
+def run(job, args, cwd, env, log):
+    """Run one job, its output into `log`; its exit code, duration and libtest's counts into `job`."""
     start = time.time()
     with open(log, "w") as out:
-        code = subprocess.run(args, cwd=b["dir"], env=env_for(b), stdout=out, stderr=subprocess.STDOUT).returncode
+        job["code"] = subprocess.run(args, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT).returncode
     job["seconds"] = time.time() - start
-    job["code"] = code
     job["log"] = log
     text = log.read_text(errors="replace")
     counts = re.findall(r"test result: \w+\. (\d+) passed; (\d+) failed; (\d+) ignored", text)
-    job["counts"] = [sum(int(c[i]) for c in counts) for i in range(3)] if counts else [0, 0, 0]
+    job["counts"] = [sum(int(c[i]) for c in counts) for i in range(3)]
 
 
 def main():
@@ -224,22 +226,6 @@ def main():
         f"in {len(jobs)} jobs; tests {time.time() - built:.0f} s after a build of {built - started:.0f} s"
     )
     sys.exit(1 if failed else 0)
-
-
-def run_doc(job, logs, filters):
-    log = logs / "doc_tests.log"
-    start = time.time()
-    with open(log, "w") as out:
-        code = subprocess.run(
-            ["cargo", "test", "--workspace", "--doc", "--", *filters],
-            cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
-        ).returncode
-    job["seconds"] = time.time() - start
-    job["code"] = code
-    job["log"] = log
-    text = log.read_text(errors="replace")
-    counts = re.findall(r"test result: \w+\. (\d+) passed; (\d+) failed; (\d+) ignored", text)
-    job["counts"] = [sum(int(c[i]) for c in counts) for i in range(3)] if counts else [0, 0, 0]
 
 
 if __name__ == "__main__":
