@@ -160,10 +160,15 @@ mod tests {
                 .unwrap()
         );
         drop(held);
+        // Let go, it is free again. Waiting a little, not taking it at once: another test of this
+        // binary may be starting a process (`flock`, `true`), and a child holds a copy of every
+        // descriptor, this lock's included, from its fork until its exec closes them.
         let path = dir.path().to_path_buf();
-        std::thread::spawn(move || FolderLock::acquire(&path).unwrap())
-            .join()
-            .unwrap();
+        std::thread::spawn(move || {
+            FolderLock::acquire_within(&path, Duration::from_secs(10)).unwrap()
+        })
+        .join()
+        .unwrap();
     }
 
     #[test]
