@@ -521,6 +521,22 @@ fn is_boundary(text: &str) -> bool {
     re.is_match(text.trim())
 }
 
+/// The unnumbered executive-officers section many filings print after item 4, before Part II
+/// (Regulation S-K lets item 401(b)'s officers sit in Part I): "ITEM X. INFORMATION ABOUT OUR
+/// EXECUTIVE OFFICERS", "Information about our Executive Officers", "Executive officers of the
+/// registrant". It ends item 4 only: item 1 may hold the same heading as a part of it (Amazon).
+fn is_officers_heading(text: &str) -> bool {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    // Invariant: constant pattern.
+    let re = RE.get_or_init(|| {
+        Regex::new(
+            r"(?i)^(item\s+x\s*[.:\-–—]?\s*)?(information\s+(about|regarding|concerning|on)\s+(our\s+|the\s+)?executive\s+officers(\s+of\s+the\s+(registrant|company))?|executive\s+officers\s+of\s+(the\s+)?(registrant|company))\s*[.:]?\s*(\([^()]{0,60}\))?$",
+        )
+        .expect("constant pattern")
+    });
+    re.is_match(text.trim())
+}
+
 /// Page furniture between the items: page numbers and "Table of Contents" back-links.
 fn is_furniture(text: &str) -> bool {
     let t = text.trim();
@@ -564,7 +580,9 @@ fn text_len(block: &Block) -> usize {
 /// Cut the `items` (configured names) from a filing's HTML, in the order asked, each starting with
 /// its heading as a level-2 heading. Every occurrence of an item's heading is a candidate (the
 /// table of contents names each item too); the one with the most text before the next item or
-/// part heading wins, the last on a tie.
+/// part heading wins, the last on a tie. Item 4 also ends at an unnumbered executive-officers
+/// section, which follows it as a level-2 section of its own (so its words are kept, not counted
+/// as item 4's).
 pub fn filing_items(html: &str, items: &[String]) -> FilingItems {
     let page = html_blocks(html);
     let blocks = page.blocks;
@@ -578,6 +596,17 @@ pub fn filing_items(html: &str, items: &[String]) -> FilingItems {
         .zip(&keys)
         .map(|(l, k)| k.is_some() || l.as_deref().is_some_and(is_boundary))
         .collect();
+    let officers: Vec<bool> = lines
+        .iter()
+        .map(|l| l.as_deref().is_some_and(is_officers_heading))
+        .collect();
+    // What an item (or section) keeps of the blocks under its heading.
+    let body = |from: usize, to: usize| {
+        blocks[from..to].iter().filter(|b| {
+            keys_free(b)
+                && !matches!(b, Block::Paragraph { text, .. } | Block::Heading { text, .. } if is_furniture(text))
+        })
+    };
     let mut out = Vec::new();
     let mut missing = Vec::new();
     for name in items {
@@ -585,6 +614,7 @@ pub fn filing_items(html: &str, items: &[String]) -> FilingItems {
             missing.push(name.clone());
             continue;
         };
+        let ends_at_officers = want == "4";
         let mut best: Option<(usize, usize, usize)> = None;
         for (i, key) in keys.iter().enumerate() {
             if key.as_deref() != Some(want.as_str()) {
@@ -592,29 +622,36 @@ pub fn filing_items(html: &str, items: &[String]) -> FilingItems {
             }
             // A page header repeating the item's own heading does not end it.
             let end = (i + 1..blocks.len())
-                .find(|&j| stops[j] && keys[j].as_deref() != Some(want.as_str()))
+                .find(|&j| {
+                    (stops[j] && keys[j].as_deref() != Some(want.as_str()))
+                        || (ends_at_officers && officers[j])
+                })
                 .unwrap_or(blocks.len());
             let size: usize = blocks[i + 1..end].iter().map(text_len).sum();
             if best.is_none_or(|(_, _, s)| size >= s) {
                 best = Some((i, end, size));
             }
         }
+        let officers_follow = |end: usize| ends_at_officers && end < blocks.len() && officers[end];
         match best {
-            Some((start, end, size)) if size > 0 => {
+            // "Item 4. Mine Safety Disclosures. Not applicable." may be all on its heading line.
+            Some((start, end, size)) if size > 0 || officers_follow(end) => {
                 let heading = lines[start].clone().unwrap_or_default();
                 out.push(Block::Heading {
                     level: 2,
                     text: heading,
                 });
-                out.extend(
-                    blocks[start + 1..end]
-                        .iter()
-                        .filter(|b| {
-                            keys_free(b)
-                                && !matches!(b, Block::Paragraph { text, .. } | Block::Heading { text, .. } if is_furniture(text))
-                        })
-                        .cloned(),
-                );
+                out.extend(body(start + 1, end).cloned());
+                if officers_follow(end) {
+                    let to = (end + 1..blocks.len())
+                        .find(|&j| stops[j])
+                        .unwrap_or(blocks.len());
+                    out.push(Block::Heading {
+                        level: 2,
+                        text: lines[end].clone().unwrap_or_default(),
+                    });
+                    out.extend(body(end + 1, to).cloned());
+                }
             }
             _ => missing.push(name.clone()),
         }

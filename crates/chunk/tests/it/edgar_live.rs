@@ -696,6 +696,60 @@ fn a_real_submissions_index_parses() {
     );
 }
 
+/// Item 4 ends where the unnumbered executive-officers section starts, and that section follows
+/// it as a section of its own; item 1 keeps the same heading inside it (Amazon's layout).
+#[test]
+fn item_4_ends_at_the_officers_section_which_follows_as_its_own() {
+    let page = r##"<p>Item 1. Business</p><p>We sell books.</p>
+<p>Information About Our Executive Officers</p><p>Ann Lee is our chief executive.</p>
+<p>Item 3. Legal Proceedings</p><p>None.</p>
+<p>Item 4. Mine Safety Disclosures</p><p>Not applicable.</p><p>31</p>
+<p>ITEM X.  INFORMATION ABOUT OUR EXECUTIVE OFFICERS</p><p>Bo Chen, 58, treasurer.</p>
+<p>PART II</p><p>Item 5. Market</p><p>Listed on the NYSE.</p>"##;
+    let texts = |blocks: &[Block]| -> Vec<String> {
+        blocks
+            .iter()
+            .map(|b| match b {
+                Block::Heading { level, text } => format!("h{level}:{text}"),
+                Block::Paragraph { text, .. } => format!("p:{text}"),
+                Block::Table { .. } => "t".into(),
+            })
+            .collect()
+    };
+    let cut = filing_items(page, &["1".into(), "4".into(), "5".into()]);
+    assert!(cut.missing.is_empty());
+    assert_eq!(
+        texts(&cut.blocks),
+        vec![
+            "h2:Item 1. Business",
+            "p:We sell books.",
+            "p:Information About Our Executive Officers",
+            "p:Ann Lee is our chief executive.",
+            "h2:Item 4. Mine Safety Disclosures",
+            "p:Not applicable.",
+            "h2:ITEM X. INFORMATION ABOUT OUR EXECUTIVE OFFICERS",
+            "p:Bo Chen, 58, treasurer.",
+            "h2:Item 5. Market",
+            "p:Listed on the NYSE.",
+        ]
+    );
+    // An item 4 whose answer is on its heading line still brings the officers along.
+    let terse = filing_items(
+        "<p>Item 4. Mine Safety Disclosures - None</p>\
+         <p>Executive officers of the registrant</p><p>Bo Chen, 58.</p><p>Part II</p>",
+        &["4".into()],
+    );
+    assert!(terse.missing.is_empty());
+    assert_eq!(
+        texts(&terse.blocks),
+        vec![
+            "h2:Item 4. Mine Safety Disclosures - None",
+            "h2:Executive officers of the registrant",
+            "p:Bo Chen, 58.",
+        ]
+    );
+}
+
 #[test]
 fn item_cutting_takes_the_body_not_the_table_of_contents() {
     let cut = filing_items(
