@@ -108,12 +108,13 @@ pub fn publish(
     let hashes = hash_tables(request)?;
     let mut changes = diff_against_parent(request, parent.as_ref(), &hashes)?;
     // Export files are part of the version too: one that changed alone is a new version.
+    let export_sums = hash_exports(request)?;
     changes.exports = diff_exports(
         &parent
             .as_ref()
             .map(|p| export_hashes(&p.manifest))
             .unwrap_or_default(),
-        &hash_exports(request)?,
+        &export_sums,
     );
     let version = match (&parent, changes.bump()) {
         (None, _) => Version::new(1, 0, 0),
@@ -146,7 +147,7 @@ pub fn publish(
     )?;
     let entries = staging.copy_tables(request, &hashes)?;
     let split_files = staging.write_splits(request, &entries)?;
-    let exports = staging.copy_exports(request)?;
+    let exports = staging.copy_exports(request, &export_sums)?;
     let manifest = Manifest {
         dataset: request.dataset.clone(),
         version: version.to_string(),
@@ -193,12 +194,22 @@ fn hash_tables(request: &PublishRequest) -> Result<BTreeMap<String, (String, u64
     Ok(hashes)
 }
 
-/// The sha256 and size of each export file to publish, by its path inside the snapshot.
+/// The sha256 and size of each export file to publish, by its path inside the snapshot. Two files
+/// bound for one path are an error: one would silently replace the other.
 fn hash_exports(request: &PublishRequest) -> Result<BTreeMap<String, (String, u64)>, PublishError> {
     let mut hashes = BTreeMap::new();
+    let mut sources: BTreeMap<String, &Path> = BTreeMap::new();
     for export in &request.exports {
         for source in &export.files {
             let file = export_path(&export.folder, source)?;
+            if let Some(first) = sources.insert(file.clone(), source) {
+                return Err(PublishError::Table(format!(
+                    "{file}: two export files would be published here, {} and {}; \
+                     give them different names or folders",
+                    first.display(),
+                    source.display()
+                )));
+            }
             hashes.insert(file, table_io::hash_file(source).map_err(io(source))?);
         }
     }
@@ -411,6 +422,7 @@ impl Staging {
     fn copy_exports(
         &mut self,
         request: &PublishRequest,
+        hashes: &BTreeMap<String, (String, u64)>,
     ) -> Result<BTreeMap<String, ExportEntry>, PublishError> {
         let mut exports = BTreeMap::new();
         for export in &request.exports {
@@ -418,8 +430,8 @@ impl Staging {
             fs::create_dir_all(&folder).map_err(io(&folder))?;
             for source in &export.files {
                 let file = export_path(&export.folder, source)?;
-                let target = self.copy_file(source, &file)?;
-                let (sha256, bytes) = table_io::hash_file(&target).map_err(io(&target))?;
+                self.copy_file(source, &file)?;
+                let (sha256, bytes) = hashes[&file].clone();
                 exports.insert(
                     file,
                     ExportEntry {

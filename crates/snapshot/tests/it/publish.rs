@@ -594,3 +594,38 @@ fn a_change_of_exports_alone_publishes_a_new_version() {
     assert_eq!(changes.exports[b].sha256_after, None);
     assert_eq!(env.versions(), ["1.0.0", "1.0.1", "1.1.0", "2.0.0"]);
 }
+
+/// Two export files of one name bound for one folder (two stages' `data.json`) would land on one
+/// path, the second replacing the first: publishing refuses, naming both, and writes nothing.
+#[test]
+fn two_export_files_bound_for_one_path_are_refused() {
+    let env = Env::new();
+    let mut request = request_with_exports(&env, &[("data.json", "[1]")]);
+    let other = env.dir.path().join("work/export-rare");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("data.json"), "[2]").unwrap();
+    request.exports.push(SourceExport {
+        format: "rare".into(),
+        stage: "export-rare".into(),
+        folder: "confact".into(),
+        files: vec![other.join("data.json")],
+    });
+    let err = publish(&request, &PublishOptions::default()).unwrap_err();
+    let message = err.to_string();
+    assert!(
+        message.starts_with("exports/confact/data.json: two export files"),
+        "{message}"
+    );
+    assert!(
+        message.contains("export-confact/data.json") && message.contains("export-rare/data.json"),
+        "{message}"
+    );
+    let dataset = request.snapshots_dir.join(&request.dataset);
+    let published: Vec<_> = std::fs::read_dir(&dataset)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| !name.starts_with('.'))
+        .collect();
+    assert!(published.is_empty(), "{published:?}");
+}
