@@ -652,10 +652,40 @@ fn changes(data: &ReportData) -> String {
     };
     if c.tables.is_empty() {
         out.push_str(&no_data("no table changed"));
-        return out;
+    } else {
+        out.push_str(&table_changes(&c.tables));
     }
-    let rows: Vec<Vec<String>> = c
-        .tables
+    if !c.exports.is_empty() {
+        out.push_str(&export_changes(&c.exports));
+    }
+    out
+}
+
+/// Export files that differ from the parent's: path, status and size before and after.
+fn export_changes(exports: &[crate::ExportChange]) -> String {
+    let bytes = |b: Option<u64>| b.map_or_else(|| "-".to_string(), |b| b.to_string());
+    let rows: Vec<Vec<String>> = exports
+        .iter()
+        .map(|e| {
+            vec![
+                e.file.clone(),
+                e.status.clone(),
+                bytes(e.bytes_before),
+                bytes(e.bytes_after),
+            ]
+        })
+        .collect();
+    let mut out = "<p>Export files:</p>\n".to_string();
+    out.push_str(&table(
+        &["export file", "is", "#bytes before", "#bytes after"],
+        &rows,
+    ));
+    out
+}
+
+/// Row changes per table.
+fn table_changes(tables: &[crate::TableChange]) -> String {
+    let rows: Vec<Vec<String>> = tables
         .iter()
         .map(|t| {
             vec![
@@ -669,7 +699,7 @@ fn changes(data: &ReportData) -> String {
             ]
         })
         .collect();
-    out.push_str(&table(
+    table(
         &[
             "table",
             "table is",
@@ -680,8 +710,7 @@ fn changes(data: &ReportData) -> String {
             "#changed",
         ],
         &rows,
-    ));
-    out
+    )
 }
 
 #[cfg(test)]
@@ -781,6 +810,12 @@ mod tests {
                     rows_after: 3,
                     added: 1,
                     ..Default::default()
+                }],
+                exports: vec![crate::ExportChange {
+                    file: s("exports/confact/confact.json"),
+                    status: s("changed"),
+                    bytes_before: Some(7),
+                    bytes_after: Some(5),
                 }],
             }),
             samples: crate::items::example::samples(),
@@ -964,6 +999,13 @@ mod tests {
         assert!(s["graph"].contains("75.0%"));
         assert!(s["evals"].contains("0.250 to 0.750"));
         assert!(s["changes"].contains("Against version 1.0.0"));
+        assert!(
+            s["changes"].contains(
+                "<td>exports/confact/confact.json</td><td>changed</td><td class=\"n\">7</td><td class=\"n\">5</td>"
+            ),
+            "{}",
+            s["changes"]
+        );
         assert!(
             s["overview"]
                 .contains("<tr><td>chunks</td><td class=\"n\">4</td><td class=\"n\">-</td></tr>"),

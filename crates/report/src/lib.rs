@@ -179,6 +179,19 @@ pub struct EvalRow {
 pub struct Changes {
     pub from: Option<String>,
     pub tables: Vec<TableChange>,
+    /// Export files added, removed or changed (unchanged ones are not listed).
+    pub exports: Vec<ExportChange>,
+}
+
+/// One export file that differs from the parent's, compared by sha256.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ExportChange {
+    /// Its path inside the version (`exports/confact/confact.json`).
+    pub file: String,
+    /// `added`, `removed` or `changed`.
+    pub status: String,
+    pub bytes_before: Option<u64>,
+    pub bytes_after: Option<u64>,
 }
 
 /// One table's changes.

@@ -13,7 +13,7 @@ use noisebench_snapshot::{Manifest, PublishedVersion, VersionError};
 
 use crate::aggregate::{GraphFacts, VersionRows, aggregate, eval_rows};
 use crate::items::{ItemRows, sample_items};
-use crate::{Changes, Overview, ReportData, StageFunnel, TableChange};
+use crate::{Changes, ExportChange, Overview, ReportData, StageFunnel, TableChange};
 
 /// Why a version's report data could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -279,6 +279,16 @@ fn changes(version_dir: &Path) -> Result<Option<Changes>, ReadError> {
                 table_status: status(t),
             })
             .collect(),
+        exports: changes
+            .exports
+            .iter()
+            .map(|(file, e)| ExportChange {
+                file: file.clone(),
+                status: e.status.clone(),
+                bytes_before: e.bytes_before,
+                bytes_after: e.bytes_after,
+            })
+            .collect(),
     }))
 }
 
@@ -357,6 +367,10 @@ mod tests {
                     "questions": {"rows_before": 0, "rows_after": 3, "added": ["q1", "q2", "q3"],
                                   "removed": [], "changed": [], "reserialised": false,
                                   "table_added": true, "table_removed": false}
+                },
+                "exports": {
+                    "exports/confact/confact.json": {"status": "added", "sha256_before": null,
+                        "sha256_after": "ab", "bytes_before": null, "bytes_after": 9}
                 }
             })
             .to_string(),
@@ -399,6 +413,15 @@ mod tests {
 
         let changes = data.changes.as_ref().unwrap();
         assert_eq!(changes.from.as_deref(), Some("1.0.0"));
+        assert_eq!(
+            changes.exports,
+            vec![crate::ExportChange {
+                file: "exports/confact/confact.json".into(),
+                status: "added".into(),
+                bytes_before: None,
+                bytes_after: Some(9),
+            }]
+        );
         let claims = &changes.tables[0];
         assert_eq!(claims.table, "claims");
         assert_eq!(
