@@ -42,7 +42,7 @@ pub(crate) fn prompt_tokens_with_margin(messages: &[Message]) -> u64 {
 
 /// Tokens of a text by the cl100k estimate the engine uses for limits and budgets: what a task
 /// uses to say how long its answer is ([`Task::answer_tokens`]) and a stage to size what it
-/// sends ([`crate::Llm::context_budget`]).
+/// sends ([`crate::Llm::input_room`]).
 pub fn count_tokens(text: &str) -> u64 {
     tiktoken_rs::cl100k_base_singleton()
         .encode_ordinary(text)

@@ -63,7 +63,7 @@ impl SplitsConfig {
 }
 
 /// The question's position in [0, 1) under the seed: the first 8 bytes of
-/// sha256("<seed>:<question id>") over 2^64.
+/// `sha256("<seed>:<question id>")` over 2^64.
 pub fn position(seed: u64, question_id: &str) -> f64 {
     let digest = Sha256::digest(format!("{seed}:{question_id}").as_bytes());
     let mut first = [0u8; 8];

@@ -5,8 +5,8 @@
 //!
 //! | task | rule |
 //! |---|---|
-//! | `qa_single` | "<entity_1> <relation> what, according to <context>?" answered by entity_2, where the context names the report (company and filing year, country, grantee, else its title). Declined (empty strings) when the answer is in the question. |
-//! | `qa_multi` | Answer C (the last fact's far end), the pivot B described through A: chain "<A> <r1> something that <r2> what?"; star "The entity that <r1> <A> also <r2> what?"; inverted star "What <r2> the same thing that <A> <r1>?", with the same context. Declined when B is not distinctive, the facts share one chunk, or the answer or B appears in the question. |
+//! | `qa_single` | `"<entity_1> <relation> what, according to <context>?"` answered by entity_2, where the context names the report (company and filing year, country, grantee, else its title). Declined (empty strings) when the answer is in the question. |
+//! | `qa_multi` | Answer C (the last fact's far end), the pivot B described through A: chain `"<A> <r1> something that <r2> what?"`; star `"The entity that <r1> <A> also <r2> what?"`; inverted star `"What <r2> the same thing that <A> <r1>?"`, with the same context. Declined when B is not distinctive, the facts share one chunk, or the answer or B appears in the question. |
 //! | `qa_judge` | Clarity: 5 minus 1 for each of: no final "?", under 4 words, over 18 words, over 24 words, a doubled word, template brackets, and more than one placeholder ("something", "the entity that", "the same thing"). Correctness: 5 when the answer is in a source sentence or passage, else by the share of its words found there (4 >= 0.75, 3 >= 0.5, 2 > 0, else 1); 1 when the answer is in the question. Reasonableness (multi-hop): 5 with at least two distinct source sentences, else 2. |
 
 use std::collections::{BTreeMap, BTreeSet};

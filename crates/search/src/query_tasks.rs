@@ -9,7 +9,7 @@
 //! | task | rule |
 //! |---|---|
 //! | `keywords` | RAKE: candidate phrases are runs of words between stopwords and punctuation (at most 4 words); a word scores degree/frequency; a phrase scores the sum of its words; the top `max_keywords` phrases by score (ties: earlier first), deduplicated case-insensitively. |
-//! | `claim_to_question` | Strip a leading "Says"/"<speaker> says (that)". If an auxiliary verb (is, was, has, can, will...) follows a subject of 1-8 words, move it to the front ("X is Y" -> "Is X Y?"); else "Is it true that <claim>?". |
+//! | `claim_to_question` | Strip a leading "Says"/`"<speaker> says (that)"`. If an auxiliary verb (is, was, has, can, will...) follows a subject of 1-8 words, move it to the front ("X is Y" -> "Is X Y?"); else `"Is it true that <claim>?"`. |
 //! | `exam_verdict` | See [`noisebench_core::vocab::exam::offline_reply`]: no document, undecided (the drafts never have one). |
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -1,6 +1,6 @@
 //! Versioned, immutable snapshots of a dataset's tables.
 //!
-//! [`publish`] copies the chosen tables into `snapshots/<dataset>/<version>/data/<table>.parquet`
+//! [`publish()`] copies the chosen tables into `snapshots/<dataset>/<version>/data/<table>.parquet`
 //! with a `manifest.json` (per-file sha256, rows, bytes, schema fingerprint; pipeline, configuration
 //! hash, code version, creation time, parent), a Hugging Face dataset card (`README.md`) and the
 //! changes against the parent (`CHANGES.md`, `changes.json`). The version is bumped from the diff the
@@ -16,7 +16,7 @@
 //! a question (`questions`, the perturbations) cut by `question_splits` into
 //! `data/<table>/<split>.parquet`, so Hugging Face `datasets` offers real `test`/`train` splits;
 //! both are hashed in the manifest.
-//! [`verify`] rechecks hashes, sizes, row counts and schemas (and the exports', split files' and
+//! [`verify()`] rechecks hashes, sizes, row counts and schemas (and the exports', split files' and
 //! `croissant.json`'s hashes); [`diff`] compares two versions. [`PublishedVersion`] reads a
 //! version's tables typed (`PublishedVersion::open(path)?.read::<Question>()`), finding each
 //! by kind, for every command that reads a published version.

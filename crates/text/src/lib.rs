@@ -1,6 +1,6 @@
 //! noisebench's shared text functions, below every stage crate: exact cl100k token counts
-//! ([`TokenCounter`]), words and normalisation for containment and overlap checks ([`words`]),
-//! an English stopword list ([`stopwords`]), a rule sentence splitter ([`sentences`]) and the
+//! ([`TokenCounter`]), words and normalisation for containment and overlap checks ([`words()`]),
+//! an English stopword list ([`stopwords`]), a rule sentence splitter ([`sentences()`]) and the
 //! refutation/confirmation cue lexicon of the offline exam and stance rules ([`cues`]).
 //!
 //! Stage crates never depend on each other, so what two of them (or a stage and an offline LLM
