@@ -105,27 +105,17 @@ impl Endpoint {
 /// A checkout with the demo pipeline pointed at `url` (retries off, schema-constrained output).
 fn checkout(url: &str) -> tempfile::TempDir {
     let dir = noisebench_testkit::checkout();
-    let demo = std::fs::read_to_string(dir.path().join("pipelines/demo.toml")).unwrap();
+    // The fake's fixed keywords and question are not about the claims; faults are tested here.
     let llm = format!(
-        r#"[llm]
-backend = "openai"
-model = "fake"
-cache = {{ dir = "{cache}" }}
-embeddings = {{ backend = "hashed" }}
-# The fake's fixed keywords and question are not about the claims; faults are tested here.
-sense_checks = false
-[llm.models.fake]
-name = "fake-model"
-endpoints = [{{ name = "local", url = "{url}" }}]
-json_schema = true
-send_task = true
-max_concurrency = 4
-max_retries = 0
-"#,
-        cache = dir.path().join("work/cache").display(),
+        "cache = {{ dir = \"{}\" }}\nsense_checks = false",
+        dir.path().join("work/cache").display()
     );
-    let mut faulty = demo.replacen("[llm]\nbackend = \"offline\"\n", &llm, 1);
-    assert_ne!(faulty, demo, "the demo's [llm] table has moved");
+    let mut faulty = reliability_common::demo_at_endpoint(
+        dir.path(),
+        url,
+        &llm,
+        "max_concurrency = 4\nmax_retries = 0",
+    );
     // The fake extracts no triplets, so `triplets` writes nothing from its chunks, and its gate
     // would stop the build there: the report track is not what these tests are about.
     faulty.push_str("\n[gates]\nallow_degraded = true\n");

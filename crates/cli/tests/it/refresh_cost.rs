@@ -13,6 +13,8 @@
 //! demo's), or with fixed valid answers that differ when the input holds the edit's mark (exam
 //! and stance votes, judge scores).
 
+use crate::reliability_common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::Path;
@@ -225,26 +227,17 @@ fn report(sections: &[usize], edited: &BTreeSet<usize>) -> String {
 /// A checkout of the demo with the generated report, `[llm]` pointed at `url`.
 fn checkout(url: &str) -> tempfile::TempDir {
     let dir = noisebench_testkit::checkout();
-    let demo = std::fs::read_to_string(dir.path().join("pipelines/demo.toml")).unwrap();
-    let llm = format!(
-        r#"[llm]
-backend = "openai"
-model = "fake"
-cache = {{ dir = "{cache}" }}
-embeddings = {{ backend = "hashed" }}
-[llm.models.fake]
-name = "fake-model"
-endpoints = [{{ name = "local", url = "{url}" }}]
-json_schema = true
-send_task = true
-max_concurrency = 8
-max_retries = 0
-"#,
-        cache = dir.path().join("work/cache").display(),
+    let cache = format!(
+        "cache = {{ dir = \"{}\" }}",
+        dir.path().join("work/cache").display()
     );
-    let pointed = demo.replacen("[llm]\nbackend = \"offline\"\n", &llm, 1);
-    assert_ne!(pointed, demo, "the demo's [llm] table has moved");
-    let pointed = pointed.replace("fixtures/reddit/posts.ndjson.zst", DUMP);
+    let pointed = reliability_common::demo_at_endpoint(
+        dir.path(),
+        url,
+        &cache,
+        "max_concurrency = 8\nmax_retries = 0",
+    )
+    .replace("fixtures/reddit/posts.ndjson.zst", DUMP);
     std::fs::write(dir.path().join("pipelines/demo.toml"), pointed).unwrap();
     dir
 }

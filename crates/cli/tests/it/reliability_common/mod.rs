@@ -190,28 +190,16 @@ pub fn point_at(root: &Path, url: &str, model: &str) {
     } else {
         format!("max_concurrency = {CONCURRENCY}")
     };
-    let path = root.join("pipelines/demo.toml");
-    let demo = std::fs::read_to_string(&path).unwrap();
-    let llm = format!(
-        r#"[llm]
-backend = "openai"
-model = "fake"
-cache = {{ dir = "work/cache" }}
-embeddings = {{ backend = "hashed" }}
-[llm.models.fake]
-name = "fake-model"
-endpoints = [{{ name = "local", url = "{url}" }}]
-json_schema = true
-send_task = true
-{concurrency}
-{model}
-"#
+    let mut pointed = demo_at_endpoint(
+        root,
+        url,
+        "cache = { dir = \"work/cache\" }",
+        &format!("{concurrency}\n{model}"),
     );
-    let mut pointed = demo.replacen("[llm]\nbackend = \"offline\"\n", &llm, 1);
-    assert_ne!(pointed, demo, "the demo's [llm] table has moved");
     // The fake declines multi-hop questions (a counted drop): most of what `questions` reads,
     // more than its gate allows by default.
     pointed.push_str("\n[stages.questions.gate]\nmax_drop_share = 0.9\n");
+    let path = root.join("pipelines/demo.toml");
     std::fs::write(path, pointed).unwrap();
 }
 
@@ -309,4 +297,28 @@ pub fn count_from_env(var: &str, default: usize) -> usize {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
+}
+
+/// The text of the demo pipeline in `root` with its offline `[llm]` table replaced by an OpenAI
+/// backend whose one model (`fake`, schema-constrained, sending its task's name) is served at
+/// `url`; `llm` is more lines of the `[llm]` table (its cache), `model` of the model's.
+pub fn demo_at_endpoint(root: &Path, url: &str, llm: &str, model: &str) -> String {
+    let demo = std::fs::read_to_string(root.join("pipelines/demo.toml")).unwrap();
+    let table = format!(
+        r#"[llm]
+backend = "openai"
+model = "fake"
+embeddings = {{ backend = "hashed" }}
+{llm}
+[llm.models.fake]
+name = "fake-model"
+endpoints = [{{ name = "local", url = "{url}" }}]
+json_schema = true
+send_task = true
+{model}
+"#
+    );
+    let pointed = demo.replacen("[llm]\nbackend = \"offline\"\n", &table, 1);
+    assert_ne!(pointed, demo, "the demo's [llm] table has moved");
+    pointed
 }
