@@ -62,10 +62,11 @@ eval snapshot="snapshots/demo" *args="":
 fmt:
     cargo fmt --all
 
-# The checks CI runs besides the tests.
+# The checks CI runs besides the tests: format, clippy, and the crate docs with no broken link.
 lint:
     cargo fmt --all -- --check
     cargo clippy --workspace --all-targets -- -D warnings
+    RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 
 # Recheck the latest demo snapshot.
 verify dataset="demo":

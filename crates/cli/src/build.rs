@@ -26,7 +26,7 @@ pub struct Built {
     pub withheld: Option<String>,
     /// Every gate and table check of the run and before publishing.
     pub checks: Vec<CheckResult>,
-    /// [`report_track_line`]: the report track produced nothing.
+    /// The line saying the report track produced nothing (`report_track_line`).
     pub report_track: Option<String>,
 }
 

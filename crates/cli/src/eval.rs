@@ -53,7 +53,7 @@ pub struct EvalRequest {
 pub struct EvalRun {
     pub evaluation: Evaluation,
     pub dir: PathBuf,
-    /// What was loaded and set aside ([`load_summary`]), printed before the results.
+    /// What was loaded and set aside (`load_summary`), printed before the results.
     pub loaded: String,
     /// Items left unanswered for a transient cause (budget, network): a rerun resumes them.
     pub unfinished: usize,

@@ -1,4 +1,7 @@
 //! `noisebench`: build, inspect and verify noisy-retrieval benchmark snapshots.
+// The commands' doc comments are their `--help` text, written for a terminal: `[llm]` is a
+// configuration table and `<model>` a placeholder there, not a link or an HTML tag.
+#![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 
 use std::path::PathBuf;
 use std::sync::Arc;

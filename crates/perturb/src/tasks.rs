@@ -341,9 +341,9 @@ impl Task for BackTranslate {
 
     /// The back-translation must come back in the passage's language (English, or whatever
     /// the passage itself reads as): `wrong_language`, the stage's own rule
-    /// ([`crate::document::translation_rejection`]) applied to the model's answer so that it
+    /// (`document::translation_rejection`) applied to the model's answer so that it
     /// counts against the model; and keep the passage's length and words
-    /// ([`TRANSLATION_FIDELITY`]: `length_changed`, `meaning_lost`), whatever its length (a
+    /// (`TRANSLATION_FIDELITY`: `length_changed`, `meaning_lost`), whatever its length (a
     /// text too short for the language check is still judged). An empty text stays the
     /// stage's counted drop.
     fn sense(input: &BackTranslateInput, o: &BackTranslation) -> Result<(), Senseless> {

@@ -105,7 +105,7 @@ pub struct ReportData {
     pub evals: Vec<EvalRow>,
     /// The changes against the parent (`changes.json`); `None` when the version has none.
     pub changes: Option<Changes>,
-    /// Sampled items shown end to end ([`sample_items`]).
+    /// Sampled items shown end to end (`items::sample_items`).
     pub samples: Samples,
 }
 

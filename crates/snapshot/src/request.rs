@@ -1,4 +1,4 @@
-//! What a caller asks [`crate::publish`] to publish: the tables, exports, run summary,
+//! What a caller asks [`crate::publish()`] to publish: the tables, exports, run summary,
 //! provenance and checks. A leaf module, so the card and the Croissant file, which render a
 //! request, and `publish`, which calls them, do not import each other.
 

@@ -112,7 +112,7 @@ impl<'a> GraphIndex<'a> {
         self.edges.len()
     }
 
-    /// The edge a [`Group`](super::Group) names by index.
+    /// The edge a `Group` names by index.
     pub fn edge(&self, index: u32) -> &'a GraphEdge {
         self.edges[index as usize]
     }

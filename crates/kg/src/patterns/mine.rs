@@ -173,21 +173,21 @@ fn each_group(
     }
 }
 
-/// Chains (see [`each_chain`]), collected.
+/// Chains (see `each_chain`), collected.
 pub fn chains(index: &GraphIndex, min: usize, max: usize) -> Vec<Group> {
     let mut out = Vec::new();
     each_chain(index, min, max, |g| out.push(g));
     out
 }
 
-/// Stars (see [`each_star`]), collected.
+/// Stars (see `each_star`), collected.
 pub fn stars(index: &GraphIndex, min: usize, max: usize, leaves: usize) -> Vec<Group> {
     let mut out = Vec::new();
     each_star(index, min, max, leaves, |g| out.push(g));
     out
 }
 
-/// Inverted stars (see [`each_inverted_star`]), collected.
+/// Inverted stars (see `each_inverted_star`), collected.
 pub fn inverted_stars(index: &GraphIndex) -> Vec<Group> {
     let mut out = Vec::new();
     each_inverted_star(index, |g| out.push(g));

@@ -81,7 +81,7 @@ impl Task for Triplets {
     type Output = TripletsOutput;
 
     /// Only what makes the whole answer unusable: more triplets than
-    /// [`MAX_TARGET_MULTIPLE`] times the target (plus slack) is a runaway answer; none is a
+    /// `MAX_TARGET_MULTIPLE` times the target (plus slack) is a runaway answer; none is a
     /// valid answer. A bad triplet is the stage's counted drop.
     fn bounds(input: &TripletsInput) -> Vec<ItemBounds> {
         vec![ItemBounds {
