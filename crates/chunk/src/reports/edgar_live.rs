@@ -521,20 +521,37 @@ fn is_boundary(text: &str) -> bool {
     re.is_match(text.trim())
 }
 
-/// The unnumbered executive-officers section many filings print after item 4, before Part II
-/// (Regulation S-K lets item 401(b)'s officers sit in Part I): "ITEM X. INFORMATION ABOUT OUR
-/// EXECUTIVE OFFICERS", "Information about our Executive Officers", "Executive officers of the
-/// registrant". It ends item 4 only: item 1 may hold the same heading as a part of it (Amazon).
-fn is_officers_heading(text: &str) -> bool {
-    static RE: OnceLock<Regex> = OnceLock::new();
-    // Invariant: constant pattern.
-    let re = RE.get_or_init(|| {
-        Regex::new(
-            r"(?i)^(item\s+x\s*[.:\-–—]?\s*)?(information\s+(about|regarding|concerning|on)\s+(our\s+|the\s+)?executive\s+officers(\s+of\s+the\s+(registrant|company))?|executive\s+officers\s+of\s+(the\s+)?(registrant|company))\s*[.:]?\s*(\([^()]{0,60}\))?$",
-        )
-        .expect("constant pattern")
+/// The item whose end an unnumbered section's heading marks, when it follows that item: many
+/// filings print their executive officers after item 4, before Part II (Regulation S-K lets item
+/// 401(b)'s officers sit in Part I: "ITEM X. INFORMATION ABOUT OUR EXECUTIVE OFFICERS",
+/// "Executive officers of the registrant"), and their exhibit index or financial statements
+/// (the F-pages Item 8 points to) after item 16 ("Index to Exhibits", "INDEX TO FINANCIAL
+/// STATEMENTS"), headed but unnumbered. Only that item ends there: item 1 may hold the officers'
+/// heading as a part of it (Amazon), and item 8 its own index to the financial statements.
+fn unnumbered_after(text: &str) -> Option<&'static str> {
+    static RES: OnceLock<[(Regex, &'static str); 2]> = OnceLock::new();
+    // Invariant: constant patterns.
+    let res = RES.get_or_init(|| {
+        let re = |pattern: &str| Regex::new(pattern).expect("constant pattern");
+        [
+            (
+                re(
+                    r"(?i)^(item\s+x\s*[.:\-–—]?\s*)?(information\s+(about|regarding|concerning|on)\s+(our\s+|the\s+)?executive\s+officers(\s+of\s+the\s+(registrant|company))?|executive\s+officers\s+of\s+(the\s+)?(registrant|company))\s*[.:]?\s*(\([^()]{0,60}\))?$",
+                ),
+                "4",
+            ),
+            (
+                re(
+                    r"(?i)^(index\s+to\s+exhibits|exhibit\s+index|index\s+to\s+(the\s+)?(consolidated\s+)?financial\s+statements(\s+and\s+(financial\s+statement\s+)?schedules?)?)\s*[.:]?$",
+                ),
+                "16",
+            ),
+        ]
     });
-    re.is_match(text.trim())
+    let text = text.trim();
+    res.iter()
+        .find(|(re, _)| re.is_match(text))
+        .map(|(_, item)| *item)
 }
 
 /// Page furniture between the items: page numbers and "Table of Contents" back-links.
@@ -580,9 +597,10 @@ fn text_len(block: &Block) -> usize {
 /// Cut the `items` (configured names) from a filing's HTML, in the order asked, each starting with
 /// its heading as a level-2 heading. Every occurrence of an item's heading is a candidate (the
 /// table of contents names each item too); the one with the most text before the next item or
-/// part heading wins, the last on a tie. Item 4 also ends at an unnumbered executive-officers
-/// section, which follows it as a level-2 section of its own (so its words are kept, not counted
-/// as item 4's).
+/// part heading wins, the last on a tie. Items 4 and 16 also end at the unnumbered sections that
+/// follow them (`unnumbered_after`: the executive officers; the exhibit index and the financial
+/// statements), each kept as a level-2 section of its own after the item, so their words reach
+/// chunks under their own heading, not the item's.
 pub fn filing_items(html: &str, items: &[String]) -> FilingItems {
     let page = html_blocks(html);
     let blocks = page.blocks;
@@ -596,9 +614,9 @@ pub fn filing_items(html: &str, items: &[String]) -> FilingItems {
         .zip(&keys)
         .map(|(l, k)| k.is_some() || l.as_deref().is_some_and(is_boundary))
         .collect();
-    let officers: Vec<bool> = lines
+    let unnumbered: Vec<Option<&str>> = lines
         .iter()
-        .map(|l| l.as_deref().is_some_and(is_officers_heading))
+        .map(|l| l.as_deref().and_then(unnumbered_after))
         .collect();
     // What an item (or section) keeps of the blocks under its heading.
     let body = |from: usize, to: usize| {
@@ -614,7 +632,7 @@ pub fn filing_items(html: &str, items: &[String]) -> FilingItems {
             missing.push(name.clone());
             continue;
         };
-        let ends_at_officers = want == "4";
+        let followed = |j: usize| unnumbered[j] == Some(want.as_str());
         let mut best: Option<(usize, usize, usize)> = None;
         for (i, key) in keys.iter().enumerate() {
             if key.as_deref() != Some(want.as_str()) {
@@ -622,35 +640,35 @@ pub fn filing_items(html: &str, items: &[String]) -> FilingItems {
             }
             // A page header repeating the item's own heading does not end it.
             let end = (i + 1..blocks.len())
-                .find(|&j| {
-                    (stops[j] && keys[j].as_deref() != Some(want.as_str()))
-                        || (ends_at_officers && officers[j])
-                })
+                .find(|&j| (stops[j] && keys[j].as_deref() != Some(want.as_str())) || followed(j))
                 .unwrap_or(blocks.len());
             let size: usize = blocks[i + 1..end].iter().map(text_len).sum();
             if best.is_none_or(|(_, _, s)| size >= s) {
                 best = Some((i, end, size));
             }
         }
-        let officers_follow = |end: usize| ends_at_officers && end < blocks.len() && officers[end];
+        let sections_follow = |end: usize| end < blocks.len() && followed(end);
         match best {
             // "Item 4. Mine Safety Disclosures. Not applicable." may be all on its heading line.
-            Some((start, end, size)) if size > 0 || officers_follow(end) => {
+            Some((start, end, size)) if size > 0 || sections_follow(end) => {
                 let heading = lines[start].clone().unwrap_or_default();
                 out.push(Block::Heading {
                     level: 2,
                     text: heading,
                 });
                 out.extend(body(start + 1, end).cloned());
-                if officers_follow(end) {
-                    let to = (end + 1..blocks.len())
-                        .find(|&j| stops[j])
+                // The unnumbered sections after it, each to the next stop or the next of them.
+                let mut at = end;
+                while sections_follow(at) {
+                    let to = (at + 1..blocks.len())
+                        .find(|&j| stops[j] || followed(j))
                         .unwrap_or(blocks.len());
                     out.push(Block::Heading {
                         level: 2,
-                        text: lines[end].clone().unwrap_or_default(),
+                        text: lines[at].clone().unwrap_or_default(),
                     });
-                    out.extend(body(end + 1, to).cloned());
+                    out.extend(body(at + 1, to).cloned());
+                    at = to;
                 }
             }
             _ => missing.push(name.clone()),

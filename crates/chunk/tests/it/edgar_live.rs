@@ -697,9 +697,10 @@ fn a_real_submissions_index_parses() {
 }
 
 /// Item 4 ends where the unnumbered executive-officers section starts, and that section follows
-/// it as a section of its own; item 1 keeps the same heading inside it (Amazon's layout).
+/// it as a section of its own; item 1 keeps the same heading inside it (Amazon's layout). Item 16
+/// ends likewise at the financial statements and exhibit index printed after it.
 #[test]
-fn item_4_ends_at_the_officers_section_which_follows_as_its_own() {
+fn items_4_and_16_end_at_the_unnumbered_sections_that_follow_as_their_own() {
     let page = r##"<p>Item 1. Business</p><p>We sell books.</p>
 <p>Information About Our Executive Officers</p><p>Ann Lee is our chief executive.</p>
 <p>Item 3. Legal Proceedings</p><p>None.</p>
@@ -731,6 +732,29 @@ fn item_4_ends_at_the_officers_section_which_follows_as_its_own() {
             "p:Bo Chen, 58, treasurer.",
             "h2:Item 5. Market",
             "p:Listed on the NYSE.",
+        ]
+    );
+    // Item 16 ends at the financial statements and the exhibit index printed after it, each a
+    // section of its own up to the signatures; item 8 keeps its own index.
+    let back = filing_items(
+        "<p>Item 8. Financial Statements</p><p>Index to Financial Statements</p>\
+         <p>See the F-pages.</p><p>Item 16. Form 10-K Summary</p><p>None.</p>\
+         <p>INDEX TO FINANCIAL STATEMENTS</p><p>Net income rose.</p>\
+         <p>Exhibit Index</p><p>3.1 Bylaws</p><p>SIGNATURES</p><p>Jane Roe</p>",
+        &["8".into(), "16".into()],
+    );
+    assert_eq!(
+        texts(&back.blocks),
+        vec![
+            "h2:Item 8. Financial Statements",
+            "p:Index to Financial Statements",
+            "p:See the F-pages.",
+            "h2:Item 16. Form 10-K Summary",
+            "p:None.",
+            "h2:INDEX TO FINANCIAL STATEMENTS",
+            "p:Net income rose.",
+            "h2:Exhibit Index",
+            "p:3.1 Bylaws",
         ]
     );
     // An item 4 whose answer is on its heading line still brings the officers along.
