@@ -116,6 +116,14 @@ test-slurm:
     scripts/slurm/smoke.sh
     cargo test -p noisebench-cli --test it slurm:: -- --ignored --nocapture
 
+# edgartools' item cutting scored on the real 10-Ks' golden item sentences, beside ours (the
+# golden test). Installs edgartools in target/edgartools-venv; reads only the saved filings.
+items-vs-edgartools:
+    cargo test --quiet -p noisebench-chunk --test it fixtures::real::golden -- --nocapture
+    python3 -m venv target/edgartools-venv
+    target/edgartools-venv/bin/pip install --quiet edgartools==5.62.1 zstandard
+    target/edgartools-venv/bin/python scripts/items-vs-edgartools.py .
+
 # Fidelity on the real-input corpus (fixtures/real/): per 10-K filing, the share of the words a
 # browser renders that reach chunks, characters of hidden content in chunks, tables lost and the
 # share of non-empty table cells (docs/real-inputs-reports.md); then the fact-check pages' golden
