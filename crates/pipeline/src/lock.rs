@@ -13,11 +13,11 @@
 //! reliable), or a lock readers need (a reader sees whole files only: see [`crate::atomic`]).
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 /// The lock file's name in a locked folder.
@@ -38,14 +38,38 @@ pub enum LockError {
 
 thread_local! {
     /// Locks this thread holds, by lock file path: taken again, they are shared, not re-locked.
-    static HELD: RefCell<BTreeMap<PathBuf, Weak<File>>> = const { RefCell::new(BTreeMap::new()) };
+    static HELD: RefCell<BTreeMap<PathBuf, Weak<LockFile>>> = const { RefCell::new(BTreeMap::new()) };
+}
+
+/// Lock files some thread of this process holds.
+static HELD_HERE: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
+
+/// How long a lock whose note names this process, and that no thread of it holds, is waited for:
+/// a child process holds a copy of every descriptor from its fork until its exec closes them, so
+/// a lock let go while another thread starts a process is held by that child for a moment.
+const CHILD_COPY_GRACE: Duration = Duration::from_secs(5);
+
+/// The open, locked file; the lock goes when the last guard drops it.
+#[derive(Debug)]
+struct LockFile {
+    path: PathBuf,
+    _file: File,
+}
+
+impl Drop for LockFile {
+    fn drop(&mut self) {
+        HELD_HERE
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.path);
+    }
 }
 
 /// A held lock; released when the last guard for it on this thread is dropped.
 #[derive(Debug)]
 pub struct FolderLock {
     path: PathBuf,
-    _file: Arc<File>,
+    _file: Arc<LockFile>,
 }
 
 impl FolderLock {
@@ -80,7 +104,8 @@ impl FolderLock {
             .truncate(false)
             .open(&path)
             .map_err(io)?;
-        let deadline = Instant::now() + wait;
+        let mut deadline = Instant::now() + wait;
+        let mut graced = false;
         loop {
             match file.try_lock() {
                 Ok(()) => break,
@@ -88,15 +113,18 @@ impl FolderLock {
                     std::thread::sleep(Duration::from_millis(50));
                 }
                 Err(TryLockError::WouldBlock) => {
-                    let mut holder = String::new();
-                    let _ = file.read_to_string(&mut holder);
-                    let holder = holder.trim();
+                    let holder = holder_of(&mut file);
+                    if !graced && held_by_a_child_of_ours(&holder, &path) {
+                        graced = true;
+                        deadline = Instant::now() + CHILD_COPY_GRACE;
+                        continue;
+                    }
                     return Err(LockError::Held {
                         path: path.clone(),
                         holder: if holder.is_empty() {
                             "holder unknown".into()
                         } else {
-                            holder.into()
+                            holder
                         },
                     });
                 }
@@ -109,12 +137,38 @@ impl FolderLock {
             .and_then(|()| file.rewind())
             .and_then(|()| file.write_all(note.as_bytes()))
             .map_err(io)?;
-        let file = Arc::new(file);
+        HELD_HERE
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(path.clone());
+        let file = Arc::new(LockFile {
+            path: path.clone(),
+            _file: file,
+        });
         HELD.with(|h| {
             h.borrow_mut().insert(path.clone(), Arc::downgrade(&file));
         });
         Ok(FolderLock { path, _file: file })
     }
+}
+
+/// The holder's note in the lock file (empty when it wrote none).
+fn holder_of(file: &mut File) -> String {
+    let mut holder = String::new();
+    let _ = file
+        .rewind()
+        .and_then(|()| file.read_to_string(&mut holder));
+    holder.trim().to_string()
+}
+
+/// The note names this process, yet no thread of it holds the lock: the holder is a copy of the
+/// descriptor in a child process being started (see [`CHILD_COPY_GRACE`]).
+fn held_by_a_child_of_ours(holder: &str, path: &Path) -> bool {
+    holder.starts_with(&format!("pid {} ", std::process::id()))
+        && !HELD_HERE
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(path)
 }
 
 /// `pid 4242 since unix time 1795000000: noisebench build-snapshot demo`.
@@ -182,6 +236,31 @@ mod tests {
         std::thread::sleep(Duration::from_millis(200));
         drop(held);
         assert!(waiter.join().unwrap());
+    }
+
+    /// A child process handed a copy of the lock's descriptor (as every child holds one between
+    /// its fork and its exec) holds the lock after this process lets go: taking it again waits
+    /// the copy out rather than refusing with this process named as the holder.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_copy_held_by_a_child_of_ours_is_waited_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let held = FolderLock::acquire(dir.path()).unwrap();
+        let copy = held._file._file.try_clone().unwrap();
+        let Ok(mut child) = std::process::Command::new("sleep")
+            .arg("0.5")
+            .stdin(std::process::Stdio::from(copy))
+            .spawn()
+        else {
+            return; // no sleep(1)
+        };
+        drop(held);
+        let path = dir.path().to_path_buf();
+        let taken = std::thread::spawn(move || FolderLock::acquire(&path).map(|_| ()))
+            .join()
+            .unwrap();
+        child.wait().unwrap();
+        taken.unwrap();
     }
 
     #[cfg(target_os = "linux")]
