@@ -12,12 +12,12 @@
 //! What this is not: a lock across machines (advisory locks on network file systems are not
 //! reliable), or a lock readers need (a reader sees whole files only: see [`crate::atomic`]).
 
-use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
 /// The lock file's name in a locked folder.
@@ -36,40 +36,28 @@ pub enum LockError {
     },
 }
 
-thread_local! {
-    /// Locks this thread holds, by lock file path: taken again, they are shared, not re-locked.
-    static HELD: RefCell<BTreeMap<PathBuf, Weak<LockFile>>> = const { RefCell::new(BTreeMap::new()) };
-}
-
-/// Lock files some thread of this process holds.
-static HELD_HERE: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
+/// Locks the threads of this process hold, by lock file path, with the thread that took each:
+/// that thread taking it again shares it, and a lock held by none of them that still names this
+/// process as its holder is held by a child of ours (see [`CHILD_COPY_GRACE`]).
+static HELD: Mutex<BTreeMap<PathBuf, (ThreadId, Weak<File>)>> = Mutex::new(BTreeMap::new());
 
 /// How long a lock whose note names this process, and that no thread of it holds, is waited for:
 /// a child process holds a copy of every descriptor from its fork until its exec closes them, so
 /// a lock let go while another thread starts a process is held by that child for a moment.
 const CHILD_COPY_GRACE: Duration = Duration::from_secs(5);
 
-/// The open, locked file; the lock goes when the last guard drops it.
-#[derive(Debug)]
-struct LockFile {
-    path: PathBuf,
-    _file: File,
-}
-
-impl Drop for LockFile {
-    fn drop(&mut self) {
-        HELD_HERE
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&self.path);
-    }
+/// The thread of this process holding the lock file `path`, and its file, if one does.
+fn held_here(path: &Path) -> Option<(ThreadId, Arc<File>)> {
+    let held = HELD.lock().unwrap_or_else(PoisonError::into_inner);
+    let (thread, file) = held.get(path)?;
+    Some((*thread, file.upgrade()?))
 }
 
 /// A held lock; released when the last guard for it on this thread is dropped.
 #[derive(Debug)]
 pub struct FolderLock {
     path: PathBuf,
-    _file: Arc<LockFile>,
+    _file: Arc<File>,
 }
 
 impl FolderLock {
@@ -86,7 +74,9 @@ impl FolderLock {
     /// Take the lock on `dir`, waiting up to `wait` for its holder to let go.
     pub fn acquire_within(dir: &Path, wait: Duration) -> Result<FolderLock, LockError> {
         let path = dir.join(LOCK_FILE);
-        if let Some(file) = HELD.with(|h| h.borrow().get(&path).and_then(|w| w.upgrade())) {
+        if let Some((thread, file)) = held_here(&path)
+            && thread == std::thread::current().id()
+        {
             return Ok(FolderLock { path, _file: file });
         }
         let io = |source| LockError::Io {
@@ -137,17 +127,11 @@ impl FolderLock {
             .and_then(|()| file.rewind())
             .and_then(|()| file.write_all(note.as_bytes()))
             .map_err(io)?;
-        HELD_HERE
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(path.clone());
-        let file = Arc::new(LockFile {
-            path: path.clone(),
-            _file: file,
-        });
-        HELD.with(|h| {
-            h.borrow_mut().insert(path.clone(), Arc::downgrade(&file));
-        });
+        let file = Arc::new(file);
+        HELD.lock().unwrap_or_else(PoisonError::into_inner).insert(
+            path.clone(),
+            (std::thread::current().id(), Arc::downgrade(&file)),
+        );
         Ok(FolderLock { path, _file: file })
     }
 }
@@ -164,11 +148,7 @@ fn holder_of(file: &mut File) -> String {
 /// The note names this process, yet no thread of it holds the lock: the holder is a copy of the
 /// descriptor in a child process being started (see [`CHILD_COPY_GRACE`]).
 fn held_by_a_child_of_ours(holder: &str, path: &Path) -> bool {
-    holder.starts_with(&format!("pid {} ", std::process::id()))
-        && !HELD_HERE
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .contains(path)
+    holder.starts_with(&format!("pid {} ", std::process::id())) && held_here(path).is_none()
 }
 
 /// `pid 4242 since unix time 1795000000: noisebench build-snapshot demo`.
@@ -246,7 +226,7 @@ mod tests {
     fn a_copy_held_by_a_child_of_ours_is_waited_out() {
         let dir = tempfile::tempdir().unwrap();
         let held = FolderLock::acquire(dir.path()).unwrap();
-        let copy = held._file._file.try_clone().unwrap();
+        let copy = held._file.try_clone().unwrap();
         let Ok(mut child) = std::process::Command::new("sleep")
             .arg("0.5")
             .stdin(std::process::Stdio::from(copy))
