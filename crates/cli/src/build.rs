@@ -56,6 +56,9 @@ pub struct LlmTotals {
     /// Tokens of calls sent (cache hits excluded).
     pub tokens_in: u64,
     pub tokens_out: u64,
+    /// Of `tokens_in`, those the provider served from its prompt cache (priced at the model's
+    /// `cached_input_per_million`).
+    pub tokens_cached: u64,
     pub cost_usd: f64,
     /// Calls per `backend:model`.
     pub models: BTreeMap<String, u64>,
@@ -113,6 +116,7 @@ impl LlmTotals {
             if !c.cache_hit {
                 t.tokens_in += c.tokens_in.max(0) as u64;
                 t.tokens_out += c.tokens_out.max(0) as u64;
+                t.tokens_cached += c.tokens_cached.max(0) as u64;
             }
             t.cost_usd += c.cost_usd.unwrap_or(0.0);
             let model = if c.model.is_empty() {
@@ -185,11 +189,12 @@ impl LlmTotals {
 
     fn render_calls(&self) -> String {
         format!(
-            "LLM calls of the stages' last runs: {} ({} cache hits, {} failed), {} tokens in, {} out sent (cache hits not counted), estimated {:.4} USD",
+            "LLM calls of the stages' last runs: {} ({} cache hits, {} failed), {} tokens in ({} of them from the provider's prompt cache), {} out sent (cache hits not counted), estimated {:.4} USD",
             self.calls,
             self.cache_hits,
             self.failures,
             self.tokens_in,
+            self.tokens_cached,
             self.tokens_out,
             self.cost_usd
         )

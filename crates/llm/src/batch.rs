@@ -221,6 +221,7 @@ impl Llm {
             endpoint: String::new(),
             tokens_in: 0,
             tokens_out: 0,
+            tokens_cached: 0,
             cache_hit: error.is_none(),
             cost: self.price_of(p).map(|_| 0.0),
             error: error.map(|e| self.describe(e)),

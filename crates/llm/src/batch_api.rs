@@ -444,7 +444,8 @@ impl Llm {
                     && let Some(price) = model.config.price
                 {
                     self.inner.budget.add(
-                        price.cost(reply.tokens_in, reply.tokens_out) * (1.0 - cfg.batch_discount),
+                        price.cost_cached(reply.tokens_in, reply.tokens_cached, reply.tokens_out)
+                            * (1.0 - cfg.batch_discount),
                     );
                 }
                 let h = tokio::spawn(self.clone().remote_with::<T>(r.prepared, first));
@@ -490,12 +491,15 @@ impl Llm {
                         Ok((value, usage)) => {
                             // Without `usage`, the estimate stands in for the prompt tokens
                             // (as live).
-                            let (tokens_in, tokens_out) =
-                                usage.unwrap_or_else(|| (openai::estimate_tokens(messages), 0));
+                            let usage = usage.unwrap_or_else(|| openai::TokenUsage {
+                                input: openai::estimate_tokens(messages),
+                                ..Default::default()
+                            });
                             Ok(Reply {
                                 value,
-                                tokens_in,
-                                tokens_out,
+                                tokens_in: usage.input,
+                                tokens_out: usage.output,
+                                tokens_cached: usage.cached,
                                 endpoint: job.endpoint.clone(),
                             })
                         }

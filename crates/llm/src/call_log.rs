@@ -29,6 +29,8 @@ pub struct LlmStats {
     pub failures: u64,
     pub tokens_in: u64,
     pub tokens_out: u64,
+    /// Of `tokens_in`, read from the provider's prompt cache.
+    pub tokens_cached: u64,
     /// Estimated from the price table (0 without prices).
     pub cost_usd: f64,
     pub failures_by_reason: BTreeMap<String, u64>,
@@ -145,40 +147,28 @@ impl Llm {
         effort: Effort,
         endpoint: String,
     ) {
-        self.record_failure_tokens(p, e, effort, endpoint, 0, 0);
+        let cost = self.price_of(p).map(|_| 0.0);
+        self.record_failure_priced(p, e, effort, endpoint, Tokens::default(), cost);
     }
 
-    pub(crate) fn record_failure_tokens<T: Task>(
-        &self,
-        p: &Prepared<T>,
-        e: &LlmError,
-        effort: Effort,
-        endpoint: String,
-        tokens_in: u64,
-        tokens_out: u64,
-    ) {
-        let cost = self.price_of(p).map(|pr| pr.cost(tokens_in, tokens_out));
-        self.record_failure_priced(p, e, effort, endpoint, tokens_in, tokens_out, cost);
-    }
-
-    /// [`Llm::record_failure_tokens`] with the cost given (a batch answer's is discounted).
-    #[allow(clippy::too_many_arguments)]
+    /// A failed item's record with the tokens it spent and their cost (a batch answer's is
+    /// discounted).
     pub(crate) fn record_failure_priced<T: Task>(
         &self,
         p: &Prepared<T>,
         e: &LlmError,
         effort: Effort,
         endpoint: String,
-        tokens_in: u64,
-        tokens_out: u64,
+        tokens: Tokens,
         cost: Option<f64>,
     ) {
         self.record(
             p,
             Record {
                 endpoint,
-                tokens_in,
-                tokens_out,
+                tokens_in: tokens.input,
+                tokens_out: tokens.output,
+                tokens_cached: tokens.cached,
                 cache_hit: false,
                 cost,
                 error: Some(self.describe(e)),
@@ -222,6 +212,7 @@ impl Llm {
             }
             s.tokens_in += if r.cache_hit { 0 } else { r.tokens_in };
             s.tokens_out += if r.cache_hit { 0 } else { r.tokens_out };
+            s.tokens_cached += if r.cache_hit { 0 } else { r.tokens_cached };
             s.cost_usd += r.cost.unwrap_or(0.0);
             if let Some(e) = &r.error {
                 s.failures += 1;
@@ -240,6 +231,7 @@ impl Llm {
             request_hash: l.request_hash.to_string(),
             tokens_in: r.tokens_in as i64,
             tokens_out: r.tokens_out as i64,
+            tokens_cached: r.tokens_cached as i64,
             latency_ms: r.effort.latency.as_millis() as i64,
             queue_ms: r.effort.queue.as_millis() as i64,
             attempts: r.effort.attempts as i64,
@@ -279,6 +271,7 @@ impl Llm {
                 endpoint,
                 tokens_in,
                 tokens_out: 0,
+                tokens_cached: 0,
                 cache_hit,
                 cost,
                 error: error.map(|e| self.describe(e)),
@@ -313,10 +306,31 @@ pub(crate) struct Record {
     pub(crate) endpoint: String,
     pub(crate) tokens_in: u64,
     pub(crate) tokens_out: u64,
+    /// Of `tokens_in`, read from the provider's prompt cache.
+    pub(crate) tokens_cached: u64,
     pub(crate) cache_hit: bool,
     pub(crate) cost: Option<f64>,
     pub(crate) error: Option<String>,
     pub(crate) effort: Effort,
+}
+
+/// Prompt, completion and prompt-cache tokens, added up over an item's requests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Tokens {
+    pub(crate) input: u64,
+    pub(crate) output: u64,
+    /// Of `input`, read from the provider's prompt cache.
+    pub(crate) cached: u64,
+}
+
+impl Tokens {
+    pub(crate) fn of(input: u64, output: u64, cached: u64) -> Tokens {
+        Tokens {
+            input,
+            output,
+            cached,
+        }
+    }
 }
 
 /// How long an item answered without a request took: all of it is the answer's own time.

@@ -258,11 +258,28 @@ pub struct Price {
     pub input_per_million: f64,
     /// USD per million completion tokens.
     pub output_per_million: f64,
+    /// USD per million prompt tokens the provider served from its prompt cache (OpenAI's
+    /// `usage.prompt_tokens_details.cached_tokens`); unset: the full input price.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_input_per_million: Option<f64>,
 }
 
 impl Price {
+    /// The cost of `tokens_in` prompt and `tokens_out` completion tokens, none of them cached.
     pub fn cost(&self, tokens_in: u64, tokens_out: u64) -> f64 {
-        (tokens_in as f64 * self.input_per_million + tokens_out as f64 * self.output_per_million)
+        self.cost_cached(tokens_in, 0, tokens_out)
+    }
+
+    /// The cost of `tokens_in` prompt tokens of which `cached` (at most all of them) were read
+    /// from the provider's prompt cache, and `tokens_out` completion tokens.
+    pub fn cost_cached(&self, tokens_in: u64, cached: u64, tokens_out: u64) -> f64 {
+        let cached = cached.min(tokens_in);
+        let cached_rate = self
+            .cached_input_per_million
+            .unwrap_or(self.input_per_million);
+        ((tokens_in - cached) as f64 * self.input_per_million
+            + cached as f64 * cached_rate
+            + tokens_out as f64 * self.output_per_million)
             / 1_000_000.0
     }
 }

@@ -80,7 +80,19 @@ pub(crate) struct Reply<T> {
     pub value: T,
     pub tokens_in: u64,
     pub tokens_out: u64,
+    /// Of `tokens_in`, those the provider read from its prompt cache.
+    pub tokens_cached: u64,
     pub endpoint: String,
+}
+
+/// Tokens a server's `usage` reports for one exchange.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct TokenUsage {
+    pub input: u64,
+    pub output: u64,
+    /// Of `input`, read from the provider's prompt cache
+    /// (`usage.prompt_tokens_details.cached_tokens`; 0 when not reported).
+    pub cached: u64,
 }
 
 /// What calls cost in attempts and time, added up over every request an item makes (retries and
@@ -179,7 +191,7 @@ pub(crate) fn estimate_text_tokens(texts: &[String]) -> u64 {
 }
 
 enum Attempt<T> {
-    Done(T, Option<(u64, u64)>),
+    Done(T, Option<TokenUsage>),
     /// Worth another attempt: why, and the server's Retry-After (the schedule's floor).
     Retry(String, Option<Duration>),
     Fail(LlmError),
@@ -191,6 +203,31 @@ struct Usage {
     prompt_tokens: u64,
     #[serde(default)]
     completion_tokens: u64,
+    /// OpenAI (and DeepSeek, vLLM with prefix caching) report the prompt tokens served from
+    /// the prompt cache here.
+    #[serde(default)]
+    prompt_tokens_details: Option<PromptTokensDetails>,
+}
+
+#[derive(Deserialize)]
+struct PromptTokensDetails {
+    #[serde(default)]
+    cached_tokens: Option<u64>,
+}
+
+impl Usage {
+    fn tokens(&self) -> TokenUsage {
+        TokenUsage {
+            input: self.prompt_tokens,
+            output: self.completion_tokens,
+            cached: self
+                .prompt_tokens_details
+                .as_ref()
+                .and_then(|d| d.cached_tokens)
+                .unwrap_or(0)
+                .min(self.prompt_tokens),
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -445,7 +482,7 @@ impl OpenAiModel {
     }
 
     /// POST `body` to `<endpoint>/<path>` with retries; `parse` turns a 200 body into a value and
-    /// optional (tokens_in, tokens_out). Adds what it took to `effort`.
+    /// optional usage. Adds what it took to `effort`.
     #[allow(clippy::too_many_arguments)]
     async fn post<T>(
         self: &Arc<Self>,
@@ -453,7 +490,7 @@ impl OpenAiModel {
         body: &serde_json::Value,
         estimated_tokens: u64,
         new_call: bool,
-        parse: impl Fn(&[u8]) -> Result<(T, Option<(u64, u64)>), String>,
+        parse: impl Fn(&[u8]) -> Result<(T, Option<TokenUsage>), String>,
         effort: &mut Effort,
     ) -> Result<Reply<T>, LlmError> {
         let began = Instant::now();
@@ -475,7 +512,7 @@ impl OpenAiModel {
         body: &serde_json::Value,
         estimated_tokens: u64,
         new_call: bool,
-        parse: impl Fn(&[u8]) -> Result<(T, Option<(u64, u64)>), String>,
+        parse: impl Fn(&[u8]) -> Result<(T, Option<TokenUsage>), String>,
         effort: &mut Effort,
     ) -> Result<Reply<T>, LlmError> {
         let _permit = self
@@ -506,15 +543,20 @@ impl OpenAiModel {
                 Attempt::Done(value, usage) => {
                     self.record_success(endpoint);
                     // Without `usage`, the estimate stands in for the prompt tokens.
-                    let (tokens_in, tokens_out) = usage.unwrap_or((estimated_tokens, 0));
-                    self.reconcile(estimated_tokens, tokens_in + tokens_out);
+                    let usage = usage.unwrap_or(TokenUsage {
+                        input: estimated_tokens,
+                        ..TokenUsage::default()
+                    });
+                    self.reconcile(estimated_tokens, usage.input + usage.output);
                     if let Some(price) = self.config.price {
-                        self.budget.add(price.cost(tokens_in, tokens_out));
+                        self.budget
+                            .add(price.cost_cached(usage.input, usage.cached, usage.output));
                     }
                     return Ok(Reply {
                         value,
-                        tokens_in,
-                        tokens_out,
+                        tokens_in: usage.input,
+                        tokens_out: usage.output,
+                        tokens_cached: usage.cached,
                         endpoint: endpoint.name.clone(),
                     });
                 }
@@ -547,7 +589,7 @@ impl OpenAiModel {
         endpoint: &Endpoint,
         path: &str,
         body: &serde_json::Value,
-        parse: &impl Fn(&[u8]) -> Result<(T, Option<(u64, u64)>), String>,
+        parse: &impl Fn(&[u8]) -> Result<(T, Option<TokenUsage>), String>,
     ) -> Attempt<T> {
         let url = match noisebench_web::Url::parse(&format!("{}/{path}", endpoint.base)) {
             Ok(u) => u,
@@ -707,7 +749,10 @@ impl OpenAiModel {
                 r.data.sort_by_key(|d| d.index);
                 Ok((
                     r.data.into_iter().map(|d| d.embedding).collect(),
-                    r.usage.map(|u| (u.prompt_tokens, 0)),
+                    r.usage.map(|u| TokenUsage {
+                        output: 0,
+                        ..u.tokens()
+                    }),
                 ))
             },
             effort,
@@ -719,7 +764,7 @@ impl OpenAiModel {
 /// A chat completion's envelope: its first choice's text, whether it was cut off, and usage.
 pub(crate) fn parse_chat_response(
     bytes: &[u8],
-) -> Result<(Completion, Option<(u64, u64)>), String> {
+) -> Result<(Completion, Option<TokenUsage>), String> {
     let r: ChatResponse = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
     let choice = r.choices.into_iter().next().ok_or("no choices[0]")?;
     let truncated = choice.finish_reason.as_deref() == Some("length");
@@ -731,7 +776,7 @@ pub(crate) fn parse_chat_response(
     };
     Ok((
         Completion { content, truncated },
-        r.usage.map(|u| (u.prompt_tokens, u.completion_tokens)),
+        r.usage.map(|u| u.tokens()),
     ))
 }
 

@@ -12,7 +12,7 @@
 
 use std::path::Path;
 
-use crate::call_log::Record;
+use crate::call_log::{Record, Tokens};
 use crate::error::LlmError;
 use crate::openai::{self, Effort};
 use crate::parse;
@@ -50,20 +50,23 @@ impl Llm {
         let mut messages = p.messages.clone();
         let mut params = p.params.clone();
         let mut max_tokens = p.max_tokens;
-        let (mut tokens_in, mut tokens_out) = (0u64, 0u64);
+        let (mut tokens_in, mut tokens_out, mut tokens_cached) = (0u64, 0u64, 0u64);
         let mut effort = Effort::default();
         let mut endpoint = String::new();
         // The tokens of the batch's reply, costed at the batch price; the rest at the full one.
         let from_batch = first.is_some();
-        let mut batch_tokens = (0u64, 0u64);
+        let mut batch_tokens = Tokens::default();
         if let Some(b) = &first {
             endpoint = b.endpoint.clone();
         }
         let batch_factor = 1.0 - cfg.batch_discount;
-        let cost_of = |tokens_in: u64, tokens_out: u64, batch: (u64, u64)| {
+        let cost_of = |all: Tokens, batch: Tokens| {
             model.config.price.map(|pr| {
-                pr.cost(tokens_in - batch.0, tokens_out - batch.1)
-                    + pr.cost(batch.0, batch.1) * batch_factor
+                pr.cost_cached(
+                    all.input - batch.input,
+                    all.cached - batch.cached,
+                    all.output - batch.output,
+                ) + pr.cost_cached(batch.input, batch.cached, batch.output) * batch_factor
             })
         };
         let max_tries = cfg.max_reasks + 1;
@@ -94,15 +97,15 @@ impl Llm {
                 Ok(r) => r,
                 Err(e) => {
                     let e = self.redact_error(e);
-                    let cost = cost_of(tokens_in, tokens_out, batch_tokens);
-                    self.record_failure_priced(
-                        &p, &e, effort, endpoint, tokens_in, tokens_out, cost,
-                    );
+                    let all = Tokens::of(tokens_in, tokens_out, tokens_cached);
+                    let cost = cost_of(all, batch_tokens);
+                    self.record_failure_priced(&p, &e, effort, endpoint, all, cost);
                     return Err(e);
                 }
             };
             tokens_in += reply.tokens_in;
             tokens_out += reply.tokens_out;
+            tokens_cached += reply.tokens_cached;
             if !from_batch {
                 endpoint = reply.endpoint.clone();
             }
@@ -126,11 +129,13 @@ impl Llm {
                     }
                     match self.sense_of::<T>(&p, &value) {
                         Ok(()) => {
-                            let cost = cost_of(tokens_in, tokens_out, batch_tokens);
+                            let all = Tokens::of(tokens_in, tokens_out, tokens_cached);
+                            let cost = cost_of(all, batch_tokens);
                             let record = Record {
                                 endpoint,
                                 tokens_in,
                                 tokens_out,
+                                tokens_cached,
                                 cache_hit: false,
                                 cost,
                                 error: None,
@@ -170,8 +175,9 @@ impl Llm {
             ]);
         };
         let e = self.redact_senseless(failure);
-        let cost = cost_of(tokens_in, tokens_out, batch_tokens);
-        self.record_failure_priced(&p, &e, effort, endpoint, tokens_in, tokens_out, cost);
+        let all = Tokens::of(tokens_in, tokens_out, tokens_cached);
+        let cost = cost_of(all, batch_tokens);
+        self.record_failure_priced(&p, &e, effort, endpoint, all, cost);
         Err(e)
     }
 
@@ -290,12 +296,12 @@ pub(crate) fn load_reask(path: &Path) -> Result<Option<minijinja::Environment<'s
 fn batch_reply(
     b: crate::batch_api::BatchReply,
     effort: &mut Effort,
-    batch_tokens: &mut (u64, u64),
+    batch_tokens: &mut Tokens,
 ) -> Result<crate::openai::Reply<crate::openai::Completion>, LlmError> {
     effort.attempts += 1;
     effort.latency += b.waited;
     if let Ok(r) = &b.reply {
-        *batch_tokens = (r.tokens_in, r.tokens_out);
+        *batch_tokens = Tokens::of(r.tokens_in, r.tokens_out, r.tokens_cached);
     }
     b.reply
 }

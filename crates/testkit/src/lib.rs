@@ -17,6 +17,7 @@ mod logs;
 mod openai;
 mod python;
 mod served;
+pub mod usage;
 
 pub use checkout::{checkout, copy_dir, repo_root};
 pub use logs::{CapturedLogs, capture_logs};

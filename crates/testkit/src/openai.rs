@@ -34,6 +34,9 @@ pub enum Reply {
     /// 200 with this assistant content and usage (prompt tokens, completion tokens), for tests
     /// of cost.
     ContentWithUsage(String, u64, u64),
+    /// 200 with this content and usage (prompt, completion, cached prompt tokens reported as
+    /// `prompt_tokens_details.cached_tokens`).
+    ContentWithCachedUsage(String, u64, u64, u64),
     /// This status, optional Retry-After, body.
     Status(u16, Option<String>, String),
     /// Sleep, then answer with this content.
@@ -84,6 +87,9 @@ pub struct ServerState {
     pub props: Mutex<Option<Value>>,
     /// What `GET /v1/models` answers (vLLM's lists `max_model_len`); `None`: 404.
     pub models: Mutex<Option<Value>>,
+    /// When set ([`FakeServer::count_usage_like_openai`]), content replies report the usage
+    /// OpenAI would (tokens counted on the request, prompt-cache hits) instead of 11 and 7.
+    pub usage: Mutex<Option<crate::usage::UsageCounter>>,
 }
 
 /// The fake server; stops when dropped.
@@ -119,6 +125,7 @@ impl FakeServer {
             batch: Mutex::new(BatchApi::default()),
             props: Mutex::new(None),
             models: Mutex::new(None),
+            usage: Mutex::new(None),
         });
         let app = Router::new()
             .route("/v1/chat/completions", post(chat))
@@ -147,6 +154,13 @@ impl FakeServer {
     /// Answer `GET /v1/models` with `models` (vLLM: `{"data": [{"id": .., "max_model_len": ..}]}`).
     pub fn set_models(&self, models: Option<Value>) {
         *self.state.models.lock().unwrap() = models;
+    }
+
+    /// From now on, content replies report usage as OpenAI would ([`crate::usage`]): prompt
+    /// tokens counted on the request's messages, completion tokens on the content, and
+    /// `prompt_tokens_details.cached_tokens` from a prompt cache of 1,024-token prefixes.
+    pub fn count_usage_like_openai(&self) {
+        *self.state.usage.lock().unwrap() = Some(Default::default());
     }
 
     /// The base URL a client is configured with: `http://127.0.0.1:<port>/v1`.
@@ -257,13 +271,30 @@ fn auth_of(headers: &HeaderMap) -> String {
 }
 
 fn chat_body(content: &str, prompt_tokens: u64, completion_tokens: u64) -> String {
+    chat_body_cached(content, prompt_tokens, completion_tokens, 0)
+}
+
+fn chat_body_cached(content: &str, prompt: u64, completion: u64, cached: u64) -> String {
     serde_json::json!({
         "id": "x", "object": "chat.completion",
         "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                  "total_tokens": prompt_tokens + completion_tokens}
+        "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
+                  "total_tokens": prompt + completion,
+                  "prompt_tokens_details": {"cached_tokens": cached}}
     })
     .to_string()
+}
+
+/// A content reply's body: usage as OpenAI would count it when the server counts
+/// ([`FakeServer::count_usage_like_openai`]), else the fixed 11 and 7.
+fn content_body(st: &ServerState, request: &Value, content: &str) -> String {
+    match st.usage.lock().unwrap().as_mut() {
+        Some(counter) => {
+            let u = counter.count(request, content);
+            chat_body_cached(content, u.prompt, u.completion, u.cached)
+        }
+        None => chat_body(content, 11, 7),
+    }
 }
 
 async fn chat(State(st): State<Arc<ServerState>>, headers: HeaderMap, body: Bytes) -> Response {
@@ -274,13 +305,17 @@ async fn chat(State(st): State<Arc<ServerState>>, headers: HeaderMap, body: Byte
         tokio::time::sleep(latency).await;
     }
     match next_reply(&st, &request) {
-        Reply::Content(c) => json_response(StatusCode::OK, chat_body(&c, 11, 7)),
+        Reply::Content(c) => json_response(StatusCode::OK, content_body(&st, &request, &c)),
         Reply::ContentWithUsage(c, prompt, completion) => {
             json_response(StatusCode::OK, chat_body(&c, prompt, completion))
         }
+        Reply::ContentWithCachedUsage(c, prompt, completion, cached) => json_response(
+            StatusCode::OK,
+            chat_body_cached(&c, prompt, completion, cached),
+        ),
         Reply::Slow(d, c) => {
             tokio::time::sleep(d).await;
-            json_response(StatusCode::OK, chat_body(&c, 11, 7))
+            json_response(StatusCode::OK, content_body(&st, &request, &c))
         }
         Reply::Raw(b) => json_response(StatusCode::OK, b),
         Reply::Status(code, retry_after, b) => {
@@ -743,8 +778,9 @@ fn answer_batch(st: &ServerState, b: &mut BatchApi, id: &str, input_file: &str) 
                 "message": "the fake server was told to fail this line"}))
         } else {
             let (status, body) = match next_reply(st, &v["body"]) {
-                Reply::Content(c) | Reply::Slow(_, c) => (200, chat_body(&c, 11, 7)),
+                Reply::Content(c) | Reply::Slow(_, c) => (200, content_body(st, &v["body"], &c)),
                 Reply::ContentWithUsage(c, p, q) => (200, chat_body(&c, p, q)),
+                Reply::ContentWithCachedUsage(c, p, q, k) => (200, chat_body_cached(&c, p, q, k)),
                 Reply::Raw(b) => (200, b),
                 Reply::Status(code, _, b) => (code, b),
                 Reply::EchoAuth => (401, "{\"error\": \"bad credentials\"}".into()),

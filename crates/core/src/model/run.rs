@@ -124,6 +124,10 @@ pub struct LlmCall {
     pub request_hash: String,
     pub tokens_in: i64,
     pub tokens_out: i64,
+    /// Of `tokens_in`, read from the provider's prompt cache (billed at the cached-input price).
+    /// Absent from call logs written before it existed: 0.
+    #[serde(default)]
+    pub tokens_cached: i64,
     pub latency_ms: i64,
     pub queue_ms: i64,
     pub attempts: i64,
@@ -136,7 +140,7 @@ impl Record for LlmCall {
     fn schema() -> TableSchema {
         TableSchema {
             table: "llm_calls".into(),
-            version: 2,
+            version: 3,
             description: "Every LLM call of a run, one record per item: task, prompt version, model, tokens, latency, queue time, cache hit, error.".into(),
             columns: vec![
                 Column::new("id", Str, "Stable id from request hash and call sequence."),
@@ -149,6 +153,7 @@ impl Record for LlmCall {
                 Column::new("request_hash", Str, "The cache key: sha256 of backend, model, task, prompt version, messages, parameters."),
                 Column::new("tokens_in", Int, "Prompt tokens (from usage, else estimated)."),
                 Column::new("tokens_out", Int, "Completion tokens."),
+                Column::new("tokens_cached", Int, "Of tokens_in, those the provider served from its prompt cache (usage.prompt_tokens_details.cached_tokens; 0 when not reported), priced at the model's cached_input_per_million."),
                 Column::new("latency_ms", Int, "Time inside the item's own HTTP attempts, summed over retries and re-asks (a cache hit or offline answer: the time to answer locally; 0 when another item's request served it)."),
                 Column::new("queue_ms", Int, "Time spent waiting around those attempts: concurrency permit, RPM/TPM limits, endpoint pauses, retry backoff (when another item's request served it: the wait for that request; 0 when answered locally)."),
                 Column::new("attempts", Int, "HTTP attempts made (0 on a cache hit or when another item's request served it)."),

@@ -555,3 +555,21 @@ fn a_recorded_batch_the_server_no_longer_knows_is_submitted_anew() {
     assert_eq!((s.jobs_resumed, s.jobs_submitted), (1, 1));
     assert!(records(dir.path()).is_empty());
 }
+
+#[test]
+fn cached_prompt_tokens_of_a_batch_line_are_priced_cached_then_discounted() {
+    let srv = FakeServer::start_with(
+        Reply::ContentWithCachedUsage(r#"{"keywords": ["moon"]}"#.into(), 10, 4, 6),
+        std::time::Duration::ZERO,
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(&srv.url(), dir.path(), true);
+    cfg["models"]["fake"]["price"]["cached_input_per_million"] = json!(250_000.0);
+    let llm = llm(&cfg);
+    llm.run::<Keywords>("queries", keywords("Moon cheese factory"))
+        .unwrap();
+    let c = &llm.drain_call_log()[0];
+    assert_eq!((c.tokens_in, c.tokens_cached, c.tokens_out), (10, 6, 4));
+    // (4 × 1 + 6 × 0.25 + 4 × 2) USD, at the default batch discount of half.
+    assert_eq!(c.cost_usd, Some((4.0 + 1.5 + 8.0) * 0.5));
+}
