@@ -105,7 +105,31 @@ impl Llm {
                 }
             }
         }
-        if !requests.is_empty() && self.batch_mode() {
+        if !requests.is_empty() && self.quoting() {
+            // Quote mode: each request is counted; all but the sample's are answered by a
+            // stand-in and never sent. Prompts are tokenized on every core, then decided in
+            // order (the prompt-cache model needs the order).
+            let tokens = noisebench_core::parallel_map(&requests, threads, |r| {
+                self.quote_tokens(&r.prepared)
+            });
+            let mut sent = Vec::new();
+            for (r, tokens) in requests.into_iter().zip(tokens) {
+                let stand_in = tokens.and_then(|t| self.quote_request(&r.prepared, t));
+                match stand_in {
+                    Some(answer) => {
+                        let outcome = Ok(answer);
+                        for (j, p, start) in &r.sharers {
+                            results[*j] = Some(self.share(p, &outcome, *start));
+                        }
+                        bar.inc(1 + r.sharers.len() as u64);
+                        results[r.sender] = Some(outcome);
+                    }
+                    None => sent.push(r),
+                }
+            }
+            requests = sent;
+        }
+        if !requests.is_empty() && self.batch_mode() && !self.quoting() {
             let me = self.clone();
             for (i, r) in self.block_on(me.remote_batch::<T>(requests, bar)) {
                 results[i] = Some(r);
@@ -168,8 +192,14 @@ impl Llm {
         if let Some(r) = self.answer_locally(&p, start, None) {
             return r;
         }
+        if let Some(answer) = self
+            .quote_tokens(&p)
+            .and_then(|t| self.quote_request(&p, t))
+        {
+            return Ok(answer);
+        }
         let handle = self.runtime().handle().clone();
-        if self.batch_mode() {
+        if self.batch_mode() && !self.quoting() {
             // A batch of one: batch mode sends every request through the Batch API.
             let me = self.clone();
             let request = Request {

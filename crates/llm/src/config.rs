@@ -215,6 +215,10 @@ pub struct ModelConfig {
     /// windows), and a server's context-length refusal fails as `context_exceeded`. Part of the
     /// fingerprint: a larger context reruns the stages whose items it refused.
     pub context_tokens: Option<u32>,
+    /// A `tokenizer.json` (Hugging Face format) for counting this model's tokens in quotes
+    /// (`noisebench quote`). Unset: tiktoken's encoding for an OpenAI model name, else
+    /// cl100k_base as a stated approximation.
+    pub tokenizer: Option<PathBuf>,
 }
 
 impl Default for ModelConfig {
@@ -236,6 +240,7 @@ impl Default for ModelConfig {
             rest_secs: 30.0,
             price: None,
             context_tokens: None,
+            tokenizer: None,
         }
     }
 }

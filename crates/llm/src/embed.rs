@@ -414,6 +414,20 @@ fn embed_openai(
         });
     }
     let groups: Vec<Vec<usize>> = unique.chunks(batch.max(1)).map(<[_]>::to_vec).collect();
+    // Quote mode: the requests are counted, not sent; hashed vectors of the cached vectors'
+    // size (else 256) stand in, so the stages downstream run.
+    let texts_of: Vec<Vec<&str>> = groups
+        .iter()
+        .map(|g| g.iter().map(|&i| texts[i].as_ref()).collect())
+        .collect();
+    if llm.quote_embeddings(stage, &model.key, &texts_of) {
+        let dim = out.iter().flatten().map(Vec::len).next().unwrap_or(256);
+        return Ok(out
+            .into_iter()
+            .zip(texts)
+            .map(|(v, t)| v.unwrap_or_else(|| hashed(t.as_ref(), dim)))
+            .collect());
+    }
     let llm2 = llm.clone();
     let stage2 = stage.to_string();
     let texts2: Vec<String> = texts.iter().map(|t| t.as_ref().to_string()).collect();

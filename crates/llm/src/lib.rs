@@ -48,10 +48,13 @@ pub mod embed;
 pub mod error;
 pub mod openai;
 pub mod parse;
+pub mod prefix;
 pub mod prompt;
+pub mod quote;
 pub mod rerank;
 pub mod sense;
 pub mod task;
+pub mod tokenizer;
 
 // The engine behind the handle.
 mod batch; // `run_batch` and friends: one request per distinct request hash
@@ -79,6 +82,7 @@ pub use config::{BackendKind, CacheMode, EmbeddingBackend, LlmConfig, LlmMode, M
 pub use embed::Embeddings;
 pub use error::LlmError;
 pub use preflight::{PreflightReport, TaskInfo, TaskProbe};
+pub use quote::{QuoteCall, QuoteSettings};
 pub use request::{count_tokens, sha256_hex_bytes};
 pub use rerank::{RerankConfig, RerankHit, Reranker};
 pub use sense::{Sense, Senseless};
@@ -139,6 +143,8 @@ struct Inner {
     categories: Mutex<BTreeMap<CategoryKey, BTreeMap<String, u64>>>,
     budget: Arc<openai::Budget>,
     secrets: Vec<String>,
+    /// Set in quote mode ([`Llm::start_quote`]): requests are counted, not sent.
+    quote: OnceLock<quote::QuoteState>,
 }
 
 impl Drop for Inner {

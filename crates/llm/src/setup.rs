@@ -101,6 +101,7 @@ impl Llm {
                 categories: Mutex::new(BTreeMap::new()),
                 budget,
                 secrets,
+                quote: OnceLock::new(),
             }),
         })
     }

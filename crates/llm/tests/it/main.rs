@@ -9,5 +9,6 @@ mod crash;
 mod embeddings;
 mod offline;
 mod openai;
+mod quote;
 mod sense;
 mod truncation;
