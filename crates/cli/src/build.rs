@@ -28,6 +28,8 @@ pub struct Built {
     pub checks: Vec<CheckResult>,
     /// The line saying the report track produced nothing (`report_track_line`).
     pub report_track: Option<String>,
+    /// The quote made before the run (a model with a price), beside what the run used.
+    pub quote: Option<crate::QuoteVsActual>,
 }
 
 /// A build stopped by a failed gate or table check: the error, and what the run did up to
@@ -213,9 +215,17 @@ pub fn build_snapshot(
     // Held across the run and the publish: a second build of this pipeline in this folder is
     // refused until this one has published (the run takes the same lock again on this thread).
     let _lock = noisebench_pipeline::FolderLock::acquire(&ws.work_dir.join(plan.name()))?;
+    let quoted = quote_first(ws, pipeline, &loaded, force)?;
     let run = match ws.run(&loaded, None, force) {
         Ok(run) => run,
         Err(e) => return Err(stopped(e, &loaded)),
+    };
+    let quote = match &quoted {
+        Some(q) => Some(crate::QuoteVsActual::of(
+            q,
+            &calls_of_stages_that_ran(&run)?,
+        )),
+        None => None,
     };
     let mut llm = LlmTotals::of_run(&run.run_dir)?;
     llm.constant_answers = loaded.layers.llm.constant_answers();
@@ -229,6 +239,7 @@ pub fn build_snapshot(
             run,
             llm,
             outcome: None,
+            quote: quote.clone(),
         });
     };
     if let Some(message) = &unfinished
@@ -243,6 +254,7 @@ pub fn build_snapshot(
             run,
             llm,
             outcome: None,
+            quote: quote.clone(),
         });
     }
     let (tables, partial) = snapshot_tables(plan, section, &run)?;
@@ -268,9 +280,16 @@ pub fn build_snapshot(
             run,
             llm,
             outcome: None,
+            quote: quote.clone(),
         });
     }
     let mut provenance = provenance(&loaded, &run, &llm)?;
+    if let (Some(q), Some(layer)) = (
+        &quote,
+        provenance.get_mut("llm").and_then(|l| l.as_object_mut()),
+    ) {
+        layer.insert("quote".into(), serde_json::to_value(q)?);
+    }
     if let Some(unfinished) = unfinished_provenance(&run)? {
         // Published with --allow-partial: the version says what it is missing.
         provenance.insert("unfinished".into(), unfinished);
@@ -310,7 +329,52 @@ pub fn build_snapshot(
         withheld: None,
         checks,
         report_track,
+        quote,
     })
+}
+
+/// A build that calls a model with a price is quoted first (`noisebench quote`, without a
+/// sample; a refresh only under a budget, since the quote reruns its live stages): the quote is
+/// kept in the work folder, and with `llm.max_cost` (or `--max-cost`) a quote above the budget
+/// stops the build before any request, printing the quote. The mid-run stop stays as the
+/// backstop for a projection that was wrong.
+fn quote_first(
+    ws: &Workspace,
+    pipeline: &str,
+    loaded: &Loaded,
+    force: bool,
+) -> Result<Option<crate::Quote>> {
+    let config = loaded.layers.llm.config();
+    let priced = config.backend == noisebench_llm::BackendKind::Openai
+        && config.models.values().any(|m| m.price.is_some())
+        && config.cache.mode != noisebench_llm::CacheMode::CacheOnly;
+    if !priced || (ws.refresh && config.max_cost.is_none()) {
+        return Ok(None);
+    }
+    let quote = crate::quote(ws, pipeline, 0, force)?;
+    quote.save(&ws.work_dir)?;
+    if let Some(max) = config.max_cost
+        && quote.total.usd > max
+    {
+        anyhow::bail!(
+            "the quote ({:.4} USD) is above the budget (llm.max_cost / --max-cost = {max:.4} USD): nothing was run and no request sent\n{}",
+            quote.total.usd,
+            quote.render()
+        );
+    }
+    Ok(Some(quote))
+}
+
+/// The call records of the stages that ran (not the ones skipped as up to date).
+fn calls_of_stages_that_ran(run: &RunResult) -> Result<Vec<LlmCall>> {
+    let mut calls = Vec::new();
+    for s in run.summary.iter().filter(|s| s.status != "skipped") {
+        let path = run.run_dir.join(&s.id).join(noisebench_pipeline::LLM_CALLS);
+        if path.is_file() {
+            calls.extend(table_io::read_rows::<LlmCall>(&path)?);
+        }
+    }
+    Ok(calls)
 }
 
 /// The `[snapshot]` tables as the run wrote them, and the items each one's stage left to

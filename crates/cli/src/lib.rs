@@ -13,7 +13,9 @@
 //! `export`, `validate` (the dataset's own rules over a published snapshot), `eval` (a model on
 //! a snapshot or a seed release, through the `eval` crate; results under `evals/`), `report` (a
 //! version's self-contained HTML report, beside the version folder: the `report` crate
-//! reads and aggregates the version, this module writes the page), `reference` (the configuration reference `schemas` writes), `remote_work`
+//! reads and aggregates the version, this module writes the page), `quote` (what a build will
+//! ask its models and cost, before any call; and the quote beside the build's actuals),
+//! `reference` (the configuration reference `schemas` writes), `remote_work`
 //! (`--remote-work`: the work folder shared through object storage).
 //!
 //! What this crate is not: it holds no stage logic. Its library half exists so the end-to-end tests
@@ -24,6 +26,7 @@ mod eval;
 mod export;
 mod inspect;
 mod layers;
+pub mod quote;
 mod reference;
 mod registry;
 pub mod remote_work;
@@ -45,6 +48,7 @@ pub use eval::{
 pub use export::{ExportFormat, Exported, export_snapshot, resolve_snapshot};
 pub use inspect::{inspect_id, inspect_stage};
 pub use layers::{Layers, LlmOverrides};
+pub use quote::{Quote, QuoteRow, QuoteVsActual, quote};
 pub use reference::{config_schemas, render_markdown, write_config_reference};
 pub use registry::{registry, table_checks};
 pub use report::{report_data, write_report, write_report_sampled};

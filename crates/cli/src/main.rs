@@ -102,6 +102,27 @@ enum Command {
         #[arg(long)]
         llm: bool,
     },
+    /// What a build will ask its models and cost, before any call: per stage and task the
+    /// requests, input and output tokens, USD at the configured prices and the wall time the
+    /// limits allow; which stages the cache answers (free). Runs the pipeline in a scratch copy
+    /// of its work folder with stand-in answers; stages downstream of them are projections.
+    Quote {
+        /// A pipeline name (`demo` = pipelines/demo.toml) or a path.
+        #[arg(default_value = "pipelines/demo.toml")]
+        pipeline: String,
+        /// Send the first N requests of each task to the model for real (their answers are
+        /// cached, so the build reuses them) and scale the rest by what they measured: answer
+        /// lengths, re-asks, latency. Without it, answers are priced at their max_tokens ceiling.
+        #[arg(long, default_value_t = 0, value_name = "N")]
+        sample: usize,
+        /// Quote as `--force` would build: every stage rerun.
+        #[arg(long)]
+        force: bool,
+        /// Print the quote as JSON: `rows` (stage, task, calls, input_tokens, output_tokens,
+        /// usd, projected, ...) and `total` with the same fields.
+        #[arg(long)]
+        json: bool,
+    },
     /// Run one stage of a pipeline, and whatever it needs that is out of date.
     Run {
         stage: String,
@@ -379,6 +400,20 @@ fn run(cli: Cli) -> Result<()> {
             }
         }
         Command::Check { pipeline, llm } => check_command(&ws, &pipeline, llm)?,
+        Command::Quote {
+            pipeline,
+            sample,
+            force,
+            json,
+        } => {
+            let q = noisebench_cli::quote(&ws, &pipeline, sample, force)?;
+            q.save(&ws.work_dir)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&q)?);
+            } else {
+                print!("{}", q.render());
+            }
+        }
         Command::Store { command } => print!("{}", noisebench_store::cli::run(command)?),
         Command::Run {
             stage,
@@ -453,6 +488,16 @@ fn run(cli: Cli) -> Result<()> {
 /// `check`: the pipeline file's checks, and with `--llm` the LLM preflight.
 fn check_command(ws: &Workspace, pipeline: &str, llm: bool) -> Result<()> {
     print!("{}", check(ws, pipeline)?);
+    // With a priced model, what the build will cost (no request is sent).
+    let config = ws.load(pipeline)?.layers.llm.config().clone();
+    if config.backend == noisebench_llm::BackendKind::Openai
+        && config.models.values().any(|m| m.price.is_some())
+    {
+        print!(
+            "{}",
+            noisebench_cli::quote(ws, pipeline, 0, false)?.render()
+        );
+    }
     if llm {
         let loaded = ws.load(pipeline)?;
         match ws.llm_preflight(&loaded)? {
@@ -685,6 +730,9 @@ fn build_and_report(ws: &Workspace, pipeline: &str, force: bool) -> Result<bool>
     };
     print!("{}", built.run.render_summary());
     println!("{}", built.llm.render());
+    if let Some(q) = &built.quote {
+        print!("{}", q.render());
+    }
     println!(
         "{} of {} stages ran; outputs in {}",
         built.run.ran(),

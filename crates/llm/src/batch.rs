@@ -129,6 +129,15 @@ impl Llm {
             }
             requests = sent;
         }
+        // The sample's requests: what the model's answers gave is noted once they are in.
+        let sampled: Vec<(usize, String)> = if self.quoting() {
+            requests
+                .iter()
+                .map(|r| (r.sender, r.prepared.key.clone()))
+                .collect()
+        } else {
+            Vec::new()
+        };
         if !requests.is_empty() && self.batch_mode() && !self.quoting() {
             let me = self.clone();
             for (i, r) in self.block_on(me.remote_batch::<T>(requests, bar)) {
@@ -159,6 +168,11 @@ impl Llm {
             });
             for (i, r) in done {
                 results[i] = Some(r);
+            }
+        }
+        for (i, key) in sampled {
+            if let Some(outcome) = &results[i] {
+                self.quote_answered::<T>(stage, &key, outcome);
             }
         }
         results
@@ -216,10 +230,13 @@ impl Llm {
                 .map(|(_, r)| r)
                 .unwrap_or_else(|| Err(LlmError::Internal("empty batch result".into())));
         }
-        handle
+        let key = p.key.clone();
+        let outcome = handle
             .spawn(self.clone().remote::<T>(p))
             .await
-            .unwrap_or_else(|e| Err(LlmError::Internal(format!("task: {e}"))))
+            .unwrap_or_else(|e| Err(LlmError::Internal(format!("task: {e}"))));
+        self.quote_answered::<T>(stage, &key, &outcome);
+        outcome
     }
 
     /// Give an item the outcome of the identical request another item of its batch sent.

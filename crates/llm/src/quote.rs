@@ -46,6 +46,24 @@ pub struct QuoteCall {
     /// otherwise answered by a stand-in.
     pub sampled: bool,
     pub request_hash: String,
+    /// The stand-in answer gives the stage something (an item, a list with entries, a score):
+    /// not a declined question or an empty list ([`productive`]).
+    pub stand_in_produced: bool,
+    /// Sampled requests: whether the model's answer gave something (a failed or declined
+    /// answer did not); `None` for stand-ins and while the answer is out.
+    pub model_produced: Option<bool>,
+}
+
+/// Whether an answer gives its stage something: any non-empty string, number or boolean
+/// anywhere in it. A declined question (empty strings) or an empty list does not.
+pub fn productive(value: &serde_json::Value) -> bool {
+    match value {
+        serde_json::Value::Null => false,
+        serde_json::Value::Bool(_) | serde_json::Value::Number(_) => true,
+        serde_json::Value::String(s) => !s.trim().is_empty(),
+        serde_json::Value::Array(a) => a.iter().any(productive),
+        serde_json::Value::Object(o) => o.values().any(productive),
+    }
 }
 
 /// The running book of a quote.
@@ -139,6 +157,9 @@ impl Llm {
     ) -> Option<Answer<T::Output>> {
         let q = self.inner.quote.get()?;
         let model = p.model.as_ref()?;
+        let stand_in = T::offline(&p.input);
+        let stand_in_produced =
+            productive(&serde_json::to_value(&stand_in).unwrap_or(serde_json::Value::Null));
         let sampled = {
             let mut book = q.book.lock().unwrap_or_else(|e| e.into_inner());
             let n = book.sampled.entry(T::NAME.to_string()).or_default();
@@ -158,16 +179,44 @@ impl Llm {
                 max_tokens: u64::from(p.max_tokens),
                 sampled,
                 request_hash: p.key.clone(),
+                stand_in_produced,
+                model_produced: None,
             });
             sampled
         };
         (!sampled).then(|| Answer {
-            value: T::offline(&p.input),
+            value: stand_in,
             provenance: Self::provenance_of(p),
             request_hash: p.key.clone(),
             prompt_version: p.prompt_version.clone(),
             cache_hit: false,
         })
+    }
+
+    /// Note what the model's answer to a sampled request gave: an answer that gives the stage
+    /// nothing, or a failure, is what the quote's fan-out correction measures.
+    pub(crate) fn quote_answered<T: Task>(
+        &self,
+        stage: &str,
+        request_hash: &str,
+        outcome: &Result<Answer<T::Output>, crate::LlmError>,
+    ) {
+        let Some(q) = self.inner.quote.get() else {
+            return;
+        };
+        let produced = match outcome {
+            Ok(a) => productive(&serde_json::to_value(&a.value).unwrap_or_default()),
+            Err(_) => false,
+        };
+        let mut book = q.book.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(c) = book.calls.iter_mut().rev().find(|c| {
+            c.sampled
+                && c.model_produced.is_none()
+                && c.stage == stage
+                && c.request_hash == request_hash
+        }) {
+            c.model_produced = Some(produced);
+        }
     }
 
     /// Embedding texts a quote counts instead of sending: one [`QuoteCall`] per request the
@@ -198,6 +247,8 @@ impl Llm {
                 max_tokens: 0,
                 sampled: false,
                 request_hash: String::new(),
+                stand_in_produced: true,
+                model_produced: None,
             });
         }
         true

@@ -70,7 +70,7 @@ impl FakeLlm {
         // The prompts' wording (pipelines/prompts/keywords.md, exam_verdict.md).
         let task = if system.contains("search an online forum") {
             "keywords"
-        } else if system.contains("fact-checking exam") {
+        } else if user.contains("fact-checking exam") {
             "exam_verdict"
         } else {
             "unknown"

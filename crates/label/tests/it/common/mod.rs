@@ -16,7 +16,7 @@ use noisebench_testkit::{FakeServer, Reply, first_message};
 
 /// Which task a request is for, from its prompt's wording (pipelines/prompts/*.md).
 pub fn task_of(first_user: &str, system: &str) -> &'static str {
-    if system.contains("fact-checking exam") {
+    if first_user.contains("fact-checking exam") || system.contains("fact-checking exam") {
         if first_user.contains("Document") {
             "exam"
         } else {
@@ -26,7 +26,7 @@ pub fn task_of(first_user: &str, system: &str) -> &'static str {
         "stance_url"
     } else if first_user.contains("First write your reasoning") {
         "stance_reasoned"
-    } else if first_user.contains("Read the page text") {
+    } else if first_user.contains("Say where the text stands") {
         "stance_text"
     } else if first_user.contains("credibility") {
         "credibility"
