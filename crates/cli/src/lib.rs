@@ -22,6 +22,7 @@
 mod build;
 mod eval;
 mod export;
+pub mod hub;
 mod inspect;
 mod layers;
 mod reference;

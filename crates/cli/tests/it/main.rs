@@ -11,6 +11,8 @@ mod demo;
 mod eval;
 mod faults;
 mod full_disk;
+mod hub;
+mod hub_refresh;
 mod real_llm;
 mod refresh;
 mod refresh_cost;
