@@ -89,6 +89,9 @@ pub struct HubState {
     pub repos: BTreeMap<String, HubRepo>,
     pub requests: Vec<HubRequest>,
     interrupt: Option<HubStep>,
+    /// A step whose requests wait (see [`FakeHub::hold`]); how many have arrived.
+    hold: Option<HubStep>,
+    held: usize,
 }
 
 /// The fake Hub: its address and its state, shared with the server.
@@ -137,6 +140,22 @@ impl FakeHub {
             served: Served::start(app),
             state,
         }
+    }
+
+    /// Make requests of `step` wait, unapplied, until [`FakeHub::release`] (or 60 s), then
+    /// fail with 503: a client can be killed while its request is in the Hub's hands.
+    pub fn hold(&self, step: HubStep) {
+        self.state.lock().unwrap().hold = Some(step);
+    }
+
+    /// How many requests of the held step have arrived.
+    pub fn held(&self) -> usize {
+        self.state.lock().unwrap().held
+    }
+
+    /// Stop holding: waiting requests fail, later ones are served.
+    pub fn release(&self) {
+        self.state.lock().unwrap().hold = None;
     }
 
     /// `http://127.0.0.1:<port>`, the endpoint to give a client.
@@ -254,6 +273,28 @@ fn take_interrupt(ctx: &Ctx, step: HubStep) -> Option<Response> {
         ));
     }
     None
+}
+
+async fn wait_if_held(ctx: &Ctx, step: HubStep) -> Option<Response> {
+    {
+        let mut st = ctx.state.lock().unwrap();
+        if st.hold != Some(step) {
+            return None;
+        }
+        st.held += 1;
+    }
+    // polled, not notified: a release between the check above and a wait cannot be missed
+    for _ in 0..1200 {
+        if ctx.state.lock().unwrap().hold != Some(step) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    Some(error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "Held",
+        "the fake Hub held this request and did not apply it",
+    ))
 }
 
 fn commit_oid(parent: Option<&str>, summary: &str, files: &BTreeMap<String, Vec<u8>>) -> String {
@@ -449,6 +490,9 @@ async fn commit(
         return r;
     }
     if let Some(r) = take_interrupt(&ctx, HubStep::Commit) {
+        return r;
+    }
+    if let Some(r) = wait_if_held(&ctx, HubStep::Commit).await {
         return r;
     }
     if rev != "main" {

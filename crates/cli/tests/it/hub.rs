@@ -1,6 +1,7 @@
 //! The Hub from the command line, against the fake Hub on 127.0.0.1 (`FakeHub`): `hub push` of
 //! the demo (again: skipped), `verify` and `eval` of `hf://acme/demo@v1.0.0` (the same scores as
-//! on the folder), `[publish.hub]` pushing what `build-snapshot` publishes; with a canary set as
+//! on the folder), `[publish.hub]` pushing what `build-snapshot` publishes, a push killed while
+//! the Hub holds its commit (no commit; the rerun pushes every file once); with a canary set as
 //! `HF_TOKEN` that no output, log line (at debug level) or file may hold.
 
 use std::path::Path;
@@ -72,12 +73,20 @@ fn the_demo_pushed_to_the_hub_reads_back_with_the_same_scores() {
     let (root, snapshot) = demo_copy();
     let snap = snapshot.to_str().unwrap();
 
+    let started = std::time::Instant::now();
     let first = ok(&noisebench(
         &root,
         &hub,
         &["hub", "push", snap, "--repo", "acme/demo"],
     ));
     assert!(first.contains("pushed v1.0.0 to acme/demo"), "{first}");
+    // the figures of docs/publish.md (`-- --nocapture`)
+    eprintln!(
+        "{} ({:.2} s)",
+        first.trim(),
+        started.elapsed().as_secs_f64()
+    );
+    let started = std::time::Instant::now();
     let again = ok(&noisebench(
         &root,
         &hub,
@@ -86,6 +95,11 @@ fn the_demo_pushed_to_the_hub_reads_back_with_the_same_scores() {
     assert!(
         again.contains("already has v1.0.0 with the same content"),
         "{again}"
+    );
+    eprintln!(
+        "{} ({:.2} s)",
+        again.trim(),
+        started.elapsed().as_secs_f64()
     );
     let repo = hub.repo("acme/demo").unwrap();
     assert_eq!(repo.commits.len(), 2, "the initial commit and one push");
@@ -168,4 +182,73 @@ fn publish_hub_in_the_pipeline_pushes_what_build_snapshot_publishes() {
     );
     assert!(!stderr.contains("hf_wrong_canary"), "{stderr}");
     assert_eq!(files_holding(&root, CANARY), Vec::<String>::new());
+}
+
+#[test]
+fn a_push_killed_at_its_commit_leaves_no_commit_and_the_rerun_pushes_every_file_once() {
+    let hub = FakeHub::start("acme", CANARY);
+    let (root, snapshot) = demo_copy();
+    let snap = snapshot.to_str().unwrap();
+    hub.hold(noisebench_testkit::HubStep::Commit);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_noisebench"))
+        .arg("--root")
+        .arg(&root)
+        .args(["hub", "push", snap, "--repo", "acme/demo"])
+        .env("HF_TOKEN", CANARY)
+        .env("HF_ENDPOINT", hub.url())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // every file is read and sent; the commit is in the Hub's hands when the push is killed
+    let start = std::time::Instant::now();
+    while hub.held() == 0 {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(120),
+            "the push never reached its commit"
+        );
+        assert!(child.try_wait().unwrap().is_none(), "the push ended early");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    hub.release();
+    let repo = hub.repo("acme/demo").unwrap();
+    assert_eq!(
+        repo.commits.len(),
+        1,
+        "only the repository's initial commit"
+    );
+    assert!(repo.tags.is_empty());
+
+    let rerun = ok(&noisebench(
+        &root,
+        &hub,
+        &["hub", "push", snap, "--repo", "acme/demo"],
+    ));
+    assert!(rerun.contains("pushed v1.0.0"), "{rerun}");
+    let repo = hub.repo("acme/demo").unwrap();
+    assert_eq!(repo.commits.len(), 2, "one commit of the version");
+    let tree = &repo.resolve("v1.0.0").unwrap().files;
+    let mut local = Vec::new();
+    collect(&snapshot, &snapshot, &mut local);
+    for (rel, bytes) in local {
+        assert_eq!(tree.get(&rel), Some(&bytes), "{rel}");
+    }
+}
+
+fn collect(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            collect(root, &p, out);
+        } else if !e.file_name().to_string_lossy().starts_with('.') {
+            let rel = p
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            out.push((rel, std::fs::read(&p).unwrap()));
+        }
+    }
 }
