@@ -8,7 +8,9 @@ use hf_hub::repository::CommitOperation;
 use hf_hub::{HFClient, HFError, HFRepository, RepoTypeDataset};
 use noisebench_snapshot::{MANIFEST, Manifest};
 
-use crate::plan::{Action, HubRef, RemoteState, VersionUpload, content_digest, decide};
+use crate::plan::{
+    Action, HubRef, RemoteState, VersionUpload, content_digest, decide, stale_files,
+};
 use crate::{HubConfig, HubError};
 
 /// What a push did.
@@ -228,6 +230,21 @@ impl Hub {
                         f.path_in_repo.clone(),
                         f.local.clone(),
                     ));
+                }
+                // what the commit builds on and this version lacks goes in the same commit
+                if let Some(parent) = &parent {
+                    let info = self
+                        .rt
+                        .block_on(handle.info().revision(parent.clone()).send())
+                        .map_err(|e| self.err("repository info", e))?;
+                    let remote = info
+                        .siblings
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(|s| s.rfilename);
+                    for path in stale_files(remote, upload) {
+                        ops.push(CommitOperation::delete(path));
+                    }
                 }
                 let m = &upload.manifest;
                 let commit = handle

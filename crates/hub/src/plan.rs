@@ -142,6 +142,27 @@ fn repo_path(root: &Path, path: &Path) -> Option<String> {
     Some(parts.join("/"))
 }
 
+/// The files of the repository (`remote`, at the commit a push builds on) that the version does
+/// not have: deleted in the push's commit, so the tag holds exactly the version (an export or a
+/// table an earlier version had and this one has not). `.gitattributes`, the Hub's own, stays.
+pub fn stale_files(
+    remote: impl IntoIterator<Item = String>,
+    upload: &VersionUpload,
+) -> Vec<String> {
+    let keep: std::collections::BTreeSet<&str> = upload
+        .files
+        .iter()
+        .map(|f| f.path_in_repo.as_str())
+        .collect();
+    let mut stale: Vec<String> = remote
+        .into_iter()
+        .filter(|p| p != ".gitattributes" && !keep.contains(p.as_str()))
+        .collect();
+    stale.sort();
+    stale.dedup();
+    stale
+}
+
 /// A version of a dataset repository: `hf://OWNER/NAME@v1.2.0` (the `v` is optional; without
 /// `@...`, the `main` branch).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -303,6 +324,38 @@ mod tests {
             Action::Conflict {
                 remote_digest: "bb".into()
             }
+        );
+    }
+
+    #[test]
+    fn files_the_version_lacks_are_stale_but_gitattributes_stays() {
+        let upload = VersionUpload {
+            dir: PathBuf::from("v"),
+            manifest: serde_json::from_value(serde_json::json!({
+                "dataset": "d", "version": "1.0.0", "parent": null, "created_at": "t",
+                "pipeline": "p", "config_hash": "c", "code_version": "0", "tables": {}
+            }))
+            .unwrap(),
+            version: semver::Version::new(1, 0, 0),
+            digest: "x".into(),
+            files: ["README.md", "data/a.parquet"]
+                .iter()
+                .map(|p| RepoFile {
+                    path_in_repo: p.to_string(),
+                    local: PathBuf::from(p),
+                })
+                .collect(),
+        };
+        let remote = [
+            "data/b.parquet",
+            ".gitattributes",
+            "README.md",
+            "data/a.parquet",
+            "data/b.parquet",
+        ];
+        assert_eq!(
+            stale_files(remote.iter().map(|s| s.to_string()), &upload),
+            vec!["data/b.parquet".to_string()]
         );
     }
 

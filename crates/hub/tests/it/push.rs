@@ -99,6 +99,26 @@ fn a_changed_version_is_a_new_commit_and_tag() {
 }
 
 #[test]
+fn a_file_the_new_version_lacks_is_deleted_in_its_commit_and_kept_under_the_old_tag() {
+    let hub = hub();
+    let tmp = tempfile::tempdir().unwrap();
+    let old = version(tmp.path(), "1.0.0", "a");
+    std::fs::create_dir_all(old.join("exports/confact")).unwrap();
+    std::fs::write(old.join("exports/confact/confact.json"), "[]").unwrap();
+    version(tmp.path(), "2.0.0", "b");
+    let c = Hub::connect(&config(&hub, "NB_HUB_T8", TOKEN)).unwrap();
+    c.push(&upload(tmp.path(), "1.0.0"), REPO, false).unwrap();
+    c.push(&upload(tmp.path(), "2.0.0"), REPO, false).unwrap();
+    let repo = hub.repo(REPO).unwrap();
+    let gone = "exports/confact/confact.json";
+    assert!(repo.resolve("v1.0.0").unwrap().files.contains_key(gone));
+    let new = &repo.resolve("v2.0.0").unwrap().files;
+    assert!(!new.contains_key(gone), "{:?}", new.keys());
+    assert!(new.contains_key(".gitattributes"));
+    assert_eq!(new.len(), 9, "the version's 8 files and .gitattributes");
+}
+
+#[test]
 fn a_tag_holding_other_content_is_refused_naming_both_digests() {
     let hub = hub();
     let tmp = tempfile::tempdir().unwrap();
