@@ -85,4 +85,30 @@ mod tests {
         let err = localize(root, Path::new("hf://only-owner")).unwrap_err();
         assert!(err.to_string().contains("OWNER/NAME"), "{err}");
     }
+
+    #[test]
+    fn publish_hub_is_read_and_a_mistake_in_it_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::at(dir.path(), std::sync::Arc::new(noisebench_core::NoProgress));
+        let write = |hub: &str| {
+            std::fs::create_dir_all(dir.path().join("pipelines")).unwrap();
+            std::fs::write(
+                dir.path().join("pipelines/p.toml"),
+                format!("[pipeline]\nname = \"p\"\n{hub}"),
+            )
+            .unwrap();
+        };
+        write("");
+        assert_eq!(configured_hub(&ws, "p").unwrap(), None);
+        write("[publish.hub]\nrepo = \"acme/d\"\nprivate = true\n");
+        let config = configured_hub(&ws, "p").unwrap().unwrap();
+        assert_eq!((config.repo.as_str(), config.private), ("acme/d", true));
+        assert_eq!(config.token_env, "HF_TOKEN");
+        write("[publish.hub]\nrepo = \"acme/d\"\ntokn_env = \"X\"\n");
+        let err = format!("{:#}", configured_hub(&ws, "p").unwrap_err());
+        assert!(err.contains("tokn_env"), "{err}");
+        write("[publish.hub]\nprivate = true\n");
+        let err = format!("{:#}", configured_hub(&ws, "p").unwrap_err());
+        assert!(err.contains("repo"), "{err}");
+    }
 }
