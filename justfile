@@ -17,6 +17,11 @@ build-snapshot pipeline="demo":
 refresh pipeline="demo":
     cargo run --quiet -p noisebench-cli -- refresh {{pipeline}}
 
+# Install the `noisebench` binary into ~/.cargo/bin, built with the versions in Cargo.lock
+# (docs/publish.md: a release binary is this on a checkout of the release's tag).
+install:
+    cargo install --path crates/cli --locked
+
 # Show a stage's tables, or a claim/document/question/chunk/report and every row naming it:
 # `just inspect stage labels`, `just inspect claim claim_0123456789abcdef`.
 inspect what name pipeline="demo":

@@ -24,6 +24,7 @@
 mod build;
 mod eval;
 mod export;
+pub mod hub;
 mod inspect;
 mod layers;
 pub mod quote;

@@ -54,6 +54,25 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
+enum HubCommand {
+    /// Push a published version (a version folder, or a dataset folder: its latest) to the
+    /// dataset repository OWNER/NAME as one commit tagged v<version>, with its report; the
+    /// repository is created when missing. A version already there is skipped. The token is
+    /// read from HF_TOKEN (or --token-env) and never printed.
+    Push {
+        snapshot: PathBuf,
+        #[arg(long, value_name = "OWNER/NAME")]
+        repo: String,
+        /// Create the repository private (when it does not exist yet).
+        #[arg(long)]
+        private: bool,
+        /// The environment variable holding the token.
+        #[arg(long, default_value = "HF_TOKEN")]
+        token_env: String,
+    },
+}
+
+#[derive(Subcommand)]
 enum Command {
     /// Run a pipeline (skipping unchanged stages) and publish its snapshot if anything changed.
     BuildSnapshot {
@@ -154,7 +173,8 @@ enum Command {
     Plan(PlanArgs),
     /// Recheck a snapshot's hashes, sizes, row counts and schemas.
     Verify {
-        /// A version folder (snapshots/demo/1.0.0) or a dataset folder (its latest version).
+        /// A version folder (snapshots/demo/1.0.0), a dataset folder (its latest version), or a
+        /// version on the Hub (hf://OWNER/NAME@v1.2.0, downloaded once under work/hub/).
         snapshot: PathBuf,
     },
     /// Check a snapshot against the dataset's own rules (answers grounded in their chunks,
@@ -225,6 +245,12 @@ enum Command {
         #[command(subcommand)]
         command: noisebench_store::cli::StoreCommand,
     },
+    /// The Hugging Face Hub: `hub push` makes a published version one commit of a dataset
+    /// repository, tagged v<version> (docs/publish.md).
+    Hub {
+        #[command(subcommand)]
+        command: HubCommand,
+    },
     /// Write the generated references: schemas/<table>.json for every table, and the
     /// configuration reference (schemas/config/<stage-kind>.json, llm.json, web.json and
     /// docs/configuration.md rendered from them).
@@ -267,7 +293,8 @@ struct PlanArgs {
 struct EvalArgs {
     /// A snapshot (version or dataset folder), RAGuard's folder or its claims.csv (and
     /// documents.csv), a CONF-FACT instance file (HumC.pkl.gz, ModC.pkl.gz, or JSON), or RARE's
-    /// folder or record files.
+    /// folder or record files; or a version on the Hub, hf://OWNER/NAME@v1.2.0 (downloaded
+    /// once under work/hub/).
     #[arg(required_unless_present = "compare")]
     inputs: Vec<PathBuf>,
     /// The inputs' format (detected when not given).
@@ -415,6 +442,26 @@ fn run(cli: Cli) -> Result<()> {
             }
         }
         Command::Store { command } => print!("{}", noisebench_store::cli::run(command)?),
+        Command::Hub {
+            command:
+                HubCommand::Push {
+                    snapshot,
+                    repo,
+                    private,
+                    token_env,
+                },
+        } => {
+            let config = noisebench_hub::HubConfig {
+                repo,
+                private,
+                token_env,
+                ..noisebench_hub::HubConfig::default()
+            };
+            println!(
+                "{}",
+                noisebench_cli::hub::hub_push(&snapshot, &config, private)?
+            );
+        }
         Command::Run {
             stage,
             pipeline,
@@ -427,7 +474,9 @@ fn run(cli: Cli) -> Result<()> {
             shards,
         } => merge_command(ws, &pipeline, &stage, shards)?,
         Command::Plan(args) => plan_command(ws, &cli.root, args)?,
-        Command::Verify { snapshot } => verify_command(&snapshot)?,
+        Command::Verify { snapshot } => {
+            verify_command(&noisebench_cli::hub::localize(&cli.root, &snapshot)?)?
+        }
         Command::Validate { snapshot } => validate_command(&snapshot)?,
         Command::Diff { v1, v2 } => {
             let changes =
@@ -681,8 +730,13 @@ fn eval_command(ws: &Workspace, root: &std::path::Path, args: EvalArgs) -> Resul
         print!("{}", compare_evals(&pair[0], &pair[1], 1000, 0)?);
         return Ok(());
     }
+    let inputs = args
+        .inputs
+        .iter()
+        .map(|i| noisebench_cli::hub::localize(root, i))
+        .collect::<Result<Vec<_>>>()?;
     let request = EvalRequest {
-        inputs: args.inputs,
+        inputs,
         format: args
             .format
             .as_deref()
@@ -719,6 +773,7 @@ const NEW_VERSION_EXIT: i32 = 10;
 /// `build-snapshot` and `refresh`: run, print the summary, publish if changed and say which.
 /// Returns whether a new version was published.
 fn build_and_report(ws: &Workspace, pipeline: &str, force: bool) -> Result<bool> {
+    let hub = noisebench_cli::hub::configured_hub(ws, pipeline)?;
     let built = match build_snapshot(ws, pipeline, force, &PublishOptions::default()) {
         Ok(built) => built,
         Err(e) => {
@@ -758,6 +813,12 @@ fn build_and_report(ws: &Workspace, pipeline: &str, force: bool) -> Result<bool>
         }
         bail!("{why}");
     }
+    let latest = match &built.outcome {
+        Some(PublishOutcome::Unchanged { dir, .. } | PublishOutcome::Published { dir, .. }) => {
+            Some(dir.clone())
+        }
+        None => None,
+    };
     let published = match built.outcome {
         None => {
             println!("the pipeline has no [snapshot] section: nothing published");
@@ -793,6 +854,10 @@ fn build_and_report(ws: &Workspace, pipeline: &str, force: bool) -> Result<bool>
             Ok(true)
         }
     };
+    // `[publish.hub]`: the Hub gets the latest version (skipped when already there).
+    if let (Some(dir), Some(hub)) = (latest, &hub) {
+        println!("{}", noisebench_cli::hub::hub_push(&dir, hub, false)?);
+    }
     // Last, so it is not missed: a report track that produced nothing.
     if let Some(line) = &built.report_track {
         println!("{line}");

@@ -35,6 +35,20 @@ pub struct PipelineFile {
     /// What a stage may lose before the run stops (see [`Gates`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gates: Option<Gates>,
+    /// Where `build-snapshot` and `refresh` push the version they publish (see
+    /// [`PublishSection`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub publish: Option<PublishSection>,
+}
+
+/// `[publish]`: copies of each published version kept elsewhere than `snapshots/`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PublishSection {
+    /// `[publish.hub]`: a Hugging Face Hub dataset repository, parsed by `noisebench-hub`
+    /// (`HubConfig`; docs/publish.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hub: Option<toml::Table>,
 }
 
 /// The gates on what a stage lost, for every stage of the pipeline (`[gates]`): a stage that

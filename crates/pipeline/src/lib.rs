@@ -25,7 +25,7 @@ pub mod summary;
 pub mod table_io;
 
 pub use checks::{PublishedTable, check_published, excuse_partial};
-pub use file::{Gates, PipelineFile, SnapshotSection, StageEntry, StageGate};
+pub use file::{Gates, PipelineFile, PublishSection, SnapshotSection, StageEntry, StageGate};
 pub use lock::{FolderLock, LockError};
 pub use plan::{Plan, PlanError, PlannedStage, Registry, TableRef};
 pub use progress::BarProgress;

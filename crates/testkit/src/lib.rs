@@ -5,7 +5,8 @@
 //! reply or a rule over the request body, and recording what it received; [`pandas_available`] and
 //! [`run_python_json`] run a Python script (e.g. a release loader) over test output;
 //! [`checkout`] copies the repository's pipelines and fixtures into a temporary folder;
-//! [`capture_logs`] keeps every log line of a test binary for secret checks.
+//! [`capture_logs`] keeps every log line of a test binary for secret checks; [`FakeHub`] is a
+//! fake Hugging Face Hub (repositories, commits, tags, downloads).
 //!
 //! It is a dev-dependency only: no crate lists it under `[dependencies]`, and nothing here is
 //! meant for production code. It is not a mock of the real services' quirks beyond what the tests
@@ -13,6 +14,7 @@
 //! noisebench types, so any crate's tests can use it without a dependency cycle.
 
 mod checkout;
+mod hub;
 mod logs;
 mod openai;
 mod python;
@@ -20,6 +22,7 @@ mod served;
 pub mod usage;
 
 pub use checkout::{checkout, copy_dir, repo_root};
+pub use hub::{FakeHub, HubCommit, HubRepo, HubRequest, HubStep};
 pub use logs::{CapturedLogs, capture_logs};
 pub use openai::{
     BatchApi, FakeBatch, FakeServer, KEYWORDS_OK, LineFilter, Record, Reply, Rule, ServerState,

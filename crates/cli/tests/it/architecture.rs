@@ -23,6 +23,8 @@ const LAYERS: &[&str] = &[
     "noisebench-cli",
     // object storage for snapshots, stage folders, the web archive and the LLM cache
     "noisebench-store",
+    // a published version as a tagged commit on the Hugging Face Hub, and read back
+    "noisebench-hub",
     "noisebench-testkit",
     // fuzz targets over every stage crate's parsers; nothing depends on it
     "noisebench-fuzz-targets",

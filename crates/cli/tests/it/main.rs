@@ -12,6 +12,8 @@ mod eval;
 mod faults;
 mod full_disk;
 mod quote;
+mod hub;
+mod hub_refresh;
 mod real_llm;
 mod refresh;
 mod refresh_cost;

@@ -8,7 +8,7 @@
 
 use crate::reliability_common;
 #[path = "../../../store/tests/it/common/mod.rs"]
-mod s3;
+pub(crate) mod s3;
 
 use std::collections::BTreeMap;
 use std::path::Path;
