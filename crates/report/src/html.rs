@@ -184,7 +184,61 @@ fn overview(data: &ReportData) -> String {
     out
 }
 
+/// The quote made before the build beside what the build's calls used, per stage and task.
+fn quote_against_actual(data: &ReportData) -> String {
+    if data.quote.is_empty() {
+        return String::new();
+    }
+    let pair = |(q, a): (u64, u64)| format!("{q} / {a}");
+    let rows: Vec<Vec<String>> = data
+        .quote
+        .iter()
+        .map(|l| {
+            let error = if l.usd.0 > 0.0 {
+                format!("{:+.0}%", (l.usd.1 / l.usd.0 - 1.0) * 100.0)
+            } else {
+                String::new()
+            };
+            vec![
+                l.stage.clone(),
+                l.task.clone(),
+                pair(l.calls),
+                pair(l.input_tokens),
+                pair(l.cached_input_tokens),
+                pair(l.output_tokens),
+                format!("{:.4} / {:.4}", l.usd.0, l.usd.1),
+                error,
+                if l.projected { "projected" } else { "exact" }.to_string(),
+            ]
+        })
+        .collect();
+    let mut out = String::from(
+        "<p>LLM use: the quote made before the build (quoted) beside what its calls used \
+         (actual). Cache hits are free and not counted.</p>\n",
+    );
+    out.push_str(&table(
+        &[
+            "stage",
+            "task",
+            "calls quoted / actual",
+            "tokens in",
+            "prompt-cache tokens",
+            "tokens out",
+            "USD",
+            "USD error",
+            "quote",
+        ],
+        &rows,
+    ));
+    out
+}
+
 fn funnel(data: &ReportData) -> String {
+    let quote = quote_against_actual(data);
+    funnel_only(data) + &quote
+}
+
+fn funnel_only(data: &ReportData) -> String {
     let Some(stages) = &data.stages else {
         return no_data(
             "this version does not record its run summary (items in, out and dropped per stage)",
@@ -823,6 +877,28 @@ mod tests {
     }
 
     /// The text of every `<section>`, by id.
+    #[test]
+    fn the_quote_is_set_beside_the_actual_use_in_the_stages_section() {
+        let mut data = full();
+        assert!(
+            !funnel(&data).contains("quoted / actual"),
+            "no quote, no table"
+        );
+        data.quote = vec![crate::QuoteLine {
+            stage: "labels".into(),
+            task: "exam_verdict".into(),
+            projected: true,
+            calls: (10, 12),
+            input_tokens: (1000, 1100),
+            cached_input_tokens: (0, 0),
+            output_tokens: (50, 40),
+            usd: (1.0, 1.2),
+        }];
+        let body = funnel(&data);
+        assert!(body.contains("calls quoted / actual"), "{body}");
+        assert!(body.contains("10 / 12") && body.contains("+20%") && body.contains("projected"));
+    }
+
     fn sections(page: &str) -> BTreeMap<String, String> {
         page.split("<section id=\"")
             .skip(1)

@@ -107,6 +107,23 @@ pub struct ReportData {
     pub changes: Option<Changes>,
     /// Sampled items shown end to end (`items::sample_items`).
     pub samples: Samples,
+    /// The LLM quote made before the build beside what the build's calls used
+    /// (`provenance.llm.quote`: per stage and task, then the total); empty when the build did
+    /// not quote (no priced model).
+    pub quote: Vec<QuoteLine>,
+}
+
+/// One stage and task's quoted and actual LLM use.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct QuoteLine {
+    pub stage: String,
+    pub task: String,
+    pub projected: bool,
+    pub calls: (u64, u64),
+    pub input_tokens: (u64, u64),
+    pub cached_input_tokens: (u64, u64),
+    pub output_tokens: (u64, u64),
+    pub usd: (f64, f64),
 }
 
 /// Who the version is and what it holds.

@@ -55,6 +55,7 @@ pub fn report_data(
     let mut data = ReportData {
         overview: overview(manifest, version.dir()),
         stages: stages(manifest),
+        quote: quote_lines(manifest),
         ..Default::default()
     };
     aggregate(&mut data, &rows, graph_facts(manifest));
@@ -159,6 +160,39 @@ fn overview(manifest: &Manifest, version_dir: &Path) -> Overview {
             .collect(),
         parent_tables,
     }
+}
+
+/// The quote beside the build's actual LLM use (`provenance.llm.quote`): its rows, then its
+/// total; empty when the build did not quote.
+fn quote_lines(manifest: &Manifest) -> Vec<crate::QuoteLine> {
+    let Some(quote) = manifest.provenance.get("llm").map(|l| &l["quote"]) else {
+        return Vec::new();
+    };
+    let line = |r: &serde_json::Value| {
+        let n = |k: &str| r[k].as_u64().unwrap_or(0);
+        let f = |k: &str| r[k].as_f64().unwrap_or(0.0);
+        crate::QuoteLine {
+            stage: r["stage"].as_str().unwrap_or("").to_string(),
+            task: r["task"].as_str().unwrap_or("").to_string(),
+            projected: r["projected"].as_bool().unwrap_or(false),
+            calls: (n("quoted_calls"), n("actual_calls")),
+            input_tokens: (n("quoted_input_tokens"), n("actual_input_tokens")),
+            cached_input_tokens: (
+                n("quoted_cached_input_tokens"),
+                n("actual_cached_input_tokens"),
+            ),
+            output_tokens: (n("quoted_output_tokens"), n("actual_output_tokens")),
+            usd: (f("quoted_usd"), f("actual_usd")),
+        }
+    };
+    let mut lines: Vec<crate::QuoteLine> = quote["rows"]
+        .as_array()
+        .map(|rows| rows.iter().map(line).collect())
+        .unwrap_or_default();
+    if quote["total"].is_object() {
+        lines.push(line(&quote["total"]));
+    }
+    lines
 }
 
 /// The stages' funnel from the manifest's `stages` (the run summary as data); `None` ("no

@@ -5,5 +5,6 @@ mod common;
 
 mod export;
 mod labels;
+mod prefix_share;
 mod review;
 mod sense;
