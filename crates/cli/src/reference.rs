@@ -17,7 +17,7 @@ use crate::registry::registry;
 
 /// The names of the pipeline-wide tables, which share `schemas/config/` with the stage kinds
 /// (`gate` is each stage's `[stages.<id>.gate]`: [`heading`]).
-const LAYER_TABLES: [&str; 5] = ["llm", "web", "eval", "gates", "gate"];
+const LAYER_TABLES: [&str; 6] = ["llm", "web", "eval", "gates", "gate", "quality"];
 
 /// A pipeline-wide table's heading: `[llm]`; `[stages.<id>.gate]` for `gate`.
 fn heading(name: &str) -> String {
@@ -29,8 +29,8 @@ fn heading(name: &str) -> String {
 }
 
 /// The configuration schemas by name: every registered stage kind, then `llm`, `web`, `eval`
-/// (the `[eval]` table of `noisebench eval`'s configuration file), `gates` and `gate` (a
-/// stage's own gate).
+/// (the `[eval]` table of `noisebench eval`'s configuration file), `gates`, `gate` (a
+/// stage's own gate) and `quality` (the quality card, docs/quality.md).
 pub fn config_schemas() -> Result<BTreeMap<String, Value>> {
     // The registry needs layers to build its stages; an offline `Llm` and a live `Web` without
     // an archive read and write nothing.
@@ -61,6 +61,8 @@ pub fn config_schemas() -> Result<BTreeMap<String, Value>> {
     schemas.insert("gates".into(), ordered(gates));
     let gate = schemars::schema_for!(noisebench_pipeline::StageGate).to_value();
     schemas.insert("gate".into(), ordered(gate));
+    let quality = schemars::schema_for!(noisebench_quality::QualityConfig).to_value();
+    schemas.insert("quality".into(), ordered(quality));
     Ok(schemas)
 }
 

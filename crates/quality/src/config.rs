@@ -94,7 +94,7 @@ pub struct QualityGates {
 impl Default for QualityGates {
     fn default() -> Self {
         Self {
-            max_cross_split_duplicate_share: 0.05,
+            max_cross_split_duplicate_share: 0.25,
             min_grounding_share: 0.8,
             min_kappa: 0.0,
         }

@@ -1,16 +1,16 @@
 //! The quality card of a benchmark version: is the benchmark any good? Pure functions over the
 //! rows of the tables a version publishes (types from `noisebench-core`):
 //!
-//! - [`agreement`]: where a claim-document pair has both the RAGuard exam label and the
+//! - in [`agreement`], where a claim-document pair has both the RAGuard exam label and the
 //!   CONF-FACT stance vote, Cohen's kappa with a seeded bootstrap interval, the confusion
 //!   matrix and sampled disagreements;
-//! - [`grounding`]: per question, its answer and each cited sentence found in its source
+//! - in [`grounding`], per question, its answer and each cited sentence found in its source
 //!   chunks (exact, then a normalised fuzzy span match), as a distribution and a share;
-//! - [`duplicates`]: near-duplicates (MinHash + LSH from `gaoya`, and exact normalised text)
+//! - in [`duplicates`], near-duplicates (MinHash + LSH from `gaoya`, and exact normalised text)
 //!   within the questions, claims and documents, and test questions with a twin in train;
-//! - [`mix`]: the version's mix of question kinds, domains, verdicts, source types and
+//! - in [`mix`], the version's mix of question kinds, domains, verdicts, source types and
 //!   perturbation kinds against a declared target, the largest gaps named;
-//! - [`shortcut`]: the BM25 rank of each question's gold chunk, per question kind.
+//! - in [`shortcut`], the BM25 rank of each question's gold chunk, per question kind.
 //!
 //! [`measure`] gathers them into a [`QualityReport`] (`quality.json` beside a version's
 //! manifest), [`gates`] judges it against the configured [`QualityGates`] as checks run before

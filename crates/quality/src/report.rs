@@ -70,6 +70,9 @@ pub struct QualityReport {
     pub gates: QualityGates,
 }
 
+/// Rows as `(id, text)`.
+type IdTexts<'a> = Vec<(&'a str, &'a str)>;
+
 /// Every count of `values`, by value.
 fn counts<'a>(values: impl IntoIterator<Item = &'a str>) -> BTreeMap<String, usize> {
     let mut m = BTreeMap::new();
@@ -84,7 +87,7 @@ pub fn measure(tables: &Tables<'_>, config: &QualityConfig) -> QualityReport {
     let threshold = config.near_duplicate_threshold;
     let samples = config.samples;
     let mut dup_tables = BTreeMap::new();
-    let per_table: [(&str, Vec<(&str, &str)>, usize); 3] = [
+    let per_table: [(&str, IdTexts<'_>, usize); 3] = [
         (
             "questions",
             tables

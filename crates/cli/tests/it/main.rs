@@ -11,6 +11,7 @@ mod demo;
 mod eval;
 mod faults;
 mod full_disk;
+mod quality;
 mod real_llm;
 mod refresh;
 mod refresh_cost;

@@ -250,14 +250,16 @@ fn an_answer_missing_from_its_chunk_lowers_the_grounded_share_and_fails_the_gate
 #[test]
 fn a_mix_target_the_build_misses_is_named() {
     let (questions, chunks, _) = corpus();
-    let mut config = QualityConfig::default();
-    config.mix = MixTarget {
-        kinds: BTreeMap::from([
-            ("single_hop".into(), 0.2),
-            ("star_shaped".into(), 0.2),
-            ("chained_multi_hop".into(), 0.6),
-        ]),
-        ..MixTarget::default()
+    let config = QualityConfig {
+        mix: MixTarget {
+            kinds: BTreeMap::from([
+                ("single_hop".into(), 0.2),
+                ("star_shaped".into(), 0.2),
+                ("chained_multi_hop".into(), 0.6),
+            ]),
+            ..MixTarget::default()
+        },
+        ..QualityConfig::default()
     };
     let report = measure(
         &Tables {
