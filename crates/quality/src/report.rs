@@ -295,13 +295,14 @@ pub fn gates(report: &QualityReport, gates: &QualityGates) -> Vec<CheckResult> {
         match report.agreement.as_ref().and_then(|a| Some((a, a.kappa?))) {
             Some((a, kappa)) => result(
                 name,
-                kappa >= gates.min_kappa,
+                a.interval.map_or(kappa, |[_, high]| high) >= gates.min_kappa,
                 a.pairs,
                 a.disagreeing,
                 a.disagreements.iter().map(|d| d.id.clone()).collect(),
                 format!(
-                    "Cohen's kappa of exam labels and stance votes {kappa:.3} (at least {:.3}); \
-                 review the sampled disagreements",
+                    "Cohen's kappa of exam labels and stance votes {kappa:.3}, 95% interval up \
+                     to {:.3} (at least {:.3}); review the sampled disagreements",
+                    a.interval.map_or(kappa, |[_, high]| high),
                     gates.min_kappa
                 ),
             ),
