@@ -46,7 +46,7 @@ pub use eval::{
 pub use export::{ExportFormat, Exported, export_snapshot, resolve_snapshot};
 pub use inspect::{inspect_id, inspect_stage};
 pub use layers::{Layers, LlmOverrides};
-pub use quality::{quality_text, version_quality};
+pub use quality::{quality_moves, quality_text, version_quality};
 pub use reference::{config_schemas, render_markdown, write_config_reference};
 pub use registry::{registry, table_checks};
 pub use report::{report_data, write_report, write_report_sampled};

@@ -144,7 +144,7 @@ enum Command {
         /// A version folder (snapshots/demo/1.0.0) or a dataset folder (its latest version).
         snapshot: PathBuf,
     },
-    /// Print the row changes between two snapshot versions.
+    /// Print the row changes between two snapshot versions, and how their quality cards moved.
     Diff { v1: PathBuf, v2: PathBuf },
     /// Print a snapshot's quality card (label agreement, grounding, near-duplicates and
     /// leakage, mix against the target, lexical shortcut; docs/quality.md) and, with
@@ -405,10 +405,12 @@ fn run(cli: Cli) -> Result<()> {
         Command::Verify { snapshot } => verify_command(&snapshot)?,
         Command::Validate { snapshot } => validate_command(&snapshot)?,
         Command::Diff { v1, v2 } => {
-            let changes =
-                noisebench_snapshot::diff(&resolve_snapshot(&v1)?, &resolve_snapshot(&v2)?)
-                    .map_err(anyhow::Error::msg)?;
+            let (v1, v2) = (resolve_snapshot(&v1)?, resolve_snapshot(&v2)?);
+            let changes = noisebench_snapshot::diff(&v1, &v2).map_err(anyhow::Error::msg)?;
             print!("{}", changes.render_markdown());
+            if let Some(moves) = noisebench_cli::quality_moves(&v1, &v2)? {
+                print!("{moves}");
+            }
         }
         Command::Quality { snapshot, compare } => quality_command(&snapshot, compare.as_deref())?,
         Command::Inspect { what } => inspect_command(&ws, what)?,

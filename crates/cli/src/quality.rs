@@ -113,3 +113,18 @@ pub fn quality_text(snapshot: &Path, compare: Option<&Path>) -> Result<String> {
     }
     Ok(out)
 }
+
+/// For `noisebench diff`: how each quality number moved from `v1` to `v2`, as a Markdown
+/// section; `None` unless both versions have a `quality.json` (an older version is not
+/// measured on the spot here: `noisebench quality --compare` does that).
+pub fn quality_moves(v1: &Path, v2: &Path) -> Result<Option<String>> {
+    if !v1.join(QUALITY_FILE).is_file() || !v2.join(QUALITY_FILE).is_file() {
+        return Ok(None);
+    }
+    let (before, after) = (version_quality(v1)?, version_quality(v2)?);
+    let mut out = String::from("\n## Quality\n\n");
+    for line in noisebench_quality::compare(&before, &after) {
+        out.push_str(&format!("- {line}\n"));
+    }
+    Ok(Some(out))
+}

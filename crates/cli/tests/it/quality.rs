@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use noisebench_cli::{Workspace, build_snapshot, quality_text, version_quality};
+use noisebench_cli::{Workspace, build_snapshot, quality_moves, quality_text, version_quality};
 use noisebench_core::{CheckStatus, NoProgress};
 use noisebench_snapshot::{CROISSANT, Manifest, PublishOptions, PublishOutcome};
 
@@ -77,4 +77,11 @@ fn a_quality_gate_the_build_fails_stops_the_publish_unless_degraded() {
     };
     let card = std::fs::read_to_string(dir.join("README.md")).unwrap();
     assert!(card.contains("min_kappa"), "{card}");
+    // `diff` of two versions with cards lists the moves; one without a card, none.
+    let (_, demo) = crate::shared::demo();
+    let moves = quality_moves(demo, &dir).unwrap().unwrap();
+    assert!(
+        moves.contains("## Quality") && moves.contains("kappa: 0.909 -> 0.909"),
+        "{moves}"
+    );
 }
