@@ -32,7 +32,7 @@ pub mod shortcut;
 
 pub use config::{ConfigError, MixTarget, QualityConfig, QualityGates};
 pub use report::{
-    ClosedBook, Duplicates, QUALITY_FILE, QualityReport, Tables, compare, gates, measure,
+    ClosedBook, Duplicates, QUALITY_FILE, QualityReport, Tables, compare, gates, headline, measure,
     render_markdown,
 };
 

@@ -379,8 +379,9 @@ pub fn render_markdown(report: &QualityReport) -> String {
     s
 }
 
-/// The headline numbers, `(name, value)`, in the card's order.
-fn headline(r: &QualityReport) -> Vec<(String, String)> {
+/// The headline numbers, `(measure, value)`, in the card's order (the card's table, the HTML
+/// report's section).
+pub fn headline(r: &QualityReport) -> Vec<(String, String)> {
     let mut out = Vec::new();
     match &r.agreement {
         Some(a) => out.push((

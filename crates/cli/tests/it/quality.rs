@@ -1,6 +1,6 @@
 //! The quality card on the demo: every published version has `quality.json` beside its
 //! manifest (hashed in it), a "Quality" section in its card and `rai:dataAnnotationAnalysis` in
-//! its Croissant file; the demo passes the quality gates; `noisebench quality --compare` says
+//! its Croissant file and a section in its report page; the demo passes the quality gates; `noisebench quality --compare` says
 //! how each number moved; a gate the demo cannot pass stops the publish unless
 //! `--allow-degraded`.
 
@@ -46,6 +46,12 @@ fn the_demo_has_a_quality_card_and_passes_its_gates() {
         serde_json::from_str(&std::fs::read_to_string(snapshot.join(CROISSANT)).unwrap()).unwrap();
     let analysis = croissant["rai:dataAnnotationAnalysis"].as_str().unwrap();
     assert!(analysis.contains("Cohen's kappa"), "{analysis}");
+    // The report page beside the version has the card's section.
+    let page = snapshot.with_file_name(format!("{}.report.html", manifest.version));
+    let page = std::fs::read_to_string(page).unwrap();
+    let section = page.split("<section id=\"quality\">").nth(1).unwrap();
+    let section = section.split("</section>").next().unwrap();
+    assert!(section.contains("grounded questions"), "{section}");
     // Compared with itself, nothing moved.
     let text = quality_text(snapshot, Some(snapshot)).unwrap();
     assert!(text.contains("grounded share"), "{text}");
