@@ -8,7 +8,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use noisebench_core::{Chunk, Question};
+use noisebench_core::{Chunk, Question, default_threads, parallel_map};
 use noisebench_text::words::{normalize, words};
 use serde::{Deserialize, Serialize};
 
@@ -112,14 +112,15 @@ pub fn grounding(
     let mut citations = Vec::new();
     let mut buckets = [0usize; 4];
     let mut ungrounded = Vec::new();
-    for q in questions {
+    let scores = parallel_map(questions, default_threads(), |q| {
         let context: Vec<&str> = q
             .answer_chunk_ids
             .iter()
             .filter_map(|id| text.get(id.as_str()).copied())
             .collect();
-        let context = context.join("\n");
-        let (answer, citation) = question_scores(q, &context);
+        question_scores(q, &context.join("\n"))
+    });
+    for (q, &(answer, citation)) in questions.iter().zip(&scores) {
         exact += usize::from(answer >= 1.0 && !normalize(&q.answer).is_empty());
         if let Some(c) = citation {
             citations.push(c);

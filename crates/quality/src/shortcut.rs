@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use noisebench_core::{Chunk, Question};
+use noisebench_core::{Chunk, Question, default_threads, parallel_map, parallel_map_with};
 use noisebench_index::bm25::analyse;
 use noisebench_index::{Impacts, Scratch, terms};
 use serde::{Deserialize, Serialize};
@@ -83,25 +83,29 @@ pub fn lexical_shortcut(
         return None;
     }
     let ids: Vec<String> = chunks.iter().map(|c| c.id.clone()).collect();
-    let analysed: Vec<_> = chunks.iter().map(|c| analyse(&c.text)).collect();
+    // Analysing the chunks is most of the cost: spread over the cores (results in chunk order).
+    let analysed = parallel_map(chunks, default_threads(), |c| analyse(&c.text));
     let impacts = Impacts::from_analysed(ids, &analysed);
     let position: std::collections::HashMap<&str, u32> = (0..impacts.len() as u32)
         .map(|d| (impacts.id(d), d))
         .collect();
-    let mut scratch = Scratch::default();
-    let mut by_kind: BTreeMap<String, Vec<Option<usize>>> = BTreeMap::new();
-    let mut all = Vec::new();
-    for q in questions.iter().filter(|q| !q.answer_chunk_ids.is_empty()) {
+    let asked: Vec<&Question> = questions
+        .iter()
+        .filter(|q| !q.answer_chunk_ids.is_empty())
+        .collect();
+    let ranks = parallel_map_with(&asked, default_threads(), Scratch::default, |scratch, q| {
         let gold: HashSet<u32> = q
             .answer_chunk_ids
             .iter()
             .filter_map(|id| position.get(id.as_str()).copied())
             .collect();
-        let hits = impacts.search(&terms(&q.question), depth, &mut scratch);
-        let rank = rank_of(&hits, &gold);
-        by_kind.entry(q.kind.clone()).or_default().push(rank);
-        all.push(rank);
+        rank_of(&impacts.search(&terms(&q.question), depth, scratch), &gold)
+    });
+    let mut by_kind: BTreeMap<String, Vec<Option<usize>>> = BTreeMap::new();
+    for (q, rank) in asked.iter().zip(&ranks) {
+        by_kind.entry(q.kind.clone()).or_default().push(*rank);
     }
+    let all = ranks;
     Some(Shortcut {
         chunks: chunks.len(),
         depth,
