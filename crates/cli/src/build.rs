@@ -262,6 +262,10 @@ pub fn build_snapshot(
     let mut checks = run.checks.clone();
     checks.extend(checks_before_publishing(plan, &tables, &partial));
     checks.extend(parent_checks(&ws.snapshots_dir, &section.dataset, &tables)?);
+    // The quality card, judged by its gates with the other checks before publishing.
+    let quality_config = noisebench_quality::QualityConfig::from_table(plan.file.quality.as_ref())?;
+    let quality = crate::quality::measure_tables(&tables, &quality_config)?;
+    checks.extend(noisebench_quality::gates(&quality, &quality_config.gates));
     let degraded = ws.allow_degraded || plan.file.gates.as_ref().is_some_and(|g| g.allow_degraded);
     let failed: Vec<String> = checks
         .iter()
@@ -312,6 +316,7 @@ pub fn build_snapshot(
         stages: run.summary.clone(),
         provenance,
         checks: checks.clone(),
+        quality: Some(quality),
     };
     let outcome = noisebench_snapshot::publish(&request, options)?;
     // The report goes beside the version, never inside it (published versions are immutable);

@@ -185,8 +185,18 @@ enum Command {
         /// A version folder (snapshots/demo/1.0.0) or a dataset folder (its latest version).
         snapshot: PathBuf,
     },
-    /// Print the row changes between two snapshot versions.
+    /// Print the row changes between two snapshot versions, and how their quality cards moved.
     Diff { v1: PathBuf, v2: PathBuf },
+    /// Print a snapshot's quality card (label agreement, grounding, near-duplicates and
+    /// leakage, mix against the target, lexical shortcut; docs/quality.md) and, with
+    /// `--compare`, how each number moved from another version.
+    Quality {
+        /// A version folder (snapshots/demo/1.0.0) or a dataset folder (its latest version).
+        snapshot: PathBuf,
+        /// Another version to compare with.
+        #[arg(long)]
+        compare: Option<PathBuf>,
+    },
     /// Show a stage's schema, row count, first rows and drop reasons.
     Inspect {
         #[command(subcommand)]
@@ -479,11 +489,14 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Validate { snapshot } => validate_command(&snapshot)?,
         Command::Diff { v1, v2 } => {
-            let changes =
-                noisebench_snapshot::diff(&resolve_snapshot(&v1)?, &resolve_snapshot(&v2)?)
-                    .map_err(anyhow::Error::msg)?;
+            let (v1, v2) = (resolve_snapshot(&v1)?, resolve_snapshot(&v2)?);
+            let changes = noisebench_snapshot::diff(&v1, &v2).map_err(anyhow::Error::msg)?;
             print!("{}", changes.render_markdown());
+            if let Some(moves) = noisebench_cli::quality_moves(&v1, &v2)? {
+                print!("{moves}");
+            }
         }
+        Command::Quality { snapshot, compare } => quality_command(&snapshot, compare.as_deref())?,
         Command::Inspect { what } => inspect_command(&ws, what)?,
         Command::Export {
             format,
@@ -645,6 +658,15 @@ fn plan_command(mut ws: Workspace, root: &std::path::Path, args: PlanArgs) -> Re
 }
 
 /// `verify`: every file of a snapshot against its manifest.
+fn quality_command(snapshot: &std::path::Path, compare: Option<&std::path::Path>) -> Result<()> {
+    let other = compare.map(resolve_snapshot).transpose()?;
+    print!(
+        "{}",
+        noisebench_cli::quality_text(&resolve_snapshot(snapshot)?, other.as_deref())?
+    );
+    Ok(())
+}
+
 fn verify_command(snapshot: &std::path::Path) -> Result<()> {
     let dir = resolve_snapshot(snapshot)?;
     let report = noisebench_snapshot::verify(&dir);

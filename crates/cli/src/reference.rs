@@ -16,8 +16,8 @@ use crate::layers::Layers;
 use crate::registry::registry;
 
 /// The names of the pipeline-wide tables, which share `schemas/config/` with the stage kinds
-/// (`gate` is each stage's `[stages.<id>.gate]` and `hub` the `[publish.hub]` table: [`heading`]).
-const LAYER_TABLES: [&str; 6] = ["llm", "web", "eval", "gates", "gate", "hub"];
+/// (`gate` is each stage's `[stages.<id>.gate]`, `hub` the `[publish.hub]` table: [`heading`]).
+const LAYER_TABLES: [&str; 7] = ["llm", "web", "eval", "gates", "gate", "hub", "quality"];
 
 /// A pipeline-wide table's heading: `[llm]`; `[stages.<id>.gate]` for `gate`.
 fn heading(name: &str) -> String {
@@ -32,7 +32,7 @@ fn heading(name: &str) -> String {
 
 /// The configuration schemas by name: every registered stage kind, then `llm`, `web`, `eval`
 /// (the `[eval]` table of `noisebench eval`'s configuration file), `gates`, `gate` (a
-/// stage's own gate) and `hub` (`[publish.hub]`).
+/// stage's own gate), `hub` (`[publish.hub]`) and `quality` (the quality card, docs/quality.md).
 pub fn config_schemas() -> Result<BTreeMap<String, Value>> {
     // The registry needs layers to build its stages; an offline `Llm` and a live `Web` without
     // an archive read and write nothing.
@@ -65,6 +65,8 @@ pub fn config_schemas() -> Result<BTreeMap<String, Value>> {
     schemas.insert("gate".into(), ordered(gate));
     let hub = schemars::schema_for!(noisebench_hub::HubConfig).to_value();
     schemas.insert("hub".into(), ordered(hub));
+    let quality = schemars::schema_for!(noisebench_quality::QualityConfig).to_value();
+    schemas.insert("quality".into(), ordered(quality));
     Ok(schemas)
 }
 

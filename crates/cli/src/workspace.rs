@@ -178,6 +178,9 @@ impl Workspace {
         let path = self.pipeline_path(pipeline);
         let context = || format!("pipeline {}", path.display());
         let file = PipelineFile::load(&path).with_context(context)?;
+        // A `[quality]` table that does not parse stops the run before any work, not at publishing.
+        noisebench_quality::QualityConfig::from_table(file.quality.as_ref())
+            .with_context(context)?;
         // A merge's archive-only web layer reads the archive as it opens: pull it first.
         if let Some(remote) = &self.remote_work {
             let moved = remote.pull_archive(&file, &self.root)?;

@@ -32,6 +32,9 @@ pub struct PipelineFile {
     pub llm: Option<toml::Table>,
     /// The web layer's configuration, parsed by `noisebench-web`.
     pub web: Option<toml::Table>,
+    /// The quality card's configuration (`[quality]`), parsed by `noisebench-quality`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quality: Option<toml::Table>,
     /// What a stage may lose before the run stops (see [`Gates`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gates: Option<Gates>,

@@ -42,6 +42,7 @@ pub fn render(data: &ReportData) -> String {
         let body = match id {
             "overview" => overview(data),
             "funnel" => funnel(data),
+            "quality" => quality(data),
             "labels" => labels(data),
             "documents" => documents(data),
             "credibility" => credibility(data),
@@ -75,6 +76,7 @@ fn heading(id: &str) -> &'static str {
     match id {
         "overview" => "Overview",
         "funnel" => "Stages: items in, out and dropped",
+        "quality" => "Quality card",
         "labels" => "Labels by claim verdict",
         "documents" => "Documents",
         "credibility" => "Credibility and source types",
@@ -90,6 +92,23 @@ fn heading(id: &str) -> &'static str {
         "drop-items" => "Sampled drops",
         _ => "Changes against the parent",
     }
+}
+
+/// The quality card's headline numbers (docs/quality.md).
+fn quality(data: &ReportData) -> String {
+    if data.quality.is_empty() {
+        return no_data("this version has no quality.json");
+    }
+    let rows: Vec<Vec<String>> = data
+        .quality
+        .iter()
+        .map(|(m, v)| vec![m.clone(), v.clone()])
+        .collect();
+    format!(
+        "<p>Measured on this version's tables (<code>quality.json</code>; \
+         <code>noisebench quality</code> prints it with its samples).</p>\n{}",
+        table(&["measure", "value"], &rows)
+    )
 }
 
 fn no_data(what: &str) -> String {
@@ -873,6 +892,7 @@ mod tests {
                 }],
             }),
             samples: crate::items::example::samples(),
+            quality: vec![(s("grounded questions"), s("36 of 36 (100.0%)"))],
         }
     }
 

@@ -46,8 +46,9 @@ pub use items::{SampleStratum, Samples};
 pub use read::{EvalResults, ReadError, report_data};
 
 /// The `id` of every `<section>` of the page, in page order.
-pub const SECTION_IDS: [&str; 16] = [
+pub const SECTION_IDS: [&str; 17] = [
     "overview",
+    "quality",
     "funnel",
     "drop-items",
     "labels",
@@ -107,6 +108,9 @@ pub struct ReportData {
     pub changes: Option<Changes>,
     /// Sampled items shown end to end (`items::sample_items`).
     pub samples: Samples,
+    /// The quality card's headline numbers (`quality.json`), `(measure, value)`; empty when the
+    /// version has none.
+    pub quality: Vec<(String, String)>,
     /// The LLM quote made before the build beside what the build's calls used
     /// (`provenance.llm.quote`: per stage and task, then the total); empty when the build did
     /// not quote (no priced model).

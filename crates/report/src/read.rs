@@ -66,6 +66,7 @@ pub fn report_data(
         data.evals = read_evals(&dir, evals.metrics_file)?;
     }
     data.changes = changes(version.dir())?;
+    data.quality = quality(version.dir())?;
 
     // Sampled items end to end (`sample_items`).
     let stage_ids: Vec<&str> = manifest.stages.iter().map(|s| s.id.as_str()).collect();
@@ -281,6 +282,18 @@ fn read_evals(dir: &Path, metrics_file: &str) -> Result<Vec<crate::EvalRow>, Rea
 }
 
 /// The version's `changes.json`, per table; `None` when the version has none.
+/// The quality card's headline numbers, when the version has a `quality.json`.
+fn quality(version_dir: &Path) -> Result<Vec<(String, String)>, ReadError> {
+    let path = version_dir.join(noisebench_quality::QUALITY_FILE);
+    if !path.is_file() {
+        return Ok(Vec::new());
+    }
+    let bytes = std::fs::read(&path).map_err(|e| ReadError::file(&path, e))?;
+    let report: noisebench_quality::QualityReport =
+        serde_json::from_slice(&bytes).map_err(|e| ReadError::file(&path, e))?;
+    Ok(noisebench_quality::headline(&report))
+}
+
 fn changes(version_dir: &Path) -> Result<Option<Changes>, ReadError> {
     let path = version_dir.join("changes.json");
     if !path.is_file() {

@@ -92,6 +92,7 @@ fn main() {
         stages: vec![],
         provenance: Default::default(),
         checks: Vec::new(),
+        quality: None,
     };
     let started = Instant::now();
     let outcome = publish(&request, &PublishOptions::default()).expect("publish");

@@ -117,6 +117,8 @@ struct Card {
     facts: Vec<FactsCard>,
     unfinished: Option<Vec<UnfinishedCard>>,
     checks: Option<ChecksCard>,
+    /// The "Quality" section (Markdown), when the version has a quality card.
+    quality: Option<String>,
     parent: Option<String>,
     added: usize,
     changed: usize,
@@ -281,6 +283,11 @@ fn card(input: &CardInput<'_>) -> Result<Card, String> {
         facts: facts(manifest),
         unfinished: unfinished(manifest),
         checks: checks_card(&manifest.checks),
+        quality: input
+            .request
+            .quality
+            .as_ref()
+            .map(noisebench_quality::render_markdown),
         parent: manifest.parent.clone(),
         added,
         changed,

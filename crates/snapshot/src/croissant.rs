@@ -391,6 +391,62 @@ fn data_collection(request: &PublishRequest, manifest: &Manifest, live: &[String
     )
 }
 
+/// `rai:dataAnnotationAnalysis`: how the two labelling methods agree and how many questions
+/// are grounded in their chunks (the quality card, `quality.json`).
+fn annotation_analysis(q: &noisebench_quality::QualityReport) -> String {
+    let agreement = match &q.agreement {
+        Some(a) => format!(
+            "Exam labels (RAGuard) against stance votes (CONF-FACT) mapped through the claim's verdict, \
+             on {} claim-document pairs labelled both ways: Cohen's kappa {}{}, {:.1}% agree.",
+            a.pairs,
+            a.kappa.map_or("undefined".into(), |k| format!("{k:.3}")),
+            a.interval.map_or(String::new(), |[l, h]| format!(
+                " (bootstrap 95% interval {l:.3} to {h:.3})"
+            )),
+            100.0 * a.observed
+        ),
+        None => "No claim-document pair was labelled by both the exam and the stance vote.".into(),
+    };
+    let grounding = match &q.grounding {
+        Some(g) => format!(
+            " {} of {} questions ({:.1}%) have their answer and cited sentences found in their source chunks \
+             (exact, then normalised fuzzy span match).",
+            g.grounded,
+            g.questions,
+            100.0 * g.share
+        ),
+        None => String::new(),
+    };
+    format!(
+        "{agreement}{grounding} Details in quality.json and the dataset card's Quality section."
+    )
+}
+
+/// The quality card's findings that limit what the version measures: near-duplicates across
+/// splits, the lexical shortcut, the closed-book check.
+fn quality_limitations(q: &noisebench_quality::QualityReport) -> String {
+    let mut out = String::new();
+    if let Some(c) = &q.duplicates.cross_split {
+        out.push_str(&format!(
+            " {} of {} test questions ({:.1}%) have a near-duplicate in train (MinHash-LSH, Jaccard at least {}).",
+            c.leaked,
+            c.test,
+            100.0 * c.share,
+            q.duplicates.threshold
+        ));
+    }
+    if let Some(s) = &q.shortcut {
+        out.push_str(&format!(
+            " BM25 ranks the gold chunk first for {:.1}% of questions (unperturbed queries).",
+            100.0 * s.all.share_rank_1
+        ));
+    }
+    if q.closed_book.status == "not_run" {
+        out.push_str(" Whether questions can be answered without retrieval was not measured.");
+    }
+    out
+}
+
 /// The Responsible AI facts: how the data was collected and annotated, its limits and biases.
 fn rai(request: &PublishRequest, manifest: &Manifest, live: &[String]) -> Rai {
     let llm_backend = provenance_str(manifest, "llm", "backend");
@@ -418,10 +474,19 @@ fn rai(request: &PublishRequest, manifest: &Manifest, live: &[String]) -> Rai {
             `labels` table). A label's `label_source` says whether a model set it or it came from human reviewers; \
             the dataset card gives the share of human labels.",
         machine_annotation_tools,
-        data_limitations: "Verdicts are fact-checkers' ratings mapped to two classes, which loses nuance. \
+        data_annotation_analysis: request.quality.as_ref().map(annotation_analysis),
+        data_limitations: format!(
+            "{}{}",
+            "Verdicts are fact-checkers' ratings mapped to two classes, which loses nuance. \
             Documents are what the search backends returned at build time; the web changes and a rebuild may differ. \
             Labels, questions and perturbations made by language models or by the offline rule backend are not gold \
             labels. Dropped items are counted by reason in the dataset card, not included.",
+            request
+                .quality
+                .as_ref()
+                .map(quality_limitations)
+                .unwrap_or_default()
+        ),
         data_biases: "Claims reflect which statements the configured fact-checkers chose to review, in \
             their languages and countries (the dataset card lists fact-checkers and countries); report-based questions \
             reflect the report files chosen as input. Documents reflect the ranking of the search backends used. \
@@ -517,6 +582,7 @@ mod tests {
             stages: vec![],
             provenance: BTreeMap::new(),
             checks: vec![],
+            quality: None,
         }
     }
 

@@ -457,6 +457,19 @@ impl Staging {
     ) -> Result<(), PublishError> {
         // Croissant is written from the manifest's tables, then hashed into it: the manifest
         // vouches for every file of the version but itself.
+        // The quality card is hashed into the manifest like Croissant.
+        if let Some(quality) = &request.quality {
+            let json =
+                serde_json::to_vec_pretty(quality).expect("a quality report always serialises");
+            let path = self.dir.join(noisebench_quality::QUALITY_FILE);
+            write_atomic(&path, &json).map_err(io(&path))?;
+            self.step()?;
+            let (sha256, bytes) = table_io::hash_file(&path).map_err(io(&path))?;
+            manifest.metadata.insert(
+                noisebench_quality::QUALITY_FILE.into(),
+                MetadataEntry { sha256, bytes },
+            );
+        }
         let croissant = render_croissant(&CroissantInput {
             request,
             manifest: &manifest,

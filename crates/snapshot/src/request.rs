@@ -47,4 +47,8 @@ pub struct PublishRequest {
     pub provenance: BTreeMap<String, serde_json::Value>,
     /// Every gate and table check the build ran, for the manifest and the card.
     pub checks: Vec<CheckResult>,
+    /// The quality card measured on the tables (`quality.json`, the card's "Quality" section,
+    /// Croissant's `rai:dataAnnotationAnalysis` and `rai:dataReleaseMaintenancePlan`... fields);
+    /// `None` publishes without one.
+    pub quality: Option<noisebench_quality::QualityReport>,
 }

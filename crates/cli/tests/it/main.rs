@@ -14,6 +14,7 @@ mod full_disk;
 mod hub;
 mod hub_refresh;
 mod quote;
+mod quality;
 mod real_llm;
 mod refresh;
 mod refresh_cost;

@@ -145,6 +145,7 @@ fn request(root: &Path, table: &Path) -> PublishRequest {
         stages: vec![],
         provenance: Default::default(),
         checks: Vec::new(),
+        quality: None,
     }
 }
 

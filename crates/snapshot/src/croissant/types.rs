@@ -88,8 +88,15 @@ pub(crate) struct Rai {
     pub annotations_per_item: &'static str,
     #[serde(rename = "rai:machineAnnotationTools")]
     pub machine_annotation_tools: Vec<String>,
+    /// What the quality card measured of the labels and questions (agreement of two labelling
+    /// methods, grounding), when the version has one.
+    #[serde(
+        rename = "rai:dataAnnotationAnalysis",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub data_annotation_analysis: Option<String>,
     #[serde(rename = "rai:dataLimitations")]
-    pub data_limitations: &'static str,
+    pub data_limitations: String,
     #[serde(rename = "rai:dataBiases")]
     pub data_biases: &'static str,
     #[serde(rename = "rai:personalSensitiveInformation")]

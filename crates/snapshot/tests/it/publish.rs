@@ -59,6 +59,7 @@ impl Env {
             stages: vec![],
             provenance: Default::default(),
             checks: Vec::new(),
+            quality: None,
         }
     }
 

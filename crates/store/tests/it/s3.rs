@@ -50,6 +50,7 @@ fn local_version(root: &Path, dataset: &str, rows: Vec<Claim>) -> PathBuf {
         stages: vec![],
         provenance: Default::default(),
         checks: Vec::new(),
+        quality: None,
     };
     match noisebench_snapshot::publish(&request, &PublishOptions::default()).unwrap() {
         PublishOutcome::Published { dir, .. } => dir,

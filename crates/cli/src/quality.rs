@@ -1,0 +1,130 @@
+//! The quality card (`noisebench-quality`) of a build's tables before publishing, and of a
+//! published version for `noisebench quality`.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use noisebench_core::{
+    Chunk, Claim, ClaimDocumentLabel, Document, DocumentPerturbation, QueryPerturbation, Question,
+    QuestionSplit, Report, TableKind, TableRow,
+};
+use noisebench_pipeline::table_io;
+use noisebench_quality::{QUALITY_FILE, QualityConfig, QualityReport, Tables};
+use noisebench_snapshot::{PublishedVersion, SourceTable};
+
+/// The rows the card reads, each table empty when the version has none of its kind.
+#[derive(Default)]
+struct Rows {
+    claims: Vec<Claim>,
+    documents: Vec<Document>,
+    labels: Vec<ClaimDocumentLabel>,
+    questions: Vec<Question>,
+    chunks: Vec<Chunk>,
+    reports: Vec<Report>,
+    splits: Vec<QuestionSplit>,
+    query_perturbations: Vec<QueryPerturbation>,
+    document_perturbations: Vec<DocumentPerturbation>,
+}
+
+impl Rows {
+    /// Each kind's rows from the file `path` finds for it.
+    fn read(path: impl Fn(TableKind) -> Option<PathBuf>) -> Result<Self> {
+        fn one<T: TableRow>(path: &impl Fn(TableKind) -> Option<PathBuf>) -> Result<Vec<T>> {
+            match path(T::KIND) {
+                Some(p) => table_io::read_rows::<T>(&p)
+                    .with_context(|| format!("quality card: {}", p.display())),
+                None => Ok(Vec::new()),
+            }
+        }
+        Ok(Rows {
+            claims: one(&path)?,
+            documents: one(&path)?,
+            labels: one(&path)?,
+            questions: one(&path)?,
+            chunks: one(&path)?,
+            reports: one(&path)?,
+            splits: one(&path)?,
+            query_perturbations: one(&path)?,
+            document_perturbations: one(&path)?,
+        })
+    }
+
+    fn tables(&self) -> Tables<'_> {
+        Tables {
+            claims: &self.claims,
+            documents: &self.documents,
+            labels: &self.labels,
+            questions: &self.questions,
+            chunks: &self.chunks,
+            reports: &self.reports,
+            splits: &self.splits,
+            query_perturbations: &self.query_perturbations,
+            document_perturbations: &self.document_perturbations,
+        }
+    }
+}
+
+/// The card of the tables a build is about to publish (the first table of each kind).
+pub(crate) fn measure_tables(
+    tables: &[SourceTable],
+    config: &QualityConfig,
+) -> Result<QualityReport> {
+    let rows = Rows::read(|kind| {
+        tables
+            .iter()
+            .find(|t| t.kind == kind)
+            .map(|t| t.path.clone())
+    })?;
+    Ok(noisebench_quality::measure(&rows.tables(), config))
+}
+
+/// A published version's card: its `quality.json`, or measured now with the default
+/// configuration when the version has none.
+pub fn version_quality(dir: &Path) -> Result<QualityReport> {
+    let file = dir.join(QUALITY_FILE);
+    if file.is_file() {
+        let text = std::fs::read_to_string(&file)
+            .with_context(|| format!("reading {}", file.display()))?;
+        return serde_json::from_str(&text).with_context(|| format!("parsing {}", file.display()));
+    }
+    let version = PublishedVersion::open(dir)?;
+    let rows = Rows::read(|kind| {
+        version
+            .entry(kind)
+            .map(|(_, entry)| version.dir().join(&entry.file))
+    })?;
+    Ok(noisebench_quality::measure(
+        &rows.tables(),
+        &QualityConfig::default(),
+    ))
+}
+
+/// `noisebench quality SNAPSHOT [--compare OTHER]`: the card's section, then how each number
+/// moved from `OTHER`.
+pub fn quality_text(snapshot: &Path, compare: Option<&Path>) -> Result<String> {
+    let report = version_quality(snapshot)?;
+    let mut out = noisebench_quality::render_markdown(&report);
+    if let Some(other) = compare {
+        let before = version_quality(other)?;
+        out.push_str(&format!("\n### Against {}\n\n", other.display()));
+        for line in noisebench_quality::compare(&before, &report) {
+            out.push_str(&format!("- {line}\n"));
+        }
+    }
+    Ok(out)
+}
+
+/// For `noisebench diff`: how each quality number moved from `v1` to `v2`, as a Markdown
+/// section; `None` unless both versions have a `quality.json` (an older version is not
+/// measured on the spot here: `noisebench quality --compare` does that).
+pub fn quality_moves(v1: &Path, v2: &Path) -> Result<Option<String>> {
+    if !v1.join(QUALITY_FILE).is_file() || !v2.join(QUALITY_FILE).is_file() {
+        return Ok(None);
+    }
+    let (before, after) = (version_quality(v1)?, version_quality(v2)?);
+    let mut out = String::from("\n## Quality\n\n");
+    for line in noisebench_quality::compare(&before, &after) {
+        out.push_str(&format!("- {line}\n"));
+    }
+    Ok(Some(out))
+}

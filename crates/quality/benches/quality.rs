@@ -1,0 +1,110 @@
+//! The quality card's cost on a synthetic version: `cargo bench -p noisebench-quality --bench
+//! quality`. 20,000 chunks, 4,000 questions (half test, half train) and 4,000 labelled pairs
+//! made from a seeded word list; prints each measure's seconds. Plain `main` with `std::time`.
+
+use std::time::Instant;
+
+use noisebench_core::{Chunk, Claim, ClaimDocumentLabel, Question, QuestionSplit};
+use noisebench_quality::{QualityConfig, Tables, agreement, duplicates, grounding, shortcut};
+
+fn main() {
+    let (chunks_n, questions_n) = (20_000usize, 4_000usize);
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let vocab: Vec<String> = (0..5_000).map(|i| format!("w{i:x}")).collect();
+    let mut sentence = |n: usize| {
+        (0..n)
+            .map(|_| vocab[(next() % vocab.len() as u64) as usize].as_str())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let chunks: Vec<Chunk> = (0..chunks_n)
+        .map(|i| Chunk {
+            id: format!("k{i}"),
+            text: sentence(300),
+            ..Chunk::default()
+        })
+        .collect();
+    let questions: Vec<Question> = (0..questions_n)
+        .map(|i| {
+            let chunk = &chunks[i * 5];
+            let words: Vec<&str> = chunk.text.split(' ').collect();
+            Question {
+                id: format!("q{i}"),
+                kind: ["single_hop", "star_shaped"][i % 2].into(),
+                question: format!("{} {}", sentence(6), words[10..16].join(" ")),
+                answer: words[40..43].join(" "),
+                answer_chunk_ids: vec![chunk.id.clone()],
+                source_sentences: vec![words[30..50].join(" ")],
+                ..Question::default()
+            }
+        })
+        .collect();
+    let splits: Vec<QuestionSplit> = questions
+        .iter()
+        .enumerate()
+        .map(|(i, q)| QuestionSplit {
+            id: format!("s{i}"),
+            question_id: q.id.clone(),
+            kind: q.kind.clone(),
+            split: ["test", "train"][i % 2].into(),
+        })
+        .collect();
+    let claims: Vec<Claim> = (0..questions_n)
+        .map(|i| Claim {
+            id: format!("c{i}"),
+            text: sentence(15),
+            verdict: ["true", "false"][i % 2].into(),
+            ..Claim::default()
+        })
+        .collect();
+    let labels: Vec<ClaimDocumentLabel> = (0..questions_n)
+        .map(|i| ClaimDocumentLabel {
+            id: format!("l{i}"),
+            claim_id: format!("c{i}"),
+            label: Some(["supporting", "misleading", "irrelevant"][i % 3].into()),
+            stance_majority: Some(["support", "reject", "not enough evidence"][i % 3].into()),
+            ..ClaimDocumentLabel::default()
+        })
+        .collect();
+    let config = QualityConfig::default();
+    let time = |name: &str, f: &mut dyn FnMut()| {
+        let t = Instant::now();
+        f();
+        println!("{name}: {:.2} s", t.elapsed().as_secs_f64());
+    };
+    time("agreement", &mut || {
+        agreement::label_agreement(&labels, &claims, config.bootstrap, 5, 0);
+    });
+    time("grounding", &mut || {
+        grounding::grounding(&questions, &chunks, config.fuzzy_threshold, 5);
+    });
+    let texts: Vec<(&str, &str)> = questions
+        .iter()
+        .map(|q| (q.id.as_str(), q.question.as_str()))
+        .collect();
+    time("near-duplicates (questions)", &mut || {
+        duplicates::within(&texts, 1, config.near_duplicate_threshold, 5);
+    });
+    time("lexical shortcut", &mut || {
+        shortcut::lexical_shortcut(&questions, &chunks, config.rank_depth);
+    });
+    time("whole card", &mut || {
+        noisebench_quality::measure(
+            &Tables {
+                claims: &claims,
+                labels: &labels,
+                questions: &questions,
+                chunks: &chunks,
+                splits: &splits,
+                ..Tables::default()
+            },
+            &config,
+        );
+    });
+}

@@ -1,0 +1,306 @@
+//! Near-duplicates and leakage: MinHash signatures banded into an LSH index (`gaoya`) find the
+//! candidate pairs, whose exact Jaccard similarity over word shingles decides; texts equal once
+//! normalised (case, punctuation, spacing) are duplicates whatever their shingles. Within a
+//! table: the share of rows with a twin. Across splits: the share of test questions with a twin
+//! in train.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use gaoya::minhash::{MinHashIndex, MinHasher, MinHasher32};
+use noisebench_text::words::{normalize, words};
+use serde::{Deserialize, Serialize};
+
+/// LSH bands and rows per band: 128 hashes, a pair at Jaccard 0.6 is a candidate with
+/// probability 1 - (1 - 0.6^4)^32 > 0.98.
+const BANDS: usize = 32;
+const BAND_WIDTH: usize = 4;
+/// How far below the threshold the signatures' estimate may fall and the pair still be
+/// checked exactly (the estimate's standard error at 128 hashes is under 0.045).
+const SLACK: f64 = 0.15;
+
+/// Two rows found to be (near-)duplicates.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DuplicatePair {
+    pub a: String,
+    pub b: String,
+    /// Jaccard similarity of their word shingles (1 for texts equal once normalised).
+    pub similarity: f64,
+    /// Equal once normalised.
+    pub exact: bool,
+}
+
+/// Duplicates within one table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TableDuplicates {
+    pub rows: usize,
+    /// Rows with a twin equal once normalised.
+    pub exact: usize,
+    /// Rows with a twin at or above the threshold (exact ones included).
+    pub near: usize,
+    pub share: f64,
+    /// Pairs found in all.
+    pub pair_count: usize,
+    /// The most similar pairs, up to the configured sample.
+    pub pairs: Vec<DuplicatePair>,
+}
+
+/// Test questions with a near-twin in train.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CrossSplit {
+    /// Questions in test.
+    pub test: usize,
+    /// Of those, the ones with a near-twin among the train questions.
+    pub leaked: usize,
+    pub share: f64,
+    /// Each leaked test question (`a`) with its most similar train question (`b`), up to the
+    /// configured sample.
+    pub pairs: Vec<DuplicatePair>,
+}
+
+/// A text's distinct word `k`-grams (the whole text as one when it is shorter).
+pub fn shingles(text: &str, k: usize) -> BTreeSet<String> {
+    let w = words(text);
+    if w.is_empty() {
+        return BTreeSet::new();
+    }
+    if w.len() <= k {
+        return BTreeSet::from([w.join(" ")]);
+    }
+    w.windows(k.max(1)).map(|g| g.join(" ")).collect()
+}
+
+/// Jaccard similarity of two sets (two empty sets: 0).
+pub fn jaccard(a: &BTreeSet<String>, b: &BTreeSet<String>) -> f64 {
+    let inter = a.intersection(b).count();
+    let union = a.len() + b.len() - inter;
+    if union == 0 {
+        0.0
+    } else {
+        inter as f64 / union as f64
+    }
+}
+
+/// Texts prepared once: normalised form, shingles, signature.
+struct Prepared {
+    normal: Vec<String>,
+    shingles: Vec<BTreeSet<String>>,
+    signatures: Vec<Vec<u32>>,
+}
+
+fn prepare(texts: &[&str], k: usize) -> Prepared {
+    // gaoya's default hasher is FNV with fixed permutations (seed 3): the same text always
+    // has the same signature.
+    let hasher = MinHasher32::new(BANDS * BAND_WIDTH);
+    let shingles: Vec<BTreeSet<String>> = texts.iter().map(|t| shingles(t, k)).collect();
+    Prepared {
+        normal: texts.iter().map(|t| normalize(t)).collect(),
+        signatures: shingles
+            .iter()
+            .map(|s| hasher.create_signature(s.iter()))
+            .collect(),
+        shingles,
+    }
+}
+
+fn index(prepared: &Prepared, members: &[usize], threshold: f64) -> MinHashIndex<u32, usize> {
+    let mut index = MinHashIndex::new(BANDS, BAND_WIDTH, (threshold - SLACK).max(0.0));
+    for &i in members {
+        if !prepared.shingles[i].is_empty() {
+            index.insert(i, prepared.signatures[i].clone());
+        }
+    }
+    index
+}
+
+/// The twins of text `i` among the index's members (not `i` itself), by exact Jaccard or equal
+/// normalised text.
+fn twins(
+    prepared: &Prepared,
+    index: &MinHashIndex<u32, usize>,
+    by_text: &BTreeMap<&str, Vec<usize>>,
+    i: usize,
+    threshold: f64,
+) -> Vec<(usize, f64, bool)> {
+    let mut found: BTreeMap<usize, (f64, bool)> = BTreeMap::new();
+    if !prepared.normal[i].is_empty() {
+        for &j in by_text
+            .get(prepared.normal[i].as_str())
+            .into_iter()
+            .flatten()
+        {
+            found.insert(j, (1.0, true));
+        }
+    }
+    if !prepared.shingles[i].is_empty() {
+        for j in index.query_owned(&prepared.signatures[i]) {
+            if found.contains_key(&j) {
+                continue;
+            }
+            let sim = jaccard(&prepared.shingles[i], &prepared.shingles[j]);
+            if sim >= threshold {
+                found.insert(j, (sim, false));
+            }
+        }
+    }
+    found.remove(&i);
+    found.into_iter().map(|(j, (s, e))| (j, s, e)).collect()
+}
+
+fn by_text<'a>(prepared: &'a Prepared, members: &[usize]) -> BTreeMap<&'a str, Vec<usize>> {
+    let mut m: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for &i in members {
+        m.entry(prepared.normal[i].as_str()).or_default().push(i);
+    }
+    m
+}
+
+fn most_similar_first(pairs: &mut [DuplicatePair]) {
+    pairs.sort_by(|x, y| {
+        y.similarity
+            .total_cmp(&x.similarity)
+            .then_with(|| x.a.cmp(&y.a))
+            .then_with(|| x.b.cmp(&y.b))
+    });
+}
+
+/// The (near-)duplicates among `rows` (`(id, text)`), shingled by `k` words.
+pub fn within(rows: &[(&str, &str)], k: usize, threshold: f64, samples: usize) -> TableDuplicates {
+    let texts: Vec<&str> = rows.iter().map(|r| r.1).collect();
+    let prepared = prepare(&texts, k);
+    let all: Vec<usize> = (0..rows.len()).collect();
+    let index = index(&prepared, &all, threshold);
+    let by_text = by_text(&prepared, &all);
+    let (mut exact, mut near) = (0, 0);
+    let mut pairs = Vec::new();
+    for i in 0..rows.len() {
+        let t = twins(&prepared, &index, &by_text, i, threshold);
+        exact += usize::from(t.iter().any(|x| x.2));
+        near += usize::from(!t.is_empty());
+        for (j, similarity, is_exact) in t {
+            if rows[i].0 < rows[j].0 {
+                pairs.push(DuplicatePair {
+                    a: rows[i].0.to_string(),
+                    b: rows[j].0.to_string(),
+                    similarity,
+                    exact: is_exact,
+                });
+            }
+        }
+    }
+    most_similar_first(&mut pairs);
+    let pair_count = pairs.len();
+    pairs.truncate(samples);
+    TableDuplicates {
+        rows: rows.len(),
+        exact,
+        near,
+        share: if rows.is_empty() {
+            0.0
+        } else {
+            near as f64 / rows.len() as f64
+        },
+        pair_count,
+        pairs,
+    }
+}
+
+/// The `test` rows with a (near-)twin among the `train` rows.
+pub fn across(
+    test: &[(&str, &str)],
+    train: &[(&str, &str)],
+    k: usize,
+    threshold: f64,
+    samples: usize,
+) -> CrossSplit {
+    let texts: Vec<&str> = train.iter().chain(test).map(|r| r.1).collect();
+    let prepared = prepare(&texts, k);
+    let train_members: Vec<usize> = (0..train.len()).collect();
+    let index = index(&prepared, &train_members, threshold);
+    let by_text = by_text(&prepared, &train_members);
+    let mut pairs = Vec::new();
+    for (t, row) in test.iter().enumerate() {
+        let i = train.len() + t;
+        let best = twins(&prepared, &index, &by_text, i, threshold)
+            .into_iter()
+            .max_by(|x, y| x.1.total_cmp(&y.1).then_with(|| y.0.cmp(&x.0)));
+        if let Some((j, similarity, exact)) = best {
+            pairs.push(DuplicatePair {
+                a: row.0.to_string(),
+                b: train[j].0.to_string(),
+                similarity,
+                exact,
+            });
+        }
+    }
+    most_similar_first(&mut pairs);
+    let leaked = pairs.len();
+    pairs.truncate(samples);
+    CrossSplit {
+        test: test.len(),
+        leaked,
+        share: if test.is_empty() {
+            0.0
+        } else {
+            leaked as f64 / test.len() as f64
+        },
+        pairs,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn one_changed_word_is_a_near_duplicate_and_a_new_question_is_not() {
+        let train = [
+            (
+                "t1",
+                "What was the total revenue of Acme Corp in fiscal 2023 according to its annual report?",
+            ),
+            (
+                "t2",
+                "Which subsidiary did Globex acquire during the second quarter?",
+            ),
+        ];
+        let test = [
+            (
+                "q1",
+                "What was the total revenue of Acme Corp in fiscal 2022 according to its annual report?",
+            ),
+            ("q2", "How many employees did Initech report at year end?"),
+        ];
+        let found = across(&test, &train, 1, 0.8, 10);
+        assert_eq!(found.leaked, 1, "{found:?}");
+        assert_eq!(found.pairs[0].a, "q1");
+        assert_eq!(found.pairs[0].b, "t1");
+        assert!(found.pairs[0].similarity >= 0.8 && !found.pairs[0].exact);
+        assert_eq!(found.test, 2);
+        assert_eq!(found.share, 0.5);
+    }
+
+    #[test]
+    fn texts_equal_once_normalised_are_exact_duplicates() {
+        let rows = [
+            ("a", "The Moon is made of cheese."),
+            ("b", "the moon IS made of   cheese"),
+            ("c", "A bridge collapsed in the storm."),
+        ];
+        let d = within(&rows, 1, 0.8, 10);
+        assert_eq!((d.exact, d.near, d.pair_count), (2, 2, 1));
+        assert!(d.pairs[0].exact);
+        assert!((d.share - 2.0 / 3.0).abs() < 1e-12);
+    }
+
+    proptest! {
+        #[test]
+        fn a_copy_is_always_found_and_jaccard_is_symmetric(text in "[a-z]{2,8}( [a-z]{2,8}){3,15}", other in "[a-z]{2,8}( [a-z]{2,8}){3,15}") {
+            let rows = [("a", text.as_str()), ("b", text.as_str()), ("c", other.as_str())];
+            let d = within(&rows, 1, 0.8, 10);
+            prop_assert!(d.pairs.iter().any(|p| p.a == "a" && p.b == "b"));
+            let (x, y) = (shingles(&text, 2), shingles(&other, 2));
+            prop_assert_eq!(jaccard(&x, &y), jaccard(&y, &x));
+        }
+    }
+}

@@ -1,0 +1,53 @@
+//! The quality card of a benchmark version: is the benchmark any good? Pure functions over the
+//! rows of the tables a version publishes (types from `noisebench-core`):
+//!
+//! - in [`agreement`], where a claim-document pair has both the RAGuard exam label and the
+//!   CONF-FACT stance vote, Cohen's kappa with a seeded bootstrap interval, the confusion
+//!   matrix and sampled disagreements;
+//! - in [`grounding`], per question, its answer and each cited sentence found in its source
+//!   chunks (exact, then a normalised fuzzy span match), as a distribution and a share;
+//! - in [`duplicates`], near-duplicates (MinHash + LSH from `gaoya`, and exact normalised text)
+//!   within the questions, claims and documents, and test questions with a twin in train;
+//! - in [`mix`], the version's mix of question kinds, domains, verdicts, source types and
+//!   perturbation kinds against a declared target, the largest gaps named;
+//! - in [`shortcut`], the BM25 rank of each question's gold chunk, per question kind.
+//!
+//! [`measure`] gathers them into a [`QualityReport`] (`quality.json` beside a version's
+//! manifest), [`gates`] judges it against the configured [`QualityGates`] as checks run before
+//! publishing, [`render_markdown`] writes the card's "Quality" section and [`compare`] says how
+//! each number moved between two versions.
+//!
+//! What this crate is not: it reads and writes no files (the snapshot crate writes
+//! `quality.json`, the cli reads the tables), calls no model (the closed-book check is reported
+//! as not run), and decides nothing about publishing: a gate's failure is a `CheckResult` the
+//! build weighs with the others.
+
+pub mod agreement;
+mod config;
+pub mod duplicates;
+pub mod grounding;
+pub mod mix;
+mod report;
+pub mod shortcut;
+
+pub use config::{ConfigError, MixTarget, QualityConfig, QualityGates};
+pub use report::{
+    ClosedBook, Duplicates, QUALITY_FILE, QualityReport, Tables, compare, gates, headline, measure,
+    render_markdown,
+};
+
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
+
+/// Up to `n` of `items`, a seeded sample in id order (all of them when there are few).
+pub(crate) fn sample<T>(mut items: Vec<T>, n: usize, seed: u64, id: impl Fn(&T) -> &str) -> Vec<T> {
+    items.sort_by(|a, b| id(a).cmp(id(b)));
+    if items.len() > n {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        items.shuffle(&mut rng);
+        items.truncate(n);
+        items.sort_by(|a, b| id(a).cmp(id(b)));
+    }
+    items
+}

@@ -1,0 +1,170 @@
+//! The lexical shortcut: for each question, the BM25 rank of its best gold chunk among all
+//! chunks for the unperturbed question (noisebench-index's BM25, tantivy's scoring). A
+//! benchmark whose gold chunks all rank first is easy for BM25 and says little about dense
+//! retrievers.
+
+use std::collections::{BTreeMap, HashSet};
+
+use noisebench_core::{Chunk, Question, default_threads, parallel_map, parallel_map_with};
+use noisebench_index::bm25::analyse;
+use noisebench_index::{Impacts, Scratch, terms};
+use serde::{Deserialize, Serialize};
+
+/// Where the gold chunks rank, in one stratum (a question kind, or all).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RankStratum {
+    pub questions: usize,
+    /// Gold chunk ranked first.
+    pub rank_1: usize,
+    /// Ranked 2 or 3.
+    pub rank_2_3: usize,
+    /// Ranked 4 to 10.
+    pub rank_4_10: usize,
+    /// Ranked below 10, down to the configured depth.
+    pub deeper: usize,
+    /// Not among the first `depth` hits (or not matched by any query term).
+    pub not_found: usize,
+    /// `rank_1 / questions`.
+    pub share_rank_1: f64,
+    /// Median rank of those found.
+    pub median_rank: Option<usize>,
+}
+
+/// The lexical shortcut of a version.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Shortcut {
+    pub chunks: usize,
+    pub depth: usize,
+    pub all: RankStratum,
+    /// By question kind.
+    pub kinds: BTreeMap<String, RankStratum>,
+}
+
+/// The rank (1-based) of the best of `gold` among `hits`, if there.
+fn rank_of(hits: &[(f32, u32)], gold: &HashSet<u32>) -> Option<usize> {
+    hits.iter()
+        .position(|(_, d)| gold.contains(d))
+        .map(|p| p + 1)
+}
+
+fn stratum(ranks: &[Option<usize>]) -> RankStratum {
+    let mut s = RankStratum {
+        questions: ranks.len(),
+        ..RankStratum::default()
+    };
+    let mut found: Vec<usize> = Vec::new();
+    for r in ranks {
+        match r {
+            Some(1) => s.rank_1 += 1,
+            Some(2..=3) => s.rank_2_3 += 1,
+            Some(4..=10) => s.rank_4_10 += 1,
+            Some(_) => s.deeper += 1,
+            None => s.not_found += 1,
+        }
+        found.extend(r);
+    }
+    found.sort_unstable();
+    s.median_rank = found
+        .get(found.len() / 2)
+        .copied()
+        .filter(|_| !found.is_empty());
+    s.share_rank_1 = s.rank_1 as f64 / ranks.len().max(1) as f64;
+    s
+}
+
+/// The gold chunk's BM25 rank for each question with gold chunks, by kind; `None` when there
+/// are no such questions or no chunks.
+pub fn lexical_shortcut(
+    questions: &[Question],
+    chunks: &[Chunk],
+    depth: usize,
+) -> Option<Shortcut> {
+    if chunks.is_empty() || questions.iter().all(|q| q.answer_chunk_ids.is_empty()) {
+        return None;
+    }
+    let ids: Vec<String> = chunks.iter().map(|c| c.id.clone()).collect();
+    // Analysing the chunks is most of the cost: spread over the cores (results in chunk order).
+    let analysed = parallel_map(chunks, default_threads(), |c| analyse(&c.text));
+    let impacts = Impacts::from_analysed(ids, &analysed);
+    let position: std::collections::HashMap<&str, u32> = (0..impacts.len() as u32)
+        .map(|d| (impacts.id(d), d))
+        .collect();
+    let asked: Vec<&Question> = questions
+        .iter()
+        .filter(|q| !q.answer_chunk_ids.is_empty())
+        .collect();
+    let ranks = parallel_map_with(&asked, default_threads(), Scratch::default, |scratch, q| {
+        let gold: HashSet<u32> = q
+            .answer_chunk_ids
+            .iter()
+            .filter_map(|id| position.get(id.as_str()).copied())
+            .collect();
+        rank_of(&impacts.search(&terms(&q.question), depth, scratch), &gold)
+    });
+    let mut by_kind: BTreeMap<String, Vec<Option<usize>>> = BTreeMap::new();
+    for (q, rank) in asked.iter().zip(&ranks) {
+        by_kind.entry(q.kind.clone()).or_default().push(*rank);
+    }
+    let all = ranks;
+    Some(Shortcut {
+        chunks: chunks.len(),
+        depth,
+        all: stratum(&all),
+        kinds: by_kind
+            .iter()
+            .map(|(k, r)| (k.clone(), stratum(r)))
+            .collect(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chunk(id: &str, text: &str) -> Chunk {
+        Chunk {
+            id: id.into(),
+            text: text.into(),
+            ..Chunk::default()
+        }
+    }
+
+    #[test]
+    fn a_question_sharing_its_chunks_words_ranks_it_first_and_a_paraphrase_does_not() {
+        let chunks = [
+            chunk(
+                "c1",
+                "Acme's revenue grew to four billion dollars in fiscal 2023.",
+            ),
+            chunk(
+                "c2",
+                "Globex opened a new plant in Ohio employing 300 workers.",
+            ),
+            chunk(
+                "c3",
+                "The weather in Ohio was mild and the plant stayed open.",
+            ),
+        ];
+        let q = |id: &str, text: &str, gold: &str| Question {
+            id: id.into(),
+            kind: "single_hop".into(),
+            question: text.into(),
+            answer_chunk_ids: vec![gold.into()],
+            ..Question::default()
+        };
+        let qs = [
+            q(
+                "q1",
+                "How much revenue did Acme report in fiscal 2023?",
+                "c1",
+            ),
+            q("q2", "What is the capital of France?", "c2"),
+        ];
+        let s = lexical_shortcut(&qs, &chunks, 10).unwrap();
+        assert_eq!(s.all.questions, 2);
+        assert_eq!(s.all.rank_1, 1);
+        assert_eq!(s.all.not_found, 1);
+        assert_eq!(s.kinds["single_hop"].share_rank_1, 0.5);
+        assert_eq!(s.all.median_rank, Some(1));
+    }
+}
