@@ -51,6 +51,14 @@ bench:
 bench-rare:
     cargo bench -p noisebench-cli --bench rare_scale
 
+# What a build costs: `quote --sample 3` then `build-snapshot` on the demo and on a RARE-shaped
+# corpus against a fake endpoint that counts usage like OpenAI (quote against actual, tokens and
+# USD per published item), and the labels' prompt-cache share on real long articles, before and
+# after the prefix layout (docs/performance.md, "What a build costs").
+quote-figures:
+    cargo test -p noisebench-cli --test it quote:: -- --nocapture --test-threads 1
+    cargo test -p noisebench-label --test it prefix_share -- --nocapture
+
 # Main text of fetched documents on the article-extraction benchmark (181 news pages), beside
 # trafilatura in the same run: shingle F1, precision, recall (docs/real-inputs-search.md).
 # NOISEBENCH_EXTRACTION_BENCH=<checkout> uses a local copy; else the benchmark is cloned once.

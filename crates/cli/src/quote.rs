@@ -362,11 +362,6 @@ fn price(
             .collect();
         tasks.sort_by_key(|((s, t), _)| first_seen(s, t).unwrap_or(usize::MAX));
         for ((stage, task), group) in tasks {
-            let start = first_seen(stage, task).unwrap_or(usize::MAX);
-            // A task asked after another task's stand-in answers in the same stage may read them.
-            let after_stand_in = calls[..start.min(calls.len())]
-                .iter()
-                .any(|c| c.stage == *stage && c.task != *task && !c.sampled);
             let model = group.first().map(|c| c.model.clone()).unwrap_or_default();
             let model_config = config.models.get(&model);
             let price = model_config.and_then(|m| m.price);
@@ -407,7 +402,9 @@ fn price(
                     .unwrap_or(0.0)
             };
             let usd = cost(input_tokens as f64, output_tokens as f64);
-            let projected = upstream_stand_ins || after_stand_in;
+            // A stage's tasks read the stage's inputs, not each other's answers (the exam and the
+            // stances, single- and multi-hop questions): only stand-ins upstream project a row.
+            let projected = upstream_stand_ins;
             let fan = if projected { FANOUT_SPREAD } else { 0.0 };
             let (out_low, out_high) = if output_basis == "ceiling" {
                 (0.0, output_tokens as f64)
@@ -492,7 +489,7 @@ impl Quote {
             self.pipeline, self.total.calls
         );
         out.push_str(&format!(
-            "  {:<16} {:<20} {:>7} {:>7} {:>11} {:>11} {:>10} {:>10}  {}\n",
+            "  {:<22} {:<18} {:>7} {:>7} {:>11} {:>11} {:>10} {:>10}  {}\n",
             "stage", "task", "calls", "cached", "tokens in", "prefix", "tokens out", "USD", "notes"
         ));
         let line = |r: &QuoteRow| {
@@ -515,7 +512,7 @@ impl Quote {
                 notes.push(format!("{m:.1} min"));
             }
             format!(
-                "  {:<16} {:<20} {:>7} {:>7} {:>11} {:>11} {:>10} {:>10.4}  {}\n",
+                "  {:<22} {:<18} {:>7} {:>7} {:>11} {:>11} {:>10} {:>10.4}  {}\n",
                 r.stage,
                 r.task,
                 r.calls,

@@ -91,16 +91,13 @@ fn the_quote_sends_only_its_sample_and_is_close_to_what_the_build_spends() {
     assert!(srv.requests() > before);
     // The build quoted again (its sample's measures kept) and set the quote beside its calls.
     let m = manifest(dir.path());
-    let total = &m["provenance"]["llm"]["quote"]["total"];
-    let (qi, ai) = (
-        total["quoted_input_tokens"].as_f64().unwrap(),
-        total["actual_input_tokens"].as_f64().unwrap(),
+    figures(
+        "demo, both tracks",
+        &m["provenance"]["llm"]["quote"],
+        &m,
+        "labels",
     );
-    let (qu, au) = (
-        total["quoted_usd"].as_f64().unwrap(),
-        total["actual_usd"].as_f64().unwrap(),
-    );
-    within(total, 0.15, 0.25);
+    within(&m["provenance"]["llm"]["quote"]["total"], 0.15, 0.25);
 }
 
 /// The quote's total against the build's: input tokens within `input`, USD within `usd`, and
@@ -175,10 +172,55 @@ fn on_a_rare_shaped_corpus_the_quote_is_close_to_what_the_build_spends() {
     assert!(ok, "{out}{err}");
     let m = manifest(dir.path());
     let q = &m["provenance"]["llm"]["quote"];
-    for r in q["rows"].as_array().unwrap() {
-        eprintln!("{r}");
-    }
+    figures("RARE-shaped corpus, 6 reports", q, &m, "questions");
     within(&q["total"], 0.15, 0.25);
+}
+
+/// The quote against the build, per stage and task, and tokens and USD per published row of
+/// `table` (at the test's gpt-4o-mini prices), as markdown rows: what docs/performance.md
+/// shows (`just quote-figures` prints them).
+fn figures(title: &str, quote: &Value, manifest: &Value, table: &str) {
+    let pct = |q: f64, a: f64| {
+        if q > 0.0 {
+            format!("{:+.1}%", (a / q - 1.0) * 100.0)
+        } else {
+            "-".into()
+        }
+    };
+    let mut out = format!(
+        "\n{title}\n| stage | task | calls q/a | tokens in q/a | error in | prefix-cache q/a | tokens out q/a | USD q/a | error USD |\n|---|---|---|---|---|---|---|---|---|\n"
+    );
+    let rows = quote["rows"].as_array().unwrap();
+    for r in rows.iter().chain([&quote["total"]]) {
+        let f = |k: &str| r[k].as_f64().unwrap_or(0.0);
+        out.push_str(&format!(
+            "| {} | {} | {}/{} | {}/{} | {} | {}/{} | {}/{} | {:.4}/{:.4} | {} |\n",
+            r["stage"].as_str().unwrap_or(""),
+            r["task"].as_str().unwrap_or(""),
+            f("quoted_calls"),
+            f("actual_calls"),
+            f("quoted_input_tokens"),
+            f("actual_input_tokens"),
+            pct(f("quoted_input_tokens"), f("actual_input_tokens")),
+            f("quoted_cached_input_tokens"),
+            f("actual_cached_input_tokens"),
+            f("quoted_output_tokens"),
+            f("actual_output_tokens"),
+            f("quoted_usd"),
+            f("actual_usd"),
+            pct(f("quoted_usd"), f("actual_usd")),
+        ));
+    }
+    let published = manifest["tables"][table]["rows"].as_f64().unwrap_or(0.0);
+    let total = &quote["total"];
+    let a = |k: &str| total[k].as_f64().unwrap_or(0.0);
+    out.push_str(&format!(
+        "{published} published `{table}` rows: {:.0} tokens in and {:.0} out per row, {:.2} USD per 1,000 rows (actual)\n",
+        a("actual_input_tokens") / published.max(1.0),
+        a("actual_output_tokens") / published.max(1.0),
+        a("actual_usd") / published.max(1.0) * 1000.0,
+    ));
+    eprintln!("{out}");
 }
 
 #[test]
