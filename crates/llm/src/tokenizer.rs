@@ -142,6 +142,23 @@ mod tests {
     }
 
     #[test]
+    fn a_tokenizer_json_counts_a_local_models_tokens() {
+        // A word-level tokenizer in the Hugging Face format: three words of the vocabulary and
+        // one unknown word are four tokens.
+        let json = r#"{"version": "1.0", "truncation": null, "padding": null, "added_tokens": [],
+            "normalizer": null, "pre_tokenizer": {"type": "Whitespace"}, "post_processor": null,
+            "decoder": null, "model": {"type": "WordLevel",
+            "vocab": {"[UNK]": 0, "the": 1, "moon": 2, "landing": 3}, "unk_token": "[UNK]"}}"#;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tokenizer.json");
+        std::fs::write(&path, json).unwrap();
+        let t = ModelTokenizer::for_model("local", Some(&path)).unwrap();
+        assert!(t.exact());
+        assert!(t.describe().starts_with("tokenizer.json at "));
+        assert_eq!(t.encode("the moon landing hoax"), vec![1, 2, 3, 0]);
+    }
+
+    #[test]
     fn chat_prompts_are_counted_with_openais_framing() {
         let t = ModelTokenizer::for_model("gpt-4o", None).unwrap();
         let m = |role: &str, content: &str| Message {

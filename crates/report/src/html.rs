@@ -893,6 +893,7 @@ mod tests {
             }),
             samples: crate::items::example::samples(),
             quality: vec![(s("grounded questions"), s("36 of 36 (100.0%)"))],
+            quote: Vec::new(),
         }
     }
 
