@@ -353,7 +353,7 @@ fn quote_first(
     let priced = config.backend == noisebench_llm::BackendKind::Openai
         && config.models.values().any(|m| m.price.is_some())
         && config.cache.mode != noisebench_llm::CacheMode::CacheOnly;
-    if !priced || (ws.refresh && config.max_cost.is_none()) {
+    if !ws.quote || !priced || (ws.refresh && config.max_cost.is_none()) {
         return Ok(None);
     }
     let quote = crate::quote(ws, pipeline, 0, force)?;

@@ -49,6 +49,10 @@ struct Cli {
     /// stops a run whose model answers them badly).
     #[arg(long, global = true)]
     skip_preflight: bool,
+    /// Do not quote a build with a priced model before it runs (the quote that refuses a build
+    /// whose cost is above `max_cost` before any request; `noisebench quote`).
+    #[arg(long, global = true)]
+    skip_quote: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -408,6 +412,7 @@ fn run(cli: Cli) -> Result<()> {
     };
     ws.remote_work = noisebench_cli::remote_work::RemoteWork::from_option(cli.remote_work)?;
     ws.preflight = !cli.skip_preflight;
+    ws.quote = !cli.skip_quote;
     match cli.command {
         Command::BuildSnapshot {
             pipeline,

@@ -256,50 +256,15 @@ fn price(
     } else {
         1.0
     };
-    // The sample's real calls, by request hash; cache hits per stage and task.
-    let real: BTreeMap<(&str, &str), &LlmCall> = logged
-        .iter()
-        .filter(|c| !c.cache_hit && c.attempts > 0)
-        .map(|c| ((c.stage.as_str(), c.request_hash.as_str()), c))
-        .collect();
-    let mut cached_calls: BTreeMap<(String, String), u64> = BTreeMap::new();
-    for c in logged.iter().filter(|c| c.cache_hit) {
-        *cached_calls
-            .entry((c.stage.clone(), c.task.clone()))
-            .or_default() += 1;
-    }
-    let mut measured: BTreeMap<String, Measured> = BTreeMap::new();
-    for c in calls.iter().filter(|c| c.sampled) {
-        if let Some(r) = real.get(&(c.stage.as_str(), c.request_hash.as_str())) {
-            let m = measured.entry(c.task.clone()).or_default();
-            m.model = c.model.clone();
-            m.model_produced += c.model_produced.unwrap_or(false) as u64;
-            m.stand_in_produced += c.stand_in_produced as u64;
-            m.out.push(r.tokens_out.max(0) as f64);
-            m.billed_in += r.tokens_in.max(0) as u64;
-            m.counted_in += c.input_tokens;
-            m.latency_ms.push((r.latency_ms + r.queue_ms).max(0) as f64);
-            m.usd += r.cost_usd.unwrap_or(0.0);
-        }
-    }
-    // This sample's measures, else the last quote's for the same model.
-    let mut measures: BTreeMap<String, TaskMeasure> = previous
-        .iter()
-        .filter(|(_, m)| calls.iter().any(|c| c.model == m.model))
-        .map(|(t, m)| (t.clone(), m.clone()))
-        .collect();
-    measures.extend(
-        measured
-            .iter()
-            .filter(|(_, m)| !m.out.is_empty())
-            .map(|(t, m)| (t.clone(), m.measure())),
-    );
-    // Stages with stand-in answers, and each stage's tasks in the order first asked.
+    let cached_calls = cache_hits(logged);
+    let (measures, sample_usd) = sample_measures(calls, logged, previous);
     let stand_in_stages: BTreeSet<&str> = calls
         .iter()
         .filter(|c| !c.sampled)
         .map(|c| c.stage.as_str())
         .collect();
+    let factor = fan_out_factors(loaded, calls, &measures, &stand_in_stages);
+    // Each stage's tasks, in the order first asked.
     let mut groups: BTreeMap<(String, String), Vec<&QuoteCall>> = BTreeMap::new();
     for c in calls {
         groups
@@ -315,18 +280,125 @@ fn price(
             .iter()
             .position(|c| c.stage == stage && c.task == task)
     };
-    // The fan-out correction. A stage's keep share: over its stand-in answers that gave
-    // something, the share the model's would have (its tasks' keep ratios, weighted by those
-    // answers). A stage downstream of stand-ins is scaled by the keep shares of the stages with
-    // calls above it, the nearest one's times that one's own factor.
+    let mut unpriced = BTreeSet::new();
+    let mut rows = Vec::new();
+    for planned in &loaded.plan.stages {
+        // A stage's tasks read the stage's inputs, not each other's answers (the exam and the
+        // stances, single- and multi-hop questions): only stand-ins upstream project a row.
+        let projected = loaded
+            .plan
+            .upstream_of(&planned.id)
+            .map(|up| {
+                up.iter()
+                    .any(|u| u.id != planned.id && stand_in_stages.contains(u.id.as_str()))
+            })
+            .unwrap_or(false);
+        let mut tasks: Vec<(&(String, String), &Vec<&QuoteCall>)> = groups
+            .iter()
+            .filter(|((stage, _), _)| stage == &planned.id)
+            .collect();
+        tasks.sort_by_key(|((s, t), _)| first_seen(s, t).unwrap_or(usize::MAX));
+        for ((stage, task), group) in tasks {
+            let model = group.first().map(|c| c.model.clone()).unwrap_or_default();
+            let model_config = config.models.get(&model);
+            if model_config.and_then(|m| m.price).is_none() && !model.is_empty() {
+                unpriced.insert(model.clone());
+            }
+            let mut row = price_row(
+                task,
+                group,
+                model_config,
+                measures.get(task).filter(|m| m.model == model),
+                factor.get(&planned.id).copied().unwrap_or(1.0),
+                projected,
+                batch,
+            );
+            row.stage = stage.clone();
+            row.model = model;
+            row.cached_calls = cached_calls
+                .get(&(stage.clone(), task.clone()))
+                .copied()
+                .unwrap_or(0);
+            rows.push(row);
+        }
+    }
+    Quote {
+        total: total_of(&rows),
+        rows,
+        sample_usd,
+        unpriced: unpriced.into_iter().collect(),
+        measured: measures,
+        ..Quote::default()
+    }
+}
+
+/// Items the LLM cache answered, per stage and task.
+fn cache_hits(logged: &[LlmCall]) -> BTreeMap<(String, String), u64> {
+    let mut hits: BTreeMap<(String, String), u64> = BTreeMap::new();
+    for c in logged.iter().filter(|c| c.cache_hit) {
+        *hits.entry((c.stage.clone(), c.task.clone())).or_default() += 1;
+    }
+    hits
+}
+
+/// What this quote's sample measured per task, else the last quote's measures for the same
+/// model; and what the sample spent.
+fn sample_measures(
+    calls: &[QuoteCall],
+    logged: &[LlmCall],
+    previous: &BTreeMap<String, TaskMeasure>,
+) -> (BTreeMap<String, TaskMeasure>, f64) {
+    // The sample's real calls, by stage and request hash.
+    let real: BTreeMap<(&str, &str), &LlmCall> = logged
+        .iter()
+        .filter(|c| !c.cache_hit && c.attempts > 0)
+        .map(|c| ((c.stage.as_str(), c.request_hash.as_str()), c))
+        .collect();
+    let mut measured: BTreeMap<String, Measured> = BTreeMap::new();
+    for c in calls.iter().filter(|c| c.sampled) {
+        if let Some(r) = real.get(&(c.stage.as_str(), c.request_hash.as_str())) {
+            let m = measured.entry(c.task.clone()).or_default();
+            m.model = c.model.clone();
+            m.model_produced += c.model_produced.unwrap_or(false) as u64;
+            m.stand_in_produced += c.stand_in_produced as u64;
+            m.out.push(r.tokens_out.max(0) as f64);
+            m.billed_in += r.tokens_in.max(0) as u64;
+            m.counted_in += c.input_tokens;
+            m.latency_ms.push((r.latency_ms + r.queue_ms).max(0) as f64);
+            m.usd += r.cost_usd.unwrap_or(0.0);
+        }
+    }
+    let mut measures: BTreeMap<String, TaskMeasure> = previous
+        .iter()
+        .filter(|(_, m)| calls.iter().any(|c| c.model == m.model))
+        .map(|(t, m)| (t.clone(), m.clone()))
+        .collect();
+    measures.extend(
+        measured
+            .iter()
+            .filter(|(_, m)| !m.out.is_empty())
+            .map(|(t, m)| (t.clone(), m.measure())),
+    );
+    (measures, measured.values().map(|m| m.usd).sum())
+}
+
+/// The fan-out correction per stage. A stage's keep share: over its stand-in answers that
+/// gave something, the share the model's would have (its tasks' keep ratios, weighted by those
+/// answers). A stage downstream of stand-ins is scaled by the keep shares of the stages with
+/// calls above it: the nearest one's, times that one's own factor.
+fn fan_out_factors(
+    loaded: &Loaded,
+    calls: &[QuoteCall],
+    measures: &BTreeMap<String, TaskMeasure>,
+    stand_in_stages: &BTreeSet<&str>,
+) -> BTreeMap<String, f64> {
     let keep_share = |stage: &str| {
         let (mut kept, mut all) = (0.0, 0.0);
         for c in calls
             .iter()
             .filter(|c| c.stage == stage && !c.sampled && c.stand_in_produced)
         {
-            let k = measures.get(&c.task).map_or(1.0, |m| m.keep_ratio);
-            kept += k;
+            kept += measures.get(&c.task).map_or(1.0, |m| m.keep_ratio);
             all += 1.0;
         }
         if all > 0.0 { kept / all } else { 1.0 }
@@ -344,119 +416,98 @@ fn price(
             .unwrap_or(1.0);
         factor.insert(planned.id.clone(), f);
     }
-    let mut unpriced = BTreeSet::new();
-    let mut rows = Vec::new();
-    for planned in &loaded.plan.stages {
-        let fan_out = factor.get(&planned.id).copied().unwrap_or(1.0);
-        let upstream_stand_ins = loaded
-            .plan
-            .upstream_of(&planned.id)
-            .map(|up| {
-                up.iter()
-                    .any(|u| u.id != planned.id && stand_in_stages.contains(u.id.as_str()))
-            })
-            .unwrap_or(false);
-        let mut tasks: Vec<(&(String, String), &Vec<&QuoteCall>)> = groups
-            .iter()
-            .filter(|((stage, _), _)| stage == &planned.id)
-            .collect();
-        tasks.sort_by_key(|((s, t), _)| first_seen(s, t).unwrap_or(usize::MAX));
-        for ((stage, task), group) in tasks {
-            let model = group.first().map(|c| c.model.clone()).unwrap_or_default();
-            let model_config = config.models.get(&model);
-            let price = model_config.and_then(|m| m.price);
-            if price.is_none() && !model.is_empty() {
-                unpriced.insert(model.clone());
-            }
-            let stand_ins: Vec<&&QuoteCall> = group.iter().filter(|c| !c.sampled).collect();
-            let m = measures.get(task).filter(|m| m.model == model);
-            let reask = m.map(|m| m.input_factor).unwrap_or(1.0);
-            let scale = |n: u64, by: f64| (n as f64 * by).round() as u64;
-            let counted_in: u64 = stand_ins.iter().map(|c| c.input_tokens).sum();
-            let input_tokens = scale(counted_in, reask * fan_out);
-            let cached_input_tokens =
-                scale(stand_ins.iter().map(|c| c.prefix_cached).sum(), fan_out);
-            let calls_n = scale(stand_ins.len() as u64, fan_out);
-            let (output_tokens, output_basis, out_spread) = if task == "embedding" {
-                (0, "none", 0.0)
-            } else {
-                match m {
-                    Some(m) => (
-                        (m.output_mean * calls_n as f64).round() as u64,
-                        "sample",
-                        m.output_spread,
-                    ),
-                    None => (
-                        scale(stand_ins.iter().map(|c| c.max_tokens).sum(), fan_out),
-                        "ceiling",
-                        1.0,
-                    ),
-                }
-            };
-            let cost = |input: f64, out: f64| {
-                price
-                    .map(|p| {
-                        let cached = (cached_input_tokens as f64).min(input);
-                        p.cost_cached(input as u64, cached as u64, out as u64) * batch
-                    })
-                    .unwrap_or(0.0)
-            };
-            let usd = cost(input_tokens as f64, output_tokens as f64);
-            // A stage's tasks read the stage's inputs, not each other's answers (the exam and the
-            // stances, single- and multi-hop questions): only stand-ins upstream project a row.
-            let projected = upstream_stand_ins;
-            let fan = if projected { FANOUT_SPREAD } else { 0.0 };
-            let (out_low, out_high) = if output_basis == "ceiling" {
-                (0.0, output_tokens as f64)
-            } else {
-                let o = output_tokens as f64;
-                (o * (1.0 - out_spread).max(0.0), o * (1.0 + out_spread))
-            };
-            let usd_low = cost(input_tokens as f64, out_low) * (1.0 - fan);
-            let usd_high = cost(input_tokens as f64, out_high) * (1.0 + fan);
-            let minutes = model_config.and_then(|mc| {
-                let mut bounds = Vec::new();
-                if let Some(rpm) = mc.rpm {
-                    bounds.push(calls_n as f64 / f64::from(rpm.max(1)));
-                }
-                if let Some(tpm) = mc.tpm {
-                    bounds.push((input_tokens + output_tokens) as f64 / f64::from(tpm.max(1)));
-                }
-                if let Some(m) = m.filter(|m| m.latency_ms > 0.0) {
-                    let per = m.latency_ms / 60_000.0;
-                    bounds.push(calls_n as f64 * per / mc.max_concurrency.max(1) as f64);
-                }
-                bounds.into_iter().reduce(f64::max)
-            });
-            rows.push(QuoteRow {
-                stage: stage.clone(),
-                task: task.clone(),
-                model,
-                calls: calls_n,
-                cached_calls: cached_calls
-                    .get(&(stage.clone(), task.clone()))
-                    .copied()
-                    .unwrap_or(0),
-                sampled_calls: (group.len() - stand_ins.len()) as u64,
-                input_tokens,
-                cached_input_tokens,
-                output_tokens,
-                output_basis: output_basis.into(),
-                usd,
-                projected,
-                usd_low,
-                usd_high,
-                minutes,
-            });
+    factor
+}
+
+/// One stage and task's row from its counted requests: the stand-ins scaled by the re-asks and
+/// the stage's fan-out, answers from the sample or at their ceiling, priced, with its range and
+/// the minutes the model's limits allow.
+fn price_row(
+    task: &str,
+    group: &[&QuoteCall],
+    model_config: Option<&noisebench_llm::ModelConfig>,
+    m: Option<&TaskMeasure>,
+    fan_out: f64,
+    projected: bool,
+    batch: f64,
+) -> QuoteRow {
+    let price = model_config.and_then(|m| m.price);
+    let stand_ins: Vec<&&QuoteCall> = group.iter().filter(|c| !c.sampled).collect();
+    let reask = m.map(|m| m.input_factor).unwrap_or(1.0);
+    let scale = |n: u64, by: f64| (n as f64 * by).round() as u64;
+    let counted_in: u64 = stand_ins.iter().map(|c| c.input_tokens).sum();
+    let input_tokens = scale(counted_in, reask * fan_out);
+    let cached_input_tokens = scale(stand_ins.iter().map(|c| c.prefix_cached).sum(), fan_out);
+    let calls_n = scale(stand_ins.len() as u64, fan_out);
+    let (output_tokens, output_basis, out_spread) = if task == "embedding" {
+        (0, "none", 0.0)
+    } else {
+        match m {
+            Some(m) => (
+                (m.output_mean * calls_n as f64).round() as u64,
+                "sample",
+                m.output_spread,
+            ),
+            None => (
+                scale(stand_ins.iter().map(|c| c.max_tokens).sum(), fan_out),
+                "ceiling",
+                1.0,
+            ),
         }
+    };
+    let cost = |input: f64, out: f64| {
+        price
+            .map(|p| {
+                let cached = (cached_input_tokens as f64).min(input);
+                p.cost_cached(input as u64, cached as u64, out as u64) * batch
+            })
+            .unwrap_or(0.0)
+    };
+    let fan = if projected { FANOUT_SPREAD } else { 0.0 };
+    let (out_low, out_high) = if output_basis == "ceiling" {
+        (0.0, output_tokens as f64)
+    } else {
+        let o = output_tokens as f64;
+        (o * (1.0 - out_spread).max(0.0), o * (1.0 + out_spread))
+    };
+    let minutes = model_config.and_then(|mc| {
+        let mut bounds = Vec::new();
+        if let Some(rpm) = mc.rpm {
+            bounds.push(calls_n as f64 / f64::from(rpm.max(1)));
+        }
+        if let Some(tpm) = mc.tpm {
+            bounds.push((input_tokens + output_tokens) as f64 / f64::from(tpm.max(1)));
+        }
+        if let Some(m) = m.filter(|m| m.latency_ms > 0.0) {
+            let per = m.latency_ms / 60_000.0;
+            bounds.push(calls_n as f64 * per / mc.max_concurrency.max(1) as f64);
+        }
+        bounds.into_iter().reduce(f64::max)
+    });
+    QuoteRow {
+        task: task.to_string(),
+        calls: calls_n,
+        sampled_calls: (group.len() - stand_ins.len()) as u64,
+        input_tokens,
+        cached_input_tokens,
+        output_tokens,
+        output_basis: output_basis.into(),
+        usd: cost(input_tokens as f64, output_tokens as f64),
+        projected,
+        usd_low: cost(input_tokens as f64, out_low) * (1.0 - fan),
+        usd_high: cost(input_tokens as f64, out_high) * (1.0 + fan),
+        minutes,
+        ..QuoteRow::default()
     }
+}
+
+/// The rows added up.
+fn total_of(rows: &[QuoteRow]) -> QuoteRow {
     let mut total = QuoteRow {
         stage: "total".into(),
-        task: String::new(),
-        output_basis: String::new(),
         ..QuoteRow::default()
     };
-    for r in &rows {
+    for r in rows {
         total.calls += r.calls;
         total.cached_calls += r.cached_calls;
         total.sampled_calls += r.sampled_calls;
@@ -471,14 +522,7 @@ fn price(
             *total.minutes.get_or_insert(0.0) += m;
         }
     }
-    Quote {
-        rows,
-        total,
-        sample_usd: measured.values().map(|m| m.usd).sum(),
-        unpriced: unpriced.into_iter().collect(),
-        measured: measures,
-        ..Quote::default()
-    }
+    total
 }
 
 impl Quote {

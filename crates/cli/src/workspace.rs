@@ -105,6 +105,10 @@ pub struct Workspace {
     /// every run (`--skip-preflight`: off); [`Workspace::at`] leaves it off, for library
     /// callers whose scripted models answer only what their test asks.
     pub preflight: bool,
+    /// Quote a build with a priced model before it runs, refusing one whose quote is above
+    /// `max_cost` (`build_snapshot`). The command line turns it on (`--skip-quote`: off);
+    /// [`Workspace::at`] leaves it off, for library callers.
+    pub quote: bool,
 }
 
 impl Workspace {
@@ -120,6 +124,7 @@ impl Workspace {
             allow_degraded: false,
             remote_work: None,
             preflight: false,
+            quote: false,
         }
     }
 

@@ -175,7 +175,7 @@ fn exam_stance_conflicts_and_credibility() {
     assert_eq!(d3.stance.as_deref(), Some("reject"));
     assert_eq!(d1.label_source, "model");
     assert!(
-        d1.provenance.contains("exam_verdict=openai:fake-gpt@1"),
+        d1.provenance.contains("exam_verdict=openai:fake-gpt@2"),
         "{}",
         d1.provenance
     );
@@ -256,7 +256,7 @@ fn exam_stance_conflicts_and_credibility() {
     assert_eq!(facts["labels"]["supporting"], 2);
     assert_eq!(facts["model_conflicts"], 1);
     assert_eq!(facts["models"]["exam_verdict"], "openai:fake-gpt");
-    assert_eq!(facts["prompt_versions"]["stance_reasoned"], "2");
+    assert_eq!(facts["prompt_versions"]["stance_reasoned"], "3");
     assert_eq!(facts["credibility_sources"]["generated"], 1);
 }
 
@@ -265,7 +265,7 @@ fn raguard_preset_and_exam_variant_majority() {
     // Votes by variant: with the title and date -> true; without the title -> false; without
     // the date -> true.
     let server = FakeLlm::start(|r: &Req| match r.task {
-        "exam" if !r.prompt.contains("(\"") => r#"{"verdict": "false"}"#.into(),
+        "exam" if !r.prompt.contains("its title: \"") => r#"{"verdict": "false"}"#.into(),
         "exam" => r#"{"verdict": "true"}"#.into(),
         "zero_context" => r#"{"verdict": "undecided"}"#.into(),
         _ => rule(r),
