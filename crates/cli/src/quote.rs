@@ -234,10 +234,11 @@ fn link_tree(from: &Path, to: &Path) -> Result<()> {
         let kind = entry.file_type()?;
         if kind.is_dir() {
             link_tree(&src, &dst)?;
-        } else if kind.is_file() && entry.file_name() != ".lock" {
-            if std::fs::hard_link(&src, &dst).is_err() {
-                std::fs::copy(&src, &dst).with_context(|| format!("{}", src.display()))?;
-            }
+        } else if kind.is_file()
+            && entry.file_name() != ".lock"
+            && std::fs::hard_link(&src, &dst).is_err()
+        {
+            std::fs::copy(&src, &dst).with_context(|| format!("{}", src.display()))?;
         }
     }
     Ok(())

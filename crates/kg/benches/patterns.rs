@@ -156,7 +156,10 @@ fn main() -> ExitCode {
         .arg(&jsonl)
         .status();
     if !generated.is_ok_and(|s| s.success()) {
-        println!("failed: `{py}` could not run the generator {}", script.display());
+        println!(
+            "failed: `{py}` could not run the generator {}",
+            script.display()
+        );
         return ExitCode::FAILURE;
     }
     let text = std::fs::read_to_string(&jsonl).expect("generated graph");

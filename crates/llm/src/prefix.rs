@@ -36,7 +36,7 @@ impl PrefixCache {
         for (i, token) in stream.iter().enumerate() {
             hash = extend(hash, *token);
             let len = i + 1;
-            if len >= MIN_PREFIX && (len - MIN_PREFIX) % PREFIX_STEP == 0 {
+            if len >= MIN_PREFIX && (len - MIN_PREFIX).is_multiple_of(PREFIX_STEP) {
                 // Every boundary is remembered; only an unbroken run from the first counts.
                 let seen = !self.boundaries.insert(hash);
                 still_cached &= seen;
@@ -90,7 +90,7 @@ mod tests {
                 let s: Vec<u32> = (0..len as u32).map(|i| i % 50 + seed).collect();
                 let cached = c.observe(&s) as usize;
                 prop_assert!(cached <= s.len());
-                prop_assert!(cached == 0 || (cached >= MIN_PREFIX && (cached - MIN_PREFIX) % PREFIX_STEP == 0));
+                prop_assert!(cached == 0 || (cached >= MIN_PREFIX && (cached - MIN_PREFIX).is_multiple_of(PREFIX_STEP)));
             }
         }
 

@@ -62,7 +62,7 @@ impl UsageCounter {
         for (i, t) in stream.iter().enumerate() {
             t.hash(&mut running);
             let len = i + 1;
-            if len >= CACHE_MIN && (len - CACHE_MIN) % CACHE_STEP == 0 {
+            if len >= CACHE_MIN && (len - CACHE_MIN).is_multiple_of(CACHE_STEP) {
                 hashes.push(running.clone().finish());
             }
         }
@@ -102,7 +102,7 @@ mod tests {
         let second = c.count(&request(&long, "another question?"), "{}");
         // The whole system message (3000+ tokens) is shared, cut to a 128-token step.
         assert!(
-            second.cached >= 2944 && second.cached % 128 == 0,
+            second.cached >= 2944 && second.cached.is_multiple_of(128),
             "{second:?}"
         );
         let short = c.count(&request("be brief", "q"), "{}");
