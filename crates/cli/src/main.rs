@@ -148,9 +148,13 @@ enum Command {
     },
     /// Run one stage of a pipeline, and whatever it needs that is out of date.
     Run {
+        /// The stage's id in the pipeline file (`[stages.<id>]`).
         stage: String,
+        /// A pipeline name (`demo` = pipelines/demo.toml) or a path.
         #[arg(long, default_value = "pipelines/demo.toml")]
         pipeline: String,
+        /// Rerun the stage even if its fingerprint is unchanged (what it needs reruns only when
+        /// out of date).
         #[arg(long)]
         force: bool,
         /// Run only shard i of n (`--shard 2/8`, from 0) of a per-item stage: the items whose
@@ -163,7 +167,9 @@ enum Command {
     /// over its whole input with every LLM answer read from the parts' work (nothing is asked
     /// again), checks each part's rows against the result, and records the parts' calls.
     Merge {
+        /// The stage's id in the pipeline file (`[stages.<id>]`).
         stage: String,
+        /// A pipeline name (`demo` = pipelines/demo.toml) or a path.
         #[arg(long, default_value = "pipelines/demo.toml")]
         pipeline: String,
         /// How many shards the stage was run in.
@@ -190,7 +196,12 @@ enum Command {
         snapshot: PathBuf,
     },
     /// Print the row changes between two snapshot versions, and how their quality cards moved.
-    Diff { v1: PathBuf, v2: PathBuf },
+    Diff {
+        /// The older version: a version folder (snapshots/demo/1.0.0) or a dataset folder.
+        v1: PathBuf,
+        /// The newer version, likewise.
+        v2: PathBuf,
+    },
     /// Print a snapshot's quality card (label agreement, grounding, near-duplicates and
     /// leakage, mix against the target, lexical shortcut; docs/quality.md) and, with
     /// `--compare`, how each number moved from another version.
@@ -248,8 +259,10 @@ enum Command {
         /// How many reports (RARE: 527).
         #[arg(long, default_value_t = noisebench_chunk::synthetic::RARE_REPORTS)]
         reports: usize,
+        /// The seed of every random choice: the same seed, the same corpus.
         #[arg(long, default_value_t = 42)]
         seed: u64,
+        /// The folder to write the reports and their pipeline file into.
         #[arg(long)]
         out: PathBuf,
     },
