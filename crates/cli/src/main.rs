@@ -404,7 +404,10 @@ fn main() {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("NOISEBENCH_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+                .or_else(|_| tracing_subscriber::EnvFilter::try_from_env("RUST_LOG"))
+                // By default, warnings; not the HTML parser's notes on the pages it repairs
+                // ("foster parenting not implemented"), hundreds a run and nothing to act on.
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,html5ever=error")),
         )
         .with_writer(std::io::stderr)
         .init();

@@ -13,6 +13,7 @@ mod faults;
 mod full_disk;
 mod hub;
 mod hub_refresh;
+mod logging;
 mod quality;
 mod quote;
 mod real_llm;
