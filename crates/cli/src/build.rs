@@ -350,9 +350,8 @@ fn quote_first(
     force: bool,
 ) -> Result<Option<crate::Quote>> {
     let config = loaded.layers.llm.config();
-    let priced = config.backend == noisebench_llm::BackendKind::Openai
-        && config.models.values().any(|m| m.price.is_some())
-        && config.cache.mode != noisebench_llm::CacheMode::CacheOnly;
+    let priced =
+        crate::quote::priced(config) && config.cache.mode != noisebench_llm::CacheMode::CacheOnly;
     if !ws.quote || !priced || (ws.refresh && config.max_cost.is_none()) {
         return Ok(None);
     }

@@ -572,10 +572,7 @@ fn run(cli: Cli) -> Result<()> {
 fn check_command(ws: &Workspace, pipeline: &str, llm: bool) -> Result<()> {
     print!("{}", check(ws, pipeline)?);
     // With a priced model, what the build will cost (no request is sent).
-    let config = ws.load(pipeline)?.layers.llm.config().clone();
-    if config.backend == noisebench_llm::BackendKind::Openai
-        && config.models.values().any(|m| m.price.is_some())
-    {
+    if noisebench_cli::quote::priced(ws.load(pipeline)?.layers.llm.config()) {
         print!(
             "{}",
             noisebench_cli::quote(ws, pipeline, 0, false)?.render()

@@ -167,6 +167,13 @@ fn relative_ci(v: &[f64]) -> f64 {
     1.96 * (var.sqrt() / (v.len() as f64).sqrt()) / m
 }
 
+/// Whether a pipeline's LLM layer calls a model with a price: what `check` quotes and a build
+/// quotes first.
+pub fn priced(config: &noisebench_llm::LlmConfig) -> bool {
+    config.backend == noisebench_llm::BackendKind::Openai
+        && config.models.values().any(|m| m.price.is_some())
+}
+
 /// Quote `pipeline`: run it in a scratch copy of its work folder with the LLM layer in quote
 /// mode (every stage rerun with `force`, as the build would), then price what it would ask.
 pub fn quote(ws: &Workspace, pipeline: &str, sample: usize, force: bool) -> Result<Quote> {

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use crate::Llm;
 use crate::error::LlmError;
-use crate::openai::Effort;
+use crate::openai::{Effort, TokenUsage};
 use crate::request::Prepared;
 use crate::task::Task;
 
@@ -148,7 +148,7 @@ impl Llm {
         endpoint: String,
     ) {
         let cost = self.price_of(p).map(|_| 0.0);
-        self.record_failure_priced(p, e, effort, endpoint, Tokens::default(), cost);
+        self.record_failure_priced(p, e, effort, endpoint, TokenUsage::default(), cost);
     }
 
     /// A failed item's record with the tokens it spent and their cost (a batch answer's is
@@ -159,7 +159,7 @@ impl Llm {
         e: &LlmError,
         effort: Effort,
         endpoint: String,
-        tokens: Tokens,
+        tokens: TokenUsage,
         cost: Option<f64>,
     ) {
         self.record(
@@ -312,25 +312,6 @@ pub(crate) struct Record {
     pub(crate) cost: Option<f64>,
     pub(crate) error: Option<String>,
     pub(crate) effort: Effort,
-}
-
-/// Prompt, completion and prompt-cache tokens, added up over an item's requests.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Tokens {
-    pub(crate) input: u64,
-    pub(crate) output: u64,
-    /// Of `input`, read from the provider's prompt cache.
-    pub(crate) cached: u64,
-}
-
-impl Tokens {
-    pub(crate) fn of(input: u64, output: u64, cached: u64) -> Tokens {
-        Tokens {
-            input,
-            output,
-            cached,
-        }
-    }
 }
 
 /// How long an item answered without a request took: all of it is the answer's own time.

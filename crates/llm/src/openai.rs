@@ -85,7 +85,8 @@ pub(crate) struct Reply<T> {
     pub endpoint: String,
 }
 
-/// Tokens a server's `usage` reports for one exchange.
+/// Prompt, completion and prompt-cache tokens: what a server's `usage` reports for one
+/// exchange, or those added up over an item's requests.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct TokenUsage {
     pub input: u64,
@@ -93,6 +94,25 @@ pub(crate) struct TokenUsage {
     /// Of `input`, read from the provider's prompt cache
     /// (`usage.prompt_tokens_details.cached_tokens`; 0 when not reported).
     pub cached: u64,
+}
+
+impl std::ops::AddAssign for TokenUsage {
+    fn add_assign(&mut self, other: TokenUsage) {
+        self.input += other.input;
+        self.output += other.output;
+        self.cached += other.cached;
+    }
+}
+
+impl<T> Reply<T> {
+    /// The exchange's tokens.
+    pub(crate) fn tokens(&self) -> TokenUsage {
+        TokenUsage {
+            input: self.tokens_in,
+            output: self.tokens_out,
+            cached: self.tokens_cached,
+        }
+    }
 }
 
 /// What calls cost in attempts and time, added up over every request an item makes (retries and

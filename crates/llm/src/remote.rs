@@ -12,9 +12,9 @@
 
 use std::path::Path;
 
-use crate::call_log::{Record, Tokens};
+use crate::call_log::Record;
 use crate::error::LlmError;
-use crate::openai::{self, Effort};
+use crate::openai::{self, Effort, TokenUsage};
 use crate::parse;
 use crate::prompt::Message;
 use crate::request::Prepared;
@@ -50,17 +50,17 @@ impl Llm {
         let mut messages = p.messages.clone();
         let mut params = p.params.clone();
         let mut max_tokens = p.max_tokens;
-        let (mut tokens_in, mut tokens_out, mut tokens_cached) = (0u64, 0u64, 0u64);
+        let mut spent = TokenUsage::default();
         let mut effort = Effort::default();
         let mut endpoint = String::new();
         // The tokens of the batch's reply, costed at the batch price; the rest at the full one.
         let from_batch = first.is_some();
-        let mut batch_tokens = Tokens::default();
+        let mut batch_tokens = TokenUsage::default();
         if let Some(b) = &first {
             endpoint = b.endpoint.clone();
         }
         let batch_factor = 1.0 - cfg.batch_discount;
-        let cost_of = |all: Tokens, batch: Tokens| {
+        let cost_of = |all: TokenUsage, batch: TokenUsage| {
             model.config.price.map(|pr| {
                 pr.cost_cached(
                     all.input - batch.input,
@@ -97,15 +97,12 @@ impl Llm {
                 Ok(r) => r,
                 Err(e) => {
                     let e = self.redact_error(e);
-                    let all = Tokens::of(tokens_in, tokens_out, tokens_cached);
-                    let cost = cost_of(all, batch_tokens);
-                    self.record_failure_priced(&p, &e, effort, endpoint, all, cost);
+                    let cost = cost_of(spent, batch_tokens);
+                    self.record_failure_priced(&p, &e, effort, endpoint, spent, cost);
                     return Err(e);
                 }
             };
-            tokens_in += reply.tokens_in;
-            tokens_out += reply.tokens_out;
-            tokens_cached += reply.tokens_cached;
+            spent += reply.tokens();
             if !from_batch {
                 endpoint = reply.endpoint.clone();
             }
@@ -129,13 +126,12 @@ impl Llm {
                     }
                     match self.sense_of::<T>(&p, &value) {
                         Ok(()) => {
-                            let all = Tokens::of(tokens_in, tokens_out, tokens_cached);
-                            let cost = cost_of(all, batch_tokens);
+                            let cost = cost_of(spent, batch_tokens);
                             let record = Record {
                                 endpoint,
-                                tokens_in,
-                                tokens_out,
-                                tokens_cached,
+                                tokens_in: spent.input,
+                                tokens_out: spent.output,
+                                tokens_cached: spent.cached,
                                 cache_hit: false,
                                 cost,
                                 error: None,
@@ -175,9 +171,8 @@ impl Llm {
             ]);
         };
         let e = self.redact_senseless(failure);
-        let all = Tokens::of(tokens_in, tokens_out, tokens_cached);
-        let cost = cost_of(all, batch_tokens);
-        self.record_failure_priced(&p, &e, effort, endpoint, all, cost);
+        let cost = cost_of(spent, batch_tokens);
+        self.record_failure_priced(&p, &e, effort, endpoint, spent, cost);
         Err(e)
     }
 
@@ -296,12 +291,12 @@ pub(crate) fn load_reask(path: &Path) -> Result<Option<minijinja::Environment<'s
 fn batch_reply(
     b: crate::batch_api::BatchReply,
     effort: &mut Effort,
-    batch_tokens: &mut Tokens,
+    batch_tokens: &mut TokenUsage,
 ) -> Result<crate::openai::Reply<crate::openai::Completion>, LlmError> {
     effort.attempts += 1;
     effort.latency += b.waited;
     if let Ok(r) = &b.reply {
-        *batch_tokens = Tokens::of(r.tokens_in, r.tokens_out, r.tokens_cached);
+        *batch_tokens = r.tokens();
     }
     b.reply
 }

@@ -934,51 +934,41 @@ fn latency_is_the_request_s_own_and_waiting_is_queue_time() {
     assert!(log[0].queue_ms >= 900, "{}", log[0].queue_ms);
 }
 
-#[test]
-fn cached_prompt_tokens_are_recorded_and_priced_at_the_cached_rate() {
-    // 1,000 prompt tokens of which 800 came from the provider's prompt cache, 100 out.
+/// One call answered with 1,000 prompt tokens of which 800 came from the provider's prompt
+/// cache, and 100 out, at `price`: its call record and the handle.
+fn cached_call(price: serde_json::Value) -> (noisebench_core::LlmCall, Llm) {
     let srv = FakeServer::start_with(
         Reply::ContentWithCachedUsage(KEYWORDS_OK.into(), 1000, 100, 800),
         Duration::ZERO,
     );
     let dir = tempfile::tempdir().unwrap();
-    let cfg = model(
-        openai_config(&srv.url(), dir.path()),
-        "price",
-        serde_json::json!({"input_per_million": 2.0, "cached_input_per_million": 0.5,
-                           "output_per_million": 8.0}),
-    );
-    let llm = llm(cfg);
+    let llm = llm(model(openai_config(&srv.url(), dir.path()), "price", price));
     llm.run::<Keywords>("s", keywords("cached claim")).unwrap();
-    let log = llm.drain_call_log();
+    let mut log = llm.drain_call_log();
     assert_eq!(log.len(), 1);
+    (log.remove(0), llm)
+}
+
+#[test]
+fn cached_prompt_tokens_are_recorded_and_priced_at_the_cached_rate() {
+    let (call, llm) = cached_call(serde_json::json!({"input_per_million": 2.0,
+        "cached_input_per_million": 0.5, "output_per_million": 8.0}));
     assert_eq!(
-        (log[0].tokens_in, log[0].tokens_cached, log[0].tokens_out),
+        (call.tokens_in, call.tokens_cached, call.tokens_out),
         (1000, 800, 100)
     );
     // 200 at 2.0 + 800 at 0.5 + 100 at 8.0, per million.
     let want = (200.0 * 2.0 + 800.0 * 0.5 + 100.0 * 8.0) / 1e6;
-    assert!((log[0].cost_usd.unwrap() - want).abs() < 1e-12);
+    assert!((call.cost_usd.unwrap() - want).abs() < 1e-12);
     assert_eq!(llm.stats().tokens_cached, 800);
     assert!((llm.spent_usd() - want).abs() < 1e-12);
 }
 
 #[test]
 fn without_a_cached_price_cached_tokens_cost_the_full_input_price() {
-    let srv = FakeServer::start_with(
-        Reply::ContentWithCachedUsage(KEYWORDS_OK.into(), 1000, 100, 800),
-        Duration::ZERO,
-    );
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = model(
-        openai_config(&srv.url(), dir.path()),
-        "price",
-        serde_json::json!({"input_per_million": 2.0, "output_per_million": 8.0}),
-    );
-    let llm = llm(cfg);
-    llm.run::<Keywords>("s", keywords("cached claim")).unwrap();
-    let log = llm.drain_call_log();
-    assert_eq!(log[0].tokens_cached, 800);
+    let (call, _) =
+        cached_call(serde_json::json!({"input_per_million": 2.0, "output_per_million": 8.0}));
+    assert_eq!(call.tokens_cached, 800);
     let want = (1000.0 * 2.0 + 100.0 * 8.0) / 1e6;
-    assert!((log[0].cost_usd.unwrap() - want).abs() < 1e-12);
+    assert!((call.cost_usd.unwrap() - want).abs() < 1e-12);
 }
