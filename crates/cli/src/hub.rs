@@ -33,6 +33,109 @@ pub fn hub_push(snapshot: &Path, config: &HubConfig, private: bool) -> Result<St
     Ok(pushed.to_string())
 }
 
+/// `hub pull`: a version published to `config.repo` (`version`, else the latest `v<semver>`
+/// tag) into `snapshots/<its dataset>/<version>/`, checked by `verify` before it appears there.
+/// A runner that starts empty pulls the last version first, so `refresh` diffs against it and
+/// picks the next version number. A repository with no version yet pulls nothing (a first run).
+pub fn hub_pull(ws: &Workspace, config: &HubConfig, version: Option<&str>) -> Result<String> {
+    let hub = Hub::anonymous_or_token(config)?;
+    let versions = hub
+        .versions(&config.repo)
+        .with_context(|| format!("listing the versions of {}", config.repo))?;
+    let wanted = match version {
+        Some(v) => {
+            let v = semver::Version::parse(v.trim_start_matches('v'))
+                .with_context(|| format!("`{v}` is not a version (v1.2.0)"))?;
+            if !versions.contains(&v) {
+                anyhow::bail!(
+                    "{} has no version v{v} (its versions: {})",
+                    config.repo,
+                    list(&versions)
+                );
+            }
+            v
+        }
+        None => match versions.last() {
+            Some(v) => v.clone(),
+            None => {
+                return Ok(format!(
+                    "{} has no published version yet: nothing pulled",
+                    config.repo
+                ));
+            }
+        },
+    };
+    let (owner, name) = config
+        .repo
+        .split_once('/')
+        .context("the repository is OWNER/NAME")?;
+    let at = HubRef {
+        owner: owner.into(),
+        name: name.into(),
+        revision: format!("v{wanted}"),
+    };
+    let downloaded = hub
+        .download(&at, &hub_cache(&ws.root))
+        .with_context(|| format!("downloading {at} from {}", hub.endpoint()))?;
+    let manifest = noisebench_snapshot::Manifest::read(&downloaded).map_err(anyhow::Error::msg)?;
+    let target = ws
+        .snapshots_dir
+        .join(&manifest.dataset)
+        .join(&manifest.version);
+    if target.join("manifest.json").is_file() {
+        return Ok(format!(
+            "{} already holds v{wanted} of {}: nothing pulled",
+            target.display(),
+            config.repo
+        ));
+    }
+    let report = noisebench_snapshot::verify(&downloaded);
+    if !report.ok() {
+        anyhow::bail!(
+            "v{wanted} of {} fails verification: {}",
+            config.repo,
+            report.problems.join("; ")
+        );
+    }
+    let staging = ws
+        .snapshots_dir
+        .join(&manifest.dataset)
+        .join(format!(".pull-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&staging);
+    copy_tree(&downloaded, &staging)?;
+    std::fs::rename(&staging, &target)
+        .with_context(|| format!("moving the pulled version to {}", target.display()))?;
+    Ok(format!(
+        "pulled v{wanted} of {} into {}",
+        config.repo,
+        target.display()
+    ))
+}
+
+fn list(versions: &[semver::Version]) -> String {
+    if versions.is_empty() {
+        return "none".into();
+    }
+    let tags: Vec<String> = versions.iter().map(|v| format!("v{v}")).collect();
+    tags.join(", ")
+}
+
+/// Copy the files of `from` to `to` (created), folders included.
+fn copy_tree(from: &Path, to: &Path) -> Result<()> {
+    std::fs::create_dir_all(to).with_context(|| format!("creating {}", to.display()))?;
+    for entry in std::fs::read_dir(from).with_context(|| format!("reading {}", from.display()))? {
+        let entry = entry?;
+        let dest = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_tree(&entry.path(), &dest)?;
+        } else {
+            std::fs::copy(entry.path(), &dest)
+                .with_context(|| format!("copying {}", entry.path().display()))?;
+        }
+    }
+    Ok(())
+}
+
 /// The pipeline's `[publish.hub]`, when it has one. `build-snapshot` and `refresh` read it
 /// before they run (so a mistake in it stops them before any work) and, after publishing or
 /// finding nothing new, push the latest version with [`hub_push`]: a version already on the Hub
@@ -48,13 +151,41 @@ pub fn configured_hub(ws: &Workspace, pipeline: &str) -> Result<Option<HubConfig
     let config: HubConfig = toml::Value::Table(table)
         .try_into()
         .with_context(|| format!("{}: [publish.hub]", path.display()))?;
-    if config.repo.is_empty() {
+    let parts: Vec<&str> = config.repo.split('/').collect();
+    if parts.len() != 2 || parts.iter().any(|p| p.trim().is_empty()) {
         anyhow::bail!(
-            "{}: [publish.hub] needs `repo = \"OWNER/NAME\"`",
-            path.display()
+            "{}: [publish.hub] needs `repo = \"OWNER/NAME\"`{}",
+            path.display(),
+            if config.repo.is_empty() {
+                String::new()
+            } else {
+                format!(", not `{}`", config.repo)
+            }
         );
     }
     Ok(Some(config))
+}
+
+/// `check`'s line for `[publish.hub]`: where versions go and whether the token's variable is
+/// set (its value is never read into the text).
+pub fn describe(config: &HubConfig) -> String {
+    let set = std::env::var_os(&config.token_env).is_some_and(|v| !v.is_empty());
+    format!(
+        "hub: pushes each published version to {}{} ({}); token from {} ({})\n",
+        config.repo,
+        if config.private { ", private" } else { "" },
+        config
+            .endpoint
+            .clone()
+            .or_else(|| std::env::var("HF_ENDPOINT").ok())
+            .unwrap_or_else(|| "https://huggingface.co".into()),
+        config.token_env,
+        if set {
+            "set"
+        } else {
+            "NOT SET: a push will fail"
+        }
+    )
 }
 
 /// An input of `eval` or `verify`: an `hf://OWNER/NAME@v1.2.0` reference is downloaded (once)
@@ -110,5 +241,11 @@ mod tests {
         write("[publish.hub]\nprivate = true\n");
         let err = format!("{:#}", configured_hub(&ws, "p").unwrap_err());
         assert!(err.contains("repo"), "{err}");
+        write("[publish.hub]\nrepo = \"demo\"\n");
+        let err = format!("{:#}", configured_hub(&ws, "p").unwrap_err());
+        assert!(
+            err.contains("OWNER/NAME") && err.contains("`demo`"),
+            "{err}"
+        );
     }
 }

@@ -74,6 +74,20 @@ enum HubCommand {
         #[arg(long, default_value = "HF_TOKEN")]
         token_env: String,
     },
+    /// Download a version published to OWNER/NAME (the latest, or --version) into
+    /// snapshots/<dataset>/<version>/, checked before it appears there: what a runner that
+    /// starts empty does before `refresh`, so the refresh diffs against the last version and
+    /// numbers the next. A repository with no version yet pulls nothing.
+    Pull {
+        #[arg(long, value_name = "OWNER/NAME")]
+        repo: String,
+        /// The version to pull (v1.2.0); the latest when unset.
+        #[arg(long)]
+        version: Option<String>,
+        /// The environment variable holding a token (needed for a private repository).
+        #[arg(long, default_value = "HF_TOKEN")]
+        token_env: String,
+    },
 }
 
 #[derive(Subcommand)]
@@ -491,6 +505,24 @@ fn run(cli: Cli) -> Result<()> {
             println!(
                 "{}",
                 noisebench_cli::hub::hub_push(&snapshot, &config, private)?
+            );
+        }
+        Command::Hub {
+            command:
+                HubCommand::Pull {
+                    repo,
+                    version,
+                    token_env,
+                },
+        } => {
+            let config = noisebench_hub::HubConfig {
+                repo,
+                token_env,
+                ..noisebench_hub::HubConfig::default()
+            };
+            println!(
+                "{}",
+                noisebench_cli::hub::hub_pull(&ws, &config, version.as_deref())?
             );
         }
         Command::Run {

@@ -75,6 +75,9 @@ pub fn check(ws: &Workspace, pipeline: &str) -> Result<String> {
             snapshot.tables.join(", ")
         ));
     }
+    if let Some(hub) = crate::hub::configured_hub(ws, pipeline)? {
+        out.push_str(&crate::hub::describe(&hub));
+    }
     Ok(out)
 }
 

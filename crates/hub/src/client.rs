@@ -158,6 +158,31 @@ impl Hub {
         Ok(user.username)
     }
 
+    /// The versions published to `repo` (`OWNER/NAME`): its `v<semver>` tags, oldest first;
+    /// none when the repository does not exist.
+    pub fn versions(&self, repo: &str) -> Result<Vec<semver::Version>, HubError> {
+        let (owner, name) =
+            crate::plan::parse_repo_id(repo).map_err(|reason| HubError::Reference {
+                reference: repo.to_string(),
+                reason,
+            })?;
+        let handle = self.dataset(&owner, &name);
+        let exists = self
+            .rt
+            .block_on(handle.exists().send())
+            .map_err(|e| self.err("repository info", e))?;
+        if !exists {
+            return Ok(Vec::new());
+        }
+        let refs = self
+            .rt
+            .block_on(handle.list_refs().send())
+            .map_err(|e| self.err("refs", e))?;
+        Ok(crate::plan::versions_of_tags(
+            refs.tags.iter().map(|t| t.name.as_str()),
+        ))
+    }
+
     /// Push one published version (`snapshots/<dataset>/<version>`) to the dataset repository
     /// `repo` (`OWNER/NAME`) as one commit tagged `v<version>`, creating the repository
     /// (private when asked) if it is missing. The commit is made after the client has uploaded

@@ -20,6 +20,18 @@ pub fn tag_of(version: &semver::Version) -> String {
     format!("v{version}")
 }
 
+/// The published versions among a repository's tag names (`v1.2.0`), oldest first; other tags
+/// are not versions and are left out.
+pub fn versions_of_tags<'a>(tags: impl IntoIterator<Item = &'a str>) -> Vec<semver::Version> {
+    let mut versions: Vec<semver::Version> = tags
+        .into_iter()
+        .filter_map(|t| semver::Version::parse(t.strip_prefix('v')?).ok())
+        .collect();
+    versions.sort();
+    versions.dedup();
+    versions
+}
+
 /// What the data of a version is, independent of when or where it was written: the sha256 of
 /// the sorted `path sha256` lines of the tables, per-split files and exports `manifest.json`
 /// hashes. The metadata files (`croissant.json`) are left out: they are rendered from the data
@@ -291,6 +303,16 @@ pub fn decide(local_digest: &str, remote: &RemoteState) -> Action {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn versions_are_the_semver_tags_in_semver_order() {
+        let got = versions_of_tags(["v1.10.0", "v1.2.0", "release", "v2", "1.3.0", "v1.2.0"]);
+        let want: Vec<semver::Version> = ["1.2.0", "1.10.0"]
+            .iter()
+            .map(|v| semver::Version::parse(v).unwrap())
+            .collect();
+        assert_eq!(got, want);
+    }
 
     #[test]
     fn references_parse_versions_branches_and_refuse_the_rest() {

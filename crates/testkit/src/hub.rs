@@ -14,6 +14,10 @@
 //!   `parentCommit`, `file` base64, `deletedFile`): 412 when `parentCommit` is not the head;
 //!   `lfsFile` entries are refused (no object was uploaded here);
 //! - `POST /api/datasets/{owner}/{name}/tag/{rev}` (`tag`, `message`): 409 when it exists;
+//! - `GET /api/datasets/{owner}/{name}/tree/{rev}[/{path}]` (`recursive`): the files and
+//!   folders under a path, each `{type, oid, size, path}` (one page: no `Link` header);
+//! - `POST /api/datasets/{owner}/{name}/paths-info/{rev}` (form: `paths` repeated): the entries
+//!   of the paths that exist, others left out;
 //! - `HEAD`/`GET /datasets/{owner}/{name}/resolve/{rev}/{path}`: the bytes, with `ETag`,
 //!   `X-Repo-Commit` and `Content-Length`; 404 with `X-Error-Code` `EntryNotFound` or
 //!   `RevisionNotFound`.
@@ -128,6 +132,12 @@ impl FakeHub {
             )
             .route("/api/datasets/{owner}/{name}/commit/{rev}", post(commit))
             .route("/api/datasets/{owner}/{name}/tag/{rev}", post(tag))
+            .route("/api/datasets/{owner}/{name}/tree/{rev}", get(tree_root))
+            .route("/api/datasets/{owner}/{name}/tree/{rev}/{*path}", get(tree))
+            .route(
+                "/api/datasets/{owner}/{name}/paths-info/{rev}",
+                post(paths_info),
+            )
             .route(
                 "/datasets/{owner}/{name}/resolve/{rev}/{*path}",
                 any(resolve),
@@ -177,6 +187,15 @@ impl FakeHub {
     /// Every request received so far.
     pub fn requests(&self) -> Vec<HubRequest> {
         self.state.lock().unwrap().requests.clone()
+    }
+
+    /// A new commit on `main` of `repo` that sets one file (someone else's later change).
+    pub fn commit_on_main(&self, repo: &str, path: &str, bytes: &[u8]) {
+        let mut st = self.state.lock().unwrap();
+        let r = st.repos.get_mut(repo).expect("the repository exists");
+        let mut files = r.head().map(|c| c.files.clone()).unwrap_or_default();
+        files.insert(path.to_string(), bytes.to_vec());
+        new_commit(r, "a later change", files);
     }
 
     /// Give the tag `tag` of `repo` to a new commit holding `files` (a tag someone else made).
@@ -618,6 +637,144 @@ async fn tag(
     json(StatusCode::OK, serde_json::json!({}))
 }
 
+/// A revision of a readable repository, or the refusal.
+fn readable_commit(
+    ctx: &Ctx,
+    headers: &HeaderMap,
+    id: &str,
+    rev: &str,
+) -> Result<HubCommit, Response> {
+    let st = ctx.state.lock().unwrap();
+    let Some(repo) = st.repos.get(id) else {
+        return Err(error(
+            StatusCode::NOT_FOUND,
+            "RepoNotFound",
+            "Repository not found",
+        ));
+    };
+    if let Some(r) = refuse_read(ctx, headers, repo) {
+        return Err(r);
+    }
+    repo.resolve(rev)
+        .cloned()
+        .ok_or_else(|| error(StatusCode::NOT_FOUND, "RevisionNotFound", "Invalid rev id"))
+}
+
+fn content_hash(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The entry of a file or folder as the tree and paths-info endpoints give it.
+fn entry(commit: &HubCommit, path: &str) -> Option<serde_json::Value> {
+    if let Some(bytes) = commit.files.get(path) {
+        return Some(serde_json::json!({
+            "type": "file", "oid": content_hash(bytes), "size": bytes.len(), "path": path,
+        }));
+    }
+    let prefix = format!("{path}/");
+    commit.files.keys().any(|f| f.starts_with(&prefix)).then(|| {
+        serde_json::json!({ "type": "directory", "oid": content_hash(prefix.as_bytes()), "size": 0, "path": path })
+    })
+}
+
+/// The entries under `dir` ("" for the root): its children, or with `recursive` every file and
+/// folder below it, folders before the files inside them.
+fn entries_under(commit: &HubCommit, dir: &str, recursive: bool) -> Vec<serde_json::Value> {
+    let prefix = if dir.is_empty() {
+        String::new()
+    } else {
+        format!("{dir}/")
+    };
+    let mut paths = std::collections::BTreeSet::new();
+    for file in commit.files.keys() {
+        let Some(rest) = file.strip_prefix(&prefix) else {
+            continue;
+        };
+        let parts: Vec<&str> = rest.split('/').collect();
+        let depth = if recursive { parts.len() } else { 1 };
+        for n in 1..=depth {
+            paths.insert(format!("{prefix}{}", parts[..n].join("/")));
+        }
+    }
+    paths.iter().filter_map(|p| entry(commit, p)).collect()
+}
+
+fn list_tree(
+    ctx: &Ctx,
+    headers: &HeaderMap,
+    id: &str,
+    rev: &str,
+    path: &str,
+    query: Option<&str>,
+) -> Response {
+    let commit = match readable_commit(ctx, headers, id, rev) {
+        Ok(c) => c,
+        Err(r) => return r,
+    };
+    let path = path.trim_matches('/');
+    if !path.is_empty() && entry(&commit, path).is_none_or(|e| e["type"] != "directory") {
+        return error(StatusCode::NOT_FOUND, "EntryNotFound", "Entry not found");
+    }
+    let recursive = url::form_urlencoded::parse(query.unwrap_or("").as_bytes())
+        .any(|(k, v)| k == "recursive" && (v == "true" || v == "True" || v == "1"));
+    json(
+        StatusCode::OK,
+        serde_json::Value::Array(entries_under(&commit, path, recursive)),
+    )
+}
+
+async fn tree_root(
+    State(ctx): State<Ctx>,
+    Path((owner, name, rev)): Path<(String, String, String)>,
+    headers: HeaderMap,
+    uri: Uri,
+) -> Response {
+    list_tree(
+        &ctx,
+        &headers,
+        &format!("{owner}/{name}"),
+        &rev,
+        "",
+        uri.query(),
+    )
+}
+
+async fn tree(
+    State(ctx): State<Ctx>,
+    Path((owner, name, rev, path)): Path<(String, String, String, String)>,
+    headers: HeaderMap,
+    uri: Uri,
+) -> Response {
+    list_tree(
+        &ctx,
+        &headers,
+        &format!("{owner}/{name}"),
+        &rev,
+        &path,
+        uri.query(),
+    )
+}
+
+async fn paths_info(
+    State(ctx): State<Ctx>,
+    Path((owner, name, rev)): Path<(String, String, String)>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let commit = match readable_commit(&ctx, &headers, &format!("{owner}/{name}"), &rev) {
+        Ok(c) => c,
+        Err(r) => return r,
+    };
+    let found: Vec<_> = url::form_urlencoded::parse(&body)
+        .filter(|(k, _)| k == "paths")
+        .filter_map(|(_, p)| entry(&commit, p.trim_matches('/')))
+        .collect();
+    json(StatusCode::OK, serde_json::Value::Array(found))
+}
+
 async fn resolve(
     State(ctx): State<Ctx>,
     Path((owner, name, rev, path)): Path<(String, String, String, String)>,
@@ -642,10 +799,7 @@ async fn resolve(
     let Some(bytes) = c.files.get(&path) else {
         return error(StatusCode::NOT_FOUND, "EntryNotFound", "Entry not found");
     };
-    let etag: String = Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let etag = content_hash(bytes);
     let builder = Response::builder()
         .status(StatusCode::OK)
         .header(header::ETAG, format!("\"{etag}\""))

@@ -848,27 +848,9 @@ fn every_shipped_pipeline_checks_and_rare_finance_builds() {
     );
 }
 
-/// Whether python3 can import every one of `modules`. When it cannot, the test is skipped with a
-/// `SKIPPED:` line, unless `NOISEBENCH_REQUIRE_READERS` is set (CI sets it): then it fails.
-fn python_modules(modules: &[&str]) -> bool {
-    let ok = std::process::Command::new("python3")
-        .args(["-c", &format!("import {}", modules.join(", "))])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        assert!(
-            std::env::var_os("NOISEBENCH_REQUIRE_READERS").is_none(),
-            "python3 cannot import {modules:?}; `pip install {}`",
-            modules.join(" ")
-        );
-        eprintln!("SKIPPED: python3 cannot import {modules:?}");
-    }
-    ok
-}
-
 #[test]
 fn every_reader_opens_every_published_table() {
-    if !python_modules(&["pandas", "pyarrow", "polars", "duckdb", "datasets"]) {
+    if !crate::shared::python_modules(&["pandas", "pyarrow", "polars", "duckdb", "datasets"]) {
         return;
     }
     // The binary's shared demo build, read only.

@@ -2,9 +2,10 @@
 //! the demo (again: skipped), `verify` and `eval` of `hf://acme/demo@v1.0.0` (the same scores as
 //! on the folder), `[publish.hub]` pushing what `build-snapshot` publishes, a push killed while
 //! the Hub holds its commit (no commit; the rerun pushes every file once); with a canary set as
-//! `HF_TOKEN` that no output, log line (at debug level) or file may hold.
+//! `HF_TOKEN` that no output, log line (at debug level) or file may hold; and Hugging Face
+//! `datasets` loading every config of a pushed version by its tag, as on the folder.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use noisebench_testkit::FakeHub;
@@ -148,6 +149,78 @@ fn the_demo_pushed_to_the_hub_reads_back_with_the_same_scores() {
 }
 
 #[test]
+fn datasets_loads_every_config_of_a_pushed_version_by_its_tag_as_on_the_folder() {
+    if !crate::shared::python_modules(&["datasets"]) {
+        return;
+    }
+    let hub = FakeHub::start("acme", CANARY);
+    let (root, snapshot) = demo_copy();
+    let pushed = ok(&noisebench(
+        &root,
+        &hub,
+        &[
+            "hub",
+            "push",
+            snapshot.to_str().unwrap(),
+            "--repo",
+            "acme/demo",
+        ],
+    ));
+    assert!(pushed.contains("pushed v1.0.0"), "{pushed}");
+    // a later commit on main must not be what `revision="v1.0.0"` reads
+    hub.commit_on_main(
+        "acme/demo",
+        "README.md",
+        b"---\nconfigs: []\n---\nmoved on\n",
+    );
+
+    let manifest = noisebench_snapshot::Manifest::read(&snapshot).unwrap();
+    let configs: Vec<&str> = manifest.tables.keys().map(String::as_str).collect();
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/hub_datasets.py");
+    let home = tempfile::tempdir().unwrap();
+    let load = |revision: &str, configs: &[&str]| {
+        let out = Command::new("python3")
+            .arg(&script)
+            .args(["acme/demo", revision])
+            .args(configs)
+            .env("HF_ENDPOINT", hub.url())
+            .env("HF_HOME", home.path())
+            .env("HF_TOKEN", CANARY)
+            .env("HF_HUB_DISABLE_TELEMETRY", "1")
+            .env_remove("HF_HUB_OFFLINE")
+            .env_remove("HF_DATASETS_OFFLINE")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        assert!(!stderr.contains(CANARY), "the token was printed: {stderr}");
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+
+    let read = load("v1.0.0", &configs);
+    assert_eq!(read["error"], serde_json::Value::Null, "{read:#}");
+    for (table, entry) in &manifest.tables {
+        let splits = match manifest.splits.get(table) {
+            Some(splits) => splits
+                .iter()
+                .map(|(s, e)| (s.clone(), serde_json::json!(e.rows)))
+                .collect(),
+            None => serde_json::Map::from_iter([("train".to_string(), entry.rows.into())]),
+        };
+        assert_eq!(
+            read["splits"][table],
+            serde_json::Value::Object(splits),
+            "{table} at v1.0.0"
+        );
+    }
+    // a version that was never pushed is an error, not another version's rows
+    let missing = load("v9.9.9", &["questions"]);
+    let error = missing["error"].as_str().unwrap_or_default();
+    assert!(error.contains("v9.9.9"), "{missing:#}");
+    assert_eq!(files_holding(&root, CANARY), Vec::<String>::new());
+}
+
+#[test]
 fn publish_hub_in_the_pipeline_pushes_what_build_snapshot_publishes() {
     let hub = FakeHub::start("acme", CANARY);
     let (root, _) = demo_copy();
@@ -155,6 +228,14 @@ fn publish_hub_in_the_pipeline_pushes_what_build_snapshot_publishes() {
     let mut text = std::fs::read_to_string(&pipeline).unwrap();
     text.push_str("\n[publish.hub]\nrepo = \"acme/demo-auto\"\nprivate = true\n");
     std::fs::write(&pipeline, text).unwrap();
+
+    // `check` says where versions go and that the token is there (never what it is)
+    let checked = ok(&noisebench(&root, &hub, &["check", "demo"]));
+    assert!(
+        checked.contains("hub: pushes each published version to acme/demo-auto, private")
+            && checked.contains("token from HF_TOKEN (set)"),
+        "{checked}"
+    );
 
     // nothing new to publish, but the latest version is not on the Hub yet: pushed
     let first = ok(&noisebench(&root, &hub, &["build-snapshot", "demo"]));
@@ -182,6 +263,17 @@ fn publish_hub_in_the_pipeline_pushes_what_build_snapshot_publishes() {
     );
     assert!(!stderr.contains("hf_wrong_canary"), "{stderr}");
     assert_eq!(files_holding(&root, CANARY), Vec::<String>::new());
+
+    // a mistake in [publish.hub] stops `check`, naming the field
+    let mut text = std::fs::read_to_string(&pipeline).unwrap();
+    text = text.replace("private = true", "privat = true");
+    std::fs::write(&pipeline, text).unwrap();
+    let out = noisebench(&root, &hub, &["check", "demo"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("privat"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -46,3 +46,21 @@ pub fn demo_copy() -> (PathBuf, PathBuf) {
     let copied = dir.join(within);
     (dir, copied)
 }
+
+/// Whether python3 can import every one of `modules`. When it cannot, the test is skipped with a
+/// `SKIPPED:` line, unless `NOISEBENCH_REQUIRE_READERS` is set (CI sets it): then it fails.
+pub fn python_modules(modules: &[&str]) -> bool {
+    let ok = std::process::Command::new("python3")
+        .args(["-c", &format!("import {}", modules.join(", "))])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        assert!(
+            std::env::var_os("NOISEBENCH_REQUIRE_READERS").is_none(),
+            "python3 cannot import {modules:?}; `pip install {}`",
+            modules.join(" ")
+        );
+        eprintln!("SKIPPED: python3 cannot import {modules:?}");
+    }
+    ok
+}
