@@ -10,6 +10,7 @@ use serde::Deserialize;
 use url::Url;
 
 use super::filters::{rating_key, slug};
+use super::sites::{SiteSelectors, Sites};
 use crate::dates::parse_date;
 use crate::verdict::{PRESETS, VerdictMap};
 
@@ -35,6 +36,11 @@ pub struct ScrapeConfig {
     /// Keep only these ratings (slugs or names: "pants-fire", "Mostly False").
     #[serde(default)]
     pub ratings: Vec<String>,
+    /// CSS selectors for sites whose pages carry no ClaimReview JSON-LD, one entry per host
+    /// (`[[stages.<id>.config.sites]]`); pages of other hosts without ClaimReview are dropped as
+    /// `no_claimreview`.
+    #[serde(default)]
+    pub sites: Vec<SiteSelectors>,
     /// Not a setting: here only so that a `web` table in this configuration is refused with a
     /// message saying where its fields go (the pipeline's `[web]`), not as an unknown field.
     #[serde(default, rename = "web")]
@@ -112,6 +118,8 @@ pub(super) struct Resolved {
     pub(super) date_from: Option<String>,
     pub(super) date_to: Option<String>,
     pub(super) ratings: BTreeSet<String>,
+    /// The `[[sites]]` entries, compiled.
+    pub(super) sites: Sites,
 }
 
 pub(super) fn resolve(config: &ScrapeConfig) -> Result<Resolved, ConfigError> {
@@ -186,6 +194,7 @@ pub(super) fn resolve(config: &ScrapeConfig) -> Result<Resolved, ConfigError> {
         date_from,
         date_to,
         ratings: config.ratings.iter().map(|r| rating_key(r)).collect(),
+        sites: Sites::new(&config.sites)?,
     })
 }
 
