@@ -470,7 +470,9 @@ pub(crate) fn parse_article_doc(doc: &Html, base: &Url) -> Article {
             .filter(|t| !t.is_empty())
             .collect();
     } else {
-        article.rating = og_rating;
+        // No PolitiFact layout: `og:image` names a rating only when it is a meter image (any
+        // other publisher's share picture is no rating, not an unrecognised one).
+        article.rating = og_rating.filter(|r| matches!(r, Rating::Slug(_) | Rating::FlipOMeter(_)));
     }
     article
 }

@@ -228,6 +228,34 @@ mod tests {
     }
 
     #[test]
+    fn sites_and_verdict_map_keys_are_checked() {
+        let parse = |v: serde_json::Value| {
+            resolve(&noisebench_core::stage::parse_config::<ScrapeConfig>(&v).unwrap())
+        };
+        let err = parse(serde_json::json!({
+            "sources": [{"kind": "politifact"}],
+            "sites": [{"host": "www.dw.com", "claim": "p", "rating": "p:nope("}],
+        }))
+        .err()
+        .unwrap();
+        assert_eq!(err.field, "sites[0].rating");
+        let err = parse(serde_json::json!({
+            "sources": [{"kind": "politifact"}],
+            "verdict_map": {"Unprovn": "true"},
+        }))
+        .err()
+        .unwrap();
+        assert_eq!(err.field, "verdict_map.Unprovn");
+        assert!(err.message.contains("unproven"), "{err}");
+        let ok = parse(serde_json::json!({
+            "sources": [{"kind": "politifact"}],
+            "verdict_map": {"Unproven": "true", "Satire": "exclude"},
+            "sites": [{"host": "www.dw.com", "claim": "p", "claim_label": "Claim:"}],
+        }));
+        assert!(ok.is_ok());
+    }
+
+    #[test]
     fn a_stage_web_table_is_refused_pointing_to_the_pipelines() {
         let err = noisebench_core::stage::parse_config::<ScrapeConfig>(&serde_json::json!({
             "sources": [{"kind": "politifact"}],
