@@ -39,6 +39,16 @@
 //! A scale with an end missing is not used: publishers that omit `worstRating` number their
 //! categories instead (Lupa's "Falso" is 4 of 6, Aos Fatos' "não é bem assim" 5 of 6). A named
 //! rating wins over the number (AFP rates "Misleading" 2 on one page and 3 on another).
+//!
+//! ## `verdict_map` entries
+//!
+//! An entry is keyed by a site's own rating word ("Unproven", "證據不足") or a normalised rating
+//! (`not-enough-evidence`), compared once normalised. [`VerdictMap::map_word`] looks the word the
+//! page gives up first, then the resolved rating, so a key in the site's words decides for that
+//! word alone and a normalised key for every word resolving to it. A key the preset and the table
+//! do not know but that is one letter off a known word of up to six letters, or two off a longer
+//! one ("Unprovn", "Mostly Flase"), is refused, with the words it could be; other unknown words
+//! are a site's own ("Satire", "Truth!"), kept as keys.
 
 use std::collections::BTreeMap;
 

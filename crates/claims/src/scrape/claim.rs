@@ -1,7 +1,8 @@
 //! The claims of a fetched article page: one per ClaimReview on it (one for a page with none),
 //! each a claim or a drop of its own; claims of one page declaring the same URL get ids made from
 //! the URL and their text. Each field is taken from the first source that has it:
-//! the page's ClaimReview JSON-LD, then its PolitiFact layout (current or pre-2020), then the
+//! the page's ClaimReview JSON-LD (for a page without one, what its host's `[[sites]]` entry reads,
+//! one claim per claim element), then its PolitiFact layout (current or pre-2020), then the
 //! listing entry it came from, then what the page says of itself (its publication date, its
 //! publisher Organization, `og:site_name`). Then the rating (resolved to a normalised rating by
 //! name, sentence head, numeric scale or image, see [`crate::verdict`]; a Flip-O-Meter ruling, a missing,

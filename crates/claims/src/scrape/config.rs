@@ -23,7 +23,9 @@ pub struct ScrapeConfig {
     /// Verdict preset: `raguard` (default), `strict`, `averitec`, `factcheckqa`.
     #[serde(default = "default_verdicts")]
     pub verdicts: String,
-    /// Extra or overriding rating entries: rating = "true" | "false" | "exclude".
+    /// Extra or overriding rating entries: rating = "true" | "false" | "exclude". The key is the
+    /// site's (or file's) own rating word ("Unproven") or the normalised one
+    /// ("not-enough-evidence"); a key one or two letters off a known word is refused.
     #[serde(default)]
     pub verdict_map: BTreeMap<String, String>,
     /// Keep only these speakers (names or slugs, case-insensitive: "Donald Trump", "donald-trump").
