@@ -40,7 +40,9 @@ pub struct SourceConfig {
     /// Verdict preset: `raguard`, `strict`, `averitec`, `factcheckqa`. Defaults from the column
     /// preset (`politifact` -> `raguard`).
     pub verdicts: Option<String>,
-    /// Extra or overriding rating entries: rating = "true" | "false" | "exclude".
+    /// Extra or overriding rating entries: rating = "true" | "false" | "exclude". The key is the
+    /// site's (or file's) own rating word ("Unproven") or the normalised one
+    /// ("not-enough-evidence"); a key one or two letters off a known word is refused.
     #[serde(default)]
     pub verdict_map: BTreeMap<String, String>,
     /// Fact-checker name for rows that carry none.

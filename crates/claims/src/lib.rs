@@ -32,7 +32,7 @@ pub use dates::parse_date;
 pub use identity::claim_id;
 pub use import::{ColumnPreset, ImportConfig, ImportStage, SourceConfig};
 pub use scrape::{
-    PageClaim, PageReadings, ScrapeConfig, ScrapeSource, ScrapeStage, read_page, read_page_all,
-    scraped_date,
+    PageClaim, PageReadings, ScrapeConfig, ScrapeSource, ScrapeStage, SiteSelectors, Sites,
+    read_page, read_page_all, read_page_with_sites, scraped_date,
 };
 pub use verdict::{Mapped, NORMALISED_RATINGS, VerdictMap};

@@ -357,11 +357,18 @@ static AUTHOR_CONTENT: LazyLock<Selector> = LazyLock::new(|| sel("div.m-author__
 static AUTHOR_LINK: LazyLock<Selector> = LazyLock::new(|| sel("a"));
 static AUTHOR_DATE: LazyLock<Selector> = LazyLock::new(|| sel("span.m-author__date"));
 static TOPICS: LazyLock<Selector> = LazyLock::new(|| sel("ul.m-list--horizontal li a"));
-// Pre-2020 layout.
-static OLD_TEXT: LazyLock<Selector> = LazyLock::new(|| sel("p.statement__text"));
-static OLD_SOURCE: LazyLock<Selector> = LazyLock::new(|| sel("div.statement__source a"));
+// Pre-2020 layout. The statement is a `div.statement__text` in the 2016-2019 pages (a
+// `p.statement__text` in older ones); the speaker a link in `p.statement__meta` ("Donald Trump on
+// Thursday, June 27th, 2019 in a tweet"), or in an older `div.statement__source`; the meter a
+// `div.meter img` (older: `img.statement-detail`).
+static OLD_TEXT: LazyLock<Selector> =
+    LazyLock::new(|| sel("div.statement__text, p.statement__text"));
+static OLD_SOURCE: LazyLock<Selector> = LazyLock::new(|| {
+    sel(r#"div.statement__source a, p.statement__meta a[href*="/personalities/"]"#)
+});
+static OLD_META_LINK: LazyLock<Selector> = LazyLock::new(|| sel("p.statement__meta a"));
 static OLD_META: LazyLock<Selector> = LazyLock::new(|| sel("p.statement__meta"));
-static OLD_IMG: LazyLock<Selector> = LazyLock::new(|| sel("img.statement-detail"));
+static OLD_IMG: LazyLock<Selector> = LazyLock::new(|| sel("img.statement-detail, div.meter img"));
 static OLD_BYLINE: LazyLock<Selector> = LazyLock::new(|| sel("p.article__meta"));
 static OLD_SUBJECTS: LazyLock<Selector> = LazyLock::new(|| sel("p.statement__subjects a"));
 
@@ -434,45 +441,64 @@ pub(crate) fn parse_article_doc(doc: &Html, base: &Url) -> Article {
             .filter(|t| !t.is_empty())
             .collect();
     } else if let Some(text) = doc.select(&OLD_TEXT).next() {
-        article.layout = "legacy";
-        article.statement = non_empty(unquote(&clean_text(text)));
-        article.speaker = doc
-            .select(&OLD_SOURCE)
-            .map(clean_text)
-            .find(|s| !s.is_empty());
-        if let Some(meta) = doc.select(&OLD_META).next()
-            && let Some(c) = OLD_ON.captures(&clean_text(meta))
-        {
-            article.claim_date = c.name("date").map(|m| m.as_str().to_string());
-            article.venue = c
-                .name("venue")
-                .map(|m| m.as_str().trim().to_string())
-                .and_then(non_empty);
-        }
-        let from_img = doc
-            .select(&OLD_IMG)
-            .next()
-            .map(|img| rating_from_image(img.value().attr("src").unwrap_or("")))
-            .unwrap_or(Rating::Missing);
-        article.rating = Some(match from_img {
-            Rating::Missing => og_rating.unwrap_or(Rating::Missing),
-            r => r,
-        });
-        if let Some(by) = doc.select(&OLD_BYLINE).next()
-            && let Some(c) = OLD_BY.captures(&clean_text(by))
-        {
-            article.author = c.name("author").map(|m| squash(m.as_str()));
-            article.review_date = c.name("date").map(|m| m.as_str().to_string());
-        }
-        article.topics = doc
-            .select(&OLD_SUBJECTS)
-            .map(clean_text)
-            .filter(|t| !t.is_empty())
-            .collect();
+        legacy_article(doc, text, og_rating, &mut article);
     } else {
-        article.rating = og_rating;
+        // No PolitiFact layout: `og:image` names a rating only when it is a meter image (any
+        // other publisher's share picture is no rating, not an unrecognised one).
+        article.rating = og_rating.filter(|r| matches!(r, Rating::Slug(_) | Rating::FlipOMeter(_)));
     }
     article
+}
+
+/// The pre-2020 layout's fields; `text` is the statement element.
+fn legacy_article(
+    doc: &Html,
+    text: ElementRef<'_>,
+    og_rating: Option<Rating>,
+    article: &mut Article,
+) {
+    article.layout = "legacy";
+    article.statement = non_empty(unquote(&clean_text(text)));
+    let meta = doc.select(&OLD_META).next().map(clean_text);
+    let on = meta.as_deref().and_then(|m| OLD_ON.captures(m));
+    // The speaker's link (a personality page; else the meta line's first link), else the meta
+    // line's words before "on <date>".
+    article.speaker = doc
+        .select(&OLD_SOURCE)
+        .chain(doc.select(&OLD_META_LINK))
+        .map(clean_text)
+        .find(|s| !s.is_empty())
+        .or_else(|| {
+            let (meta, on) = (meta.as_deref()?, on.as_ref()?);
+            non_empty(meta[..on.get(0)?.start()].trim().to_string())
+        });
+    if let Some(c) = on {
+        article.claim_date = c.name("date").map(|m| m.as_str().to_string());
+        article.venue = c
+            .name("venue")
+            .map(|m| m.as_str().trim().trim_end_matches(':').trim().to_string())
+            .and_then(non_empty);
+    }
+    let from_img = doc
+        .select(&OLD_IMG)
+        .map(|img| rating_from_image(img.value().attr("src").unwrap_or("")))
+        .find(|r| !r.is_missing())
+        .unwrap_or(Rating::Missing);
+    article.rating = Some(match from_img {
+        Rating::Missing => og_rating.unwrap_or(Rating::Missing),
+        r => r,
+    });
+    if let Some(by) = doc.select(&OLD_BYLINE).next()
+        && let Some(c) = OLD_BY.captures(&clean_text(by))
+    {
+        article.author = c.name("author").map(|m| squash(m.as_str()));
+        article.review_date = c.name("date").map(|m| m.as_str().to_string());
+    }
+    article.topics = doc
+        .select(&OLD_SUBJECTS)
+        .map(clean_text)
+        .filter(|t| !t.is_empty())
+        .collect();
 }
 
 fn canonical(doc: &Html, base: &Url) -> Option<String> {
@@ -582,6 +608,54 @@ mod tests {
         for (src, want) in cases {
             assert_eq!(rating_from_image(src), want, "{src}");
         }
+    }
+
+    /// The 2016-2019 statement page: `div.statement__text` and the speaker's link inside
+    /// `p.statement__meta` (the selectors scrapers of those years used on the real pages,
+    /// `.statement__body div.statement__text`, `.statement__body p.statement__meta a[href]`,
+    /// `.statement .meter img`; markup written here, no saved page of that layout was found).
+    #[test]
+    fn the_2016_2019_statement_layout() {
+        let html = r#"<html><head>
+<meta property="og:url" content="https://www.politifact.com/truth-o-meter/statements/2019/jul/02/donald-trump/cory-booker-and-drug-maker-campaign-cash-numbers/">
+</head><body><main class="main">
+<div class="statement">
+  <div class="mugshot"><img src="https://static.politifact.com/mugs/donald-trump.jpg" alt="Donald Trump"></div>
+  <div class="statement__body">
+    <div class="statement__text">
+      "Says Cory Booker has accepted over $400,000 from the pharmaceutical industry during his political career."
+    </div>
+    <p class="statement__meta"><a href="/personalities/donald-trump/">Donald Trump</a> on Monday, July 1st, 2019 in a tweet:</p>
+  </div>
+  <div class="meter">
+    <img src="https://static.politifact.com/rulings/tom-halftrue.gif" alt="Half-True" width="165">
+    <p class="quote">Numbers right, context missing</p>
+  </div>
+</div>
+<div class="widget__content"><p class="statement__subjects">Subjects: <a href="/subjects/health-care/">Health Care</a></p></div>
+</main></body></html>"#;
+        let base = Url::parse("https://www.politifact.com/truth-o-meter/statements/2019/jul/02/donald-trump/cory-booker-and-drug-maker-campaign-cash-numbers/").unwrap();
+        let a = parse_article(html, &base);
+        assert_eq!(a.layout, "legacy");
+        assert_eq!(
+            a.statement.as_deref(),
+            Some(
+                "Says Cory Booker has accepted over $400,000 from the pharmaceutical industry during his political career."
+            )
+        );
+        assert_eq!(a.speaker.as_deref(), Some("Donald Trump"));
+        assert_eq!(a.claim_date.as_deref(), Some("July 1st, 2019"));
+        assert_eq!(a.venue.as_deref(), Some("a tweet"));
+        assert_eq!(a.rating, Some(Rating::Slug("half-true".into())));
+        assert_eq!(a.topics, ["Health Care"]);
+        // A meta line without a link: the speaker is the words before "on <date>".
+        let plain = html.replace(
+            r#"<a href="/personalities/donald-trump/">Donald Trump</a>"#,
+            "Donald Trump",
+        );
+        let a = parse_article(&plain, &base);
+        assert_eq!(a.speaker.as_deref(), Some("Donald Trump"));
+        assert_eq!(a.claim_date.as_deref(), Some("July 1st, 2019"));
     }
 
     #[test]

@@ -6,7 +6,8 @@
 //! Any article URL can also be given directly (`kind = "articles"`), which makes every publisher
 //! that ships schema.org ClaimReview a source. On each article the ClaimReview JSON-LD is read first,
 //! field by field; PolitiFact's CSS layouts (current and pre-2020) fill what it lacks, and the
-//! listing entry fills what the article lacks. All fetching goes through the run's shared [`Web`],
+//! listing entry fills what the article lacks. A page with no ClaimReview is read with the CSS
+//! selectors of its host's `[[sites]]` entry when there is one, else it is a `no_claimreview` drop. All fetching goes through the run's shared [`Web`],
 //! so the stage is polite live (one rate limit per host for the whole run, whichever stage asks)
 //! and runs offline when that layer replays.
 //!
@@ -25,6 +26,7 @@ mod claim; // a claim from a fetched page: which source gives each field
 mod config; // the configuration, checked and resolved
 mod filters; // the speaker, date and rating filters
 mod listing; // what to fetch: PolitiFact listing paging, given URLs
+mod sites; // per-site CSS selectors for pages without ClaimReview
 
 use std::path::Path;
 use std::sync::Arc;
@@ -35,9 +37,10 @@ use noisebench_core::{
 };
 use noisebench_web::{Mode, Web};
 
-pub use claim::{PageClaim, PageReadings, read_page, read_page_all};
+pub use claim::{PageClaim, PageReadings, read_page, read_page_all, read_page_with_sites};
 use config::resolve;
 pub use config::{ScrapeConfig, ScrapeSource};
+pub use sites::{SiteSelectors, Sites};
 // Public here since the stage was one file; the parser lives with the crate's other dates.
 pub use crate::dates::scraped_date;
 

@@ -39,6 +39,16 @@
 //! A scale with an end missing is not used: publishers that omit `worstRating` number their
 //! categories instead (Lupa's "Falso" is 4 of 6, Aos Fatos' "não é bem assim" 5 of 6). A named
 //! rating wins over the number (AFP rates "Misleading" 2 on one page and 3 on another).
+//!
+//! ## `verdict_map` entries
+//!
+//! An entry is keyed by a site's own rating word ("Unproven", "證據不足") or a normalised rating
+//! (`not-enough-evidence`), compared once normalised. [`VerdictMap::map_word`] looks the word the
+//! page gives up first, then the resolved rating, so a key in the site's words decides for that
+//! word alone and a normalised key for every word resolving to it. A key the preset and the table
+//! do not know but that is one letter off a known word of up to six letters, or two off a longer
+//! one ("Unprovn", "Mostly Flase"), is refused, with the words it could be; other unknown words
+//! are a site's own ("Satire", "Truth!"), kept as keys.
 
 use std::collections::BTreeMap;
 
@@ -128,9 +138,23 @@ impl VerdictMap {
             .insert(slug.into(), Entry::Excluded(why.into()));
     }
 
-    /// Add or override an entry: `to` is `true`, `false` or `exclude`.
+    /// Add or override an entry: `to` is `true`, `false` or `exclude`. `rating` is a site's own
+    /// word ("Unproven", "Falso", "Satire") or a normalised rating (`not-enough-evidence`); a word
+    /// that is not one noisebench knows but is spelled like one (one or two letters off:
+    /// "Mostly Flase", "Unprovn") is refused, naming the words it could be.
     pub(crate) fn with_entry(mut self, rating: &str, to: &str) -> Result<Self, String> {
         let slug = normalise_rating(rating);
+        if slug.is_empty() {
+            return Err("an empty rating word".into());
+        }
+        if let Err(near) = self.known_word(rating) {
+            return Err(format!(
+                "`{rating}` is not a rating word of the `{}` preset or the rating table; it could \
+                 be: {} (a site's own word spelled otherwise is not refused)",
+                self.name,
+                near.join(", ")
+            ));
+        }
         match to {
             "true" => self.set(&slug, Verdict::True),
             "false" => self.set(&slug, Verdict::False),
@@ -140,16 +164,77 @@ impl VerdictMap {
         Ok(self)
     }
 
+    /// Whether `word` is one this map can be keyed by without doubt: `Ok` for a word the preset
+    /// or the rating table knows and for a word spelled unlike any of them (a site's own word
+    /// noisebench has never seen, "Satire", "Truth!"); `Err` with the known words it is one or
+    /// two letters away from (a misspelling, which would silently match nothing).
+    fn known_word(&self, word: &str) -> Result<(), Vec<String>> {
+        let slug = normalise_rating(word);
+        let known = self.entries.contains_key(&slug)
+            || NORMALISED_RATINGS.contains(&slug.as_str())
+            || resolve_rating_name(word).is_some()
+            || matches!(
+                crate::politifact::classify_slug(&slug),
+                crate::politifact::Rating::FlipOMeter(_)
+            )
+            || matches!(
+                crate::politifact::classify_slug(&slug),
+                crate::politifact::Rating::Slug(s) if crate::politifact::TRUTH_SLUGS.contains(&s.as_str())
+            );
+        if known {
+            return Ok(());
+        }
+        let key = compact(word);
+        let mut near: Vec<(usize, String)> = self
+            .entries
+            .keys()
+            .map(String::as_str)
+            .chain(NORMALISED_RATINGS)
+            .chain(
+                RATING_NAMES
+                    .iter()
+                    .flat_map(|(_, names)| names.iter().copied()),
+            )
+            .filter_map(|candidate| {
+                let distance = strsim::damerau_levenshtein(&key, &compact(candidate));
+                // One letter off a short word, two off a longer one: "truth" is not "true".
+                let allowed = if key.chars().count() <= 6 { 1 } else { 2 };
+                (distance <= allowed).then(|| (distance, candidate.to_string()))
+            })
+            .collect();
+        if near.is_empty() {
+            return Ok(());
+        }
+        near.sort();
+        near.dedup_by(|a, b| a.1 == b.1);
+        Err(near.into_iter().map(|(_, w)| w).take(5).collect())
+    }
+
+    /// Map a rating as the site words it (`word`: a ClaimReview's name, a `sites` entry's rating
+    /// text) and as resolved (`rating`: a normalised rating or a PolitiFact slug): an entry keyed
+    /// by the site's own word first, then [`VerdictMap::map`] of the resolved rating.
+    pub fn map_word(&self, word: Option<&str>, rating: &str) -> Mapped {
+        if let Some(entry) = word.and_then(|w| self.entries.get(&normalise_rating(w))) {
+            return entry.mapped();
+        }
+        self.map(rating)
+    }
+
     /// Map a raw rating (normalised first; a name the preset does not hold is looked up in the
     /// multilingual table, `resolve_rating_name`).
     pub fn map(&self, rating: &str) -> Mapped {
         let entry = self.entries.get(&normalise_rating(rating)).or_else(|| {
             resolve_rating_name(rating).and_then(|normalised| self.entries.get(normalised))
         });
-        match entry {
-            Some(Entry::Verdict(v)) => Mapped::Verdict(*v),
-            Some(Entry::Excluded(why)) => Mapped::Excluded(why.clone()),
-            None => Mapped::Unknown,
+        entry.map_or(Mapped::Unknown, Entry::mapped)
+    }
+}
+
+impl Entry {
+    fn mapped(&self) -> Mapped {
+        match self {
+            Entry::Verdict(v) => Mapped::Verdict(*v),
+            Entry::Excluded(why) => Mapped::Excluded(why.clone()),
         }
     }
 }
@@ -549,6 +634,90 @@ mod tests {
         // An explicit entry wins over the table.
         let m = raguard.with_entry("Falso", "exclude").unwrap();
         assert!(matches!(m.map("Falso"), Mapped::Excluded(_)));
+    }
+
+    #[test]
+    fn entries_keyed_by_the_sites_own_word() {
+        // "Unproven" resolves to not-enough-evidence, which raguard excludes; keyed by the site's
+        // word, the entry decides for that word only.
+        let m = VerdictMap::preset("raguard")
+            .unwrap()
+            .with_entry("Unproven", "true")
+            .unwrap();
+        let nee = "not-enough-evidence";
+        assert_eq!(
+            m.map_word(Some("Unproven"), nee),
+            Mapped::Verdict(Verdict::True)
+        );
+        assert_eq!(m.map("Unproven"), Mapped::Verdict(Verdict::True));
+        assert!(matches!(
+            m.map_word(Some("證據不足"), nee),
+            Mapped::Excluded(_)
+        ));
+        assert!(matches!(m.map_word(None, nee), Mapped::Excluded(_)));
+        // Keyed by the normalised word, every site word resolving to it follows.
+        let m = VerdictMap::preset("raguard")
+            .unwrap()
+            .with_entry("not-enough-evidence", "false")
+            .unwrap();
+        for word in ["Unproven", "證據不足", "Sin pruebas"] {
+            assert_eq!(
+                m.map_word(Some(word), nee),
+                Mapped::Verdict(Verdict::False),
+                "{word}"
+            );
+        }
+        // A site's own word the table does not know (it passes through as its slug).
+        let m = VerdictMap::preset("raguard")
+            .unwrap()
+            .with_entry("Satire", "exclude")
+            .unwrap();
+        assert!(matches!(
+            m.map_word(Some("Satire"), "satire"),
+            Mapped::Excluded(_)
+        ));
+    }
+
+    #[test]
+    fn misspelled_keys_are_refused_naming_the_words_they_could_be() {
+        let raguard = || VerdictMap::preset("raguard").unwrap();
+        for (key, near) in [
+            ("Unprovn", "unproven"),
+            ("Mostly Flase", "mostly false"),
+            ("pants-on-fir", "pants on fire"),
+            ("half_tru", "half-true"),
+            ("Misleding", "misleading"),
+        ] {
+            let err = raguard().with_entry(key, "false").unwrap_err();
+            assert!(
+                err.contains(&format!("`{key}`")) && err.contains(near),
+                "{key}: {err}"
+            );
+        }
+        // Known words in any spelling the table compares, and words far from every known one.
+        for key in [
+            "Unproven",
+            "UNPROVEN",
+            "not-enough-evidence",
+            "Pants on Fire!",
+            "barely-true",
+            "full-flop",
+            "Falso",
+            "Sin pruebas",
+            "Satire",
+            "Truth!",
+            "Fiction!",
+            "In-between",
+        ] {
+            assert!(raguard().with_entry(key, "exclude").is_ok(), "{key}");
+        }
+        assert!(raguard().with_entry("  ", "true").is_err());
+        // The averitec preset's own words.
+        let a = VerdictMap::preset("averitec").unwrap();
+        assert!(
+            a.with_entry("Conflicting Evidence/Cherrypicking", "false")
+                .is_ok()
+        );
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The claims of a fetched article page: one per ClaimReview on it (one for a page with none),
 //! each a claim or a drop of its own; claims of one page declaring the same URL get ids made from
 //! the URL and their text. Each field is taken from the first source that has it:
-//! the page's ClaimReview JSON-LD, then its PolitiFact layout (current or pre-2020), then the
+//! the page's ClaimReview JSON-LD (for a page without one, what its host's `[[sites]]` entry reads,
+//! one claim per claim element), then its PolitiFact layout (current or pre-2020), then the
 //! listing entry it came from, then what the page says of itself (its publication date, its
 //! publisher Organization, `og:site_name`). Then the rating (resolved to a normalised rating by
 //! name, sentence head, numeric scale or image, see [`crate::verdict`]; a Flip-O-Meter ruling, a missing,
@@ -17,6 +18,7 @@ use url::Url;
 
 use super::config::Resolved;
 use super::filters::filters;
+use super::sites::Sites;
 use crate::claimreview::{self, ClaimReview};
 use crate::dates::scraped_date;
 use crate::identity::{self, canonical_fact_check_url, claim_id, fact_check_url};
@@ -32,6 +34,9 @@ pub struct PageClaim {
     /// marks PolitiFact wraps statements in stripped when they enclose all of it).
     pub text: String,
     pub rating: Rating,
+    /// The rating as the page words it, when a ClaimReview (or a `sites` entry) gives it a name:
+    /// "Unproven", "Falso", "FACT-CHECK STATUS: FALSE". `verdict_map` entries keyed by it win.
+    pub rating_word: Option<String>,
     pub speaker: Option<String>,
     /// ISO date.
     pub claim_date: Option<String>,
@@ -77,12 +82,23 @@ pub fn read_page(
 /// [`read_page`] for every ClaimReview of the page, in document order (one reading for a page
 /// with none).
 pub fn read_page_all(html: &str, page_url: &str, listing: Option<&ListingItem>) -> PageReadings {
+    read_page_with_sites(html, page_url, listing, &Sites::default())
+}
+
+/// [`read_page_all`] with the stage's `[[sites]]` entries: a page without ClaimReview whose host
+/// has an entry is read with its CSS selectors.
+pub fn read_page_with_sites(
+    html: &str,
+    page_url: &str,
+    listing: Option<&ListingItem>,
+    sites: &Sites,
+) -> PageReadings {
     let base = match Url::parse(page_url) {
         Ok(base) => base,
         Err(e) => return vec![Err(("bad_url", e.to_string()))],
     };
     let doc = Html::parse_document(&noisebench_web::nesting::limit_nesting(html));
-    read_doc(&doc, &base, listing, &BTreeSet::new())
+    read_doc(&doc, &base, listing, &BTreeSet::new(), sites)
 }
 
 /// Build the claims of a fetched article, one per ClaimReview on it (one for a page with none):
@@ -98,20 +114,37 @@ pub(super) fn claims_from_page(
         Err(e) => return vec![Err(("bad_url", e.to_string()))],
     };
     let doc = Html::parse_document(&noisebench_web::nesting::limit_nesting(&page.text));
-    read_doc(&doc, &base, listing, &resolved.politifact_origins)
-        .into_iter()
-        .map(|read| build_claim(page, read?, resolved))
-        .collect()
+    read_doc(
+        &doc,
+        &base,
+        listing,
+        &resolved.politifact_origins,
+        &resolved.sites,
+    )
+    .into_iter()
+    .map(|read| build_claim(page, read?, resolved))
+    .collect()
 }
 
-/// Every ClaimReview of the page read, in order; ids made distinct where two declare one URL.
+/// Every ClaimReview of the page read, in order; ids made distinct where two declare one URL. A
+/// page with none is read with its host's `[[sites]]` entry, if it has one.
 fn read_doc(
     doc: &Html,
     base: &Url,
     listing: Option<&ListingItem>,
     politifact_origins: &BTreeSet<String>,
+    sites: &Sites,
 ) -> PageReadings {
-    let reviews = claimreview::extract_from(doc);
+    let mut reviews = claimreview::extract_from(doc);
+    let mut site_error = None;
+    if reviews.is_empty()
+        && let Some(site) = base.host_str().and_then(|h| sites.for_host(h))
+    {
+        match site.read(doc) {
+            Ok(read) => reviews = read,
+            Err(detail) => site_error = Some(detail),
+        }
+    }
     let article = politifact::parse_article_doc(doc, base);
     let facts = claimreview::page_facts(doc);
     let page = Context {
@@ -122,7 +155,9 @@ fn read_doc(
         facts: &facts,
     };
     let unreadable = claimreview::unreadable_claimreviews(doc);
-    let mut readings: PageReadings = if reviews.is_empty() {
+    let mut readings: PageReadings = if let Some(detail) = site_error {
+        vec![Err(("empty_claim", detail))]
+    } else if reviews.is_empty() {
         // A page whose only ClaimReviews are unreadable is accounted for by their drops, unless
         // its layout still makes a claim.
         match read_one(None, &page) {
@@ -182,20 +217,36 @@ fn read_one(cr: Option<&ClaimReview>, page: &Context) -> Result<PageClaim, (&'st
             .map(|l| l.statement.clone())
             .filter(|s| !s.is_empty()),
     ])
-    .ok_or((
-        "empty_claim",
-        "no claim text in JSON-LD, page or listing".to_string(),
-    ))?;
+    .ok_or_else(|| {
+        if cr.is_none() && article.layout == "none" && listing.is_none() {
+            // Nothing on the page is read as a claim: it shows one in its own markup.
+            (
+                "no_claimreview",
+                format!(
+                    "no ClaimReview JSON-LD and no PolitiFact layout; a `sites` entry for {} \
+                     can read its claim with CSS selectors",
+                    base.host_str().unwrap_or("its host")
+                ),
+            )
+        } else {
+            (
+                "empty_claim",
+                "no claim text in JSON-LD, page or listing".to_string(),
+            )
+        }
+    })?;
 
-    let rating = [
-        cr.map(review_rating),
-        article.rating.clone(),
-        listing.map(|l| l.rating.clone()),
+    // The rating, with the word the page gives it when it came from a ClaimReview (a verdict_map
+    // entry may be keyed by that word).
+    let (rating, rating_word) = [
+        cr.map(|c| (review_rating(c), rating_word(c))),
+        article.rating.clone().map(|r| (r, None)),
+        listing.map(|l| (l.rating.clone(), None)),
     ]
     .into_iter()
     .flatten()
-    .find(|r| !r.is_missing())
-    .unwrap_or(Rating::Missing);
+    .find(|(r, _)| !r.is_missing())
+    .unwrap_or((Rating::Missing, None));
 
     let speaker = first([
         cr.and_then(|c| c.claimant.clone()),
@@ -267,6 +318,7 @@ fn read_one(cr: Option<&ClaimReview>, page: &Context) -> Result<PageClaim, (&'st
     Ok(PageClaim {
         text,
         rating,
+        rating_word,
         speaker,
         claim_date,
         venue: first([article.venue.clone(), listing.and_then(|l| l.venue.clone())]),
@@ -307,7 +359,10 @@ fn build_claim(
         }
         Rating::Slug(s) => s,
     };
-    let verdict = match resolved.verdicts.map(&slug) {
+    let verdict = match resolved
+        .verdicts
+        .map_word(read.rating_word.as_deref(), &slug)
+    {
         Mapped::Verdict(v) => v,
         Mapped::Excluded(why) => {
             return Err(("rating_excluded", format!("rating `{slug}`: {why}")));
@@ -355,10 +410,7 @@ fn build_claim(
 /// `bestRating` scale, else its image (PolitiFact's meter); else the name as written (the verdict
 /// preset then decides, and drops it as unknown unless configured), else missing.
 fn review_rating(cr: &ClaimReview) -> Rating {
-    let named = cr.rating_name.as_deref().or(cr
-        .rating_value
-        .as_deref()
-        .filter(|v| v.trim().parse::<f64>().is_err()));
+    let named = rating_name(cr);
     if let Some(name) = named {
         match politifact::classify_slug(&normalise_rating(name)) {
             r @ Rating::FlipOMeter(_) => return r,
@@ -388,6 +440,22 @@ fn review_rating(cr: &ClaimReview) -> Rating {
             politifact::classify_slug(&normalise_rating(name))
         }),
     }
+}
+
+/// The name a ClaimReview gives its rating: `alternateName` / `name`, else a `ratingValue` that is
+/// not a number.
+fn rating_name(cr: &ClaimReview) -> Option<&str> {
+    cr.rating_name.as_deref().or(cr
+        .rating_value
+        .as_deref()
+        .filter(|v| v.trim().parse::<f64>().is_err()))
+}
+
+/// [`rating_name`], trimmed, when not empty: the site's own word for its rating.
+fn rating_word(cr: &ClaimReview) -> Option<String> {
+    rating_name(cr)
+        .map(|n| n.trim().to_string())
+        .filter(|n| !n.is_empty())
 }
 
 /// Whether a page is PolitiFact's. Any one sign is enough, so that every page of the site, in

@@ -10,6 +10,7 @@ use serde::Deserialize;
 use url::Url;
 
 use super::filters::{rating_key, slug};
+use super::sites::{SiteSelectors, Sites};
 use crate::dates::parse_date;
 use crate::verdict::{PRESETS, VerdictMap};
 
@@ -22,7 +23,9 @@ pub struct ScrapeConfig {
     /// Verdict preset: `raguard` (default), `strict`, `averitec`, `factcheckqa`.
     #[serde(default = "default_verdicts")]
     pub verdicts: String,
-    /// Extra or overriding rating entries: rating = "true" | "false" | "exclude".
+    /// Extra or overriding rating entries: rating = "true" | "false" | "exclude". The key is the
+    /// site's (or file's) own rating word ("Unproven") or the normalised one
+    /// ("not-enough-evidence"); a key one or two letters off a known word is refused.
     #[serde(default)]
     pub verdict_map: BTreeMap<String, String>,
     /// Keep only these speakers (names or slugs, case-insensitive: "Donald Trump", "donald-trump").
@@ -35,6 +38,11 @@ pub struct ScrapeConfig {
     /// Keep only these ratings (slugs or names: "pants-fire", "Mostly False").
     #[serde(default)]
     pub ratings: Vec<String>,
+    /// CSS selectors for sites whose pages carry no ClaimReview JSON-LD, one entry per host
+    /// (`[[stages.<id>.config.sites]]`); pages of other hosts without ClaimReview are dropped as
+    /// `no_claimreview`.
+    #[serde(default)]
+    pub sites: Vec<SiteSelectors>,
     /// Not a setting: here only so that a `web` table in this configuration is refused with a
     /// message saying where its fields go (the pipeline's `[web]`), not as an unknown field.
     #[serde(default, rename = "web")]
@@ -112,6 +120,8 @@ pub(super) struct Resolved {
     pub(super) date_from: Option<String>,
     pub(super) date_to: Option<String>,
     pub(super) ratings: BTreeSet<String>,
+    /// The `[[sites]]` entries, compiled.
+    pub(super) sites: Sites,
 }
 
 pub(super) fn resolve(config: &ScrapeConfig) -> Result<Resolved, ConfigError> {
@@ -186,6 +196,7 @@ pub(super) fn resolve(config: &ScrapeConfig) -> Result<Resolved, ConfigError> {
         date_from,
         date_to,
         ratings: config.ratings.iter().map(|r| rating_key(r)).collect(),
+        sites: Sites::new(&config.sites)?,
     })
 }
 
@@ -216,6 +227,34 @@ mod tests {
             parse(serde_json::json!({"sources": [{"kind": "politifact"}], "verdicts": "nope"}))
                 .unwrap();
         assert_eq!(resolve(&cfg).err().unwrap().field, "verdicts");
+    }
+
+    #[test]
+    fn sites_and_verdict_map_keys_are_checked() {
+        let parse = |v: serde_json::Value| {
+            resolve(&noisebench_core::stage::parse_config::<ScrapeConfig>(&v).unwrap())
+        };
+        let err = parse(serde_json::json!({
+            "sources": [{"kind": "politifact"}],
+            "sites": [{"host": "www.dw.com", "claim": "p", "rating": "p:nope("}],
+        }))
+        .err()
+        .unwrap();
+        assert_eq!(err.field, "sites[0].rating");
+        let err = parse(serde_json::json!({
+            "sources": [{"kind": "politifact"}],
+            "verdict_map": {"Unprovn": "true"},
+        }))
+        .err()
+        .unwrap();
+        assert_eq!(err.field, "verdict_map.Unprovn");
+        assert!(err.message.contains("unproven"), "{err}");
+        let ok = parse(serde_json::json!({
+            "sources": [{"kind": "politifact"}],
+            "verdict_map": {"Unproven": "true", "Satire": "exclude"},
+            "sites": [{"host": "www.dw.com", "claim": "p", "claim_label": "Claim:"}],
+        }));
+        assert!(ok.is_ok());
     }
 
     #[test]

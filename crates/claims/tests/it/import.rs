@@ -380,3 +380,27 @@ fn crlf_and_lf_files_number_dropped_lines_alike() {
     assert_eq!(lines(&paths[2], "averitec"), want_jsonl);
     assert_eq!(lines(&paths[3], "averitec"), want_jsonl);
 }
+
+/// `verdict_map` keys: the file's own rating word takes effect ("Not Enough Evidence", which the
+/// averitec preset excludes), and a misspelled one is refused at check, naming the key and the
+/// words it could be.
+#[test]
+fn verdict_map_by_the_files_word_and_misspelled_keys_refused() {
+    let source = |map: serde_json::Value| {
+        serde_json::json!({"sources": [{
+            "path": "fixtures/claims/averitec.jsonl", "preset": "averitec", "verdict_map": map,
+        }]})
+    };
+    let (plain, _) = run(source(serde_json::json!({})));
+    let (mapped, _) = run(source(serde_json::json!({"Not Enough Evidence": "false"})));
+    assert_eq!(mapped.len(), plain.len() + 1);
+    assert_eq!(count(&mapped, "false"), count(&plain, "false") + 1);
+    let err = ImportStage
+        .check(&source(serde_json::json!({"Refutd": "false"})), &root())
+        .unwrap_err();
+    assert_eq!(err.field, "sources[0].verdict_map.Refutd");
+    assert!(
+        err.message.contains("`Refutd`") && err.message.contains("refuted"),
+        "{err}"
+    );
+}

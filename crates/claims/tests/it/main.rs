@@ -3,6 +3,7 @@
 
 mod hostile;
 mod import;
+mod no_claimreview;
 mod parsers_proptest;
 mod real_pages;
 mod scrape;

@@ -19,6 +19,11 @@ fn markup() -> impl Strategy<Value = String> {
         "<footer class=\"m-statement__footer\">By X \u{2022} ",
         "<p class=\"statement__text\">",
         "<p class=\"statement__meta\">on Tuesday, January 10th, 2012 in ",
+        "<div class=\"statement__text\">",
+        "<p class=\"statement__meta\"><a href=\"/personalities/x/\">X</a> on Monday, July 1st, 2019 in ",
+        "<div class=\"meter\"><img src=\"/rulings/tom-",
+        "<p><strong>Claim:</strong> ",
+        "<p><b>Verdict</b>: ",
         "<img class=\"statement-detail\" src=\"tom_ruling_pof.png\">",
         "<script type=\"application/ld+json\">",
         "{\"@type\":\"ClaimReview\",\"reviewRating\":{\"alternateName\":",
@@ -47,6 +52,26 @@ proptest! {
         let _ = politifact::parse_article(&html, &base());
         let _ = claimreview::extract(&html);
         let _ = politifact::rating_from_image(&html);
+    }
+
+    /// A `[[sites]]` entry with any label reads any markup without panicking, and every claim it
+    /// reads starts after its label.
+    #[test]
+    fn site_selectors_never_panic(
+        html in markup(),
+        label in prop_oneof![Just("Claim:".to_string()), Just("É".to_string()), ".{0,6}"],
+    ) {
+        let entry: noisebench_claims::SiteSelectors = serde_json::from_value(serde_json::json!({
+            "host": "checks.example", "claim": "p", "claim_label": label,
+            "rating": "p, b", "rating_label": "Verdict",
+        }))
+        .unwrap();
+        let sites = noisebench_claims::Sites::new(&[entry]).unwrap();
+        let readings =
+            noisebench_claims::read_page_with_sites(&html, "https://checks.example/a", None, &sites);
+        for claim in readings.into_iter().flatten() {
+            prop_assert!(!claim.text.is_empty());
+        }
     }
 
     #[test]

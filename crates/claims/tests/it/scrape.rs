@@ -159,7 +159,7 @@ fn page(body: impl Into<Vec<u8>>) -> (u16, BTreeMap<String, String>, Vec<u8>) {
 }
 
 /// A run's web layer, built from a `[web]` table as the cli builds it from the pipeline file's.
-fn web(table: serde_json::Value) -> Arc<Web> {
+pub(crate) fn web(table: serde_json::Value) -> Arc<Web> {
     Arc::new(Web::from_value(&table, &repo_root()).unwrap())
 }
 
@@ -177,7 +177,7 @@ fn ctx(dir: &Path) -> StageContext {
     }
 }
 
-fn run(web: &Arc<Web>, config: serde_json::Value) -> (Vec<Claim>, StageReport) {
+pub(crate) fn run(web: &Arc<Web>, config: serde_json::Value) -> (Vec<Claim>, StageReport) {
     let stage = ScrapeStage::new(web.clone());
     let config: ScrapeConfig = noisebench_core::stage::parse_config(&config).unwrap();
     stage.validate(&config, &repo_root()).unwrap();
@@ -931,4 +931,49 @@ fn real_pages_through_the_stage() {
             noisebench_claims::claim_id(Some(&s("url")), "any text")
         );
     }
+}
+
+/// `verdict_map` keyed by the site's own rating word takes effect on real pages: the Taiwan
+/// FactCheck Center's 證據不足 (insufficient evidence, which `raguard` excludes) mapped to false,
+/// its 錯誤 (false) excluded; keyed by the normalised word, every site word meaning it follows.
+#[test]
+fn verdict_map_by_the_sites_own_word_on_real_pages() {
+    let real = repo_root().join("fixtures/real/factcheck");
+    let pages = Pages::from([
+        (
+            "/articles/4539".to_string(),
+            page(std::fs::read(real.join("tfc-4539.html")).unwrap()),
+        ),
+        (
+            "/articles/7177".to_string(),
+            page(std::fs::read(real.join("tfc-7177.html")).unwrap()),
+        ),
+    ]);
+    let (server, _site) = serve_pages(pages);
+    let base = server.url().to_string();
+    let urls = [
+        format!("{base}/articles/4539"),
+        format!("{base}/articles/7177"),
+    ];
+    let verdicts = |map: serde_json::Value| {
+        let config = json!({"sources": [{"kind": "articles", "urls": urls}], "verdict_map": map});
+        let (claims, report) = run(&loopback_web(), config);
+        let got: Vec<(String, String)> = claims
+            .iter()
+            .map(|c| (c.original_rating.clone(), c.verdict.clone()))
+            .collect();
+        (got, report.drop_reasons())
+    };
+    let pair = |r: &str, v: &str| (r.to_string(), v.to_string());
+    let (got, drops) = verdicts(json!({}));
+    assert_eq!(got, [pair("false", "false")]);
+    assert_eq!(drops, BTreeMap::from([("rating_excluded".to_string(), 1)]));
+    let (got, drops) = verdicts(json!({"證據不足": "false", "錯誤": "exclude"}));
+    assert_eq!(got, [pair("not-enough-evidence", "false")]);
+    assert_eq!(drops, BTreeMap::from([("rating_excluded".to_string(), 1)]));
+    let (got, _) = verdicts(json!({"not-enough-evidence": "true"}));
+    assert_eq!(
+        got,
+        [pair("not-enough-evidence", "true"), pair("false", "false")]
+    );
 }
