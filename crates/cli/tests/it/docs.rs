@@ -517,3 +517,56 @@ fn the_tutorials_demo_commands_run_on_the_demo() {
     }
     assert_eq!(ran, 5, "{block}");
 }
+
+/// The model, shared-work and quote options show and work only on the commands they apply to;
+/// given before the command (where they were global) they still work for those commands.
+#[test]
+fn options_apply_only_where_they_mean_something() {
+    let noisebench = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_noisebench"))
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    for command in ["verify", "diff", "schemas"] {
+        let (_, help, _) = noisebench(&[command, "--help"]);
+        for flag in [
+            "--max-cost",
+            "--cache-only",
+            "--remote-work",
+            "--skip-quote",
+        ] {
+            assert!(!help.contains(flag), "{command} --help: {help}");
+        }
+    }
+    let (_, help, _) = noisebench(&["build-snapshot", "--help"]);
+    for flag in [
+        "--max-cost",
+        "--cache-only",
+        "--remote-work",
+        "--skip-quote",
+    ] {
+        assert!(help.contains(flag), "build-snapshot --help: {help}");
+    }
+    let (ok, _, err) = noisebench(&["--max-cost", "1", "verify", "snapshots/none"]);
+    assert!(
+        !ok && err.contains(
+            "--max-cost does not apply to this command: it is an option of build-snapshot, refresh, check, quote, run and eval"
+        ),
+        "{err}"
+    );
+    let (ok, _, err) = noisebench(&["verify", "snapshots/none", "--cache-only"]);
+    assert!(!ok && err.contains("--cache-only"), "{err}");
+    // Before the command, for a command that takes it: as before (here `check` of the demo).
+    // (`check` writes nothing: the shared demo checkout is read only.)
+    let root = crate::shared::demo().0.to_str().unwrap();
+    let (ok, out, err) = noisebench(&["--root", root, "--max-cost", "1", "check", "demo"]);
+    assert!(ok && out.contains("pipeline `demo`"), "{out}{err}");
+    let (ok, out, err) = noisebench(&["--root", root, "check", "demo", "--cache-only"]);
+    assert!(ok && out.contains("web: replay"), "{out}{err}");
+}
