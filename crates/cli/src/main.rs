@@ -152,7 +152,8 @@ enum Command {
         options: BuildOptions,
     },
     /// Check a pipeline without running it: the file, [llm], [web], every stage's configuration
-    /// and wiring (API key variables included), and print the plan.
+    /// and wiring, and print the plan (with a priced model, its quote); then name every API key
+    /// variable the pipeline needs that is not set, all at once, and exit non-zero.
     Check {
         /// A pipeline name (`demo` = pipelines/demo.toml) or a path.
         #[arg(default_value = "pipelines/demo.toml")]
