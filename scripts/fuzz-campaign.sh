@@ -61,8 +61,8 @@ BIN_DIR=fuzz/target/x86_64-unknown-linux-gnu/release
 # answer to it): written before a campaign, so a task added to its stage's list has its seed.
 if [[ " ${TARGETS[*]} " == *" llm_answer "* ]]; then
     echo "writing the llm_answer seeds ..."
-    cargo test --quiet -p noisebench-fuzz-targets --no-default-features --test replay \
-        write_llm_answer_seeds -- --ignored
+    cargo test --quiet -p noisebench-fuzz-targets --no-default-features --test it \
+        replay::write_llm_answer_seeds -- --ignored
 fi
 
 total_execs() { # executions of target $1 over every recorded run

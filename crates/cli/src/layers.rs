@@ -54,7 +54,7 @@ impl Layers {
             Some(t) => serde_json::to_value(t).context("[web]")?,
             None => serde_json::Value::Object(Default::default()),
         };
-        // A live run keeps every response it fetched (DESIGN's work/archive/) unless the file
+        // A live run keeps every response it fetched (work/archive/, docs/web.md) unless the file
         // says where else; replay never fetches.
         if let Some(obj) = web_table.as_object_mut()
             && !obj.contains_key("archive_dir")

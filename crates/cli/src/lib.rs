@@ -15,17 +15,21 @@
 //! version's self-contained HTML report, beside the version folder: the `report` crate
 //! reads and aggregates the version, this module writes the page), `quote` (what a build will
 //! ask its models and cost, before any call; and the quote beside the build's actuals),
-//! `reference` (the configuration reference `schemas` writes), `remote_work`
+//! `reference` (the configuration reference `schemas` writes), `cli_reference` (the
+//! command-line reference it writes from the binary's clap definitions), `keys` (the key
+//! variables a pipeline names, all checked before a run), `remote_work`
 //! (`--remote-work`: the work folder shared through object storage).
 //!
 //! What this crate is not: it holds no stage logic. Its library half exists so the end-to-end tests
 //! can drive the same code paths as the binary.
 
 mod build;
+mod cli_reference;
 mod eval;
 mod export;
 pub mod hub;
 mod inspect;
+pub mod keys;
 mod layers;
 mod quality;
 pub mod quote;
@@ -43,6 +47,7 @@ use anyhow::{Context, Result};
 use noisebench_core::TableKind;
 
 pub use build::{Built, LlmTotals, SenseShare, Stopped, TaskShare, build_snapshot, code_version};
+pub use cli_reference::render_cli_reference;
 pub use eval::{
     CALLS_FILE, EvalRequest, EvalRun, METRICS_FILE, PREDICTIONS_FILE, RESULTS_FILE, SUMMARY_FILE,
     compare_evals, load_snapshot, run_eval,

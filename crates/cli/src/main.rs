@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Result, bail};
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use noisebench_cli::{
     EvalRequest, ExportFormat, LlmOverrides, LlmTotals, Workspace, build_snapshot, check,
     compare_evals, export_snapshot, inspect_id, inspect_stage, resolve_snapshot, run_eval,
@@ -32,29 +32,60 @@ struct Cli {
     /// Repository root: relative paths in pipeline files, `work/` and `snapshots/` live here.
     #[arg(long, global = true, default_value = ".")]
     root: PathBuf,
-    /// Stop issuing new LLM calls once the estimated cost reaches this many USD (overrides
-    /// `[llm] max_cost`); the stage in progress is left to resume on the next run.
-    #[arg(long, global = true)]
-    max_cost: Option<f64>,
-    /// Answer LLM tasks only from the cache; a miss fails the item (reproducibility checks).
-    #[arg(long, global = true)]
-    cache_only: bool,
-    /// Share the work folder through object storage (`s3://bucket/prefix`; also
-    /// NOISEBENCH_REMOTE_WORK): stage folders, shard parts and the web archive are pulled from
-    /// `<prefix>/work/` before stages run and pushed there after, so shards on different
-    /// machines find their upstream and a merge its parts.
-    #[arg(long, global = true, value_name = "LOCATION")]
-    remote_work: Option<String>,
     /// Do not ask each model its tasks' small examples before a run (the LLM preflight, which
     /// stops a run whose model answers them badly).
     #[arg(long, global = true)]
     skip_preflight: bool,
-    /// Do not quote a build with a priced model before it runs (the quote that refuses a build
-    /// whose cost is above `max_cost` before any request; `noisebench quote`).
-    #[arg(long, global = true)]
+    /// `--max-cost` before the command: taken by the commands that have it ([`LlmOptions`]).
+    #[arg(long, hide = true, value_name = "USD")]
+    max_cost: Option<f64>,
+    /// `--cache-only` before the command, likewise.
+    #[arg(long, hide = true)]
+    cache_only: bool,
+    /// `--remote-work` before the command, likewise ([`RemoteOption`]).
+    #[arg(long, hide = true, value_name = "LOCATION")]
+    remote_work: Option<String>,
+    /// `--skip-quote` before the command, likewise ([`BuildOptions`]).
+    #[arg(long, hide = true)]
     skip_quote: bool,
     #[command(subcommand)]
     command: Command,
+}
+
+/// The options of the commands that call models.
+#[derive(clap::Args)]
+struct LlmOptions {
+    /// Stop issuing new LLM calls once the estimated cost reaches this many USD (overrides
+    /// `[llm] max_cost`); the stage in progress is left to resume on the next run.
+    #[arg(long, value_name = "USD")]
+    max_cost: Option<f64>,
+    /// Answer LLM tasks only from the cache; a miss fails the item (reproducibility checks).
+    #[arg(long)]
+    cache_only: bool,
+}
+
+/// `--remote-work`, for the commands that run stages or write their jobs.
+#[derive(clap::Args)]
+struct RemoteOption {
+    /// Share the work folder through object storage (`s3://bucket/prefix`; also
+    /// NOISEBENCH_REMOTE_WORK): stage folders, shard parts and the web archive are pulled from
+    /// `<prefix>/work/` before stages run and pushed there after, so shards on different
+    /// machines find their upstream and a merge its parts.
+    #[arg(long, value_name = "LOCATION")]
+    remote_work: Option<String>,
+}
+
+/// The options of `build-snapshot` and `refresh` beyond their own.
+#[derive(clap::Args)]
+struct BuildOptions {
+    #[command(flatten)]
+    llm: LlmOptions,
+    #[command(flatten)]
+    remote: RemoteOption,
+    /// Do not quote a build with a priced model before it runs (the quote that refuses a build
+    /// whose cost is above `max_cost` before any request; `noisebench quote`).
+    #[arg(long)]
+    skip_quote: bool,
 }
 
 #[derive(Subcommand)]
@@ -64,7 +95,9 @@ enum HubCommand {
     /// repository is created when missing. A version already there is skipped. The token is
     /// read from HF_TOKEN (or --token-env) and never printed.
     Push {
+        /// A version folder (snapshots/demo/1.0.0) or a dataset folder (its latest version).
         snapshot: PathBuf,
+        /// The dataset repository on the Hub.
         #[arg(long, value_name = "OWNER/NAME")]
         repo: String,
         /// Create the repository private (when it does not exist yet).
@@ -79,6 +112,7 @@ enum HubCommand {
     /// starts empty does before `refresh`, so the refresh diffs against the last version and
     /// numbers the next. A repository with no version yet pulls nothing.
     Pull {
+        /// The dataset repository to pull from.
         #[arg(long, value_name = "OWNER/NAME")]
         repo: String,
         /// The version to pull (v1.2.0); the latest when unset.
@@ -110,6 +144,8 @@ enum Command {
         /// build stops at that stage and publishes nothing.
         #[arg(long)]
         allow_degraded: bool,
+        #[command(flatten)]
+        options: BuildOptions,
     },
     /// Refetch what comes from live sources (web pages, search APIs) and publish a new version if
     /// anything changed: `build-snapshot` that also reruns unchanged stages reading live sources.
@@ -127,10 +163,14 @@ enum Command {
         /// published, 10 when a new version was (any error stays 1).
         #[arg(long)]
         if_changed: bool,
+        #[command(flatten)]
+        options: BuildOptions,
     },
     /// Check a pipeline without running it: the file, [llm], [web], every stage's configuration
-    /// and wiring (API key variables included), and print the plan.
+    /// and wiring, and print the plan (with a priced model, its quote); then name every API key
+    /// variable the pipeline needs that is not set, all at once, and exit non-zero.
     Check {
+        /// A pipeline name (`demo` = pipelines/demo.toml) or a path.
         #[arg(default_value = "pipelines/demo.toml")]
         pipeline: String,
         /// Also ask each model one small question per task (its examples) and report whether it
@@ -138,6 +178,8 @@ enum Command {
         /// different inputs; exits non-zero when a model fails.
         #[arg(long)]
         llm: bool,
+        #[command(flatten)]
+        options: LlmOptions,
     },
     /// What a build will ask its models and cost, before any call: per stage and task the
     /// requests, input and output tokens, USD at the configured prices and the wall time the
@@ -159,6 +201,8 @@ enum Command {
         /// usd, projected, ...) and `total` with the same fields.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        options: LlmOptions,
     },
     /// Run one stage of a pipeline, and whatever it needs that is out of date.
     Run {
@@ -176,6 +220,10 @@ enum Command {
         /// needs must be up to date (run or merged) first; `merge` joins the parts.
         #[arg(long)]
         shard: Option<String>,
+        #[command(flatten)]
+        llm: LlmOptions,
+        #[command(flatten)]
+        remote: RemoteOption,
     },
     /// Join the parts of a stage run in shards: checks all n parts are complete, runs the stage
     /// over its whole input with every LLM answer read from the parts' work (nothing is asked
@@ -189,10 +237,12 @@ enum Command {
         /// How many shards the stage was run in.
         #[arg(long)]
         shards: u32,
+        #[command(flatten)]
+        remote: RemoteOption,
     },
     /// Write a pipeline as jobs for a scheduler that already runs your cluster: Slurm job arrays
     /// with `--dependency=afterok` (`OUT/submit.sh` submits them) or Kubernetes Indexed Jobs
-    /// (`OUT/jobs.yaml`, `OUT/apply.sh` applies them in order). Per-item stages run as `--shards`
+    /// (one `OUT/NN-<step>.yaml` per step, `OUT/apply.sh` applies them in order). Per-item stages run as `--shards`
     /// shards followed by a merge; the rest run once; the last step publishes.
     Plan(PlanArgs),
     /// Recheck a snapshot's hashes, sizes, row counts and schemas.
@@ -292,21 +342,26 @@ enum Command {
         #[command(subcommand)]
         command: HubCommand,
     },
-    /// Write the generated references: schemas/<table>.json for every table, and the
+    /// Write the generated references: schemas/<table>.json for every table, the
     /// configuration reference (schemas/config/<stage-kind>.json, llm.json, web.json and
-    /// docs/configuration.md rendered from them).
+    /// docs/configuration.md rendered from them) and the command-line reference (docs/cli.md).
     Schemas {
+        /// The folder of the table schemas (the configuration schemas go to its `config/`).
         #[arg(default_value = "schemas")]
         dir: PathBuf,
         /// Where the Markdown configuration reference goes.
         #[arg(long, default_value = "docs/configuration.md")]
         doc: PathBuf,
+        /// Where the Markdown command-line reference goes.
+        #[arg(long, default_value = "docs/cli.md")]
+        cli_doc: PathBuf,
     },
 }
 
 /// `plan`'s options.
 #[derive(clap::Args)]
 struct PlanArgs {
+    /// A pipeline name (`demo` = pipelines/demo.toml) or a path.
     #[arg(default_value = "pipelines/demo.toml")]
     pipeline: String,
     /// `slurm` or `k8s`.
@@ -328,6 +383,9 @@ struct PlanArgs {
     /// Kubernetes: the repository folder inside the container.
     #[arg(long, default_value = "/work")]
     workdir: String,
+    // The work folder the jobs share through object storage (handed to every job).
+    #[command(flatten)]
+    remote: RemoteOption,
 }
 
 #[derive(clap::Args)]
@@ -375,13 +433,17 @@ struct EvalArgs {
     /// paired 95% bootstrap interval, instead of evaluating.
     #[arg(long, num_args = 2, value_names = ["A", "B"])]
     compare: Option<Vec<PathBuf>>,
+    #[command(flatten)]
+    llm: LlmOptions,
 }
 
 #[derive(Subcommand)]
 enum Inspect {
     /// A stage's schema, row counts, first rows and drop reasons.
     Stage {
+        /// The stage's id in the pipeline file (`[stages.<id>]`).
         name: String,
+        /// A pipeline name (`demo` = pipelines/demo.toml) or a path.
         #[arg(long, default_value = "pipelines/demo.toml")]
         pipeline: String,
         /// How many rows to show.
@@ -402,7 +464,9 @@ enum Inspect {
 
 #[derive(clap::Args)]
 struct ItemArgs {
+    /// The item's id (a `claim_id`, `document_id`, `question_id`, `chunk_id` or `report_id`).
     id: String,
+    /// A pipeline name (`demo` = pipelines/demo.toml) or a path.
     #[arg(long, default_value = "pipelines/demo.toml")]
     pipeline: String,
     /// Rows shown per table.
@@ -435,20 +499,15 @@ fn main() {
 
 fn run(cli: Cli) -> Result<()> {
     let mut ws = Workspace::at(&cli.root, Arc::new(BarProgress::default()));
-    ws.llm_overrides = LlmOverrides {
-        max_cost: cli.max_cost,
-        cache_only: cli.cache_only,
-        ..LlmOverrides::default()
-    };
-    ws.remote_work = noisebench_cli::remote_work::RemoteWork::from_option(cli.remote_work)?;
+    apply_options(&cli, &mut ws)?;
     ws.preflight = !cli.skip_preflight;
-    ws.quote = !cli.skip_quote;
     match cli.command {
         Command::BuildSnapshot {
             pipeline,
             force,
             allow_partial,
             allow_degraded,
+            ..
         } => {
             ws.allow_partial = allow_partial;
             ws.allow_degraded = allow_degraded;
@@ -459,6 +518,7 @@ fn run(cli: Cli) -> Result<()> {
             allow_partial,
             allow_degraded,
             if_changed,
+            ..
         } => {
             ws.refresh = true;
             ws.allow_partial = allow_partial;
@@ -471,12 +531,13 @@ fn run(cli: Cli) -> Result<()> {
                 println!("no change");
             }
         }
-        Command::Check { pipeline, llm } => check_command(&ws, &pipeline, llm)?,
+        Command::Check { pipeline, llm, .. } => check_command(&ws, &pipeline, llm)?,
         Command::Quote {
             pipeline,
             sample,
             force,
             json,
+            ..
         } => {
             let q = noisebench_cli::quote(&ws, &pipeline, sample, force)?;
             q.save(&ws.work_dir)?;
@@ -530,11 +591,13 @@ fn run(cli: Cli) -> Result<()> {
             pipeline,
             force,
             shard,
+            ..
         } => run_command(&ws, &pipeline, stage, force, shard)?,
         Command::Merge {
             stage,
             pipeline,
             shards,
+            ..
         } => merge_command(ws, &pipeline, &stage, shards)?,
         Command::Plan(args) => plan_command(ws, &cli.root, args)?,
         Command::Verify { snapshot } => {
@@ -585,24 +648,109 @@ fn run(cli: Cli) -> Result<()> {
                 w.pipeline.display()
             );
         }
-        Command::Schemas { dir, doc } => {
+        Command::Schemas { dir, doc, cli_doc } => {
             let dir = cli.root.join(dir);
             let n = write_schemas(&dir)?;
             let doc = cli.root.join(doc);
             let c = write_config_reference(&dir.join("config"), &doc)?;
+            let cli_doc = cli.root.join(cli_doc);
+            let reference =
+                noisebench_cli::render_cli_reference(&<Cli as CommandFactory>::command())?;
+            std::fs::write(&cli_doc, reference)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", cli_doc.display()))?;
             println!(
-                "wrote {n} table schemas, {c} configuration schemas in {} and {}",
+                "wrote {n} table schemas, {c} configuration schemas in {} and {}, and {}",
                 dir.join("config").display(),
-                doc.display()
+                doc.display(),
+                cli_doc.display()
             );
         }
     }
     Ok(())
 }
 
+/// The model, shared-work and quote options the command takes (`None`: it takes none of them).
+fn taken_options(command: &Command) -> (Option<&LlmOptions>, Option<&RemoteOption>, Option<bool>) {
+    match command {
+        Command::BuildSnapshot { options, .. } | Command::Refresh { options, .. } => (
+            Some(&options.llm),
+            Some(&options.remote),
+            Some(options.skip_quote),
+        ),
+        Command::Check { options, .. } | Command::Quote { options, .. } => {
+            (Some(options), None, None)
+        }
+        Command::Run { llm, remote, .. } => (Some(llm), Some(remote), None),
+        Command::Merge { remote, .. } => (None, Some(remote), None),
+        Command::Plan(args) => (None, Some(&args.remote), None),
+        Command::Eval(args) => (Some(&args.llm), None, None),
+        _ => (None, None, None),
+    }
+}
+
+/// The command's model, shared-work and quote options into the workspace, with those given
+/// before the command (where they once were global) taken as its own; one given before a command
+/// that does not take it is refused, naming the commands that do.
+fn apply_options(cli: &Cli, ws: &mut Workspace) -> Result<()> {
+    let (llm, remote, skip_quote) = taken_options(&cli.command);
+    for (flag, given, taken, takers) in [
+        (
+            "--max-cost",
+            cli.max_cost.is_some(),
+            llm.is_some(),
+            "build-snapshot, refresh, check, quote, run and eval",
+        ),
+        (
+            "--cache-only",
+            cli.cache_only,
+            llm.is_some(),
+            "build-snapshot, refresh, check, quote, run and eval",
+        ),
+        (
+            "--remote-work",
+            cli.remote_work.is_some(),
+            remote.is_some(),
+            "build-snapshot, refresh, run, merge and plan",
+        ),
+        (
+            "--skip-quote",
+            cli.skip_quote,
+            skip_quote.is_some(),
+            "build-snapshot and refresh",
+        ),
+    ] {
+        if given && !taken {
+            bail!("{flag} does not apply to this command: it is an option of {takers}");
+        }
+    }
+    ws.llm_overrides = LlmOverrides {
+        max_cost: llm.and_then(|l| l.max_cost).or(cli.max_cost),
+        cache_only: cli.cache_only || llm.is_some_and(|l| l.cache_only),
+        ..LlmOverrides::default()
+    };
+    let remote_work = remote
+        .and_then(|r| r.remote_work.clone())
+        .or_else(|| cli.remote_work.clone());
+    ws.remote_work = noisebench_cli::remote_work::RemoteWork::from_option(remote_work)?;
+    ws.quote = !(cli.skip_quote || skip_quote == Some(true));
+    Ok(())
+}
+
 /// `check`: the pipeline file's checks, and with `--llm` the LLM preflight.
 fn check_command(ws: &Workspace, pipeline: &str, llm: bool) -> Result<()> {
-    print!("{}", check(ws, pipeline)?);
+    match check(ws, pipeline) {
+        Ok(text) => print!("{text}"),
+        Err(e) => {
+            // Missing keys: the plan still, then every missing key in the error.
+            if let Some(plan) = e
+                .downcast_ref::<noisebench_cli::keys::MissingKeys>()
+                .and_then(|m| m.plan.as_ref())
+            {
+                print!("{plan}");
+            }
+            return Err(e);
+        }
+    }
     // With a priced model, what the build will cost (no request is sent).
     if noisebench_cli::quote::priced(ws.load(pipeline)?.layers.llm.config()) {
         print!(
@@ -676,6 +824,7 @@ fn plan_command(mut ws: Workspace, root: &std::path::Path, args: PlanArgs) -> Re
         image,
         claim,
         workdir,
+        ..
     } = args;
     // Planning reads nothing remote: the shared work folder is only handed to the jobs.
     let remote_work = ws.remote_work.take().map(|r| r.location.to_string());

@@ -21,7 +21,8 @@ pub struct Loaded {
 /// the order they run, their kinds, inputs, and whether they read live sources; the LLM backend
 /// and the task models.
 pub fn check(ws: &Workspace, pipeline: &str) -> Result<String> {
-    let loaded = ws.load(pipeline)?;
+    // Missing keys do not stop the description: they are named, all of them, after it.
+    let (loaded, missing) = ws.load_with(pipeline, true)?;
     let plan = &loaded.plan;
     let mut out = format!(
         "pipeline `{}`: {} stages, configuration valid\n",
@@ -64,9 +65,7 @@ pub fn check(ws: &Workspace, pipeline: &str) -> Result<String> {
         llm["backend"].as_str().unwrap_or("?"),
         models.into_iter().collect::<Vec<_>>().join(", "),
         llm["embedder"].as_str().unwrap_or("?"),
-        serde_json::to_value(loaded.layers.web.config().mode)?
-            .as_str()
-            .unwrap_or("?")
+        web_use(&loaded)?
     ));
     if let Some(snapshot) = &plan.file.snapshot {
         out.push_str(&format!(
@@ -78,7 +77,31 @@ pub fn check(ws: &Workspace, pipeline: &str) -> Result<String> {
     if let Some(hub) = crate::hub::configured_hub(ws, pipeline)? {
         out.push_str(&crate::hub::describe(&hub));
     }
+    if !missing.is_empty() {
+        return Err(crate::keys::MissingKeys {
+            missing,
+            plan: Some(out),
+        }
+        .into());
+    }
     Ok(out)
+}
+
+/// The web layer as the run will use it: its mode, or `not used` when it is live and no stage
+/// reads a live source (the `[web]` default in a pipeline that fetches nothing).
+fn web_use(loaded: &Loaded) -> Result<String> {
+    let mode = serde_json::to_value(loaded.layers.web.config().mode)?;
+    let mode = mode.as_str().unwrap_or("?");
+    let live = loaded
+        .plan
+        .stages
+        .iter()
+        .any(|s| s.stage.reads_live_sources(&s.config));
+    Ok(if mode == "live" && !live {
+        "not used (no stage reads a live source)".into()
+    } else {
+        mode.into()
+    })
 }
 
 /// Where a run reads and writes.
@@ -183,9 +206,30 @@ impl Workspace {
     /// Load and check a pipeline: its file, its `[llm]` and `[web]` layers, every stage's
     /// configuration and wiring. Nothing runs.
     pub fn load(&self, pipeline: &str) -> Result<Loaded> {
+        Ok(self.load_with(pipeline, false)?.0)
+    }
+
+    /// [`Self::load`], first checking every key variable the pipeline names: an unset one
+    /// stops it, all of them named ([`crate::keys::MissingKeys`]), unless `missing_ok` (for
+    /// `check`, which sends nothing): then they are returned and the models lacking a key are
+    /// loaded without one.
+    fn load_with(
+        &self,
+        pipeline: &str,
+        missing_ok: bool,
+    ) -> Result<(Loaded, Vec<crate::keys::MissingKey>)> {
         let path = self.pipeline_path(pipeline);
         let context = || format!("pipeline {}", path.display());
-        let file = PipelineFile::load(&path).with_context(context)?;
+        let mut file = PipelineFile::load(&path).with_context(context)?;
+        let missing = crate::keys::missing_keys(&file, &self.root).with_context(context)?;
+        if !missing.is_empty() && !missing_ok {
+            return Err(crate::keys::MissingKeys {
+                missing,
+                plan: None,
+            })
+            .with_context(context);
+        }
+        crate::keys::without_missing_llm_keys(&mut file, &missing);
         // A `[quality]` table that does not parse stops the run before any work, not at publishing.
         noisebench_quality::QualityConfig::from_table(file.quality.as_ref())
             .with_context(context)?;
@@ -205,7 +249,7 @@ impl Workspace {
             .check_task_models()
             .map_err(|e| anyhow::anyhow!("[llm]: {e}"))
             .with_context(context)?;
-        Ok(Loaded { plan, layers })
+        Ok((Loaded { plan, layers }, missing))
     }
 
     pub fn run(&self, loaded: &Loaded, only: Option<String>, force: bool) -> Result<RunResult> {

@@ -123,6 +123,14 @@ impl TypedStage for SearchStage {
         vec![OutputSpec::new("search_hits", TableKind::SearchHits)]
     }
 
+    fn secret_variables(&self, c: &SearchConfig) -> Vec<(String, String)> {
+        c.backends
+            .iter()
+            .enumerate()
+            .flat_map(|(i, b)| b.variables(&format!("backends[{i}]")))
+            .collect()
+    }
+
     fn validate(&self, c: &SearchConfig, root: &Path) -> Result<(), ConfigError> {
         c.resolve()?;
         check_date("date_from", &c.date_from)?;

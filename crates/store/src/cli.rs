@@ -11,25 +11,46 @@ pub enum StoreCommand {
     /// Upload a finished local snapshot version folder (`snapshots/<dataset>/<version>`) under
     /// REMOTE (`s3://bucket/prefix`): claimed first, manifest.json written last.
     Publish {
+        /// The local version folder (`snapshots/<dataset>/<version>`).
         version_dir: PathBuf,
+        /// Where to publish: `s3://bucket/prefix`.
         remote: String,
     },
     /// The versions of DATASET published under REMOTE (only those whose manifest exists).
-    List { remote: String, dataset: String },
+    List {
+        /// The store: `s3://bucket/prefix`.
+        remote: String,
+        /// The dataset's name (its `[snapshot] dataset`).
+        dataset: String,
+    },
     /// Download a published version (default: the latest) into `<to>/<dataset>/<version>` and
     /// verify it.
     Download {
+        /// The store: `s3://bucket/prefix`.
         remote: String,
+        /// The dataset's name (its `[snapshot] dataset`).
         dataset: String,
+        /// The version to download (`1.2.0`); the latest when unset.
         #[arg(long)]
         version: Option<String>,
+        /// The local folder of datasets to download into.
         #[arg(long, default_value = "snapshots")]
         to: PathBuf,
     },
     /// Upload a finished stage folder (`work/<pipeline>/<stage>`, stage.json last).
-    Push { stage_dir: PathBuf, remote: String },
+    Push {
+        /// The local stage folder (`work/<pipeline>/<stage>`).
+        stage_dir: PathBuf,
+        /// Where to upload it: `s3://bucket/prefix/...`.
+        remote: String,
+    },
     /// Download a stage folder pushed to REMOTE into STAGE_DIR (stage.json read first).
-    Pull { remote: String, stage_dir: PathBuf },
+    Pull {
+        /// Where the stage folder was pushed: `s3://bucket/prefix/...`.
+        remote: String,
+        /// The local stage folder to write (`work/<pipeline>/<stage>`).
+        stage_dir: PathBuf,
+    },
 }
 
 fn open(url: &str) -> Result<Remote, StoreError> {

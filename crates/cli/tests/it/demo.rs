@@ -808,14 +808,36 @@ fn every_shipped_pipeline_checks_and_rare_finance_builds() {
         raguard.contains("llm: backend openai, models openai:gpt-4o-mini"),
         "{raguard}"
     );
+    // Every missing key at once, and the plan still.
     let out = check("raguard", false);
     let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    for (variable, field) in [
+        ("OPENAI_API_KEY", "llm.models.gpt.api_key_env"),
+        (
+            "REDDIT_CLIENT_ID",
+            "stage `search`, config field `backends[0].client_id_env`",
+        ),
+        (
+            "REDDIT_CLIENT_SECRET",
+            "stage `search`, config field `backends[0].client_secret_env`",
+        ),
+    ] {
+        assert!(err.contains(&format!("  {variable} ({field})")), "{err}");
+    }
+    assert!(err.contains("3 environment variables"), "{err}");
+    let plan = String::from_utf8_lossy(&out.stdout);
     assert!(
-        !out.status.success()
-            && err.contains("llm.models.gpt.api_key_env")
-            && err.contains("OPENAI_API_KEY"),
-        "{err}"
+        plan.contains("pipeline `raguard`") && plan.contains("snapshot: snapshots/"),
+        "{plan}"
     );
+    // The web mode the run will use: a pipeline that reads no live source uses no web.
+    let rare = String::from_utf8_lossy(&check("rare-finance", true).stdout).into_owned();
+    assert!(
+        rare.contains("\nweb: not used (no stage reads a live source)\n"),
+        "{rare}"
+    );
+    assert!(raguard.contains("\nweb: live\n"), "{raguard}");
     assert!(
         !dir.path().join("work/raguard").exists(),
         "check runs nothing"

@@ -8,6 +8,7 @@ mod architecture;
 mod budget;
 mod croissant;
 mod demo;
+mod docs;
 mod eval;
 mod faults;
 mod full_disk;

@@ -51,6 +51,13 @@ pub trait TypedStage: Send + Sync {
         Vec::new()
     }
 
+    /// The environment variables this configuration reads secrets from, as `(field, variable)`
+    /// (`("backends[0].api_key_env", "GOOGLE_API_KEY")`). The caller checks them all before any
+    /// stage runs and names every one that is unset at once; `validate` leaves them alone.
+    fn secret_variables(&self, _config: &Self::Config) -> Vec<(String, String)> {
+        Vec::new()
+    }
+
     /// Files outside the run directory that the stage reads; their content is fingerprinted.
     fn external_files(&self, _config: &Self::Config, _root: &Path) -> Vec<PathBuf> {
         Vec::new()
@@ -112,6 +119,10 @@ pub trait Stage: Send + Sync {
     ) -> Result<Vec<PathBuf>, ConfigError>;
     /// See [`TypedStage::files`]; empty when the configuration does not parse.
     fn files(&self, config: &serde_json::Value) -> Vec<SideFile>;
+    /// See [`TypedStage::secret_variables`]; empty when the configuration does not parse.
+    fn secret_variables(&self, _config: &serde_json::Value) -> Vec<(String, String)> {
+        Vec::new()
+    }
     /// See [`TypedStage::environment`].
     fn environment(&self) -> serde_json::Value;
     /// See [`TypedStage::reads_live_sources`]; `false` when the configuration does not parse.
@@ -192,6 +203,11 @@ impl<T: TypedStage> Stage for T {
     fn files(&self, config: &serde_json::Value) -> Vec<SideFile> {
         parse_config::<T::Config>(config)
             .map(|c| TypedStage::files(self, &c))
+            .unwrap_or_default()
+    }
+    fn secret_variables(&self, config: &serde_json::Value) -> Vec<(String, String)> {
+        parse_config::<T::Config>(config)
+            .map(|c| TypedStage::secret_variables(self, &c))
             .unwrap_or_default()
     }
     fn environment(&self) -> serde_json::Value {

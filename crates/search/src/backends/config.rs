@@ -12,7 +12,6 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::Backend;
-use super::api::env_secret;
 use super::brave::{Brave, BraveConfig};
 use super::fixture::{Fixture, FixtureConfig};
 use super::google::{Google, GoogleConfig};
@@ -91,30 +90,37 @@ impl BackendConfig {
         })
     }
 
-    /// What can be checked before a run: the secrets' variables are set, the dump exists, the
-    /// recorded answers load. `field` (`backends[2]`) prefixes the field an error names.
-    pub(crate) fn check(&self, field: &str, root: &Path) -> Result<(), ConfigError> {
-        let f = |name: &str| format!("{field}.{name}");
-        let env = |field: String, var: &str| -> Result<(), ConfigError> {
-            env_secret(var)
-                .map(|_| ())
-                .map_err(|m| ConfigError::new(field, m))
-        };
+    /// The environment variables the backend reads (its keys; SearxNG's URL when not given), as
+    /// `(field, variable)`; `field` (`backends[2]`) prefixes the field. The caller checks them
+    /// all before a run ([`noisebench_core::TypedStage::secret_variables`]).
+    pub(crate) fn variables(&self, field: &str) -> Vec<(String, String)> {
+        let f = |name: &str, var: &str| (format!("{field}.{name}"), var.to_string());
         match self {
             BackendConfig::Google(g) => {
-                env(f("api_key_env"), &g.api_key_env)?;
-                env(f("cx_env"), &g.cx_env)?;
+                vec![f("api_key_env", &g.api_key_env), f("cx_env", &g.cx_env)]
             }
-            BackendConfig::Brave(g) => env(f("api_key_env"), &g.api_key_env)?,
-            BackendConfig::Reddit(g) => {
-                env(f("client_id_env"), &g.client_id_env)?;
-                env(f("client_secret_env"), &g.client_secret_env)?;
+            BackendConfig::Brave(g) => vec![f("api_key_env", &g.api_key_env)],
+            BackendConfig::Reddit(g) => vec![
+                f("client_id_env", &g.client_id_env),
+                f("client_secret_env", &g.client_secret_env),
+            ],
+            BackendConfig::Searxng(g) if g.base_url.is_none() => {
+                vec![f("base_url_env", &g.base_url_env)]
             }
-            BackendConfig::Searxng(g) => {
-                if g.base_url.is_none() {
-                    env(f("base_url_env"), &g.base_url_env)?;
-                }
-            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// What can be checked before a run besides the variables ([`Self::variables`]): the dump
+    /// exists, the recorded answers load. `field` (`backends[2]`) prefixes the field an error
+    /// names.
+    pub(crate) fn check(&self, field: &str, root: &Path) -> Result<(), ConfigError> {
+        let f = |name: &str| format!("{field}.{name}");
+        match self {
+            BackendConfig::Google(_)
+            | BackendConfig::Brave(_)
+            | BackendConfig::Reddit(_)
+            | BackendConfig::Searxng(_) => {}
             BackendConfig::RedditDump(d) => {
                 if !resolve_path(root, &d.path).is_file() {
                     return Err(ConfigError::new(
