@@ -8,7 +8,6 @@ use anyhow::{Context, Result};
 use noisebench_hub::{Hub, HubConfig, HubRef, VersionUpload};
 
 use crate::report::report_path;
-use crate::workspace::Workspace;
 
 /// Where `hf://` versions are downloaded: `work/hub/<owner>/<name>/<version>/`.
 pub fn hub_cache(root: &Path) -> PathBuf {
@@ -37,7 +36,12 @@ pub fn hub_push(snapshot: &Path, config: &HubConfig, private: bool) -> Result<St
 /// tag) into `snapshots/<its dataset>/<version>/`, checked by `verify` before it appears there.
 /// A runner that starts empty pulls the last version first, so `refresh` diffs against it and
 /// picks the next version number. A repository with no version yet pulls nothing (a first run).
-pub fn hub_pull(ws: &Workspace, config: &HubConfig, version: Option<&str>) -> Result<String> {
+pub fn hub_pull(
+    root: &Path,
+    snapshots_dir: &Path,
+    config: &HubConfig,
+    version: Option<&str>,
+) -> Result<String> {
     let hub = Hub::anonymous_or_token(config)?;
     let versions = hub
         .versions(&config.repo)
@@ -75,11 +79,10 @@ pub fn hub_pull(ws: &Workspace, config: &HubConfig, version: Option<&str>) -> Re
         revision: format!("v{wanted}"),
     };
     let downloaded = hub
-        .download(&at, &hub_cache(&ws.root))
+        .download(&at, &hub_cache(root))
         .with_context(|| format!("downloading {at} from {}", hub.endpoint()))?;
     let manifest = noisebench_snapshot::Manifest::read(&downloaded).map_err(anyhow::Error::msg)?;
-    let target = ws
-        .snapshots_dir
+    let target = snapshots_dir
         .join(&manifest.dataset)
         .join(&manifest.version);
     if target.join("manifest.json").is_file() {
@@ -97,8 +100,7 @@ pub fn hub_pull(ws: &Workspace, config: &HubConfig, version: Option<&str>) -> Re
             report.problems.join("; ")
         );
     }
-    let staging = ws
-        .snapshots_dir
+    let staging = snapshots_dir
         .join(&manifest.dataset)
         .join(format!(".pull-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&staging);
@@ -141,9 +143,8 @@ fn copy_tree(from: &Path, to: &Path) -> Result<()> {
 /// finding nothing new, push the latest version with [`hub_push`]: a version already on the Hub
 /// is skipped, so a run that published nothing pushes nothing, and one whose push failed is
 /// finished by the next run.
-pub fn configured_hub(ws: &Workspace, pipeline: &str) -> Result<Option<HubConfig>> {
-    let path = ws.pipeline_path(pipeline);
-    let file = noisebench_pipeline::PipelineFile::load(&path)
+pub fn configured_hub(path: &Path) -> Result<Option<HubConfig>> {
+    let file = noisebench_pipeline::PipelineFile::load(path)
         .with_context(|| format!("pipeline {}", path.display()))?;
     let Some(table) = file.publish.and_then(|p| p.hub) else {
         return Ok(None);
@@ -220,7 +221,7 @@ mod tests {
     #[test]
     fn publish_hub_is_read_and_a_mistake_in_it_named() {
         let dir = tempfile::tempdir().unwrap();
-        let ws = Workspace::at(dir.path(), std::sync::Arc::new(noisebench_core::NoProgress));
+        let path = dir.path().join("pipelines/p.toml");
         let write = |hub: &str| {
             std::fs::create_dir_all(dir.path().join("pipelines")).unwrap();
             std::fs::write(
@@ -230,19 +231,19 @@ mod tests {
             .unwrap();
         };
         write("");
-        assert_eq!(configured_hub(&ws, "p").unwrap(), None);
+        assert_eq!(configured_hub(&path).unwrap(), None);
         write("[publish.hub]\nrepo = \"acme/d\"\nprivate = true\n");
-        let config = configured_hub(&ws, "p").unwrap().unwrap();
+        let config = configured_hub(&path).unwrap().unwrap();
         assert_eq!((config.repo.as_str(), config.private), ("acme/d", true));
         assert_eq!(config.token_env, "HF_TOKEN");
         write("[publish.hub]\nrepo = \"acme/d\"\ntokn_env = \"X\"\n");
-        let err = format!("{:#}", configured_hub(&ws, "p").unwrap_err());
+        let err = format!("{:#}", configured_hub(&path).unwrap_err());
         assert!(err.contains("tokn_env"), "{err}");
         write("[publish.hub]\nprivate = true\n");
-        let err = format!("{:#}", configured_hub(&ws, "p").unwrap_err());
+        let err = format!("{:#}", configured_hub(&path).unwrap_err());
         assert!(err.contains("repo"), "{err}");
         write("[publish.hub]\nrepo = \"demo\"\n");
-        let err = format!("{:#}", configured_hub(&ws, "p").unwrap_err());
+        let err = format!("{:#}", configured_hub(&path).unwrap_err());
         assert!(
             err.contains("OWNER/NAME") && err.contains("`demo`"),
             "{err}"

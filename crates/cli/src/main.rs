@@ -548,44 +548,7 @@ fn run(cli: Cli) -> Result<()> {
             }
         }
         Command::Store { command } => print!("{}", noisebench_store::cli::run(command)?),
-        Command::Hub {
-            command:
-                HubCommand::Push {
-                    snapshot,
-                    repo,
-                    private,
-                    token_env,
-                },
-        } => {
-            let config = noisebench_hub::HubConfig {
-                repo,
-                private,
-                token_env,
-                ..noisebench_hub::HubConfig::default()
-            };
-            println!(
-                "{}",
-                noisebench_cli::hub::hub_push(&snapshot, &config, private)?
-            );
-        }
-        Command::Hub {
-            command:
-                HubCommand::Pull {
-                    repo,
-                    version,
-                    token_env,
-                },
-        } => {
-            let config = noisebench_hub::HubConfig {
-                repo,
-                token_env,
-                ..noisebench_hub::HubConfig::default()
-            };
-            println!(
-                "{}",
-                noisebench_cli::hub::hub_pull(&ws, &config, version.as_deref())?
-            );
-        }
+        Command::Hub { command } => println!("{}", hub_command(&ws, command)?),
         Command::Run {
             stage,
             pipeline,
@@ -737,6 +700,38 @@ fn apply_options(cli: &Cli, ws: &mut Workspace) -> Result<()> {
 }
 
 /// `check`: the pipeline file's checks, and with `--llm` the LLM preflight.
+/// `hub push` and `hub pull`: the line to print.
+fn hub_command(ws: &Workspace, command: HubCommand) -> Result<String> {
+    match command {
+        HubCommand::Push {
+            snapshot,
+            repo,
+            private,
+            token_env,
+        } => {
+            let config = noisebench_hub::HubConfig {
+                repo,
+                private,
+                token_env,
+                ..noisebench_hub::HubConfig::default()
+            };
+            noisebench_cli::hub::hub_push(&snapshot, &config, private)
+        }
+        HubCommand::Pull {
+            repo,
+            version,
+            token_env,
+        } => {
+            let config = noisebench_hub::HubConfig {
+                repo,
+                token_env,
+                ..noisebench_hub::HubConfig::default()
+            };
+            noisebench_cli::hub::hub_pull(&ws.root, &ws.snapshots_dir, &config, version.as_deref())
+        }
+    }
+}
+
 fn check_command(ws: &Workspace, pipeline: &str, llm: bool) -> Result<()> {
     match check(ws, pipeline) {
         Ok(text) => print!("{text}"),
@@ -994,7 +989,7 @@ const NEW_VERSION_EXIT: i32 = 10;
 /// `build-snapshot` and `refresh`: run, print the summary, publish if changed and say which.
 /// Returns whether a new version was published.
 fn build_and_report(ws: &Workspace, pipeline: &str, force: bool) -> Result<bool> {
-    let hub = noisebench_cli::hub::configured_hub(ws, pipeline)?;
+    let hub = noisebench_cli::hub::configured_hub(&ws.pipeline_path(pipeline))?;
     let built = match build_snapshot(ws, pipeline, force, &PublishOptions::default()) {
         Ok(built) => built,
         Err(e) => {

@@ -74,7 +74,7 @@ pub fn check(ws: &Workspace, pipeline: &str) -> Result<String> {
             snapshot.tables.join(", ")
         ));
     }
-    if let Some(hub) = crate::hub::configured_hub(ws, pipeline)? {
+    if let Some(hub) = crate::hub::configured_hub(&ws.pipeline_path(pipeline))? {
         out.push_str(&crate::hub::describe(&hub));
     }
     if !missing.is_empty() {
