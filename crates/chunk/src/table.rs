@@ -243,6 +243,13 @@ fn ends_number(text: &str) -> bool {
         .is_some_and(|c| c.is_ascii_digit() || ")%—–-".contains(c))
 }
 
+/// A grid of equal rows made dense as [`dense`] does, no column spanning into the next (tables
+/// laid out in plain text).
+pub(crate) fn dense_grid(grid: Vec<Vec<String>>) -> Vec<Vec<String>> {
+    let width = grid.first().map_or(0, Vec::len);
+    dense(grid, vec![false; width])
+}
+
 /// The grid as a reader sees it (see the module documentation).
 fn dense(mut grid: Vec<Vec<String>>, linked: Vec<bool>) -> Vec<Vec<String>> {
     for row in &mut grid {

@@ -24,6 +24,8 @@ use regex::Regex;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::annual;
+use super::submission::{SubmissionDocument, normal_form};
 use crate::html::html_blocks;
 use crate::table::squash;
 
@@ -277,21 +279,21 @@ impl EdgarSource {
         format!("{}/submissions/{name}", self.base_url.trim_end_matches('/'))
     }
 
-    /// Whether a filing's form is taken, and whether it is an amendment of one.
+    /// Whether a filing's form is taken, and whether it is an amendment of one. A form named
+    /// takes itself and, when it names a family of the annual report, the family's other forms:
+    /// `10-K` takes `10-K405`, `10-KSB` takes `10-KSB40`, `10-KT` takes `10-KT405`.
     fn form_match(&self, form: &str) -> Option<bool> {
-        let form = form.trim();
-        if self
-            .forms
-            .iter()
-            .any(|f| f.trim().eq_ignore_ascii_case(form))
-        {
+        let form = normal_form(form);
+        let takes = |filed: &str| {
+            self.forms.iter().any(|f| {
+                let named = normal_form(f);
+                named == filed || annual::family(filed) == Some(named.as_str())
+            })
+        };
+        if takes(&form) && !form.ends_with("/A") {
             return Some(false);
         }
-        let base = form.strip_suffix("/A")?;
-        self.forms
-            .iter()
-            .any(|f| f.trim().eq_ignore_ascii_case(base))
-            .then_some(true)
+        takes(form.strip_suffix("/A")?).then_some(true)
     }
 
     fn in_dates(&self, date: &str) -> bool {
@@ -313,9 +315,14 @@ pub struct Listed {
 }
 
 impl Listed {
-    /// The form without its `/A`.
-    fn base_form(&self) -> &str {
-        self.form.strip_suffix("/A").unwrap_or(&self.form)
+    /// The form without its `/A`, and of the annual report its family's (`10-K405` is `10-K`): an
+    /// amendment replaces the original of its period whichever of the family it was.
+    fn base_form(&self) -> String {
+        let form = normal_form(&self.form);
+        match annual::family(&form) {
+            Some(f) => f.to_string(),
+            None => form.strip_suffix("/A").unwrap_or(&form).to_string(),
+        }
     }
 
     fn is_amendment(&self) -> bool {
@@ -474,7 +481,7 @@ pub struct FilingItems {
 }
 
 /// `Item 7.`, `ITEM 7A -`, `Item 7 Management's...`: the item key of a heading line, if it is one.
-fn heading_key(text: &str) -> Option<String> {
+pub(crate) fn heading_key(text: &str) -> Option<String> {
     static RE: OnceLock<Regex> = OnceLock::new();
     // Invariant: constant pattern.
     let re = RE.get_or_init(|| {
@@ -486,6 +493,16 @@ fn heading_key(text: &str) -> Option<String> {
     // A line that closes a parenthesis it never opened continues a sentence from the line
     // before (filings laid out one `<p>` per printed line: "(see" / "ITEM 1A. Risk Factors ...).").
     if text.matches(')').count() > text.matches('(').count() {
+        return None;
+    }
+    static SUB: OnceLock<Regex> = OnceLock::new();
+    // Invariant: constant pattern.
+    let sub = SUB.get_or_init(|| Regex::new(r"^(?i:item)\s*\d{1,2}[a-dA-D]?\s*\([a-z]\)").expect("constant pattern"));
+    // "ITEM 14(d)" heads a part of item 14 (its schedule), not an item; "ITEM 8A(T)" (10-KSB) is
+    // one. A line that ends in leader dots and a page number is a table of contents' entry.
+    let t = text.trim();
+    let leader = t.trim_end_matches(|c: char| c.is_ascii_digit()).trim_end();
+    if sub.is_match(t) || (leader.len() < t.len() && leader.ends_with("...")) {
         return None;
     }
     let c = re.captures(text.trim())?;
@@ -506,6 +523,35 @@ fn heading_key(text: &str) -> Option<String> {
     })
 }
 
+/// Item headings inside a later item ("Item 7. Financial Statements and Exhibits" in item 14's
+/// list of the 8-K reports filed): the item heading before it, in its part, is of a later item,
+/// and what follows it is not a later item's heading. A table of contents' last entry followed
+/// by the body's "Item 1" is not nested: item 1A or 2 follows it.
+fn nested_keys(keys: &[Option<String>], heads: &[bool]) -> Vec<bool> {
+    (0..keys.len())
+        .map(|i| {
+            let Some(key) = keys[i].as_deref() else {
+                return false;
+            };
+            let prev = (0..i)
+                .rev()
+                .find(|&j| heads[j] && keys[j].as_deref() != Some(key))
+                .and_then(|j| keys[j].as_deref());
+            let next = (i + 1..keys.len())
+                .find(|&j| heads[j] && keys[j].as_deref() != Some(key))
+                .and_then(|j| keys[j].as_deref());
+            prev.is_some_and(|p| key_order(p) > key_order(key))
+                && next.is_none_or(|n| key_order(n) <= key_order(key))
+        })
+        .collect()
+}
+
+/// An item key's place in a filing: `7A` after `7`, before `8`.
+fn key_order(key: &str) -> (u32, String) {
+    let digits: String = key.chars().take_while(char::is_ascii_digit).collect();
+    (digits.parse().unwrap_or(0), key[digits.len()..].to_string())
+}
+
 /// `PART II`, `SIGNATURES`, the signature page's `POWER OF ATTORNEY`, the `Supplemental Information to
 /// be Furnished With Reports Filed Pursuant to Section 15(d) ...` of issuers without registered
 /// securities: lines that end an item without starting another.
@@ -514,7 +560,7 @@ fn is_boundary(text: &str) -> bool {
     // Invariant: constant pattern.
     let re = RE.get_or_init(|| {
         Regex::new(
-            r"(?i)^(part\s+(i{1,3}|iv)\b.{0,80}|signatures?|power\s+of\s+attorney|supplemental\s+information\s+to\s+be\s+furnished\s+with\s+reports\b.{0,200})$",
+            r"(?i)^(part\s+(i{1,3}|iv)\b.{0,80}|part\s+[1-4]|signatures?|power\s+of\s+attorney|supplemental\s+information\s+to\s+be\s+furnished\s+with\s+reports\b.{0,200})$",
         )
         .expect("constant pattern")
     });
@@ -602,28 +648,36 @@ fn text_len(block: &Block) -> usize {
 /// statements), each kept as a level-2 section of its own after the item, so their words reach
 /// chunks under their own heading, not the item's.
 pub fn filing_items(html: &str, items: &[String]) -> FilingItems {
-    let page = html_blocks(html);
-    let blocks = page.blocks;
+    cut_items(html_blocks(html).blocks, items)
+}
+
+/// [`filing_items`] over a filing's blocks, however they were read (HTML, or a plain-text
+/// filing through [`super::text_filing`]).
+pub fn cut_items(blocks: Vec<Block>, items: &[String]) -> FilingItems {
     let lines: Vec<Option<String>> = blocks.iter().map(line_of).collect();
     let keys: Vec<Option<String>> = lines
         .iter()
         .map(|l| l.as_deref().and_then(heading_key))
         .collect();
-    let stops: Vec<bool> = lines
+    let heads: Vec<bool> = lines
         .iter()
         .zip(&keys)
         .map(|(l, k)| k.is_some() || l.as_deref().is_some_and(is_boundary))
         .collect();
+    let nested = nested_keys(&keys, &heads);
+    // A nested item heading neither ends the item it sits in nor leaves it.
+    let stops: Vec<bool> = heads.iter().zip(&nested).map(|(h, n)| *h && !n).collect();
     let unnumbered: Vec<Option<&str>> = lines
         .iter()
         .map(|l| l.as_deref().and_then(unnumbered_after))
         .collect();
     // What an item (or section) keeps of the blocks under its heading.
     let body = |from: usize, to: usize| {
-        blocks[from..to].iter().filter(|b| {
-            keys_free(b)
+        let nested = &nested;
+        blocks[from..to].iter().enumerate().filter(move |(k, b)| {
+            (nested[from + k] || keys_free(b))
                 && !matches!(b, Block::Paragraph { text, .. } | Block::Heading { text, .. } if is_furniture(text))
-        })
+        }).map(|(_, b)| b)
     };
     let mut out = Vec::new();
     let mut missing = Vec::new();
@@ -633,7 +687,8 @@ pub fn filing_items(html: &str, items: &[String]) -> FilingItems {
             continue;
         };
         let followed = |j: usize| unnumbered[j] == Some(want.as_str());
-        let mut best: Option<(usize, usize, usize)> = None;
+        // (in sequence, start, end, size)
+        let mut best: Option<(bool, usize, usize, usize)> = None;
         for (i, key) in keys.iter().enumerate() {
             if key.as_deref() != Some(want.as_str()) {
                 continue;
@@ -643,10 +698,12 @@ pub fn filing_items(html: &str, items: &[String]) -> FilingItems {
                 .find(|&j| (stops[j] && keys[j].as_deref() != Some(want.as_str())) || followed(j))
                 .unwrap_or(blocks.len());
             let size: usize = blocks[i + 1..end].iter().map(text_len).sum();
-            if best.is_none_or(|(_, _, s)| size >= s) {
-                best = Some((i, end, size));
+            let in_sequence = !nested[i];
+            if best.is_none_or(|(q, _, _, s)| (in_sequence, size) >= (q, s)) {
+                best = Some((in_sequence, i, end, size));
             }
         }
+        let best = best.map(|(_, i, end, size)| (i, end, size));
         let sections_follow = |end: usize| end < blocks.len() && followed(end);
         match best {
             // "Item 4. Mine Safety Disclosures. Not applicable." may be all on its heading line.
@@ -692,6 +749,8 @@ pub struct FetchedFiling {
     pub blocks: Vec<Block>,
     /// Items asked for and not found in the document (the others were).
     pub missing: Vec<String>,
+    /// The other documents of a full submission (`EX-13`, the annual report, ...), unread.
+    pub exhibits: Vec<SubmissionDocument>,
 }
 
 /// A per-filing or per-company failure: the drop item, reason code and detail.
@@ -795,12 +854,13 @@ fn companies(
 }
 
 /// The filings a company lists that the source takes (forms, dates), with its further index
-/// pages read when `from` reaches back to them.
+/// pages read when `from` reaches back to them; and those of the annual report's forms in the
+/// dates that `forms` does not take (`10-KSB` under `forms = ["10-K"]`), each a counted drop.
 fn listed(
     source: &EdgarSource,
     web: &mut Fetcher<'_>,
     cik10: &str,
-) -> Result<Vec<Listed>, EdgarDrop> {
+) -> Result<(Vec<Listed>, Vec<Listed>), EdgarDrop> {
     let item = format!("edgar:CIK{cik10}");
     let fail = |(reason, detail): (String, String)| EdgarDrop {
         item: item.clone(),
@@ -829,11 +889,17 @@ fn listed(
     }
     let mut seen = BTreeSet::new();
     filings.retain(|f| {
-        source.form_match(&f.form).is_some()
-            && source.in_dates(&f.filing_date)
+        source.in_dates(&f.filing_date)
             && !f.primary_document.is_empty()
             && seen.insert(f.accession.clone())
     });
+    let (mut filings, others): (Vec<Listed>, Vec<Listed>) = filings
+        .into_iter()
+        .partition(|f| source.form_match(&f.form).is_some());
+    let not_taken: Vec<Listed> = others
+        .into_iter()
+        .filter(|f| annual::family(&f.form).is_some())
+        .collect();
     // Newest first, so `latest` and amendments read in filing order.
     filings.sort_by(|a, b| {
         b.filing_date
@@ -844,7 +910,7 @@ fn listed(
         let mut periods: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
         for f in &filings {
             periods
-                .entry(f.base_form().to_string())
+                .entry(f.base_form())
                 .or_default()
                 .insert(f.period().to_string());
         }
@@ -852,9 +918,9 @@ fn listed(
             .into_iter()
             .flat_map(|(form, ps)| ps.into_iter().rev().take(n).map(move |p| (form.clone(), p)))
             .collect();
-        filings.retain(|f| keep.contains(&(f.base_form().to_string(), f.period().to_string())));
+        filings.retain(|f| keep.contains(&(f.base_form(), f.period().to_string())));
     }
-    Ok(filings)
+    Ok((filings, not_taken))
 }
 
 /// Fetch one filing's document and cut its items.
@@ -866,11 +932,18 @@ fn read_one(
 ) -> Result<FetchedFiling, (String, String)> {
     let url = listed.document_url(&source.archives_url);
     let page = web.fetch(&url)?;
-    let cut = filing_items(&page.text, items);
+    // A plain-text submission (every filing before about 2001) is read as text, a wrapped HTML
+    // one as its main document's HTML.
+    let named_html = [".htm", ".html", ".xhtml"]
+        .iter()
+        .any(|e| listed.primary_document.to_ascii_lowercase().ends_with(e));
+    let doc = annual::read_document(&page.text, named_html);
+    let layout = doc.layout;
+    let cut = cut_items(doc.blocks, items);
     if cut.blocks.is_empty() {
         return Err((
             "empty_item".into(),
-            format!("items {items:?} not found in {url}"),
+            format!("items {items:?} not found in {url} (read as {layout})"),
         ));
     }
     Ok(FetchedFiling {
@@ -878,6 +951,7 @@ fn read_one(
         url,
         blocks: cut.blocks,
         missing: cut.missing,
+        exhibits: doc.exhibits,
     })
 }
 
@@ -888,7 +962,7 @@ pub(crate) fn harvest(source: &EdgarSource, web: &Web, items: &[String]) -> Edga
     let mut harvest = EdgarHarvest::default();
     let web = &mut Fetcher::new(web, source.rate_per_second);
     for cik10 in companies(source, web, &mut harvest) {
-        let filings = match listed(source, web, &cik10) {
+        let (filings, not_taken) = match listed(source, web, &cik10) {
             Ok(f) => f,
             Err(d) => {
                 harvest.items_in += 1;
@@ -896,11 +970,21 @@ pub(crate) fn harvest(source: &EdgarSource, web: &Web, items: &[String]) -> Edga
                 continue;
             }
         };
-        harvest.items_in += filings.len() as u64;
+        harvest.items_in += (filings.len() + not_taken.len()) as u64;
+        for f in not_taken {
+            harvest.drop(
+                f.item(),
+                "form_not_taken",
+                format!(
+                    "{} is not among `forms` {:?}; name it there to take it",
+                    f.form, source.forms
+                ),
+            );
+        }
         // Groups of one period and form, newest filing first (`listed` sorted them).
         let mut groups: BTreeMap<(String, String), Vec<Listed>> = BTreeMap::new();
         for f in filings {
-            let key = (f.base_form().to_string(), f.period().to_string());
+            let key = (f.base_form(), f.period().to_string());
             groups.entry(key).or_default().push(f);
         }
         for group in groups.into_values() {
@@ -951,7 +1035,7 @@ pub(crate) fn harvest(source: &EdgarSource, web: &Web, items: &[String]) -> Edga
 /// The metadata of a fetched filing, the edgar-crawler fields and where it came from.
 pub(crate) fn filing_metadata(f: &FetchedFiling, items: &[String]) -> BTreeMap<String, String> {
     let l = &f.listed;
-    BTreeMap::from([
+    let mut m = BTreeMap::from([
         ("cik".to_string(), l.cik.clone()),
         ("company".to_string(), l.company.clone()),
         ("filing_type".to_string(), l.form.clone()),
@@ -959,7 +1043,18 @@ pub(crate) fn filing_metadata(f: &FetchedFiling, items: &[String]) -> BTreeMap<S
         ("period_of_report".to_string(), l.report_date.clone()),
         ("items".to_string(), items.join(",")),
         ("accession_number".to_string(), l.accession.clone()),
-    ])
+    ]);
+    if !f.exhibits.is_empty() {
+        m.insert(
+            "exhibits".into(),
+            f.exhibits
+                .iter()
+                .map(|d| d.kind.as_str())
+                .collect::<Vec<_>>()
+                .join(","),
+        );
+    }
+    m
 }
 
 /// The report id of a filing: stable by company, form (the original's under `replace`, so an
@@ -973,7 +1068,7 @@ pub fn report_id(
     let l = &f.listed;
     let form = match amendments {
         Amendments::Replace => l.base_form(),
-        Amendments::KeepBoth | Amendments::Ignore => l.form.as_str(),
+        Amendments::KeepBoth | Amendments::Ignore => l.form.clone(),
     };
     // `7` and `item_7` name the same item, so they give the same id.
     let keys: Vec<String> = items
@@ -982,7 +1077,7 @@ pub fn report_id(
         .collect();
     stable_id(
         "report",
-        &[domain, "edgar", &l.cik, form, l.period(), &keys.join(",")],
+        &[domain, "edgar", &l.cik, &form, l.period(), &keys.join(",")],
     )
 }
 
