@@ -38,11 +38,12 @@ pub enum Format {
     Edgar,
     /// MinerU `content_list.json`.
     Mineru,
-    /// An HTML page (tables become Markdown tables).
+    /// An HTML page (tables become Markdown tables); a 10-K is cut into `items`.
     Html,
     /// A Markdown file.
     Markdown,
-    /// Plain text: paragraphs separated by blank lines; pipe and aligned tables recognised.
+    /// Plain text: paragraphs separated by blank lines; pipe and aligned tables recognised. An
+    /// EDGAR submission (`.txt`) or a 10-K is read as a filing and cut into `items`.
     Text,
 }
 
@@ -96,8 +97,9 @@ pub struct Source {
     /// The domain preset: finance, economics, policy or general (default).
     #[serde(default)]
     pub domain: Domain,
-    /// EDGAR items to read, in order (default `["item_7"]`, the MD&A, as RARE); with `edgar`
-    /// also `"7"`, `"item_1A"`, cut from the filing by their headings.
+    /// EDGAR items to read, in order (default `["item_7"]`, the MD&A, as RARE); with `edgar`, and
+    /// for an HTML or text file of the 10-K family, also `"7"`, `"item_1A"`, cut from the filing
+    /// by their headings.
     #[serde(default = "default_items")]
     pub items: Vec<String>,
     /// Metadata added to every report of this source (for example `country`, `year`,
@@ -237,13 +239,16 @@ fn filing_document(format: Format, content: &str) -> Option<(annual::FilingDocum
     Some((doc, filing))
 }
 
+/// A filing's report parts: blocks, metadata, title, and the items asked for that it lacks.
+type FilingParts = (Vec<Block>, BTreeMap<String, String>, String, Vec<String>);
+
 /// A filing document's report parts: its items cut when it is of the 10-K family (the blocks,
 /// metadata, title, id parts and missing items), its main document whole otherwise.
 fn filing_parts(
     doc: annual::FilingDocument,
     source: &Source,
     source_path: &str,
-) -> Result<(Vec<Block>, BTreeMap<String, String>, String, Vec<String>), FileError> {
+) -> Result<FilingParts, FileError> {
     let mut metadata = doc.metadata.clone();
     if !doc.exhibits.is_empty() {
         metadata.insert("exhibits".into(), doc.exhibit_types());
@@ -469,7 +474,8 @@ fn infer_country_year(blocks: &[Block], metadata: &mut BTreeMap<String, String>)
 /// Reads every configured file. Pure apart from reading the files; the stage's `run` wraps it.
 /// EDGAR sources need a web layer (`ingest_with`); here they are recorded as failures.
 pub fn ingest(config: &ReportsConfig, root: &Path, stage: &str) -> (Vec<Report>, Drops, u64) {
-    ingest_with(config, root, stage, None)
+    // Invariant: without a web layer nothing is set up, so nothing can fail to be.
+    ingest_with(config, root, stage, None).expect("no web layer to set up")
 }
 
 /// A report from a filing fetched from EDGAR, with the source's domain and metadata.
@@ -497,13 +503,14 @@ fn edgar_report(source: &EdgarSource, files: &Source, f: &edgar_live::FetchedFil
 }
 
 /// [`ingest`], with the web layer EDGAR sources fetch through (each source through a [`Web`]
-/// derived from it: its User-Agent, the SEC's rate).
+/// derived from it: its User-Agent, the SEC's rate). A source whose web layer cannot be set up
+/// fails the whole run (`Err`, naming the source): no result is made of it, so none is kept.
 pub(crate) fn ingest_with(
     config: &ReportsConfig,
     root: &Path,
     stage: &str,
     web: Option<&Web>,
-) -> (Vec<Report>, Drops, u64) {
+) -> Result<(Vec<Report>, Drops, u64), String> {
     let mut drops = Drops::new(stage);
     let mut reports: BTreeMap<String, Report> = BTreeMap::new();
     let mut files_in = 0u64;
@@ -532,8 +539,9 @@ pub(crate) fn ingest_with(
             let sec = match web.map(|w| edgar.web(w)) {
                 Some(Ok(sec)) => sec,
                 Some(Err(e)) => {
-                    drops.add_failure(format!("sources[{i}]"), "web_setup", e);
-                    continue;
+                    return Err(format!(
+                        "sources[{i}].edgar: its web layer could not be set up: {e}"
+                    ));
                 }
                 None => {
                     drops.add_failure(
@@ -612,7 +620,7 @@ pub(crate) fn ingest_with(
     // Deterministic output: reports ordered by source path.
     let mut ordered: Vec<Report> = reports.into_values().collect();
     ordered.sort_by(|a, b| a.source_path.cmp(&b.source_path).then(a.id.cmp(&b.id)));
-    (ordered, drops, files_in)
+    Ok((ordered, drops, files_in))
 }
 
 impl TypedStage for ReportsStage {
@@ -726,7 +734,8 @@ impl TypedStage for ReportsStage {
             }
         }
         let (reports, drops, files_in) =
-            ingest_with(config, &ctx.root, &ctx.stage_id, self.web.as_deref());
+            ingest_with(config, &ctx.root, &ctx.stage_id, self.web.as_deref())
+                .map_err(StageError::Other)?;
         tracing::info!(
             files = files_in,
             reports = reports.len(),

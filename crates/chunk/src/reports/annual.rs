@@ -81,7 +81,11 @@ pub fn read_document(text: &str, html_hint: bool) -> FilingDocument {
     } else {
         (text_filing_blocks(text), None)
     };
-    let mut metadata = if html { xbrl_facts(text) } else { BTreeMap::new() };
+    let mut metadata = if html {
+        xbrl_facts(text)
+    } else {
+        BTreeMap::new()
+    };
     let cover = cover_facts(&blocks);
     for (k, v) in cover.metadata {
         metadata.entry(k).or_insert(v);
@@ -222,10 +226,7 @@ fn month_number(name: &str) -> Option<u32> {
         "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
     ];
     let key = n.get(..3)?;
-    MONTHS
-        .iter()
-        .position(|m| *m == key)
-        .map(|i| i as u32 + 1)
+    MONTHS.iter().position(|m| *m == key).map(|i| i as u32 + 1)
 }
 
 /// Inline XBRL's cover facts (`dei:DocumentType`, `dei:EntityRegistrantName`,
@@ -247,7 +248,10 @@ fn xbrl_facts(html: &str) -> BTreeMap<String, String> {
         // The fact's content to its own closing tag: facts nest (a period end date holds the
         // fiscal year's end day).
         let rest = &html[open.end()..];
-        let lower = rest.get(..rest.len().min(20_000)).unwrap_or(rest).to_ascii_lowercase();
+        let lower = rest
+            .get(..rest.len().min(20_000))
+            .unwrap_or(rest)
+            .to_ascii_lowercase();
         let (mut depth, mut at, mut end) = (1usize, 0usize, None);
         while let Some(i) = lower[at..].find("ix:nonnumeric") {
             let pos = at + i;
@@ -265,7 +269,9 @@ fn xbrl_facts(html: &str) -> BTreeMap<String, String> {
             }
         }
         let Some(end) = end else { continue };
-        let Some(inner) = rest.get(..end) else { continue };
+        let Some(inner) = rest.get(..end) else {
+            continue;
+        };
         let text = squash(&decode_entities(&tag.replace_all(inner, " ")));
         if !text.is_empty() {
             facts.entry(name.as_str()).or_insert(text);

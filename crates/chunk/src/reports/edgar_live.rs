@@ -96,7 +96,9 @@ pub struct EdgarSource {
     /// (`tickers_url`); an unknown ticker is an `unknown_ticker` drop.
     #[serde(default)]
     pub tickers: Vec<String>,
-    /// Forms taken (default `["10-K"]`); their amendments (`10-K/A`) follow `amendments`.
+    /// Forms taken (default `["10-K"]`); their amendments (`10-K/A`) follow `amendments`. `10-K`
+    /// takes the 10-K405 too; 10-KSB and 10-KT are taken when named. A listed filing of these
+    /// annual forms that is not taken is a `form_not_taken` drop.
     #[serde(default = "default_forms")]
     pub forms: Vec<String>,
     /// Earliest filing date taken, `YYYY-MM-DD`, inclusive. Older filings than the index's
@@ -271,7 +273,16 @@ impl EdgarSource {
                 },
             );
         }
-        // Paths are already resolved against the root by the run's `Web::new`.
+        // The run's `Web::new` resolved its paths against the workspace root, which may itself be
+        // relative (`--root ws`): made absolute here, against the directory the run started in,
+        // they name the same folders whatever root this layer is built with.
+        for p in [&mut config.archive_dir, &mut config.replay_archive]
+            .into_iter()
+            .flatten()
+            .chain(config.replay_fixtures.iter_mut())
+        {
+            *p = std::path::absolute(&*p).map_err(|e| format!("{}: {e}", p.display()))?;
+        }
         Web::new(config, std::path::Path::new("/")).map_err(|e| e.to_string())
     }
 
@@ -497,7 +508,9 @@ pub(crate) fn heading_key(text: &str) -> Option<String> {
     }
     static SUB: OnceLock<Regex> = OnceLock::new();
     // Invariant: constant pattern.
-    let sub = SUB.get_or_init(|| Regex::new(r"^(?i:item)\s*\d{1,2}[a-dA-D]?\s*\([a-z]\)").expect("constant pattern"));
+    let sub = SUB.get_or_init(|| {
+        Regex::new(r"^(?i:item)\s*\d{1,2}[a-dA-D]?\s*\([a-z]\)").expect("constant pattern")
+    });
     // "ITEM 14(d)" heads a part of item 14 (its schedule), not an item; "ITEM 8A(T)" (10-KSB) is
     // one. A line that ends in leader dots and a page number is a table of contents' entry.
     let t = text.trim();

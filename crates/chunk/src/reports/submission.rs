@@ -128,9 +128,14 @@ pub fn is_submission(text: &str) -> bool {
         .find(|l| !l.is_empty() && !is_pem_line(l));
     let Some(first) = start else { return false };
     let upper = first.to_ascii_uppercase();
-    ["<SEC-DOCUMENT>", "<IMS-DOCUMENT>", "<SEC-HEADER>", "<IMS-HEADER>"]
-        .iter()
-        .any(|t| upper.starts_with(t))
+    [
+        "<SEC-DOCUMENT>",
+        "<IMS-DOCUMENT>",
+        "<SEC-HEADER>",
+        "<IMS-HEADER>",
+    ]
+    .iter()
+    .any(|t| upper.starts_with(t))
         || (upper.starts_with("<DOCUMENT>") && head.to_ascii_uppercase().contains("<TYPE>"))
         || head.starts_with("-----BEGIN PRIVACY-ENHANCED MESSAGE-----")
 }
@@ -140,9 +145,14 @@ pub fn is_submission(text: &str) -> bool {
 fn is_pem_line(line: &str) -> bool {
     line.starts_with("-----BEGIN PRIVACY-ENHANCED MESSAGE")
         || line.starts_with("-----END PRIVACY-ENHANCED MESSAGE")
-        || ["Proc-Type:", "Originator-Name:", "Originator-Key-Asymmetric:", "MIC-Info:"]
-            .iter()
-            .any(|p| line.starts_with(p))
+        || [
+            "Proc-Type:",
+            "Originator-Name:",
+            "Originator-Key-Asymmetric:",
+            "MIC-Info:",
+        ]
+        .iter()
+        .any(|p| line.starts_with(p))
 }
 
 /// The value of a one-line SGML tag (`<TYPE>10-K`), if the line is that tag.

@@ -57,11 +57,7 @@ fn flush_prose(prose: &mut Vec<&str>, blocks: &mut Vec<Block>) {
     let text = with_heading_breaks(&lines).join("\n");
     prose.clear();
     let (b, _) = text_blocks(&text, Layout::BlankLineSeparated);
-    blocks.extend(
-        b.into_iter()
-            .filter(|b| !is_bare_furniture(b))
-            .map(tidy),
-    );
+    blocks.extend(b.into_iter().filter(|b| !is_bare_furniture(b)).map(tidy));
 }
 
 /// Lines with a paragraph break before each item heading and `PART` line, and after a `PART`
@@ -70,9 +66,8 @@ fn flush_prose(prose: &mut Vec<&str>, blocks: &mut Vec<Block>) {
 fn with_heading_breaks(lines: &[String]) -> Vec<String> {
     static PART: OnceLock<Regex> = OnceLock::new();
     // Invariant: constant pattern.
-    let part = PART.get_or_init(|| {
-        Regex::new(r"^(?i:part)\s+(I{1,3}|IV)\.?$").expect("constant pattern")
-    });
+    let part =
+        PART.get_or_init(|| Regex::new(r"^(?i:part)\s+(I{1,3}|IV)\.?$").expect("constant pattern"));
     let caps = |l: &str| {
         let letters: Vec<char> = l.chars().filter(|c| c.is_alphabetic()).collect();
         letters.len() >= 3 && letters.iter().all(|c| c.is_uppercase())
@@ -84,9 +79,7 @@ fn with_heading_breaks(lines: &[String]) -> Vec<String> {
         let is_part = part.is_match(t);
         let is_item = !is_part && heading_key(t).is_some();
         let blank_before = out.last().is_some_and(|l| !l.trim().is_empty())
-            && (is_part
-                || is_item
-                || (after_heading && !t.is_empty() && !caps(t)));
+            && (is_part || is_item || (after_heading && !t.is_empty() && !caps(t)));
         if blank_before {
             out.push(String::new());
         }
@@ -152,7 +145,9 @@ fn clean_lines(text: &str) -> Vec<String> {
         if line.starts_with("-----END PRIVACY-ENHANCED MESSAGE") {
             continue;
         }
-        let line = line.strip_prefix("- -").map_or(line.to_string(), |r| format!("-{r}"));
+        let line = line
+            .strip_prefix("- -")
+            .map_or(line.to_string(), |r| format!("-{r}"));
         out.push(expand_tabs(line.trim_end()));
     }
     out
@@ -386,7 +381,12 @@ fn assign(line: &str, bounds: &[(usize, usize)]) -> Vec<(usize, Field)> {
         if overlap(best) == 0 {
             let centre = (f.start + f.end) / 2;
             best = (0..n)
-                .min_by_key(|&j| bounds[j].0.abs_diff(centre).min(bounds[j].1.abs_diff(centre)))
+                .min_by_key(|&j| {
+                    bounds[j]
+                        .0
+                        .abs_diff(centre)
+                        .min(bounds[j].1.abs_diff(centre))
+                })
                 .unwrap_or(0);
         }
         let col = match out.last() {
@@ -506,7 +506,9 @@ mod tests {
 
     #[test]
     fn page_numbers() {
-        for p in ["5", "(20)", "- 29 -", "F-1", "F-47", "S-1", "II-4", "ii", "Page 7", "-3-"] {
+        for p in [
+            "5", "(20)", "- 29 -", "F-1", "F-47", "S-1", "II-4", "ii", "Page 7", "-3-",
+        ] {
             assert!(is_page_number(p), "{p}");
         }
         assert!(!is_page_number("Item 7"));
@@ -542,7 +544,10 @@ mod tests {
         };
         let rows: Vec<&str> = markdown.lines().collect();
         assert_eq!(rows.len(), 5, "{markdown}");
-        assert!(rows[0].contains("High") && rows[0].contains("Dividends declared"), "{markdown}");
+        assert!(
+            rows[0].contains("High") && rows[0].contains("Dividends declared"),
+            "{markdown}"
+        );
         assert_eq!(rows[3], "| Fourth quarter | $107 | $92 3/4 | $.72 |");
         assert_eq!(rows[4], "| Third quarter | 100 7/8 | 94 1/2 | .63 |");
     }
