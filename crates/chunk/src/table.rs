@@ -48,9 +48,13 @@ fn selector(css: &str) -> Selector {
     Selector::parse(css).expect("constant selector parses")
 }
 
-/// Collapse runs of whitespace to single spaces and trim.
+/// Collapse runs of whitespace to single spaces and trim; zero-width characters (U+200B and its
+/// kin, which inline-XBRL filings put in empty paragraphs and spacer cells) count as whitespace.
 pub fn squash(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
+    text.split(|c: char| c.is_whitespace() || crate::reports::edgar_live::is_zero_width(c))
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Rendered text of an element with whitespace collapsed.

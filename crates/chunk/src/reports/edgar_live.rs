@@ -613,14 +613,55 @@ fn unnumbered_after(text: &str) -> Option<&'static str> {
         .map(|(_, item)| *item)
 }
 
-/// Page furniture between the items: page numbers and "Table of Contents" back-links.
+/// Page furniture between the items: page numbers of any length (`29`, `- 29 -`, `F-1`, `II-4`),
+/// "Table of Contents" back-links, and paragraphs of nothing but zero-width characters.
 fn is_furniture(text: &str) -> bool {
-    let t = text.trim();
-    (t.len() <= 4
-        && t.chars()
-            .all(|c| c.is_ascii_digit() || c == '-' || c == ' '))
+    static RE: OnceLock<Regex> = OnceLock::new();
+    // Invariant: constant pattern.
+    let re = RE.get_or_init(|| {
+        Regex::new(r"^(?:[-–—\s]*\d{1,4}[-–—\s]*|[A-Z]{1,3}\s?[-–—]\s?\d{1,3})$")
+            .expect("constant pattern")
+    });
+    let t = text.trim_matches(|c: char| c.is_whitespace() || is_zero_width(c));
+    t.is_empty()
+        || re.is_match(t)
         || t.eq_ignore_ascii_case("table of contents")
         || t.eq_ignore_ascii_case("index")
+}
+
+/// Zero-width characters (inline XBRL filings pad empty paragraphs with U+200B).
+pub(crate) fn is_zero_width(c: char) -> bool {
+    matches!(
+        c,
+        '\u{200B}' | '\u{200C}' | '\u{200D}' | '\u{2060}' | '\u{FEFF}'
+    )
+}
+
+/// Running page footers: a short paragraph (or one-row table) ending in a page number whose text
+/// before that number comes back at least five times ("Apple Inc. | 2024 Form 10-K | 20").
+fn running_footers(blocks: &[Block], lines: &[Option<String>]) -> Vec<bool> {
+    let stem = |i: usize| -> Option<String> {
+        let one_row = match &blocks[i] {
+            Block::Paragraph { .. } => true,
+            Block::Table { markdown, .. } => markdown.lines().count() <= 3,
+            Block::Heading { .. } => false,
+        };
+        let line = lines[i].as_deref().filter(|_| one_row)?.trim();
+        let stem = line
+            .trim_end_matches(|c: char| c.is_ascii_digit())
+            .trim_end();
+        (stem.len() < line.len() && !stem.is_empty() && line.chars().count() <= 100)
+            .then(|| stem.to_string())
+    };
+    let stems: Vec<Option<String>> = (0..blocks.len()).map(stem).collect();
+    let mut counts: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for s in stems.iter().flatten() {
+        *counts.entry(s.as_str()).or_default() += 1;
+    }
+    stems
+        .iter()
+        .map(|s| s.as_deref().is_some_and(|s| counts[s] >= 5))
+        .collect()
 }
 
 /// A block's text as a heading line: a heading or paragraph, or a table of at most two rows (some
@@ -684,11 +725,13 @@ pub fn cut_items(blocks: Vec<Block>, items: &[String]) -> FilingItems {
         .iter()
         .map(|l| l.as_deref().and_then(unnumbered_after))
         .collect();
+    let footers = running_footers(&blocks, &lines);
     // What an item (or section) keeps of the blocks under its heading.
     let body = |from: usize, to: usize| {
-        let nested = &nested;
+        let (nested, footers) = (&nested, &footers);
         blocks[from..to].iter().enumerate().filter(move |(k, b)| {
             (nested[from + k] || keys_free(b))
+                && !footers[from + k]
                 && !matches!(b, Block::Paragraph { text, .. } | Block::Heading { text, .. } if is_furniture(text))
         }).map(|(_, b)| b)
     };
@@ -720,13 +763,25 @@ pub fn cut_items(blocks: Vec<Block>, items: &[String]) -> FilingItems {
         let sections_follow = |end: usize| end < blocks.len() && followed(end);
         match best {
             // "Item 4. Mine Safety Disclosures. Not applicable." may be all on its heading line.
-            Some((start, end, size)) if size > 0 || sections_follow(end) => {
+            // "Item 6. [Reserved]" is there, its text that word.
+            Some((start, end, size))
+                if size > 0 || sections_follow(end) || reserved(&lines[start]).is_some() =>
+            {
                 let heading = lines[start].clone().unwrap_or_default();
                 out.push(Block::Heading {
                     level: 2,
                     text: heading,
                 });
+                let before = out.len();
                 out.extend(body(start + 1, end).cloned());
+                if out.len() == before
+                    && let Some(word) = reserved(&lines[start])
+                {
+                    out.push(Block::Paragraph {
+                        text: word,
+                        page: None,
+                    });
+                }
                 // The unnumbered sections after it, each to the next stop or the next of them.
                 let mut at = end;
                 while sections_follow(at) {
@@ -748,6 +803,17 @@ pub fn cut_items(blocks: Vec<Block>, items: &[String]) -> FilingItems {
         blocks: out,
         missing,
     }
+}
+
+/// The "[Reserved]" (or "Reserved.") an item heading ends with, as printed.
+fn reserved(line: &Option<String>) -> Option<String> {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    // Invariant: constant pattern.
+    let re = RE.get_or_init(|| {
+        Regex::new(r"(?i)(\[\s*reserved\s*\]|\breserved)\.?\s*$").expect("constant pattern")
+    });
+    re.find(line.as_deref()?)
+        .map(|m| m.as_str().trim().to_string())
 }
 
 /// Blocks inside an item are kept, repeated headings of the item itself aside.
