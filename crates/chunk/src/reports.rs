@@ -270,7 +270,8 @@ fn filing_parts(
     let Some(form) = &doc.annual_form else {
         return Ok((doc.blocks, metadata, title, Vec::new()));
     };
-    let cut = edgar_live::cut_items(doc.blocks, &source.items);
+    let mut cut = edgar_live::cut_items(doc.blocks, &source.items);
+    annual::follow_pointers(&mut cut, &doc.exhibits, &mut metadata);
     if cut.blocks.is_empty() {
         return Err(FileError::new(
             "empty_item",

@@ -19,6 +19,7 @@ use std::sync::OnceLock;
 use noisebench_core::Block;
 use regex::Regex;
 
+use super::edgar_live::FilingItems;
 use super::submission::{
     Submission, SubmissionDocument, looks_like_html, normal_form, parse_submission,
 };
@@ -148,6 +149,46 @@ fn from_submission(sub: Submission) -> FilingDocument {
         layout: if html { "html" } else { "text" },
         exhibits: documents,
     }
+}
+
+/// Follow the items that point to the annual report to shareholders: the report's
+/// `incorporated_by_reference` metadata names them and, when the submission holds that report
+/// (exhibit 13, `EX-13` or `EX-13.1`), it is read (as text or HTML) and appended after the items as
+/// a level-2 section of its own headed by its type and description, its type in
+/// `annual_report_exhibit`: the MD&A an item 7 points to reaches chunks.
+pub fn follow_pointers(
+    cut: &mut FilingItems,
+    exhibits: &[SubmissionDocument],
+    metadata: &mut BTreeMap<String, String>,
+) {
+    if cut.pointers.is_empty() {
+        return;
+    }
+    metadata.insert("incorporated_by_reference".into(), cut.pointers.join(","));
+    let exhibit = exhibits.iter().find(|d| {
+        let kind = d.kind.to_ascii_uppercase();
+        kind == "EX-13" || kind.starts_with("EX-13.")
+    });
+    let Some(exhibit) = exhibit else { return };
+    let blocks = if exhibit.is_html() {
+        html_blocks(&exhibit.text).blocks
+    } else {
+        text_filing_blocks(&exhibit.text)
+    };
+    if blocks.is_empty() {
+        return;
+    }
+    let title = if exhibit.description.eq_ignore_ascii_case(&exhibit.kind) {
+        exhibit.kind.clone()
+    } else {
+        format!("{} {}", exhibit.kind, exhibit.description)
+    };
+    cut.blocks.push(Block::Heading {
+        level: 2,
+        text: title.trim().to_string(),
+    });
+    cut.blocks.extend(blocks);
+    metadata.insert("annual_report_exhibit".into(), exhibit.kind.clone());
 }
 
 /// What a cover page says: the form, when it is an annual report of the 10-K family, and the

@@ -489,6 +489,10 @@ pub struct FilingItems {
     pub blocks: Vec<Block>,
     /// Items asked for and not found.
     pub missing: Vec<String>,
+    /// Items found that only point to the annual report to shareholders (exhibit 13): "Refer to
+    /// pages 40 through 49 of IBM's 1997 Annual Report to Stockholders which are incorporated
+    /// herein by reference."
+    pub pointers: Vec<String>,
 }
 
 /// `Item 7.`, `ITEM 7A -`, `Item 7 Management's...`: the item key of a heading line, if it is one.
@@ -737,6 +741,7 @@ pub fn cut_items(blocks: Vec<Block>, items: &[String]) -> FilingItems {
     };
     let mut out = Vec::new();
     let mut missing = Vec::new();
+    let mut pointers = Vec::new();
     for name in items {
         let Some(want) = item_key(name) else {
             missing.push(name.clone());
@@ -774,6 +779,9 @@ pub fn cut_items(blocks: Vec<Block>, items: &[String]) -> FilingItems {
                 });
                 let before = out.len();
                 out.extend(body(start + 1, end).cloned());
+                if points_to_annual_report(&out[before..]) {
+                    pointers.push(name.clone());
+                }
                 if out.len() == before
                     && let Some(word) = reserved(&lines[start])
                 {
@@ -802,7 +810,29 @@ pub fn cut_items(blocks: Vec<Block>, items: &[String]) -> FilingItems {
     FilingItems {
         blocks: out,
         missing,
+        pointers,
     }
+}
+
+/// An item's text that only points to the annual report to shareholders: short, naming that
+/// report (to share owners, shareholders, stockholders or security holders, or exhibit 13) and
+/// the pages or the incorporation by reference.
+fn points_to_annual_report(body: &[Block]) -> bool {
+    static RES: OnceLock<[Regex; 2]> = OnceLock::new();
+    // Invariant: constant patterns.
+    let [report, pointer] = RES.get_or_init(|| {
+        let re = |p: &str| Regex::new(p).expect("constant pattern");
+        [
+            re(r"(?i)annual\s+report\s+to\s+(share\s*owners|shareholders|stockholders|security\s+holders)|exhibit\s+13\b"),
+            re(r"(?i)incorporated\s+(herein\s+|in\s+this\s+\w+\s+|into\s+this\s+[\w\s-]{1,40}?)?by\s+reference|\bpages?\s+\d"),
+        ]
+    });
+    let text = body
+        .iter()
+        .map(crate::block_text)
+        .collect::<Vec<_>>()
+        .join(" ");
+    !text.is_empty() && text.len() <= 800 && report.is_match(&text) && pointer.is_match(&text)
 }
 
 /// The "[Reserved]" (or "Reserved.") an item heading ends with, as printed.
@@ -830,6 +860,9 @@ pub struct FetchedFiling {
     pub missing: Vec<String>,
     /// The other documents of a full submission (`EX-13`, the annual report, ...), unread.
     pub exhibits: Vec<SubmissionDocument>,
+    /// `incorporated_by_reference` and `annual_report_exhibit` metadata, when items point to
+    /// the annual report ([`annual::follow_pointers`]).
+    pub followed: BTreeMap<String, String>,
 }
 
 /// A per-filing or per-company failure: the drop item, reason code and detail.
@@ -1018,7 +1051,9 @@ fn read_one(
         .any(|e| listed.primary_document.to_ascii_lowercase().ends_with(e));
     let doc = annual::read_document(&page.text, named_html);
     let layout = doc.layout;
-    let cut = cut_items(doc.blocks, items);
+    let mut cut = cut_items(doc.blocks, items);
+    let mut followed = BTreeMap::new();
+    annual::follow_pointers(&mut cut, &doc.exhibits, &mut followed);
     if cut.blocks.is_empty() {
         return Err((
             "empty_item".into(),
@@ -1031,6 +1066,7 @@ fn read_one(
         blocks: cut.blocks,
         missing: cut.missing,
         exhibits: doc.exhibits,
+        followed,
     })
 }
 
@@ -1123,6 +1159,7 @@ pub(crate) fn filing_metadata(f: &FetchedFiling, items: &[String]) -> BTreeMap<S
         ("items".to_string(), items.join(",")),
         ("accession_number".to_string(), l.accession.clone()),
     ]);
+    m.extend(f.followed.clone());
     if !f.exhibits.is_empty() {
         m.insert(
             "exhibits".into(),

@@ -238,6 +238,21 @@ fn pages() -> Pages {
         doc("3", "000093041308001093", "0000930413-08-001093.txt"),
         text(real_text("ksb-2007.txt.zst")),
     );
+    // Delta: IBM's 10-K405 of 1998, a full submission whose items 5-8 point to its EX-13.
+    let delta = json!({
+        "cik": "4", "name": "Delta Machines",
+        "filings": {"recent": recent(&[
+            ("0001047469-98-012291", "1998-03-30", "1997-12-31", "10-K405", "0001047469-98-012291.txt"),
+        ]), "files": []}
+    });
+    p.insert(
+        "/submissions/CIK0000000004.json".into(),
+        ok(delta.to_string()),
+    );
+    p.insert(
+        doc("4", "000104746998012291", "0001047469-98-012291.txt"),
+        text(real_text("ibm-1997.txt.zst")),
+    );
     p
 }
 
@@ -957,4 +972,36 @@ fn a_relative_root_replays_and_a_failed_web_setup_fails_the_stage() {
     std::fs::remove_dir_all(ws.path().join("archive")).unwrap();
     let err = stage.run(&parsed, Inputs::default(), &ctx).unwrap_err();
     assert!(err.to_string().contains("sources[0].edgar"), "{err}");
+}
+
+/// Through EDGAR too, an item that only points to the annual report brings the submission's
+/// EX-13: IBM's item 7 (1998) is flagged and followed by the exhibit's MD&A (read in the file).
+#[test]
+fn a_pointer_item_brings_the_annual_report_exhibit() {
+    let (served, _edgar) = serve();
+    let archive = tempfile::tempdir().unwrap();
+    let big = web(json!({
+        "allow_addresses": ["loopback"], "max_body_bytes": 1_000_000, "archive_dir": archive.path(),
+    }));
+    let delta = json!({"ciks": ["4"], "tickers": [], "from": "1990-01-01"});
+    let mut cfg = config(served.url(), delta);
+    cfg["sources"][0]["items"] = json!(["item_7"]);
+    let (reports, report) = run(&big, &cfg);
+    assert_eq!((report.items_in, report.items_out), (1, 1));
+    let ibm = &reports[0];
+    assert_eq!(ibm.metadata["filing_type"], "10-K405");
+    assert_eq!(ibm.metadata["incorporated_by_reference"], "item_7");
+    assert_eq!(ibm.metadata["annual_report_exhibit"], "EX-13");
+    let t = texts(ibm);
+    assert_eq!(
+        t[..3],
+        [
+            "h:ITEM 7. MANAGEMENT'S DISCUSSION AND ANALYSIS OF FINANCIAL CONDITION AND RESULTS OF OPERATIONS:",
+            "p:Refer to pages 40 through 49 of IBM's 1997 Annual Report to Stockholders which are incorporated herein by reference.",
+            "h:EX-13",
+        ]
+    );
+    assert!(t.iter().any(|p| p.starts_with(
+        "p:IBM's financial results in 1997 increasingly reflect the successful implementation"
+    )));
 }
