@@ -641,6 +641,35 @@ pub(crate) fn is_zero_width(c: char) -> bool {
     )
 }
 
+/// Running page heads: a part line and an item line right after it ("PART I" / "Item 1" at the
+/// top of every page of Microsoft's 2013 10-K), the pair at least three times alike. Neither line
+/// heads or ends an item; both are furniture.
+fn running_heads(lines: &[Option<String>]) -> Vec<bool> {
+    let norm = |i: usize| lines.get(i).and_then(|l| l.as_deref()).map(squash);
+    let pair = |i: usize| -> Option<(String, String)> {
+        let part = norm(i)?;
+        let item = norm(i + 1)?;
+        (part.to_ascii_lowercase().starts_with("part ")
+            && is_boundary(&part)
+            && heading_key(&item).is_some())
+        .then_some((part, item))
+    };
+    let pairs: Vec<Option<(String, String)>> = (0..lines.len()).map(pair).collect();
+    let mut counts: std::collections::HashMap<&(String, String), usize> =
+        std::collections::HashMap::new();
+    for p in pairs.iter().flatten() {
+        *counts.entry(p).or_default() += 1;
+    }
+    let mut out = vec![false; lines.len()];
+    for (i, p) in pairs.iter().enumerate() {
+        if p.as_ref().is_some_and(|p| counts[p] >= 3) {
+            out[i] = true;
+            out[i + 1] = true;
+        }
+    }
+    out
+}
+
 /// Running page footers: a short paragraph (or one-row table) ending in a page number whose text
 /// before that number comes back at least five times ("Apple Inc. | 2024 Form 10-K | 20").
 fn running_footers(blocks: &[Block], lines: &[Option<String>]) -> Vec<bool> {
@@ -713,14 +742,17 @@ pub fn filing_items(html: &str, items: &[String]) -> FilingItems {
 /// filing through [`super::text_filing`]).
 pub fn cut_items(blocks: Vec<Block>, items: &[String]) -> FilingItems {
     let lines: Vec<Option<String>> = blocks.iter().map(line_of).collect();
+    let running = running_heads(&lines);
     let keys: Vec<Option<String>> = lines
         .iter()
-        .map(|l| l.as_deref().and_then(heading_key))
+        .zip(&running)
+        .map(|(l, r)| l.as_deref().filter(|_| !r).and_then(heading_key))
         .collect();
     let heads: Vec<bool> = lines
         .iter()
         .zip(&keys)
-        .map(|(l, k)| k.is_some() || l.as_deref().is_some_and(is_boundary))
+        .zip(&running)
+        .map(|((l, k), r)| !r && (k.is_some() || l.as_deref().is_some_and(is_boundary)))
         .collect();
     let nested = nested_keys(&keys, &heads);
     // A nested item heading neither ends the item it sits in nor leaves it.
@@ -729,7 +761,10 @@ pub fn cut_items(blocks: Vec<Block>, items: &[String]) -> FilingItems {
         .iter()
         .map(|l| l.as_deref().and_then(unnumbered_after))
         .collect();
-    let footers = running_footers(&blocks, &lines);
+    let mut footers = running_footers(&blocks, &lines);
+    for (f, r) in footers.iter_mut().zip(&running) {
+        *f |= *r;
+    }
     // What an item (or section) keeps of the blocks under its heading.
     let body = |from: usize, to: usize| {
         let (nested, footers) = (&nested, &footers);
