@@ -93,7 +93,7 @@ impl Walker {
         // Inline-XBRL filings pad empty paragraphs with zero-width spaces: nothing to read.
         if text
             .chars()
-            .all(|c| c.is_whitespace() || crate::reports::edgar_live::is_zero_width(c))
+            .all(|c| c.is_whitespace() || crate::table::is_zero_width(c))
         {
             return;
         }

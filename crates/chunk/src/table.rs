@@ -48,10 +48,18 @@ fn selector(css: &str) -> Selector {
     Selector::parse(css).expect("constant selector parses")
 }
 
+/// Zero-width characters (inline XBRL filings pad empty paragraphs with U+200B).
+pub(crate) fn is_zero_width(c: char) -> bool {
+    matches!(
+        c,
+        '\u{200B}' | '\u{200C}' | '\u{200D}' | '\u{2060}' | '\u{FEFF}'
+    )
+}
+
 /// Collapse runs of whitespace to single spaces and trim; zero-width characters (U+200B and its
 /// kin, which inline-XBRL filings put in empty paragraphs and spacer cells) count as whitespace.
 pub fn squash(text: &str) -> String {
-    text.split(|c: char| c.is_whitespace() || crate::reports::edgar_live::is_zero_width(c))
+    text.split(|c: char| c.is_whitespace() || is_zero_width(c))
         .filter(|w| !w.is_empty())
         .collect::<Vec<_>>()
         .join(" ")

@@ -27,7 +27,7 @@ use serde_json::Value;
 use super::annual;
 use super::submission::{SubmissionDocument, normal_form};
 use crate::html::html_blocks;
-use crate::table::squash;
+use crate::table::{is_zero_width, squash};
 
 /// The SEC's fair-access ceiling: requests per second to its hosts, all of them together per
 /// host as the web layer paces.
@@ -631,14 +631,6 @@ fn is_furniture(text: &str) -> bool {
         || re.is_match(t)
         || t.eq_ignore_ascii_case("table of contents")
         || t.eq_ignore_ascii_case("index")
-}
-
-/// Zero-width characters (inline XBRL filings pad empty paragraphs with U+200B).
-pub(crate) fn is_zero_width(c: char) -> bool {
-    matches!(
-        c,
-        '\u{200B}' | '\u{200C}' | '\u{200D}' | '\u{2060}' | '\u{FEFF}'
-    )
 }
 
 /// Running page heads: a part line and an item line right after it ("PART I" / "Item 1" at the
