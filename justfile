@@ -140,6 +140,15 @@ items-vs-edgartools:
     target/edgartools-venv/bin/pip install --quiet edgartools==5.62.1 zstandard
     target/edgartools-venv/bin/python scripts/items-vs-edgartools.py .
 
+# Our item cutter on HaoweiChan/sec-10k-extract's evals (its golden, adversarial and held-out cases
+# over real filings), beside its own latest report. Clones it at the pinned commit into
+# target/sec-10k-extract (files it keeps in Git LFS are left out).
+items-vs-sec-10k-extract:
+    test -d target/sec-10k-extract || git clone --quiet https://github.com/HaoweiChan/sec-10k-extract target/sec-10k-extract
+    git -C target/sec-10k-extract checkout --quiet 6c71ca6ba6829f46e99421c803afa7452ee3c262
+    cargo build --quiet --release -p noisebench-chunk --example items_json
+    python3 scripts/items-vs-sec-10k-extract.py target/sec-10k-extract
+
 # Fidelity on the real-input corpus (fixtures/real/): per 10-K filing, the share of the words a
 # browser renders that reach chunks, characters of hidden content in chunks, tables lost and the
 # share of non-empty table cells (docs/real-inputs-reports.md); then the fact-check pages' golden

@@ -90,7 +90,11 @@ fn heading_like(text: &str) -> bool {
 
 impl Walker {
     fn push_text(&mut self, text: String, bold: bool) {
-        if text.is_empty() {
+        // Inline-XBRL filings pad empty paragraphs with zero-width spaces: nothing to read.
+        if text
+            .chars()
+            .all(|c| c.is_whitespace() || crate::table::is_zero_width(c))
+        {
             return;
         }
         if bold && heading_like(&text) {

@@ -39,7 +39,10 @@ pub use mineru::mineru_blocks;
 /// The token counter the chunker measures with (exact cl100k counts), from `noisebench-text`.
 pub use noisebench_text::TokenCounter;
 pub use preset::Domain;
-pub use reports::edgar_live::{filing_items, parse_submissions, parse_tickers};
+pub use reports::annual::{FilingDocument, family, read_document};
+pub use reports::edgar_live::{cut_items, filing_items, parse_submissions, parse_tickers};
+pub use reports::submission::{Submission, SubmissionDocument, parse_submission};
+pub use reports::text_filing::text_filing_blocks;
 pub use reports::{Format, ReportsConfig, ReportsStage, Source, ingest};
 pub use table::pipe_row_cells;
 pub use text_layout::{Layout, text_blocks, text_blocks_with};

@@ -3,7 +3,10 @@
 //! one row per report, with domain metadata. Broken files, failed fetches and broken tables are
 //! counted drops; the rest proceed.
 
+pub mod annual;
 pub mod edgar_live;
+pub mod submission;
+pub mod text_filing;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -35,11 +38,12 @@ pub enum Format {
     Edgar,
     /// MinerU `content_list.json`.
     Mineru,
-    /// An HTML page (tables become Markdown tables).
+    /// An HTML page (tables become Markdown tables); a 10-K is cut into `items`.
     Html,
     /// A Markdown file.
     Markdown,
-    /// Plain text: paragraphs separated by blank lines; pipe and aligned tables recognised.
+    /// Plain text: paragraphs separated by blank lines; pipe and aligned tables recognised. An
+    /// EDGAR submission (`.txt`) or a 10-K is read as a filing and cut into `items`.
     Text,
 }
 
@@ -93,8 +97,9 @@ pub struct Source {
     /// The domain preset: finance, economics, policy or general (default).
     #[serde(default)]
     pub domain: Domain,
-    /// EDGAR items to read, in order (default `["item_7"]`, the MD&A, as RARE); with `edgar`
-    /// also `"7"`, `"item_1A"`, cut from the filing by their headings.
+    /// EDGAR items to read, in order (default `["item_7"]`, the MD&A, as RARE); with `edgar`, and
+    /// for an HTML or text file of the 10-K family, also `"7"`, `"item_1A"`, cut from the filing
+    /// by their headings.
     #[serde(default = "default_items")]
     pub items: Vec<String>,
     /// Metadata added to every report of this source (for example `country`, `year`,
@@ -214,12 +219,74 @@ impl FileError {
     }
 }
 
-/// Reads one file into a report, naming tables that could not be kept.
-fn read_report(
+/// A file read: its report, the tables that could not be kept, the items asked for that a
+/// 10-K-family file lacks.
+struct ReadReport {
+    report: Report,
+    bad_tables: Vec<(String, TableError)>,
+    missing_items: Vec<String>,
+}
+
+/// An HTML or text file as a filing document (see [`annual`]), and whether it is read as one: an
+/// EDGAR submission or of the 10-K family. Other files are read as before (an HTML page's blocks
+/// are those of this reading).
+fn filing_document(format: Format, content: &str) -> Option<(annual::FilingDocument, bool)> {
+    if !matches!(format, Format::Html | Format::Text) {
+        return None;
+    }
+    let doc = annual::read_document(content, format == Format::Html);
+    let filing = doc.annual_form.is_some() || submission::is_submission(content);
+    Some((doc, filing))
+}
+
+/// A filing's report parts: blocks, metadata, title, and the items asked for that it lacks.
+type FilingParts = (Vec<Block>, BTreeMap<String, String>, String, Vec<String>);
+
+/// A filing document's report parts: its items cut when it is of the 10-K family (the blocks,
+/// metadata, title, id parts and missing items), its main document whole otherwise.
+fn filing_parts(
+    doc: annual::FilingDocument,
     source: &Source,
-    path: &Path,
     source_path: &str,
-) -> Result<(Report, Vec<(String, TableError)>), FileError> {
+) -> Result<FilingParts, FileError> {
+    let mut metadata = doc.metadata.clone();
+    if !doc.exhibits.is_empty() {
+        metadata.insert("exhibits".into(), doc.exhibit_types());
+    }
+    let m = |k: &str| metadata.get(k).cloned().unwrap_or_default();
+    let title = format!(
+        "{} {} {}",
+        m("company"),
+        m("filing_type"),
+        if m("filing_date").is_empty() {
+            m("period_of_report")
+        } else {
+            m("filing_date")
+        }
+    )
+    .split_whitespace()
+    .collect::<Vec<_>>()
+    .join(" ");
+    let Some(form) = &doc.annual_form else {
+        return Ok((doc.blocks, metadata, title, Vec::new()));
+    };
+    let mut cut = edgar_live::cut_items(doc.blocks, &source.items);
+    annual::follow_pointers(&mut cut, &doc.exhibits, &mut metadata);
+    if cut.blocks.is_empty() {
+        return Err(FileError::new(
+            "empty_item",
+            format!(
+                "items {:?} not found in {source_path} (a {form} read as {})",
+                source.items, doc.layout
+            ),
+        ));
+    }
+    metadata.insert("items".into(), source.items.join(","));
+    Ok((cut.blocks, metadata, title, cut.missing))
+}
+
+/// Reads one file into a report, naming tables that could not be kept.
+fn read_report(source: &Source, path: &Path, source_path: &str) -> Result<ReadReport, FileError> {
     let bytes = std::fs::read(path).map_err(|e| FileError::new("unreadable", e.to_string()))?;
     let content = match String::from_utf8(bytes) {
         Ok(s) => s,
@@ -242,8 +309,31 @@ fn read_report(
             .map(|(i, e)| (format!("table{i}"), e))
             .collect::<Vec<_>>()
     };
-    let (blocks, bad, id) = match format {
-        Format::Edgar => {
+    let mut missing_items = Vec::new();
+    let document = filing_document(format, &content);
+    let (blocks, bad, id) = match (format, document) {
+        (_, Some((doc, true))) => {
+            let cut = doc.annual_form.is_some();
+            let (blocks, m, t, missing) = filing_parts(doc, source, source_path)?;
+            metadata = m;
+            title = (!t.is_empty()).then_some(t);
+            missing_items = missing;
+            let id = if cut {
+                stable_id(
+                    "report",
+                    &[
+                        domain.name(),
+                        format.name(),
+                        source_path,
+                        &source.items.join(","),
+                    ],
+                )
+            } else {
+                String::new()
+            };
+            (blocks, Vec::new(), id)
+        }
+        (Format::Edgar, _) => {
             let filing = read_filing(&content, &source.items)
                 .map_err(|e| FileError::new(e.reason(), e.to_string()))?;
             // Invariant: `read_filing` always sets every METADATA_FIELDS key.
@@ -271,7 +361,7 @@ fn read_report(
             metadata = filing.metadata;
             (filing.blocks, filing.bad_tables, id)
         }
-        Format::Mineru => {
+        (Format::Mineru, _) => {
             let r = mineru_blocks(&content)
                 .map_err(|e| FileError::new("invalid_json", e.to_string()))?;
             if !r.notes.is_empty() {
@@ -279,18 +369,22 @@ fn read_report(
             }
             (r.blocks, named(r.bad_tables), String::new())
         }
-        Format::Html => {
+        (Format::Html, Some((doc, false))) => {
             // No table of a page is dropped: every one with text becomes a table or paragraphs.
+            title = doc.title;
+            (doc.blocks, Vec::new(), String::new())
+        }
+        (Format::Html, None) => {
             let r = html_blocks(&content);
             title = r.title;
             (r.blocks, Vec::new(), String::new())
         }
-        Format::Markdown => {
+        (Format::Markdown, _) => {
             let (blocks, t, bad) = markdown_blocks(&content);
             title = t;
             (blocks, named(bad), String::new())
         }
-        Format::Text => {
+        (Format::Text, _) => {
             let (blocks, bad) = text_blocks(&content, Layout::BlankLineSeparated);
             (blocks, named(bad), String::new())
         }
@@ -320,8 +414,8 @@ fn read_report(
     } else {
         id
     };
-    Ok((
-        Report {
+    Ok(ReadReport {
+        report: Report {
             id,
             domain: domain.name().into(),
             format: format.name().into(),
@@ -330,8 +424,9 @@ fn read_report(
             metadata,
             blocks,
         },
-        bad,
-    ))
+        bad_tables: bad,
+        missing_items,
+    })
 }
 
 fn has_text(block: &Block) -> bool {
@@ -380,7 +475,8 @@ fn infer_country_year(blocks: &[Block], metadata: &mut BTreeMap<String, String>)
 /// Reads every configured file. Pure apart from reading the files; the stage's `run` wraps it.
 /// EDGAR sources need a web layer (`ingest_with`); here they are recorded as failures.
 pub fn ingest(config: &ReportsConfig, root: &Path, stage: &str) -> (Vec<Report>, Drops, u64) {
-    ingest_with(config, root, stage, None)
+    // Invariant: without a web layer nothing is set up, so nothing can fail to be.
+    ingest_with(config, root, stage, None).expect("no web layer to set up")
 }
 
 /// A report from a filing fetched from EDGAR, with the source's domain and metadata.
@@ -408,13 +504,14 @@ fn edgar_report(source: &EdgarSource, files: &Source, f: &edgar_live::FetchedFil
 }
 
 /// [`ingest`], with the web layer EDGAR sources fetch through (each source through a [`Web`]
-/// derived from it: its User-Agent, the SEC's rate).
+/// derived from it: its User-Agent, the SEC's rate). A source whose web layer cannot be set up
+/// fails the whole run (`Err`, naming the source): no result is made of it, so none is kept.
 pub(crate) fn ingest_with(
     config: &ReportsConfig,
     root: &Path,
     stage: &str,
     web: Option<&Web>,
-) -> (Vec<Report>, Drops, u64) {
+) -> Result<(Vec<Report>, Drops, u64), String> {
     let mut drops = Drops::new(stage);
     let mut reports: BTreeMap<String, Report> = BTreeMap::new();
     let mut files_in = 0u64;
@@ -443,8 +540,9 @@ pub(crate) fn ingest_with(
             let sec = match web.map(|w| edgar.web(w)) {
                 Some(Ok(sec)) => sec,
                 Some(Err(e)) => {
-                    drops.add_failure(format!("sources[{i}]"), "web_setup", e);
-                    continue;
+                    return Err(format!(
+                        "sources[{i}].edgar: its web layer could not be set up: {e}"
+                    ));
                 }
                 None => {
                     drops.add_failure(
@@ -488,8 +586,19 @@ pub(crate) fn ingest_with(
             let source_path = relative(root, &path);
             let result = read.next().expect("read for every expanded file");
             match result {
-                Ok((report, bad)) => {
-                    for (table, e) in bad {
+                Ok(ReadReport {
+                    report,
+                    bad_tables,
+                    missing_items,
+                }) => {
+                    for item in missing_items {
+                        drops.add_failure(
+                            format!("{source_path}#{item}"),
+                            "missing_item",
+                            "no heading of this item in the filing; the report keeps the others",
+                        );
+                    }
+                    for (table, e) in bad_tables {
                         drops.add_failure(
                             format!("{source_path}#{table}"),
                             e.reason(),
@@ -512,7 +621,7 @@ pub(crate) fn ingest_with(
     // Deterministic output: reports ordered by source path.
     let mut ordered: Vec<Report> = reports.into_values().collect();
     ordered.sort_by(|a, b| a.source_path.cmp(&b.source_path).then(a.id.cmp(&b.id)));
-    (ordered, drops, files_in)
+    Ok((ordered, drops, files_in))
 }
 
 impl TypedStage for ReportsStage {
@@ -626,7 +735,8 @@ impl TypedStage for ReportsStage {
             }
         }
         let (reports, drops, files_in) =
-            ingest_with(config, &ctx.root, &ctx.stage_id, self.web.as_deref());
+            ingest_with(config, &ctx.root, &ctx.stage_id, self.web.as_deref())
+                .map_err(StageError::Other)?;
         tracing::info!(
             files = files_in,
             reports = reports.len(),

@@ -48,9 +48,21 @@ fn selector(css: &str) -> Selector {
     Selector::parse(css).expect("constant selector parses")
 }
 
-/// Collapse runs of whitespace to single spaces and trim.
+/// Zero-width characters (inline XBRL filings pad empty paragraphs with U+200B).
+pub(crate) fn is_zero_width(c: char) -> bool {
+    matches!(
+        c,
+        '\u{200B}' | '\u{200C}' | '\u{200D}' | '\u{2060}' | '\u{FEFF}'
+    )
+}
+
+/// Collapse runs of whitespace to single spaces and trim; zero-width characters (U+200B and its
+/// kin, which inline-XBRL filings put in empty paragraphs and spacer cells) count as whitespace.
 pub fn squash(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
+    text.split(|c: char| c.is_whitespace() || is_zero_width(c))
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Rendered text of an element with whitespace collapsed.
@@ -241,6 +253,13 @@ fn ends_number(text: &str) -> bool {
     text.chars()
         .last()
         .is_some_and(|c| c.is_ascii_digit() || ")%—–-".contains(c))
+}
+
+/// A grid of equal rows made dense as [`dense`] does, no column spanning into the next (tables
+/// laid out in plain text).
+pub(crate) fn dense_grid(grid: Vec<Vec<String>>) -> Vec<Vec<String>> {
+    let width = grid.first().map_or(0, Vec::len);
+    dense(grid, vec![false; width])
 }
 
 /// The grid as a reader sees it (see the module documentation).

@@ -24,8 +24,10 @@ use regex::Regex;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::annual;
+use super::submission::{SubmissionDocument, normal_form};
 use crate::html::html_blocks;
-use crate::table::squash;
+use crate::table::{is_zero_width, squash};
 
 /// The SEC's fair-access ceiling: requests per second to its hosts, all of them together per
 /// host as the web layer paces.
@@ -94,7 +96,9 @@ pub struct EdgarSource {
     /// (`tickers_url`); an unknown ticker is an `unknown_ticker` drop.
     #[serde(default)]
     pub tickers: Vec<String>,
-    /// Forms taken (default `["10-K"]`); their amendments (`10-K/A`) follow `amendments`.
+    /// Forms taken (default `["10-K"]`); their amendments (`10-K/A`) follow `amendments`. `10-K`
+    /// takes the 10-K405 too; 10-KSB and 10-KT are taken when named. A listed filing of these
+    /// annual forms that is not taken is a `form_not_taken` drop.
     #[serde(default = "default_forms")]
     pub forms: Vec<String>,
     /// Earliest filing date taken, `YYYY-MM-DD`, inclusive. Older filings than the index's
@@ -269,7 +273,16 @@ impl EdgarSource {
                 },
             );
         }
-        // Paths are already resolved against the root by the run's `Web::new`.
+        // The run's `Web::new` resolved its paths against the workspace root, which may itself be
+        // relative (`--root ws`): made absolute here, against the directory the run started in,
+        // they name the same folders whatever root this layer is built with.
+        for p in [&mut config.archive_dir, &mut config.replay_archive]
+            .into_iter()
+            .flatten()
+            .chain(config.replay_fixtures.iter_mut())
+        {
+            *p = std::path::absolute(&*p).map_err(|e| format!("{}: {e}", p.display()))?;
+        }
         Web::new(config, std::path::Path::new("/")).map_err(|e| e.to_string())
     }
 
@@ -277,21 +290,21 @@ impl EdgarSource {
         format!("{}/submissions/{name}", self.base_url.trim_end_matches('/'))
     }
 
-    /// Whether a filing's form is taken, and whether it is an amendment of one.
+    /// Whether a filing's form is taken, and whether it is an amendment of one. A form named
+    /// takes itself and, when it names a family of the annual report, the family's other forms:
+    /// `10-K` takes `10-K405`, `10-KSB` takes `10-KSB40`, `10-KT` takes `10-KT405`.
     fn form_match(&self, form: &str) -> Option<bool> {
-        let form = form.trim();
-        if self
-            .forms
-            .iter()
-            .any(|f| f.trim().eq_ignore_ascii_case(form))
-        {
+        let form = normal_form(form);
+        let takes = |filed: &str| {
+            self.forms.iter().any(|f| {
+                let named = normal_form(f);
+                named == filed || annual::family(filed) == Some(named.as_str())
+            })
+        };
+        if takes(&form) && !form.ends_with("/A") {
             return Some(false);
         }
-        let base = form.strip_suffix("/A")?;
-        self.forms
-            .iter()
-            .any(|f| f.trim().eq_ignore_ascii_case(base))
-            .then_some(true)
+        takes(form.strip_suffix("/A")?).then_some(true)
     }
 
     fn in_dates(&self, date: &str) -> bool {
@@ -313,9 +326,14 @@ pub struct Listed {
 }
 
 impl Listed {
-    /// The form without its `/A`.
-    fn base_form(&self) -> &str {
-        self.form.strip_suffix("/A").unwrap_or(&self.form)
+    /// The form without its `/A`, and of the annual report its family's (`10-K405` is `10-K`): an
+    /// amendment replaces the original of its period whichever of the family it was.
+    fn base_form(&self) -> String {
+        let form = normal_form(&self.form);
+        match annual::family(&form) {
+            Some(f) => f.to_string(),
+            None => form.strip_suffix("/A").unwrap_or(&form).to_string(),
+        }
     }
 
     fn is_amendment(&self) -> bool {
@@ -471,10 +489,14 @@ pub struct FilingItems {
     pub blocks: Vec<Block>,
     /// Items asked for and not found.
     pub missing: Vec<String>,
+    /// Items found that only point to the annual report to shareholders (exhibit 13): "Refer to
+    /// pages 40 through 49 of IBM's 1997 Annual Report to Stockholders which are incorporated
+    /// herein by reference."
+    pub pointers: Vec<String>,
 }
 
 /// `Item 7.`, `ITEM 7A -`, `Item 7 Management's...`: the item key of a heading line, if it is one.
-fn heading_key(text: &str) -> Option<String> {
+pub(crate) fn heading_key(text: &str) -> Option<String> {
     static RE: OnceLock<Regex> = OnceLock::new();
     // Invariant: constant pattern.
     let re = RE.get_or_init(|| {
@@ -486,6 +508,18 @@ fn heading_key(text: &str) -> Option<String> {
     // A line that closes a parenthesis it never opened continues a sentence from the line
     // before (filings laid out one `<p>` per printed line: "(see" / "ITEM 1A. Risk Factors ...).").
     if text.matches(')').count() > text.matches('(').count() {
+        return None;
+    }
+    static SUB: OnceLock<Regex> = OnceLock::new();
+    // Invariant: constant pattern.
+    let sub = SUB.get_or_init(|| {
+        Regex::new(r"^(?i:item)\s*\d{1,2}[a-dA-D]?\s*\([a-z]\)").expect("constant pattern")
+    });
+    // "ITEM 14(d)" heads a part of item 14 (its schedule), not an item; "ITEM 8A(T)" (10-KSB) is
+    // one. A line that ends in leader dots and a page number is a table of contents' entry.
+    let t = text.trim();
+    let leader = t.trim_end_matches(|c: char| c.is_ascii_digit()).trim_end();
+    if sub.is_match(t) || (leader.len() < t.len() && leader.ends_with("...")) {
         return None;
     }
     let c = re.captures(text.trim())?;
@@ -506,6 +540,35 @@ fn heading_key(text: &str) -> Option<String> {
     })
 }
 
+/// Item headings inside a later item ("Item 7. Financial Statements and Exhibits" in item 14's
+/// list of the 8-K reports filed): the item heading before it, in its part, is of a later item,
+/// and what follows it is not a later item's heading. A table of contents' last entry followed
+/// by the body's "Item 1" is not nested: item 1A or 2 follows it.
+fn nested_keys(keys: &[Option<String>], heads: &[bool]) -> Vec<bool> {
+    (0..keys.len())
+        .map(|i| {
+            let Some(key) = keys[i].as_deref() else {
+                return false;
+            };
+            let prev = (0..i)
+                .rev()
+                .find(|&j| heads[j] && keys[j].as_deref() != Some(key))
+                .and_then(|j| keys[j].as_deref());
+            let next = (i + 1..keys.len())
+                .find(|&j| heads[j] && keys[j].as_deref() != Some(key))
+                .and_then(|j| keys[j].as_deref());
+            prev.is_some_and(|p| key_order(p) > key_order(key))
+                && next.is_none_or(|n| key_order(n) <= key_order(key))
+        })
+        .collect()
+}
+
+/// An item key's place in a filing: `7A` after `7`, before `8`.
+fn key_order(key: &str) -> (u32, String) {
+    let digits: String = key.chars().take_while(char::is_ascii_digit).collect();
+    (digits.parse().unwrap_or(0), key[digits.len()..].to_string())
+}
+
 /// `PART II`, `SIGNATURES`, the signature page's `POWER OF ATTORNEY`, the `Supplemental Information to
 /// be Furnished With Reports Filed Pursuant to Section 15(d) ...` of issuers without registered
 /// securities: lines that end an item without starting another.
@@ -514,7 +577,7 @@ fn is_boundary(text: &str) -> bool {
     // Invariant: constant pattern.
     let re = RE.get_or_init(|| {
         Regex::new(
-            r"(?i)^(part\s+(i{1,3}|iv)\b.{0,80}|signatures?|power\s+of\s+attorney|supplemental\s+information\s+to\s+be\s+furnished\s+with\s+reports\b.{0,200})$",
+            r"(?i)^(part\s+(i{1,3}|iv)\b.{0,80}|part\s+[1-4]|signatures?|power\s+of\s+attorney|supplemental\s+information\s+to\s+be\s+furnished\s+with\s+reports\b.{0,200})$",
         )
         .expect("constant pattern")
     });
@@ -554,14 +617,76 @@ fn unnumbered_after(text: &str) -> Option<&'static str> {
         .map(|(_, item)| *item)
 }
 
-/// Page furniture between the items: page numbers and "Table of Contents" back-links.
+/// Page furniture between the items: page numbers of any length (`29`, `- 29 -`, `F-1`, `II-4`),
+/// "Table of Contents" back-links, and paragraphs of nothing but zero-width characters.
 fn is_furniture(text: &str) -> bool {
-    let t = text.trim();
-    (t.len() <= 4
-        && t.chars()
-            .all(|c| c.is_ascii_digit() || c == '-' || c == ' '))
+    static RE: OnceLock<Regex> = OnceLock::new();
+    // Invariant: constant pattern.
+    let re = RE.get_or_init(|| {
+        Regex::new(r"^(?:[-–—\s]*\d{1,4}[-–—\s]*|[A-Z]{1,3}\s?[-–—]\s?\d{1,3})$")
+            .expect("constant pattern")
+    });
+    let t = text.trim_matches(|c: char| c.is_whitespace() || is_zero_width(c));
+    t.is_empty()
+        || re.is_match(t)
         || t.eq_ignore_ascii_case("table of contents")
         || t.eq_ignore_ascii_case("index")
+}
+
+/// Running page heads: a part line and an item line right after it ("PART I" / "Item 1" at the
+/// top of every page of Microsoft's 2013 10-K), the pair at least three times alike. Neither line
+/// heads or ends an item; both are furniture.
+fn running_heads(lines: &[Option<String>]) -> Vec<bool> {
+    let norm = |i: usize| lines.get(i).and_then(|l| l.as_deref()).map(squash);
+    let pair = |i: usize| -> Option<(String, String)> {
+        let part = norm(i)?;
+        let item = norm(i + 1)?;
+        (part.to_ascii_lowercase().starts_with("part ")
+            && is_boundary(&part)
+            && heading_key(&item).is_some())
+        .then_some((part, item))
+    };
+    let pairs: Vec<Option<(String, String)>> = (0..lines.len()).map(pair).collect();
+    let mut counts: std::collections::HashMap<&(String, String), usize> =
+        std::collections::HashMap::new();
+    for p in pairs.iter().flatten() {
+        *counts.entry(p).or_default() += 1;
+    }
+    let mut out = vec![false; lines.len()];
+    for (i, p) in pairs.iter().enumerate() {
+        if p.as_ref().is_some_and(|p| counts[p] >= 3) {
+            out[i] = true;
+            out[i + 1] = true;
+        }
+    }
+    out
+}
+
+/// Running page footers: a short paragraph (or one-row table) ending in a page number whose text
+/// before that number comes back at least five times ("Apple Inc. | 2024 Form 10-K | 20").
+fn running_footers(blocks: &[Block], lines: &[Option<String>]) -> Vec<bool> {
+    let stem = |i: usize| -> Option<String> {
+        let one_row = match &blocks[i] {
+            Block::Paragraph { .. } => true,
+            Block::Table { markdown, .. } => markdown.lines().count() <= 3,
+            Block::Heading { .. } => false,
+        };
+        let line = lines[i].as_deref().filter(|_| one_row)?.trim();
+        let stem = line
+            .trim_end_matches(|c: char| c.is_ascii_digit())
+            .trim_end();
+        (stem.len() < line.len() && !stem.is_empty() && line.chars().count() <= 100)
+            .then(|| stem.to_string())
+    };
+    let stems: Vec<Option<String>> = (0..blocks.len()).map(stem).collect();
+    let mut counts: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for s in stems.iter().flatten() {
+        *counts.entry(s.as_str()).or_default() += 1;
+    }
+    stems
+        .iter()
+        .map(|s| s.as_deref().is_some_and(|s| counts[s] >= 5))
+        .collect()
 }
 
 /// A block's text as a heading line: a heading or paragraph, or a table of at most two rows (some
@@ -602,38 +727,56 @@ fn text_len(block: &Block) -> usize {
 /// statements), each kept as a level-2 section of its own after the item, so their words reach
 /// chunks under their own heading, not the item's.
 pub fn filing_items(html: &str, items: &[String]) -> FilingItems {
-    let page = html_blocks(html);
-    let blocks = page.blocks;
+    cut_items(html_blocks(html).blocks, items)
+}
+
+/// [`filing_items`] over a filing's blocks, however they were read (HTML, or a plain-text
+/// filing through [`super::text_filing`]).
+pub fn cut_items(blocks: Vec<Block>, items: &[String]) -> FilingItems {
     let lines: Vec<Option<String>> = blocks.iter().map(line_of).collect();
+    let running = running_heads(&lines);
     let keys: Vec<Option<String>> = lines
         .iter()
-        .map(|l| l.as_deref().and_then(heading_key))
+        .zip(&running)
+        .map(|(l, r)| l.as_deref().filter(|_| !r).and_then(heading_key))
         .collect();
-    let stops: Vec<bool> = lines
+    let heads: Vec<bool> = lines
         .iter()
         .zip(&keys)
-        .map(|(l, k)| k.is_some() || l.as_deref().is_some_and(is_boundary))
+        .zip(&running)
+        .map(|((l, k), r)| !r && (k.is_some() || l.as_deref().is_some_and(is_boundary)))
         .collect();
+    let nested = nested_keys(&keys, &heads);
+    // A nested item heading neither ends the item it sits in nor leaves it.
+    let stops: Vec<bool> = heads.iter().zip(&nested).map(|(h, n)| *h && !n).collect();
     let unnumbered: Vec<Option<&str>> = lines
         .iter()
         .map(|l| l.as_deref().and_then(unnumbered_after))
         .collect();
+    let mut footers = running_footers(&blocks, &lines);
+    for (f, r) in footers.iter_mut().zip(&running) {
+        *f |= *r;
+    }
     // What an item (or section) keeps of the blocks under its heading.
     let body = |from: usize, to: usize| {
-        blocks[from..to].iter().filter(|b| {
-            keys_free(b)
+        let (nested, footers) = (&nested, &footers);
+        blocks[from..to].iter().enumerate().filter(move |(k, b)| {
+            (nested[from + k] || keys_free(b))
+                && !footers[from + k]
                 && !matches!(b, Block::Paragraph { text, .. } | Block::Heading { text, .. } if is_furniture(text))
-        })
+        }).map(|(_, b)| b)
     };
     let mut out = Vec::new();
     let mut missing = Vec::new();
+    let mut pointers = Vec::new();
     for name in items {
         let Some(want) = item_key(name) else {
             missing.push(name.clone());
             continue;
         };
         let followed = |j: usize| unnumbered[j] == Some(want.as_str());
-        let mut best: Option<(usize, usize, usize)> = None;
+        // (in sequence, start, end, size)
+        let mut best: Option<(bool, usize, usize, usize)> = None;
         for (i, key) in keys.iter().enumerate() {
             if key.as_deref() != Some(want.as_str()) {
                 continue;
@@ -643,20 +786,37 @@ pub fn filing_items(html: &str, items: &[String]) -> FilingItems {
                 .find(|&j| (stops[j] && keys[j].as_deref() != Some(want.as_str())) || followed(j))
                 .unwrap_or(blocks.len());
             let size: usize = blocks[i + 1..end].iter().map(text_len).sum();
-            if best.is_none_or(|(_, _, s)| size >= s) {
-                best = Some((i, end, size));
+            let in_sequence = !nested[i];
+            if best.is_none_or(|(q, _, _, s)| (in_sequence, size) >= (q, s)) {
+                best = Some((in_sequence, i, end, size));
             }
         }
+        let best = best.map(|(_, i, end, size)| (i, end, size));
         let sections_follow = |end: usize| end < blocks.len() && followed(end);
         match best {
             // "Item 4. Mine Safety Disclosures. Not applicable." may be all on its heading line.
-            Some((start, end, size)) if size > 0 || sections_follow(end) => {
+            // "Item 6. [Reserved]" is there, its text that word.
+            Some((start, end, size))
+                if size > 0 || sections_follow(end) || reserved(&lines[start]).is_some() =>
+            {
                 let heading = lines[start].clone().unwrap_or_default();
                 out.push(Block::Heading {
                     level: 2,
                     text: heading,
                 });
+                let before = out.len();
                 out.extend(body(start + 1, end).cloned());
+                if points_to_annual_report(&out[before..]) {
+                    pointers.push(name.clone());
+                }
+                if out.len() == before
+                    && let Some(word) = reserved(&lines[start])
+                {
+                    out.push(Block::Paragraph {
+                        text: word,
+                        page: None,
+                    });
+                }
                 // The unnumbered sections after it, each to the next stop or the next of them.
                 let mut at = end;
                 while sections_follow(at) {
@@ -677,7 +837,40 @@ pub fn filing_items(html: &str, items: &[String]) -> FilingItems {
     FilingItems {
         blocks: out,
         missing,
+        pointers,
     }
+}
+
+/// An item's text that only points to the annual report to shareholders: short, naming that
+/// report (to share owners, shareholders, stockholders or security holders, or exhibit 13) and
+/// the pages or the incorporation by reference.
+fn points_to_annual_report(body: &[Block]) -> bool {
+    static RES: OnceLock<[Regex; 2]> = OnceLock::new();
+    // Invariant: constant patterns.
+    let [report, pointer] = RES.get_or_init(|| {
+        let re = |p: &str| Regex::new(p).expect("constant pattern");
+        [
+            re(r"(?i)annual\s+report\s+to\s+(share\s*owners|shareholders|stockholders|security\s+holders)|exhibit\s+13\b"),
+            re(r"(?i)incorporated\s+(herein\s+|in\s+this\s+\w+\s+|into\s+this\s+[\w\s-]{1,40}?)?by\s+reference|\bpages?\s+\d"),
+        ]
+    });
+    let text = body
+        .iter()
+        .map(crate::block_text)
+        .collect::<Vec<_>>()
+        .join(" ");
+    !text.is_empty() && text.len() <= 800 && report.is_match(&text) && pointer.is_match(&text)
+}
+
+/// The "[Reserved]" (or "Reserved.") an item heading ends with, as printed.
+fn reserved(line: &Option<String>) -> Option<String> {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    // Invariant: constant pattern.
+    let re = RE.get_or_init(|| {
+        Regex::new(r"(?i)(\[\s*reserved\s*\]|\breserved)\.?\s*$").expect("constant pattern")
+    });
+    re.find(line.as_deref()?)
+        .map(|m| m.as_str().trim().to_string())
 }
 
 /// Blocks inside an item are kept, repeated headings of the item itself aside.
@@ -692,6 +885,11 @@ pub struct FetchedFiling {
     pub blocks: Vec<Block>,
     /// Items asked for and not found in the document (the others were).
     pub missing: Vec<String>,
+    /// The other documents of a full submission (`EX-13`, the annual report, ...), unread.
+    pub exhibits: Vec<SubmissionDocument>,
+    /// `incorporated_by_reference` and `annual_report_exhibit` metadata, when items point to
+    /// the annual report ([`annual::follow_pointers`]).
+    pub followed: BTreeMap<String, String>,
 }
 
 /// A per-filing or per-company failure: the drop item, reason code and detail.
@@ -795,12 +993,13 @@ fn companies(
 }
 
 /// The filings a company lists that the source takes (forms, dates), with its further index
-/// pages read when `from` reaches back to them.
+/// pages read when `from` reaches back to them; and those of the annual report's forms in the
+/// dates that `forms` does not take (`10-KSB` under `forms = ["10-K"]`), each a counted drop.
 fn listed(
     source: &EdgarSource,
     web: &mut Fetcher<'_>,
     cik10: &str,
-) -> Result<Vec<Listed>, EdgarDrop> {
+) -> Result<(Vec<Listed>, Vec<Listed>), EdgarDrop> {
     let item = format!("edgar:CIK{cik10}");
     let fail = |(reason, detail): (String, String)| EdgarDrop {
         item: item.clone(),
@@ -829,11 +1028,17 @@ fn listed(
     }
     let mut seen = BTreeSet::new();
     filings.retain(|f| {
-        source.form_match(&f.form).is_some()
-            && source.in_dates(&f.filing_date)
+        source.in_dates(&f.filing_date)
             && !f.primary_document.is_empty()
             && seen.insert(f.accession.clone())
     });
+    let (mut filings, others): (Vec<Listed>, Vec<Listed>) = filings
+        .into_iter()
+        .partition(|f| source.form_match(&f.form).is_some());
+    let not_taken: Vec<Listed> = others
+        .into_iter()
+        .filter(|f| annual::family(&f.form).is_some())
+        .collect();
     // Newest first, so `latest` and amendments read in filing order.
     filings.sort_by(|a, b| {
         b.filing_date
@@ -844,7 +1049,7 @@ fn listed(
         let mut periods: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
         for f in &filings {
             periods
-                .entry(f.base_form().to_string())
+                .entry(f.base_form())
                 .or_default()
                 .insert(f.period().to_string());
         }
@@ -852,9 +1057,9 @@ fn listed(
             .into_iter()
             .flat_map(|(form, ps)| ps.into_iter().rev().take(n).map(move |p| (form.clone(), p)))
             .collect();
-        filings.retain(|f| keep.contains(&(f.base_form().to_string(), f.period().to_string())));
+        filings.retain(|f| keep.contains(&(f.base_form(), f.period().to_string())));
     }
-    Ok(filings)
+    Ok((filings, not_taken))
 }
 
 /// Fetch one filing's document and cut its items.
@@ -866,11 +1071,20 @@ fn read_one(
 ) -> Result<FetchedFiling, (String, String)> {
     let url = listed.document_url(&source.archives_url);
     let page = web.fetch(&url)?;
-    let cut = filing_items(&page.text, items);
+    // A plain-text submission (every filing before about 2001) is read as text, a wrapped HTML
+    // one as its main document's HTML.
+    let named_html = [".htm", ".html", ".xhtml"]
+        .iter()
+        .any(|e| listed.primary_document.to_ascii_lowercase().ends_with(e));
+    let doc = annual::read_document(&page.text, named_html);
+    let layout = doc.layout;
+    let mut cut = cut_items(doc.blocks, items);
+    let mut followed = BTreeMap::new();
+    annual::follow_pointers(&mut cut, &doc.exhibits, &mut followed);
     if cut.blocks.is_empty() {
         return Err((
             "empty_item".into(),
-            format!("items {items:?} not found in {url}"),
+            format!("items {items:?} not found in {url} (read as {layout})"),
         ));
     }
     Ok(FetchedFiling {
@@ -878,6 +1092,8 @@ fn read_one(
         url,
         blocks: cut.blocks,
         missing: cut.missing,
+        exhibits: doc.exhibits,
+        followed,
     })
 }
 
@@ -888,7 +1104,7 @@ pub(crate) fn harvest(source: &EdgarSource, web: &Web, items: &[String]) -> Edga
     let mut harvest = EdgarHarvest::default();
     let web = &mut Fetcher::new(web, source.rate_per_second);
     for cik10 in companies(source, web, &mut harvest) {
-        let filings = match listed(source, web, &cik10) {
+        let (filings, not_taken) = match listed(source, web, &cik10) {
             Ok(f) => f,
             Err(d) => {
                 harvest.items_in += 1;
@@ -896,11 +1112,21 @@ pub(crate) fn harvest(source: &EdgarSource, web: &Web, items: &[String]) -> Edga
                 continue;
             }
         };
-        harvest.items_in += filings.len() as u64;
+        harvest.items_in += (filings.len() + not_taken.len()) as u64;
+        for f in not_taken {
+            harvest.drop(
+                f.item(),
+                "form_not_taken",
+                format!(
+                    "{} is not among `forms` {:?}; name it there to take it",
+                    f.form, source.forms
+                ),
+            );
+        }
         // Groups of one period and form, newest filing first (`listed` sorted them).
         let mut groups: BTreeMap<(String, String), Vec<Listed>> = BTreeMap::new();
         for f in filings {
-            let key = (f.base_form().to_string(), f.period().to_string());
+            let key = (f.base_form(), f.period().to_string());
             groups.entry(key).or_default().push(f);
         }
         for group in groups.into_values() {
@@ -951,7 +1177,7 @@ pub(crate) fn harvest(source: &EdgarSource, web: &Web, items: &[String]) -> Edga
 /// The metadata of a fetched filing, the edgar-crawler fields and where it came from.
 pub(crate) fn filing_metadata(f: &FetchedFiling, items: &[String]) -> BTreeMap<String, String> {
     let l = &f.listed;
-    BTreeMap::from([
+    let mut m = BTreeMap::from([
         ("cik".to_string(), l.cik.clone()),
         ("company".to_string(), l.company.clone()),
         ("filing_type".to_string(), l.form.clone()),
@@ -959,7 +1185,19 @@ pub(crate) fn filing_metadata(f: &FetchedFiling, items: &[String]) -> BTreeMap<S
         ("period_of_report".to_string(), l.report_date.clone()),
         ("items".to_string(), items.join(",")),
         ("accession_number".to_string(), l.accession.clone()),
-    ])
+    ]);
+    m.extend(f.followed.clone());
+    if !f.exhibits.is_empty() {
+        m.insert(
+            "exhibits".into(),
+            f.exhibits
+                .iter()
+                .map(|d| d.kind.as_str())
+                .collect::<Vec<_>>()
+                .join(","),
+        );
+    }
+    m
 }
 
 /// The report id of a filing: stable by company, form (the original's under `replace`, so an
@@ -973,7 +1211,7 @@ pub fn report_id(
     let l = &f.listed;
     let form = match amendments {
         Amendments::Replace => l.base_form(),
-        Amendments::KeepBoth | Amendments::Ignore => l.form.as_str(),
+        Amendments::KeepBoth | Amendments::Ignore => l.form.clone(),
     };
     // `7` and `item_7` name the same item, so they give the same id.
     let keys: Vec<String> = items
@@ -982,7 +1220,7 @@ pub fn report_id(
         .collect();
     stable_id(
         "report",
-        &[domain, "edgar", &l.cik, form, l.period(), &keys.join(",")],
+        &[domain, "edgar", &l.cik, &form, l.period(), &keys.join(",")],
     )
 }
 

@@ -209,7 +209,59 @@ fn pages() -> Pages {
         doc("2", "000000000224000005", "beta-2023a.htm"),
         ok(BETA_AMENDED.into()),
     );
+    // Gamma: real plain-text filings (fixtures/real/10k-text): Textron's 10-K405 of 2002 and
+    // 24Holdings' 10-KSB of 2008, served as text as EDGAR serves `.txt` documents, and an 8-K.
+    let gamma = json!({
+        "cik": "3", "name": "Gamma Holdings",
+        "filings": {"recent": recent(&[
+            ("0000930413-08-001093", "2008-02-20", "2007-12-31", "10-KSB", "0000930413-08-001093.txt"),
+            ("0000950135-02-001340", "2002-03-14", "2001-12-29", "10-K405", "b42129tie10-k405.txt"),
+            ("0000950135-02-000999", "2002-01-10", "", "8-K", "gamma-8k.txt"),
+        ]), "files": []}
+    });
+    p.insert(
+        "/submissions/CIK0000000003.json".into(),
+        ok(gamma.to_string()),
+    );
+    let text = |body: String| {
+        (
+            200u16,
+            vec![("content-type", "text/plain".to_string())],
+            body.into_bytes(),
+        )
+    };
+    p.insert(
+        doc("3", "000095013502001340", "b42129tie10-k405.txt"),
+        text(real_text("textron-2001.txt.zst")),
+    );
+    p.insert(
+        doc("3", "000093041308001093", "0000930413-08-001093.txt"),
+        text(real_text("ksb-2007.txt.zst")),
+    );
+    // Delta: IBM's 10-K405 of 1998, a full submission whose items 5-8 point to its EX-13.
+    let delta = json!({
+        "cik": "4", "name": "Delta Machines",
+        "filings": {"recent": recent(&[
+            ("0001047469-98-012291", "1998-03-30", "1997-12-31", "10-K405", "0001047469-98-012291.txt"),
+        ]), "files": []}
+    });
+    p.insert(
+        "/submissions/CIK0000000004.json".into(),
+        ok(delta.to_string()),
+    );
+    p.insert(
+        doc("4", "000104746998012291", "0001047469-98-012291.txt"),
+        text(real_text("ibm-1997.txt.zst")),
+    );
     p
+}
+
+/// A real plain-text filing of fixtures/real/10k-text, decompressed.
+fn real_text(file: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/real/10k-text")
+        .join(file);
+    String::from_utf8(zstd::decode_all(std::fs::File::open(&path).unwrap()).unwrap()).unwrap()
 }
 
 fn serve() -> (Served, Edgar) {
@@ -801,4 +853,155 @@ fn item_cutting_takes_the_body_not_the_table_of_contents() {
     );
     assert!(toc_only.blocks.is_empty());
     assert_eq!(toc_only.missing, vec!["item_7".to_string()]);
+}
+
+/// Gamma's filings are plain-text submissions, as every EDGAR filing before about 2001 is: read
+/// as text, their items cut (Textron's 10-K405 of 2002 is of the 10-K family, taken under
+/// `forms = ["10-K"]`); the 10-KSB listed beside it is a counted drop naming its form, taken when
+/// `forms` names it; the 8-K is no annual report and not counted. Expected text read in the files.
+#[test]
+fn plain_text_filings_are_read_as_text_and_every_annual_form_is_taken_or_counted() {
+    let (served, _edgar) = serve();
+    let archive = tempfile::tempdir().unwrap();
+    let small = live_web(archive.path());
+    let gamma = json!({"ciks": ["3"], "tickers": [], "from": "1990-01-01"});
+    let (reports, report) = run(&small, &config(served.url(), gamma));
+    assert_eq!((report.items_in, report.items_out), (2, 1));
+    assert_eq!(
+        drops(&report),
+        BTreeMap::from([(
+            "edgar:3/0000930413-08-001093".to_string(),
+            "form_not_taken".to_string()
+        )])
+    );
+    let why = &report.drops.iter().find(|d| d.dropped).unwrap().detail;
+    assert!(why.contains("10-KSB"), "{why}");
+    let textron = &reports[0];
+    assert_eq!(textron.metadata["filing_type"], "10-K405");
+    assert_eq!(textron.metadata["period_of_report"], "2001-12-29");
+    assert_eq!(
+        texts(textron),
+        vec![
+            "h:ITEM 7. MANAGEMENT'S DISCUSSION AND ANALYSIS OF FINANCIAL CONDITION AND RESULTS OF OPERATIONS",
+            "p:\"Management's Discussion and Analysis,\" appearing on pages 19 through 32 of our 2001 Annual Report to Shareholders is incorporated by reference into this Annual Report on Form 10-K.",
+            "h:ITEM 7A. QUANTITATIVE AND QUALITATIVE DISCLOSURES ABOUT MARKET RISKS",
+            "p:\"Quantitative Risks Measures,\" appearing on page 30 of our 2001 Annual Report to Shareholders is incorporated by reference into this Annual Report on Form 10-K.",
+        ]
+    );
+
+    // Named in `forms`, the 10-KSB is taken: its submission's main document read as text, its
+    // exhibits kept apart; it has no item 7A (a counted failure, the report kept).
+    let big = web(json!({
+        "allow_addresses": ["loopback"], "max_body_bytes": 1_000_000, "archive_dir": archive.path(),
+    }));
+    let both =
+        json!({"ciks": ["3"], "tickers": [], "from": "1990-01-01", "forms": ["10-K", "10-KSB"]});
+    let (reports, report) = run(&big, &config(served.url(), both));
+    assert_eq!((report.items_in, report.items_out), (2, 2));
+    let ksb = reports
+        .iter()
+        .find(|r| r.metadata["filing_type"] == "10-KSB")
+        .unwrap();
+    assert_eq!(ksb.metadata["exhibits"], "EX-31.1,EX-31.2,EX-32.1,EX-32.2");
+    assert_eq!(
+        texts(ksb),
+        vec![
+            "h:ITEM 7. FINANCIAL STATEMENTS",
+            "p:See the index to the Financial Statements below, beginning on page F-1.",
+        ]
+    );
+    assert_eq!(
+        records(&report, false).values().collect::<Vec<_>>(),
+        vec!["missing_item"]
+    );
+}
+
+/// This path relative to the working directory (`../../target/tmp/...` from the crate's folder).
+fn relative_to_cwd(path: &Path) -> std::path::PathBuf {
+    let cwd = std::env::current_dir().unwrap();
+    let common = cwd
+        .components()
+        .zip(path.components())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let mut rel = std::path::PathBuf::new();
+    for _ in common..cwd.components().count() {
+        rel.push("..");
+    }
+    for c in path.components().skip(common) {
+        rel.push(c);
+    }
+    rel
+}
+
+/// A workspace given as a relative root (`--root ws`): the EDGAR source's web layer finds the
+/// replay archive the run's layer resolved against it, not a folder of that name under `/`. And a
+/// web layer that cannot be set up fails the stage, so no empty result is kept for a rerun to
+/// reuse.
+#[test]
+fn a_relative_root_replays_and_a_failed_web_setup_fails_the_stage() {
+    let (served, _edgar) = serve();
+    let ws = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let live = live_web(&ws.path().join("archive"));
+    let cfg = config(served.url(), json!({}));
+    let (reports, _) = run(&live, &cfg);
+    assert_eq!(reports.len(), 2);
+    drop(live);
+    drop(served);
+
+    let root = relative_to_cwd(ws.path());
+    assert!(
+        root.is_relative() && root.join("archive").is_dir(),
+        "{root:?}"
+    );
+    let replay = Arc::new(
+        Web::from_value(
+            &json!({"mode": "replay", "replay_archive": "archive"}),
+            &root,
+        )
+        .unwrap(),
+    );
+    let stage = ReportsStage::new(replay);
+    let parsed: ReportsConfig = noisebench_core::stage::parse_config(&cfg).unwrap();
+    let ctx = ctx(&root);
+    let out = stage.run(&parsed, Inputs::default(), &ctx).unwrap();
+    let replayed = Report::from_rows(out.tables["reports"].clone()).unwrap();
+    assert_eq!(replayed, reports);
+
+    // The archive gone after the run's layer was built: the source's own layer cannot load it.
+    std::fs::remove_dir_all(ws.path().join("archive")).unwrap();
+    let err = stage.run(&parsed, Inputs::default(), &ctx).unwrap_err();
+    assert!(err.to_string().contains("sources[0].edgar"), "{err}");
+}
+
+/// Through EDGAR too, an item that only points to the annual report brings the submission's
+/// EX-13: IBM's item 7 (1998) is flagged and followed by the exhibit's MD&A (read in the file).
+#[test]
+fn a_pointer_item_brings_the_annual_report_exhibit() {
+    let (served, _edgar) = serve();
+    let archive = tempfile::tempdir().unwrap();
+    let big = web(json!({
+        "allow_addresses": ["loopback"], "max_body_bytes": 1_000_000, "archive_dir": archive.path(),
+    }));
+    let delta = json!({"ciks": ["4"], "tickers": [], "from": "1990-01-01"});
+    let mut cfg = config(served.url(), delta);
+    cfg["sources"][0]["items"] = json!(["item_7"]);
+    let (reports, report) = run(&big, &cfg);
+    assert_eq!((report.items_in, report.items_out), (1, 1));
+    let ibm = &reports[0];
+    assert_eq!(ibm.metadata["filing_type"], "10-K405");
+    assert_eq!(ibm.metadata["incorporated_by_reference"], "item_7");
+    assert_eq!(ibm.metadata["annual_report_exhibit"], "EX-13");
+    let t = texts(ibm);
+    assert_eq!(
+        t[..3],
+        [
+            "h:ITEM 7. MANAGEMENT'S DISCUSSION AND ANALYSIS OF FINANCIAL CONDITION AND RESULTS OF OPERATIONS:",
+            "p:Refer to pages 40 through 49 of IBM's 1997 Annual Report to Stockholders which are incorporated herein by reference.",
+            "h:EX-13",
+        ]
+    );
+    assert!(t.iter().any(|p| p.starts_with(
+        "p:IBM's financial results in 1997 increasingly reflect the successful implementation"
+    )));
 }
