@@ -99,11 +99,11 @@ impl ClosedBook {
 }
 
 /// The questions to ask closed-book: all of them, or a seeded sample of `max` (in id order).
-pub fn closed_book_questions<'a>(
-    questions: &'a [Question],
+pub fn closed_book_questions(
+    questions: &[Question],
     max: Option<usize>,
     seed: u64,
-) -> Vec<&'a Question> {
+) -> Vec<&Question> {
     let all: Vec<&Question> = questions.iter().collect();
     match max {
         Some(n) => crate::sample(all, n, seed, |q| q.id.as_str()),

@@ -52,7 +52,7 @@ impl Default for QualityConfig {
 /// The closed-book check: each question asked of the configured model with no context, through
 /// the eval layer (task `eval_answer`, judged by `answer_judge`), when turned on; with the
 /// offline backend it does not run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ClosedBookConfig {
     /// Ask the questions closed-book before publishing, when a model is configured: one call per
@@ -61,15 +61,6 @@ pub struct ClosedBookConfig {
     pub enabled: bool,
     /// Ask at most this many questions, a seeded sample (`seed`); none: every question.
     pub max_questions: Option<usize>,
-}
-
-impl Default for ClosedBookConfig {
-    fn default() -> Self {
-        Self {
-            enabled: false,
-            max_questions: None,
-        }
-    }
 }
 
 /// Target shares (each table's shares are normalised to sum to 1), by dimension. A dimension
