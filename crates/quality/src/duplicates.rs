@@ -90,6 +90,11 @@ struct Prepared {
     signatures: Vec<Vec<u32>>,
     /// Each group's rows, in row order.
     rows: Vec<Vec<usize>>,
+    /// Each group's shape: groups of one shape have the same shingles (the same words in
+    /// another order, with single-word shingles), hence one signature and Jaccard 1.
+    shape: Vec<usize>,
+    /// Each shape's groups, in group order.
+    shapes: Vec<Vec<usize>>,
 }
 
 /// Group `texts` by normalised text and prepare each group's shingles and signature (on every
@@ -121,6 +126,8 @@ fn prepare(texts: &[&str], k: usize) -> Prepared {
         (sh, sig)
     });
     let mut ids: HashMap<String, u32> = HashMap::new();
+    let mut shape_of: HashMap<Vec<u32>, usize> = HashMap::new();
+    let (mut shape, mut shapes) = (Vec::new(), Vec::<Vec<usize>>::new());
     let mut shingle_ids = Vec::with_capacity(made.len());
     let mut signatures = Vec::with_capacity(made.len());
     for (sh, sig) in made {
@@ -132,6 +139,13 @@ fn prepare(texts: &[&str], k: usize) -> Prepared {
             })
             .collect();
         v.sort_unstable();
+        let next = shapes.len();
+        let s = *shape_of.entry(v.clone()).or_insert(next);
+        if s == next {
+            shapes.push(Vec::new());
+        }
+        shapes[s].push(shingle_ids.len());
+        shape.push(s);
         shingle_ids.push(v);
         signatures.push(sig);
     }
@@ -139,6 +153,8 @@ fn prepare(texts: &[&str], k: usize) -> Prepared {
         shingles: shingle_ids,
         signatures,
         rows,
+        shape,
+        shapes,
     }
 }
 
@@ -165,40 +181,139 @@ fn jaccard_ids(a: &[u32], b: &[u32]) -> f64 {
     }
 }
 
-/// An LSH index over the groups `members` (those with shingles).
+/// An LSH index over the shapes of the groups `members`, one group standing for each.
 fn index(prepared: &Prepared, members: &[usize], threshold: f64) -> MinHashIndex<u32, usize> {
     let mut index = MinHashIndex::new(BANDS, BAND_WIDTH, (threshold - SLACK).max(0.0));
+    let mut seen = vec![false; prepared.shapes.len()];
     for &g in members {
-        if !prepared.shingles[g].is_empty() {
+        let s = prepared.shape[g];
+        if !prepared.shingles[g].is_empty() && !seen[s] {
+            seen[s] = true;
             index.insert(g, prepared.signatures[g].clone());
         }
     }
     index
 }
 
-/// The other groups in `index` whose shingles' exact Jaccard with group `g`'s reaches
-/// `threshold`, with it, in group order (candidates from the index: its bands, then its
-/// signature estimate).
-fn near_groups(
+/// The other shapes in `index` whose shingles' exact Jaccard with shape `s`'s reaches
+/// `threshold`, with it (candidates from the index: its bands, then its signature estimate).
+fn near_shapes(
     prepared: &Prepared,
     index: &MinHashIndex<u32, usize>,
-    g: usize,
+    s: usize,
     threshold: f64,
 ) -> Vec<(usize, f64)> {
+    let g = prepared.shapes[s][0];
     if prepared.shingles[g].is_empty() {
         return Vec::new();
     }
     let mut found: Vec<(usize, f64)> = index
         .query(&prepared.signatures[g])
         .into_iter()
-        .filter(|&&s| s != g)
-        .filter_map(|&s| {
-            let sim = jaccard_ids(&prepared.shingles[g], &prepared.shingles[s]);
-            (sim >= threshold).then_some((s, sim))
+        .map(|&r| prepared.shape[r])
+        .filter(|&t| t != s)
+        .filter_map(|t| {
+            let sim = jaccard_ids(
+                &prepared.shingles[g],
+                &prepared.shingles[prepared.shapes[t][0]],
+            );
+            (sim >= threshold).then_some((t, sim))
         })
         .collect();
     found.sort_unstable_by_key(|x| x.0);
     found
+}
+
+/// The other groups that `member` admits and whose shingles' Jaccard with group `g`'s reaches
+/// the threshold, in group order: those of its shape (Jaccard 1), then those of the shapes
+/// `near` found for it.
+fn near_groups(
+    prepared: &Prepared,
+    near: &[(usize, f64)],
+    g: usize,
+    member: impl Fn(usize) -> bool,
+) -> Vec<(usize, f64)> {
+    let mut out: Vec<(usize, f64)> = prepared.shapes[prepared.shape[g]]
+        .iter()
+        .filter(|&&h| h != g && member(h))
+        .map(|&h| (h, 1.0))
+        .collect();
+    for &(t, sim) in near {
+        out.extend(
+            prepared.shapes[t]
+                .iter()
+                .filter(|&&h| member(h))
+                .map(|&h| (h, sim)),
+        );
+    }
+    out.sort_unstable_by_key(|x| x.0);
+    out
+}
+
+/// The `n` first pairs in [`pair_order`], kept while pairs are offered: `(similarity, exact,
+/// a, b)` with `a < b`.
+struct TopPairs<'a> {
+    n: usize,
+    kept: Vec<(f64, bool, &'a str, &'a str)>,
+}
+
+impl<'a> TopPairs<'a> {
+    fn before(x: &(f64, bool, &str, &str), y: &(f64, bool, &str, &str)) -> std::cmp::Ordering {
+        y.0.total_cmp(&x.0)
+            .then_with(|| x.2.cmp(y.2))
+            .then_with(|| x.3.cmp(y.3))
+    }
+
+    /// Whether a pair of this similarity could still be kept.
+    fn wants(&self, similarity: f64) -> bool {
+        self.kept.len() < self.n || self.kept.last().is_some_and(|w| similarity >= w.0)
+    }
+
+    /// Offer a pair; false when it is not kept (nor would any after it in the order be).
+    fn offer(&mut self, pair: (f64, bool, &'a str, &'a str)) -> bool {
+        let at = self
+            .kept
+            .partition_point(|k| Self::before(k, &pair) == std::cmp::Ordering::Less);
+        if at >= self.n {
+            return false;
+        }
+        self.kept.insert(at, pair);
+        self.kept.truncate(self.n);
+        true
+    }
+
+    /// Offer every pair of one id from `a` and one from `b` (each list the group's smallest
+    /// ids), at one similarity, best first.
+    fn offer_product(&mut self, similarity: f64, exact: bool, a: &[&'a str], b: &[&'a str]) {
+        if !self.wants(similarity) {
+            return;
+        }
+        let mut these: Vec<(f64, bool, &str, &str)> = a
+            .iter()
+            .flat_map(|x| {
+                b.iter()
+                    .map(move |y| (similarity, exact, (*x).min(*y), (*x).max(*y)))
+            })
+            .collect();
+        these.sort_by(Self::before);
+        for p in these {
+            if !self.offer(p) {
+                break;
+            }
+        }
+    }
+
+    fn pairs(self) -> Vec<DuplicatePair> {
+        self.kept
+            .into_iter()
+            .map(|(similarity, exact, a, b)| DuplicatePair {
+                a: a.to_string(),
+                b: b.to_string(),
+                similarity,
+                exact,
+            })
+            .collect()
+    }
 }
 
 /// Order of the listed pairs: most similar first, then by ids.
@@ -223,7 +338,7 @@ fn smallest_ids<'a>(rows: &[(&'a str, &str)], group: &[usize], n: usize) -> Vec<
 
 /// The (near-)duplicates among `rows` (`(id, text)`), shingled by `k` words.
 ///
-/// Each distinct normalised text is compared once, whatever number of rows share it; of the
+/// Each distinct set of shingles is compared once, whatever number of rows share it; of the
 /// pairs only the count and the `samples` listed ones are made (the first pairs of a group, or
 /// of two groups, in id order are the only ones that can be listed).
 pub fn within(rows: &[(&str, &str)], k: usize, threshold: f64, samples: usize) -> TableDuplicates {
@@ -231,63 +346,60 @@ pub fn within(rows: &[(&str, &str)], k: usize, threshold: f64, samples: usize) -
     let prepared = prepare(&texts, k);
     let groups: Vec<usize> = (0..prepared.rows.len()).collect();
     let index = index(&prepared, &groups, threshold);
-    let near_of = parallel_map(&groups, noisebench_core::default_threads(), |&g| {
-        near_groups(&prepared, &index, g, threshold)
+    let shapes: Vec<usize> = (0..prepared.shapes.len()).collect();
+    let near = parallel_map(&shapes, noisebench_core::default_threads(), |&s| {
+        near_shapes(&prepared, &index, s, threshold)
     });
-    let (mut exact, mut near, mut pair_count) = (0, 0, 0);
-    let mut pairs = Vec::new();
-    let pair = |a: &str, b: &str, similarity: f64, exact: bool| DuplicatePair {
-        a: a.min(b).to_string(),
-        b: a.max(b).to_string(),
-        similarity,
-        exact,
+    let first: Vec<Vec<&str>> = prepared
+        .rows
+        .iter()
+        .map(|m| smallest_ids(rows, m, samples + 1))
+        .collect();
+    let (mut exact, mut near_rows, mut pair_count) = (0, 0, 0);
+    let mut top = TopPairs {
+        n: samples,
+        kept: Vec::new(),
     };
     for (g, members) in prepared.rows.iter().enumerate() {
         let n = members.len();
         if n > 1 {
             exact += n;
             pair_count += n * (n - 1) / 2;
-            let ids = smallest_ids(rows, members, samples + 1);
-            let mut listed = 0;
+            let ids = &first[g];
             'exact: for (x, a) in ids.iter().enumerate() {
                 for b in &ids[x + 1..] {
-                    if listed == samples {
+                    if !top.wants(1.0) || !top.offer((1.0, true, a, b)) {
                         break 'exact;
                     }
-                    pairs.push(pair(a, b, 1.0, true));
-                    listed += 1;
                 }
             }
         }
-        if n > 1 || !near_of[g].is_empty() {
-            near += n;
+        let twins = near_groups(&prepared, &near[prepared.shape[g]], g, |_| true);
+        if n > 1 || !twins.is_empty() {
+            near_rows += n;
         }
-        for &(s, similarity) in near_of[g].iter().filter(|x| x.0 > g) {
-            pair_count += n * prepared.rows[s].len();
-            let mut these: Vec<DuplicatePair> = Vec::new();
-            for a in smallest_ids(rows, members, samples) {
-                for b in smallest_ids(rows, &prepared.rows[s], samples) {
-                    these.push(pair(a, b, similarity, false));
-                }
-            }
-            these.sort_by(pair_order);
-            these.truncate(samples);
-            pairs.extend(these);
+        for &(h, similarity) in twins.iter().filter(|x| x.0 > g) {
+            pair_count += n * prepared.rows[h].len();
+            let (a, b) = (&first[g], &first[h]);
+            top.offer_product(
+                similarity,
+                false,
+                &a[..a.len().min(samples)],
+                &b[..b.len().min(samples)],
+            );
         }
     }
-    most_similar_first(&mut pairs);
-    pairs.truncate(samples);
     TableDuplicates {
         rows: rows.len(),
         exact,
-        near,
+        near: near_rows,
         share: if rows.is_empty() {
             0.0
         } else {
-            near as f64 / rows.len() as f64
+            near_rows as f64 / rows.len() as f64
         },
         pair_count,
-        pairs,
+        pairs: top.pairs(),
     }
 }
 
@@ -302,27 +414,42 @@ pub fn across(
     let texts: Vec<&str> = train.iter().chain(test).map(|r| r.1).collect();
     let prepared = prepare(&texts, k);
     // A group holds train rows, test rows or both; the index holds those with train rows.
-    let with_train: Vec<usize> = (0..prepared.rows.len())
-        .filter(|&g| prepared.rows[g].first().is_some_and(|&i| i < train.len()))
-        .collect();
+    let has_train = |g: usize| prepared.rows[g].first().is_some_and(|&i| i < train.len());
+    let with_train: Vec<usize> = (0..prepared.rows.len()).filter(|&g| has_train(g)).collect();
     let index = index(&prepared, &with_train, threshold);
     let with_test: Vec<usize> = (0..prepared.rows.len())
         .filter(|&g| prepared.rows[g].last().is_some_and(|&i| i >= train.len()))
         .collect();
+    let mut test_shapes: Vec<usize> = with_test.iter().map(|&g| prepared.shape[g]).collect();
+    test_shapes.sort_unstable();
+    test_shapes.dedup();
+    let near: HashMap<usize, Vec<(usize, f64)>> = test_shapes
+        .iter()
+        .copied()
+        .zip(parallel_map(
+            &test_shapes,
+            noisebench_core::default_threads(),
+            |&s| near_shapes(&prepared, &index, s, threshold),
+        ))
+        .collect();
     // Each test group's best train twin: the most similar, then the first in train order (a
     // group's rows are in row order, so its first is its first train row).
-    let best = parallel_map(&with_test, noisebench_core::default_threads(), |&g| {
-        let mut found: Vec<(usize, f64, bool)> = near_groups(&prepared, &index, g, threshold)
-            .into_iter()
-            .map(|(s, sim)| (prepared.rows[s][0], sim, false))
-            .collect();
-        if prepared.rows[g][0] < train.len() {
-            found.push((prepared.rows[g][0], 1.0, true));
-        }
-        found
-            .into_iter()
-            .max_by(|x, y| x.1.total_cmp(&y.1).then_with(|| y.0.cmp(&x.0)))
-    });
+    let best: Vec<Option<(usize, f64, bool)>> = with_test
+        .iter()
+        .map(|&g| {
+            let near = near.get(&prepared.shape[g]).map_or(&[][..], Vec::as_slice);
+            let mut found: Vec<(usize, f64, bool)> = near_groups(&prepared, near, g, has_train)
+                .into_iter()
+                .map(|(s, sim)| (prepared.rows[s][0], sim, false))
+                .collect();
+            if has_train(g) {
+                found.push((prepared.rows[g][0], 1.0, true));
+            }
+            found
+                .into_iter()
+                .max_by(|x, y| x.1.total_cmp(&y.1).then_with(|| y.0.cmp(&x.0)))
+        })
+        .collect();
     let mut pairs = Vec::new();
     for (&g, best) in with_test.iter().zip(best) {
         let Some((j, similarity, exact)) = best else {
