@@ -2,7 +2,8 @@
 //! `noisebench_chunk::synthetic`) built end to end with the offline backend, at 1/8, 1/4, 1/2
 //! and 1 of that size. Each scale runs in a fresh child process (this bench, re-executed), so
 //! its peak memory (VmHWM) is its own. Prints per-stage seconds, rows out, the publish time and
-//! peak memory per scale, then the totals side by side.
+//! peak memory per scale (and the quality card's seconds and share of the build), then the
+//! totals side by side.
 //!
 //! `cargo bench -p noisebench-cli --bench rare_scale` (or `just bench-rare`). Environment:
 //! `RARE_SCALE_REPORTS=527` (the full size), `RARE_SCALE_FRACTIONS=8,4,2,1` (divisors),
@@ -142,11 +143,17 @@ fn child(reports: usize) {
     }
     let peak = peak_mb();
     println!(
-        "{:<24} {:>8.2}\n{:<24} {:>8.2}\npeak memory {peak:.0} MB",
+        "{:<24} {:>8.2}\n{:<24} {:>8.2}\n{:<24} {:>8.2}\npeak memory {peak:.0} MB",
+        "quality card",
+        built.quality_seconds,
         "publish (and overhead)",
-        total - stage_sum,
+        total - stage_sum - built.quality_seconds,
         "total",
         total
+    );
+    println!(
+        "quality card: {:.1}% of the build",
+        100.0 * built.quality_seconds / total
     );
     println!(
         "TOTAL {:>6}  {:>8}  {:>5}  {:>8}  {:>9}  {:>8.1}  {:>9.1}  {:>7.1}  {:>7.0}",

@@ -14,6 +14,9 @@ use noisebench_snapshot::{
 
 use crate::{Loaded, Workspace};
 
+/// The closed-book check's call log beside the run's (`work/<pipeline>/`).
+pub const QUALITY_CALLS: &str = "quality_llm_calls.parquet";
+
 /// The result of `build-snapshot`.
 pub struct Built {
     pub run: RunResult,
@@ -30,6 +33,9 @@ pub struct Built {
     pub report_track: Option<String>,
     /// The quote made before the run (a model with a price), beside what the run used.
     pub quote: Option<crate::QuoteVsActual>,
+    /// Seconds the quality card took before publishing (its closed-book calls included); 0
+    /// when nothing was to be published.
+    pub quality_seconds: f64,
 }
 
 /// A build stopped by a failed gate or table check: the error, and what the run did up to
@@ -145,6 +151,28 @@ impl LlmTotals {
         t
     }
 
+    /// These totals with the quality card's closed-book calls added, those calls written to
+    /// `work/<pipeline>/quality_llm_calls.parquet` (the run's call log is the stages').
+    fn with_quality_calls(self, run_dir: &Path, calls: Vec<LlmCall>) -> Result<Self> {
+        let mut all: Vec<LlmCall> = {
+            let path = run_dir.join(noisebench_pipeline::LLM_CALLS);
+            if path.is_file() {
+                table_io::read_rows(&path)?
+            } else {
+                Vec::new()
+            }
+        };
+        table_io::write_table(
+            &run_dir.join(QUALITY_CALLS),
+            &noisebench_core::Rows::LlmCalls(calls.clone()),
+        )?;
+        all.extend(calls);
+        Ok(LlmTotals {
+            constant_answers: self.constant_answers,
+            ..Self::of(&all)
+        })
+    }
+
     /// Read `work/<pipeline>/llm_calls.parquet` (none: all zero).
     pub fn of_run(run_dir: &Path) -> Result<Self> {
         let path = run_dir.join(noisebench_pipeline::LLM_CALLS);
@@ -240,6 +268,7 @@ pub fn build_snapshot(
             llm,
             outcome: None,
             quote: quote.clone(),
+            quality_seconds: 0.0,
         });
     };
     if let Some(message) = &unfinished
@@ -255,6 +284,7 @@ pub fn build_snapshot(
             llm,
             outcome: None,
             quote: quote.clone(),
+            quality_seconds: 0.0,
         });
     }
     let (tables, partial) = snapshot_tables(plan, section, &run)?;
@@ -264,7 +294,13 @@ pub fn build_snapshot(
     checks.extend(parent_checks(&ws.snapshots_dir, &section.dataset, &tables)?);
     // The quality card, judged by its gates with the other checks before publishing.
     let quality_config = noisebench_quality::QualityConfig::from_table(plan.file.quality.as_ref())?;
-    let quality = crate::quality::measure_tables(&tables, &quality_config)?;
+    let started = std::time::Instant::now();
+    let (quality, quality_calls) =
+        crate::quality::measure_tables(&tables, &quality_config, &loaded.layers.llm)?;
+    let quality_seconds = started.elapsed().as_secs_f64();
+    if !quality_calls.is_empty() {
+        llm = llm.with_quality_calls(&run.run_dir, quality_calls)?;
+    }
     checks.extend(noisebench_quality::gates(&quality, &quality_config.gates));
     let degraded = ws.allow_degraded || plan.file.gates.as_ref().is_some_and(|g| g.allow_degraded);
     let failed: Vec<String> = checks
@@ -285,6 +321,7 @@ pub fn build_snapshot(
             llm,
             outcome: None,
             quote: quote.clone(),
+            quality_seconds,
         });
     }
     let mut provenance = provenance(&loaded, &run, &llm)?;
@@ -335,6 +372,7 @@ pub fn build_snapshot(
         checks,
         report_track,
         quote,
+        quality_seconds,
     })
 }
 

@@ -55,7 +55,7 @@ pub use eval::{
 pub use export::{ExportFormat, Exported, export_snapshot, resolve_snapshot};
 pub use inspect::{inspect_id, inspect_stage};
 pub use layers::{Layers, LlmOverrides};
-pub use quality::{quality_moves, quality_text, version_quality};
+pub use quality::{closed_book, quality_moves, quality_text, version_quality};
 pub use quote::{Quote, QuoteRow, QuoteVsActual, quote};
 pub use reference::{config_schemas, render_markdown, write_config_reference};
 pub use registry::{registry, table_checks};

@@ -4,12 +4,17 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
+use noisebench_core::LlmCall;
 use noisebench_core::{
     Chunk, Claim, ClaimDocumentLabel, Document, DocumentPerturbation, QueryPerturbation, Question,
     QuestionSplit, Report, TableKind, TableRow,
 };
+use noisebench_eval::ClosedBookItem;
+use noisebench_llm::Llm;
 use noisebench_pipeline::table_io;
-use noisebench_quality::{QUALITY_FILE, QualityConfig, QualityReport, Tables};
+use noisebench_quality::{
+    ClosedBook, ClosedBookAsked, QUALITY_FILE, QualityConfig, QualityReport, Tables,
+};
 use noisebench_snapshot::{PublishedVersion, SourceTable};
 
 /// The rows the card reads, each table empty when the version has none of its kind.
@@ -64,18 +69,89 @@ impl Rows {
     }
 }
 
-/// The card of the tables a build is about to publish (the first table of each kind).
+/// The stage name of the closed-book check's calls in the call log.
+pub const QUALITY_STAGE: &str = "quality";
+
+/// The card of the tables a build is about to publish (the first table of each kind), with the
+/// closed-book check asked of `llm` when it has a model; also the calls that check made.
 pub(crate) fn measure_tables(
     tables: &[SourceTable],
     config: &QualityConfig,
-) -> Result<QualityReport> {
+    llm: &Llm,
+) -> Result<(QualityReport, Vec<LlmCall>)> {
     let rows = Rows::read(|kind| {
         tables
             .iter()
             .find(|t| t.kind == kind)
             .map(|t| t.path.clone())
     })?;
-    Ok(noisebench_quality::measure(&rows.tables(), config))
+    let mut report = noisebench_quality::measure(&rows.tables(), config);
+    report.closed_book = closed_book(llm, &rows.questions, config)?;
+    Ok((report, llm.drain_call_log()))
+}
+
+/// The closed-book check of `questions` ([`noisebench_eval::closed_book`]): not run with the
+/// offline backend, unless `[quality.closed_book] enabled`, or without questions; else each
+/// question (or `max_questions` of them) asked of `llm` with no context and judged.
+pub fn closed_book(
+    llm: &Llm,
+    questions: &[Question],
+    config: &QualityConfig,
+) -> Result<ClosedBook> {
+    if noisebench_eval::closed_book::offline(llm) {
+        return Ok(ClosedBook::not_run(
+            "the offline backend answers no question without passages; configure a model \
+             ([llm] backend = \"openai\") and set [quality.closed_book] enabled = true to ask \
+             them closed-book",
+        ));
+    }
+    if !config.closed_book.enabled {
+        return Ok(ClosedBook::not_run(
+            "turned off; set [quality.closed_book] enabled = true to ask each question of the \
+             model with no context",
+        ));
+    }
+    if questions.is_empty() {
+        return Ok(ClosedBook::not_run("no questions"));
+    }
+    llm.require(&noisebench_eval::closed_book::TASKS)
+        .map_err(|e| anyhow::anyhow!("quality card, closed-book check: {e}"))?;
+    let chosen = noisebench_quality::closed_book_questions(
+        questions,
+        config.closed_book.max_questions,
+        config.seed,
+    );
+    let items: Vec<ClosedBookItem> = chosen
+        .iter()
+        .map(|q| ClosedBookItem {
+            id: q.id.clone(),
+            question: q.question.clone(),
+            answer: q.answer.clone(),
+        })
+        .collect();
+    let answers = noisebench_eval::ask_closed_book(llm, QUALITY_STAGE, &items)
+        .context("quality card, closed-book check")?;
+    let asked: Vec<ClosedBookAsked> = answers
+        .into_iter()
+        .map(|a| ClosedBookAsked {
+            question_id: a.id,
+            answer: a.answer,
+            correct: a.correct,
+        })
+        .collect();
+    let reason = format!(
+        "{} of {} questions asked with no context of {}",
+        items.len(),
+        questions.len(),
+        llm.provenance(noisebench_eval::closed_book::TASKS[0].name)
+    );
+    Ok(noisebench_quality::closed_book(
+        questions,
+        &asked,
+        reason,
+        config.samples,
+        config.seed,
+    ))
 }
 
 /// A published version's card: its `quality.json`, or measured now with the default

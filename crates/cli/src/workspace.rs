@@ -231,7 +231,7 @@ impl Workspace {
         }
         crate::keys::without_missing_llm_keys(&mut file, &missing);
         // A `[quality]` table that does not parse stops the run before any work, not at publishing.
-        noisebench_quality::QualityConfig::from_table(file.quality.as_ref())
+        let quality = noisebench_quality::QualityConfig::from_table(file.quality.as_ref())
             .with_context(context)?;
         // A merge's archive-only web layer reads the archive as it opens: pull it first.
         if let Some(remote) = &self.remote_work {
@@ -242,6 +242,18 @@ impl Workspace {
         }
         let layers = Layers::of(&file, &self.root, &self.llm_overrides).with_context(context)?;
         let plan = Plan::new(file, &self.root, &registry(&layers)).with_context(context)?;
+        // The quality card asks the questions closed-book before publishing: its tasks are the
+        // pipeline's like the stages' (templates checked now, `task_models` may name them).
+        if plan.file.snapshot.is_some()
+            && quality.closed_book.enabled
+            && !noisebench_eval::closed_book::offline(&layers.llm)
+        {
+            layers
+                .llm
+                .require(&noisebench_eval::closed_book::TASKS)
+                .map_err(|e| anyhow::anyhow!("[quality.closed_book]: {e}"))
+                .with_context(context)?;
+        }
         // The stages declared their LLM tasks while the plan checked them; a task model for a
         // task none of them uses is a typo or a leftover.
         layers

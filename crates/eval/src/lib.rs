@@ -20,6 +20,7 @@
 //! (the binary reads snapshots and writes Parquet), and it is not a pipeline stage.
 
 pub mod answers;
+pub mod closed_book;
 pub mod confact;
 pub mod data;
 pub mod generate;
@@ -33,6 +34,7 @@ pub mod run;
 pub mod systems;
 
 pub use answers::RefusalConfig;
+pub use closed_book::{ClosedBookAnswer, ClosedBookItem, ask_closed_book};
 pub use confact::ConfactConfig;
 pub use data::{
     BadRow, Credibility, DocLabel, DocVariant, EvalChunk, EvalClaim, EvalData, EvalDocument,

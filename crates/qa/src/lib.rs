@@ -22,7 +22,9 @@ mod tasks;
 
 pub use export::{ExportRareConfig, ExportRareStage, RARE_FILES};
 pub use judge::{JudgeConfig, JudgeStage};
-pub use questions::{Corpus, Prompt, QuestionsConfig, QuestionsStage, assemble, dedupe, prepare};
+pub use questions::{
+    Corpus, Prompt, QuestionsConfig, QuestionsStage, assemble, dedupe, prepare, sample_toward_mix,
+};
 pub use splits::{SplitsConfig, SplitsStage, assign};
 pub use table_checks::table_checks;
 pub use tasks::{

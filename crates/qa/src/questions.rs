@@ -55,6 +55,17 @@ pub struct QuestionsConfig {
     /// them; other keys stay in `reports` only.
     #[serde(default = "default_metadata_keys")]
     pub metadata_keys: Vec<String>,
+    /// Shares of pattern kinds (`single_hop`, `chained_multi_hop`, `star_shaped`,
+    /// `inverted_star_shaped`) to sample the asked patterns toward, e.g. the same as
+    /// `[quality.mix] kinds` (normalised over the kinds the input has). Each kind keeps its
+    /// share of the largest total its patterns can fill, chosen stably (the lowest seeded
+    /// hashes of the pattern ids, `mix_seed`); a kind given no share is not asked. The patterns
+    /// left out are counted in the stage's facts, not dropped. Empty: every pattern is asked.
+    #[serde(default)]
+    pub target_mix: BTreeMap<String, f64>,
+    /// The seed of the sampling toward `target_mix`.
+    #[serde(default)]
+    pub mix_seed: u64,
 }
 
 fn default_min_pivot_words() -> usize {
@@ -140,6 +151,60 @@ impl<'a> Corpus<'a> {
             reports: reports.iter().map(|r| (r.id.as_str(), r)).collect(),
         }
     }
+}
+
+/// The patterns to ask when sampling toward `target` (pattern kind -> share): each kind keeps
+/// `round(share * total)` of its patterns, the total the largest that every kind with a share
+/// can fill, the kinds' shares normalised over the kinds `patterns` has; the kept ones are
+/// those whose seeded hash of id is lowest, so a small input change changes few. Returns the
+/// kept patterns (in input order) and how many of each kind were left out. An empty `target`
+/// keeps everything.
+pub fn sample_toward_mix(
+    patterns: Vec<Pattern>,
+    target: &BTreeMap<String, f64>,
+    seed: u64,
+) -> (Vec<Pattern>, BTreeMap<String, usize>) {
+    if target.is_empty() {
+        return (patterns, BTreeMap::new());
+    }
+    let mut by_kind: BTreeMap<&str, Vec<(u64, usize)>> = BTreeMap::new();
+    for (i, p) in patterns.iter().enumerate() {
+        let h = noisebench_core::sha256_hex(format!("{seed}:{}", p.id).as_bytes());
+        let key = u64::from_str_radix(&h[..16], 16).unwrap_or(u64::MAX);
+        by_kind
+            .entry(p.pattern.as_str())
+            .or_default()
+            .push((key, i));
+    }
+    let share = |kind: &str| target.get(kind).copied().unwrap_or(0.0).max(0.0);
+    let sum: f64 = by_kind.keys().map(|k| share(k)).sum();
+    let total = by_kind
+        .iter()
+        .filter(|(k, _)| share(k) > 0.0)
+        .map(|(k, v)| v.len() as f64 / (share(k) / sum))
+        .fold(f64::INFINITY, f64::min);
+    let mut keep = vec![false; patterns.len()];
+    let mut left_out = BTreeMap::new();
+    for (kind, mut members) in by_kind {
+        let n = if sum > 0.0 && total.is_finite() {
+            ((share(kind) / sum * total).round() as usize).min(members.len())
+        } else {
+            0
+        };
+        members.sort_unstable();
+        for &(_, i) in &members[..n] {
+            keep[i] = true;
+        }
+        if members.len() > n {
+            left_out.insert(kind.to_string(), members.len() - n);
+        }
+    }
+    let kept = patterns
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(p, k)| k.then_some(p))
+        .collect();
+    (kept, left_out)
 }
 
 /// Resolve every pattern into its prompt's input. A pattern naming a triplet or chunk the
@@ -482,6 +547,10 @@ fn describe(q: &Question) -> String {
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub(crate) struct QuestionsSummary {
     pub patterns: usize,
+    /// Patterns left out by the sampling toward `target_mix`, per kind (not counted in
+    /// `patterns`).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub not_sampled: BTreeMap<String, usize>,
     /// Patterns asked about (after the pre-call drops), per kind.
     pub asked: BTreeMap<String, usize>,
     /// Questions kept, per kind.
@@ -513,6 +582,12 @@ impl QuestionsSummary {
             ),
             format!("Asked: {}.", listed(&self.asked)),
         ];
+        if !self.not_sampled.is_empty() {
+            lines.push(format!(
+                "Left out by the sampling toward the target mix: {}.",
+                listed(&self.not_sampled)
+            ));
+        }
         if !self.drops.is_empty() {
             lines.push(format!("Dropped: {}.", listed(&self.drops)));
         }
@@ -573,6 +648,16 @@ impl TypedStage for QuestionsStage {
         if c.max_answer_words == 0 {
             return Err(ConfigError::new("max_answer_words", "must be at least 1"));
         }
+        if let Some((kind, share)) = c
+            .target_mix
+            .iter()
+            .find(|(_, s)| !s.is_finite() || **s < 0.0)
+        {
+            return Err(ConfigError::new(
+                "target_mix",
+                format!("{kind} = {share}: a share is a number of at least 0"),
+            ));
+        }
         if !(0.0..=1.0).contains(&c.near_duplicate_similarity) {
             return Err(ConfigError::new(
                 "near_duplicate_similarity",
@@ -600,6 +685,7 @@ impl TypedStage for QuestionsStage {
         self.validate(c, &ctx.root)?;
         let mut patterns: Vec<Pattern> = inputs.take("patterns")?;
         patterns.sort_by(|a, b| a.id.cmp(&b.id));
+        let (patterns, not_sampled) = sample_toward_mix(patterns, &c.target_mix, c.mix_seed);
         let triplets: Vec<Triplet> = inputs.take("triplets")?;
         let chunks: Vec<Chunk> = inputs.take("chunks")?;
         let reports: Vec<Report> = inputs.take("reports")?;
@@ -677,6 +763,7 @@ impl TypedStage for QuestionsStage {
 
         let mut summary = QuestionsSummary {
             patterns: patterns.len(),
+            not_sampled,
             embedder: self.llm.embedder_name(),
             ..QuestionsSummary::default()
         };

@@ -1,6 +1,10 @@
 //! The quality card's cost on a synthetic version: `cargo bench -p noisebench-quality --bench
 //! quality`. 20,000 chunks, 4,000 questions (half test, half train) and 4,000 labelled pairs
-//! made from a seeded word list; prints each measure's seconds. Plain `main` with `std::time`.
+//! made from a seeded word list; prints each measure's seconds. Then the near-duplicates of
+//! templated questions as the offline generator writes them (RARE's shape: 48,000 questions
+//! from a few templates over a few hundred entities, so many texts repeat and many pairs are
+//! LSH candidates), within the questions and across a half test, half train split. Plain
+//! `main` with `std::time`.
 
 use std::time::Instant;
 
@@ -106,5 +110,58 @@ fn main() {
             },
             &config,
         );
+    });
+    templated(&config, &time);
+}
+
+/// Near-duplicates of 48,000 templated questions (`QUALITY_BENCH_TEMPLATED=n` for another count).
+fn templated(config: &QualityConfig, time: &dyn Fn(&str, &mut dyn FnMut())) {
+    let n: usize = std::env::var("QUALITY_BENCH_TEMPLATED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(48_000);
+    let templates = [
+        "What was the {m} of {c} in fiscal {y} according to its annual report?",
+        "Which segment of {c} reported the highest {m} in {y}?",
+        "How did the {m} of {c} change between {y} and the prior year?",
+        "Which company that shares an auditor with {c} reported {m} in {y}?",
+        "What risk factor did {c} name in its {y} filing about {m}?",
+        "Who is the chief executive of the company that reported {m} of {c} in {y}?",
+    ];
+    let metrics = [
+        "revenue",
+        "net income",
+        "operating margin",
+        "capital expenditure",
+        "headcount",
+        "free cash flow",
+        "debt",
+        "backlog",
+    ];
+    let questions: Vec<(String, String)> = (0..n)
+        .map(|i| {
+            let t = templates[i % templates.len()];
+            let text = t
+                .replace("{m}", metrics[(i / 7) % metrics.len()])
+                .replace("{c}", &format!("Company {}", (i * 31) % 400))
+                .replace("{y}", &format!("{}", 2015 + (i / 13) % 9));
+            (format!("q{i:06}"), text)
+        })
+        .collect();
+    let rows: Vec<(&str, &str)> = questions
+        .iter()
+        .map(|(id, t)| (id.as_str(), t.as_str()))
+        .collect();
+    time(
+        &format!("near-duplicates ({n} templated questions)"),
+        &mut || {
+            duplicates::within(&rows, 1, config.near_duplicate_threshold, 5);
+        },
+    );
+    let (test, train): (Vec<_>, Vec<_>) = rows.iter().enumerate().partition(|(i, _)| i % 2 == 0);
+    let test: Vec<(&str, &str)> = test.into_iter().map(|(_, r)| *r).collect();
+    let train: Vec<(&str, &str)> = train.into_iter().map(|(_, r)| *r).collect();
+    time("across splits (templated, half test)", &mut || {
+        duplicates::across(&test, &train, 1, config.near_duplicate_threshold, 5);
     });
 }

@@ -27,6 +27,8 @@ pub struct QualityConfig {
     pub rank_depth: usize,
     /// The mix the maintainer wants (`[quality.mix]`), compared with the version's.
     pub mix: MixTarget,
+    /// Asking the questions with no context (`[quality.closed_book]`).
+    pub closed_book: ClosedBookConfig,
     /// The checks run before publishing (`[quality.gates]`).
     pub gates: QualityGates,
 }
@@ -41,9 +43,24 @@ impl Default for QualityConfig {
             fuzzy_threshold: 0.85,
             rank_depth: 100,
             mix: MixTarget::default(),
+            closed_book: ClosedBookConfig::default(),
             gates: QualityGates::default(),
         }
     }
+}
+
+/// The closed-book check: each question asked of the configured model with no context, through
+/// the eval layer (task `eval_answer`, judged by `answer_judge`), when turned on; with the
+/// offline backend it does not run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct ClosedBookConfig {
+    /// Ask the questions closed-book before publishing, when a model is configured: one call per
+    /// question (and a judge call per answer no lexical match decides), cached like the stages'
+    /// calls. Off (the default), the card says it did not run.
+    pub enabled: bool,
+    /// Ask at most this many questions, a seeded sample (`seed`); none: every question.
+    pub max_questions: Option<usize>,
 }
 
 /// Target shares (each table's shares are normalised to sum to 1), by dimension. A dimension

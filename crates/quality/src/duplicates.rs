@@ -4,9 +4,10 @@
 //! table: the share of rows with a twin. Across splits: the share of test questions with a twin
 //! in train.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeSet, HashMap};
 
 use gaoya::minhash::{MinHashIndex, MinHasher, MinHasher32};
+use noisebench_core::parallel_map;
 use noisebench_text::words::{normalize, words};
 use serde::{Deserialize, Serialize};
 
@@ -80,127 +81,325 @@ pub fn jaccard(a: &BTreeSet<String>, b: &BTreeSet<String>) -> f64 {
     }
 }
 
-/// Texts prepared once: normalised form, shingles, signature.
+/// The distinct texts of some rows (equal once normalised: one group), each prepared once.
+/// Rows of no words belong to no group: they have no twin.
 struct Prepared {
-    normal: Vec<String>,
-    shingles: Vec<BTreeSet<String>>,
+    /// Each group's shingles as sorted ids (interned over the whole call, so two groups' ids
+    /// compare as their strings do).
+    shingles: Vec<Vec<u32>>,
     signatures: Vec<Vec<u32>>,
+    /// Each group's rows, in row order.
+    rows: Vec<Vec<usize>>,
+    /// Each group's shape: groups of one shape have the same shingles (the same words in
+    /// another order, with single-word shingles), hence one signature and Jaccard 1.
+    shape: Vec<usize>,
+    /// Each shape's groups, in group order.
+    shapes: Vec<Vec<usize>>,
 }
 
+/// Group `texts` by normalised text and prepare each group's shingles and signature (on every
+/// core). Equal normalised texts have equal words, hence equal shingles and signatures, so one
+/// text stands for its group in the index and in every comparison.
 fn prepare(texts: &[&str], k: usize) -> Prepared {
+    let mut index_of: HashMap<String, usize> = HashMap::new();
+    let mut rows: Vec<Vec<usize>> = Vec::new();
+    let mut first: Vec<&str> = Vec::new();
+    for (i, t) in texts.iter().enumerate() {
+        let n = normalize(t);
+        if n.is_empty() {
+            continue;
+        }
+        let g = *index_of.entry(n).or_insert_with(|| {
+            rows.push(Vec::new());
+            first.push(t);
+            rows.len() - 1
+        });
+        rows[g].push(i);
+    }
     // gaoya's default hasher is FNV with fixed permutations (seed 3): the same text always
     // has the same signature.
     let hasher = MinHasher32::new(BANDS * BAND_WIDTH);
-    let shingles: Vec<BTreeSet<String>> = texts.iter().map(|t| shingles(t, k)).collect();
+    let threads = noisebench_core::default_threads();
+    let made: Vec<(BTreeSet<String>, Vec<u32>)> = parallel_map(&first, threads, |t| {
+        let sh = shingles(t, k);
+        let sig = hasher.create_signature(sh.iter());
+        (sh, sig)
+    });
+    let mut ids: HashMap<String, u32> = HashMap::new();
+    let mut shape_of: HashMap<Vec<u32>, usize> = HashMap::new();
+    let (mut shape, mut shapes) = (Vec::new(), Vec::<Vec<usize>>::new());
+    let mut shingle_ids = Vec::with_capacity(made.len());
+    let mut signatures = Vec::with_capacity(made.len());
+    for (sh, sig) in made {
+        let mut v: Vec<u32> = sh
+            .into_iter()
+            .map(|s| {
+                let next = ids.len() as u32;
+                *ids.entry(s).or_insert(next)
+            })
+            .collect();
+        v.sort_unstable();
+        let next = shapes.len();
+        let s = *shape_of.entry(v.clone()).or_insert(next);
+        if s == next {
+            shapes.push(Vec::new());
+        }
+        shapes[s].push(shingle_ids.len());
+        shape.push(s);
+        shingle_ids.push(v);
+        signatures.push(sig);
+    }
     Prepared {
-        normal: texts.iter().map(|t| normalize(t)).collect(),
-        signatures: shingles
-            .iter()
-            .map(|s| hasher.create_signature(s.iter()))
-            .collect(),
-        shingles,
+        shingles: shingle_ids,
+        signatures,
+        rows,
+        shape,
+        shapes,
     }
 }
 
+/// Jaccard similarity of two sorted id sets (two empty sets: 0); the same number as
+/// [`jaccard`] over the strings they stand for.
+fn jaccard_ids(a: &[u32], b: &[u32]) -> f64 {
+    let (mut i, mut j, mut inter) = (0, 0, 0usize);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                inter += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    let union = a.len() + b.len() - inter;
+    if union == 0 {
+        0.0
+    } else {
+        inter as f64 / union as f64
+    }
+}
+
+/// An LSH index over the shapes of the groups `members`, one group standing for each.
 fn index(prepared: &Prepared, members: &[usize], threshold: f64) -> MinHashIndex<u32, usize> {
     let mut index = MinHashIndex::new(BANDS, BAND_WIDTH, (threshold - SLACK).max(0.0));
-    for &i in members {
-        if !prepared.shingles[i].is_empty() {
-            index.insert(i, prepared.signatures[i].clone());
+    let mut seen = vec![false; prepared.shapes.len()];
+    for &g in members {
+        let s = prepared.shape[g];
+        if !prepared.shingles[g].is_empty() && !seen[s] {
+            seen[s] = true;
+            index.insert(g, prepared.signatures[g].clone());
         }
     }
     index
 }
 
-/// The twins of text `i` among the index's members (not `i` itself), by exact Jaccard or equal
-/// normalised text.
-fn twins(
+/// The other shapes in `index` whose shingles' exact Jaccard with shape `s`'s reaches
+/// `threshold`, with it (candidates from the index: its bands, then its signature estimate).
+fn near_shapes(
     prepared: &Prepared,
     index: &MinHashIndex<u32, usize>,
-    by_text: &BTreeMap<&str, Vec<usize>>,
-    i: usize,
+    s: usize,
     threshold: f64,
-) -> Vec<(usize, f64, bool)> {
-    let mut found: BTreeMap<usize, (f64, bool)> = BTreeMap::new();
-    if !prepared.normal[i].is_empty() {
-        for &j in by_text
-            .get(prepared.normal[i].as_str())
-            .into_iter()
-            .flatten()
-        {
-            found.insert(j, (1.0, true));
-        }
+) -> Vec<(usize, f64)> {
+    let g = prepared.shapes[s][0];
+    if prepared.shingles[g].is_empty() {
+        return Vec::new();
     }
-    if !prepared.shingles[i].is_empty() {
-        for j in index.query_owned(&prepared.signatures[i]) {
-            if found.contains_key(&j) {
-                continue;
-            }
-            let sim = jaccard(&prepared.shingles[i], &prepared.shingles[j]);
-            if sim >= threshold {
-                found.insert(j, (sim, false));
-            }
-        }
-    }
-    found.remove(&i);
-    found.into_iter().map(|(j, (s, e))| (j, s, e)).collect()
+    let mut found: Vec<(usize, f64)> = index
+        .query(&prepared.signatures[g])
+        .into_iter()
+        .map(|&r| prepared.shape[r])
+        .filter(|&t| t != s)
+        .filter_map(|t| {
+            let sim = jaccard_ids(
+                &prepared.shingles[g],
+                &prepared.shingles[prepared.shapes[t][0]],
+            );
+            (sim >= threshold).then_some((t, sim))
+        })
+        .collect();
+    found.sort_unstable_by_key(|x| x.0);
+    found
 }
 
-fn by_text<'a>(prepared: &'a Prepared, members: &[usize]) -> BTreeMap<&'a str, Vec<usize>> {
-    let mut m: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-    for &i in members {
-        m.entry(prepared.normal[i].as_str()).or_default().push(i);
+/// The other groups that `member` admits and whose shingles' Jaccard with group `g`'s reaches
+/// the threshold, in group order: those of its shape (Jaccard 1), then those of the shapes
+/// `near` found for it.
+fn near_groups(
+    prepared: &Prepared,
+    near: &[(usize, f64)],
+    g: usize,
+    member: impl Fn(usize) -> bool,
+) -> Vec<(usize, f64)> {
+    let mut out: Vec<(usize, f64)> = prepared.shapes[prepared.shape[g]]
+        .iter()
+        .filter(|&&h| h != g && member(h))
+        .map(|&h| (h, 1.0))
+        .collect();
+    for &(t, sim) in near {
+        out.extend(
+            prepared.shapes[t]
+                .iter()
+                .filter(|&&h| member(h))
+                .map(|&h| (h, sim)),
+        );
     }
-    m
+    out.sort_unstable_by_key(|x| x.0);
+    out
+}
+
+/// The `n` first pairs in [`pair_order`], kept while pairs are offered: `(similarity, exact,
+/// a, b)` with `a < b`.
+struct TopPairs<'a> {
+    n: usize,
+    kept: Vec<(f64, bool, &'a str, &'a str)>,
+}
+
+impl<'a> TopPairs<'a> {
+    fn before(x: &(f64, bool, &str, &str), y: &(f64, bool, &str, &str)) -> std::cmp::Ordering {
+        y.0.total_cmp(&x.0)
+            .then_with(|| x.2.cmp(y.2))
+            .then_with(|| x.3.cmp(y.3))
+    }
+
+    /// Whether a pair of this similarity could still be kept.
+    fn wants(&self, similarity: f64) -> bool {
+        self.kept.len() < self.n || self.kept.last().is_some_and(|w| similarity >= w.0)
+    }
+
+    /// Offer a pair; false when it is not kept (nor would any after it in the order be).
+    fn offer(&mut self, pair: (f64, bool, &'a str, &'a str)) -> bool {
+        let at = self
+            .kept
+            .partition_point(|k| Self::before(k, &pair) == std::cmp::Ordering::Less);
+        if at >= self.n {
+            return false;
+        }
+        self.kept.insert(at, pair);
+        self.kept.truncate(self.n);
+        true
+    }
+
+    /// Offer every pair of one id from `a` and one from `b` (each list the group's smallest
+    /// ids), at one similarity, best first.
+    fn offer_product(&mut self, similarity: f64, exact: bool, a: &[&'a str], b: &[&'a str]) {
+        if !self.wants(similarity) {
+            return;
+        }
+        let mut these: Vec<(f64, bool, &str, &str)> = a
+            .iter()
+            .flat_map(|x| {
+                b.iter()
+                    .map(move |y| (similarity, exact, (*x).min(*y), (*x).max(*y)))
+            })
+            .collect();
+        these.sort_by(Self::before);
+        for p in these {
+            if !self.offer(p) {
+                break;
+            }
+        }
+    }
+
+    fn pairs(self) -> Vec<DuplicatePair> {
+        self.kept
+            .into_iter()
+            .map(|(similarity, exact, a, b)| DuplicatePair {
+                a: a.to_string(),
+                b: b.to_string(),
+                similarity,
+                exact,
+            })
+            .collect()
+    }
+}
+
+/// Order of the listed pairs: most similar first, then by ids.
+fn pair_order(x: &DuplicatePair, y: &DuplicatePair) -> std::cmp::Ordering {
+    y.similarity
+        .total_cmp(&x.similarity)
+        .then_with(|| x.a.cmp(&y.a))
+        .then_with(|| x.b.cmp(&y.b))
 }
 
 fn most_similar_first(pairs: &mut [DuplicatePair]) {
-    pairs.sort_by(|x, y| {
-        y.similarity
-            .total_cmp(&x.similarity)
-            .then_with(|| x.a.cmp(&y.a))
-            .then_with(|| x.b.cmp(&y.b))
-    });
+    pairs.sort_by(pair_order);
+}
+
+/// Up to `n` of a group's row ids, smallest first.
+fn smallest_ids<'a>(rows: &[(&'a str, &str)], group: &[usize], n: usize) -> Vec<&'a str> {
+    let mut ids: Vec<&str> = group.iter().map(|&i| rows[i].0).collect();
+    ids.sort_unstable();
+    ids.truncate(n);
+    ids
 }
 
 /// The (near-)duplicates among `rows` (`(id, text)`), shingled by `k` words.
+///
+/// Each distinct set of shingles is compared once, whatever number of rows share it; of the
+/// pairs only the count and the `samples` listed ones are made (the first pairs of a group, or
+/// of two groups, in id order are the only ones that can be listed).
 pub fn within(rows: &[(&str, &str)], k: usize, threshold: f64, samples: usize) -> TableDuplicates {
     let texts: Vec<&str> = rows.iter().map(|r| r.1).collect();
     let prepared = prepare(&texts, k);
-    let all: Vec<usize> = (0..rows.len()).collect();
-    let index = index(&prepared, &all, threshold);
-    let by_text = by_text(&prepared, &all);
-    let (mut exact, mut near) = (0, 0);
-    let mut pairs = Vec::new();
-    for i in 0..rows.len() {
-        let t = twins(&prepared, &index, &by_text, i, threshold);
-        exact += usize::from(t.iter().any(|x| x.2));
-        near += usize::from(!t.is_empty());
-        for (j, similarity, is_exact) in t {
-            if rows[i].0 < rows[j].0 {
-                pairs.push(DuplicatePair {
-                    a: rows[i].0.to_string(),
-                    b: rows[j].0.to_string(),
-                    similarity,
-                    exact: is_exact,
-                });
+    let groups: Vec<usize> = (0..prepared.rows.len()).collect();
+    let index = index(&prepared, &groups, threshold);
+    let shapes: Vec<usize> = (0..prepared.shapes.len()).collect();
+    let near = parallel_map(&shapes, noisebench_core::default_threads(), |&s| {
+        near_shapes(&prepared, &index, s, threshold)
+    });
+    let first: Vec<Vec<&str>> = prepared
+        .rows
+        .iter()
+        .map(|m| smallest_ids(rows, m, samples + 1))
+        .collect();
+    let (mut exact, mut near_rows, mut pair_count) = (0, 0, 0);
+    let mut top = TopPairs {
+        n: samples,
+        kept: Vec::new(),
+    };
+    for (g, members) in prepared.rows.iter().enumerate() {
+        let n = members.len();
+        if n > 1 {
+            exact += n;
+            pair_count += n * (n - 1) / 2;
+            let ids = &first[g];
+            'exact: for (x, a) in ids.iter().enumerate() {
+                for b in &ids[x + 1..] {
+                    if !top.wants(1.0) || !top.offer((1.0, true, a, b)) {
+                        break 'exact;
+                    }
+                }
             }
         }
+        let twins = near_groups(&prepared, &near[prepared.shape[g]], g, |_| true);
+        if n > 1 || !twins.is_empty() {
+            near_rows += n;
+        }
+        for &(h, similarity) in twins.iter().filter(|x| x.0 > g) {
+            pair_count += n * prepared.rows[h].len();
+            let (a, b) = (&first[g], &first[h]);
+            top.offer_product(
+                similarity,
+                false,
+                &a[..a.len().min(samples)],
+                &b[..b.len().min(samples)],
+            );
+        }
     }
-    most_similar_first(&mut pairs);
-    let pair_count = pairs.len();
-    pairs.truncate(samples);
     TableDuplicates {
         rows: rows.len(),
         exact,
-        near,
+        near: near_rows,
         share: if rows.is_empty() {
             0.0
         } else {
-            near as f64 / rows.len() as f64
+            near_rows as f64 / rows.len() as f64
         },
         pair_count,
-        pairs,
+        pairs: top.pairs(),
     }
 }
 
@@ -214,18 +413,51 @@ pub fn across(
 ) -> CrossSplit {
     let texts: Vec<&str> = train.iter().chain(test).map(|r| r.1).collect();
     let prepared = prepare(&texts, k);
-    let train_members: Vec<usize> = (0..train.len()).collect();
-    let index = index(&prepared, &train_members, threshold);
-    let by_text = by_text(&prepared, &train_members);
+    // A group holds train rows, test rows or both; the index holds those with train rows.
+    let has_train = |g: usize| prepared.rows[g].first().is_some_and(|&i| i < train.len());
+    let with_train: Vec<usize> = (0..prepared.rows.len()).filter(|&g| has_train(g)).collect();
+    let index = index(&prepared, &with_train, threshold);
+    let with_test: Vec<usize> = (0..prepared.rows.len())
+        .filter(|&g| prepared.rows[g].last().is_some_and(|&i| i >= train.len()))
+        .collect();
+    let mut test_shapes: Vec<usize> = with_test.iter().map(|&g| prepared.shape[g]).collect();
+    test_shapes.sort_unstable();
+    test_shapes.dedup();
+    let near: HashMap<usize, Vec<(usize, f64)>> = test_shapes
+        .iter()
+        .copied()
+        .zip(parallel_map(
+            &test_shapes,
+            noisebench_core::default_threads(),
+            |&s| near_shapes(&prepared, &index, s, threshold),
+        ))
+        .collect();
+    // Each test group's best train twin: the most similar, then the first in train order (a
+    // group's rows are in row order, so its first is its first train row).
+    let best: Vec<Option<(usize, f64, bool)>> = with_test
+        .iter()
+        .map(|&g| {
+            let near = near.get(&prepared.shape[g]).map_or(&[][..], Vec::as_slice);
+            let mut found: Vec<(usize, f64, bool)> = near_groups(&prepared, near, g, has_train)
+                .into_iter()
+                .map(|(s, sim)| (prepared.rows[s][0], sim, false))
+                .collect();
+            if has_train(g) {
+                found.push((prepared.rows[g][0], 1.0, true));
+            }
+            found
+                .into_iter()
+                .max_by(|x, y| x.1.total_cmp(&y.1).then_with(|| y.0.cmp(&x.0)))
+        })
+        .collect();
     let mut pairs = Vec::new();
-    for (t, row) in test.iter().enumerate() {
-        let i = train.len() + t;
-        let best = twins(&prepared, &index, &by_text, i, threshold)
-            .into_iter()
-            .max_by(|x, y| x.1.total_cmp(&y.1).then_with(|| y.0.cmp(&x.0)));
-        if let Some((j, similarity, exact)) = best {
+    for (&g, best) in with_test.iter().zip(best) {
+        let Some((j, similarity, exact)) = best else {
+            continue;
+        };
+        for &i in prepared.rows[g].iter().filter(|&&i| i >= train.len()) {
             pairs.push(DuplicatePair {
-                a: row.0.to_string(),
+                a: test[i - train.len()].0.to_string(),
                 b: train[j].0.to_string(),
                 similarity,
                 exact,
@@ -244,6 +476,192 @@ pub fn across(
             leaked as f64 / test.len() as f64
         },
         pairs,
+    }
+}
+
+/// The first implementation, one comparison per row and every pair made: what the grouped one
+/// must agree with.
+#[cfg(test)]
+mod reference {
+    use std::collections::{BTreeMap, BTreeSet};
+
+    use gaoya::minhash::{MinHashIndex, MinHasher, MinHasher32};
+    use noisebench_text::words::normalize;
+
+    use super::{
+        BAND_WIDTH, BANDS, CrossSplit, DuplicatePair, SLACK, TableDuplicates, jaccard, shingles,
+    };
+
+    /// Texts prepared once: normalised form, shingles, signature.
+    struct Prepared {
+        normal: Vec<String>,
+        shingles: Vec<BTreeSet<String>>,
+        signatures: Vec<Vec<u32>>,
+    }
+
+    fn prepare(texts: &[&str], k: usize) -> Prepared {
+        // gaoya's default hasher is FNV with fixed permutations (seed 3): the same text always
+        // has the same signature.
+        let hasher = MinHasher32::new(BANDS * BAND_WIDTH);
+        let shingles: Vec<BTreeSet<String>> = texts.iter().map(|t| shingles(t, k)).collect();
+        Prepared {
+            normal: texts.iter().map(|t| normalize(t)).collect(),
+            signatures: shingles
+                .iter()
+                .map(|s| hasher.create_signature(s.iter()))
+                .collect(),
+            shingles,
+        }
+    }
+
+    fn index(prepared: &Prepared, members: &[usize], threshold: f64) -> MinHashIndex<u32, usize> {
+        let mut index = MinHashIndex::new(BANDS, BAND_WIDTH, (threshold - SLACK).max(0.0));
+        for &i in members {
+            if !prepared.shingles[i].is_empty() {
+                index.insert(i, prepared.signatures[i].clone());
+            }
+        }
+        index
+    }
+
+    /// The twins of text `i` among the index's members (not `i` itself), by exact Jaccard or equal
+    /// normalised text.
+    fn twins(
+        prepared: &Prepared,
+        index: &MinHashIndex<u32, usize>,
+        by_text: &BTreeMap<&str, Vec<usize>>,
+        i: usize,
+        threshold: f64,
+    ) -> Vec<(usize, f64, bool)> {
+        let mut found: BTreeMap<usize, (f64, bool)> = BTreeMap::new();
+        if !prepared.normal[i].is_empty() {
+            for &j in by_text
+                .get(prepared.normal[i].as_str())
+                .into_iter()
+                .flatten()
+            {
+                found.insert(j, (1.0, true));
+            }
+        }
+        if !prepared.shingles[i].is_empty() {
+            for j in index.query_owned(&prepared.signatures[i]) {
+                if found.contains_key(&j) {
+                    continue;
+                }
+                let sim = jaccard(&prepared.shingles[i], &prepared.shingles[j]);
+                if sim >= threshold {
+                    found.insert(j, (sim, false));
+                }
+            }
+        }
+        found.remove(&i);
+        found.into_iter().map(|(j, (s, e))| (j, s, e)).collect()
+    }
+
+    fn by_text<'a>(prepared: &'a Prepared, members: &[usize]) -> BTreeMap<&'a str, Vec<usize>> {
+        let mut m: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+        for &i in members {
+            m.entry(prepared.normal[i].as_str()).or_default().push(i);
+        }
+        m
+    }
+
+    fn most_similar_first(pairs: &mut [DuplicatePair]) {
+        pairs.sort_by(|x, y| {
+            y.similarity
+                .total_cmp(&x.similarity)
+                .then_with(|| x.a.cmp(&y.a))
+                .then_with(|| x.b.cmp(&y.b))
+        });
+    }
+
+    /// The (near-)duplicates among `rows` (`(id, text)`), shingled by `k` words.
+    pub(super) fn within(
+        rows: &[(&str, &str)],
+        k: usize,
+        threshold: f64,
+        samples: usize,
+    ) -> TableDuplicates {
+        let texts: Vec<&str> = rows.iter().map(|r| r.1).collect();
+        let prepared = prepare(&texts, k);
+        let all: Vec<usize> = (0..rows.len()).collect();
+        let index = index(&prepared, &all, threshold);
+        let by_text = by_text(&prepared, &all);
+        let (mut exact, mut near) = (0, 0);
+        let mut pairs = Vec::new();
+        for i in 0..rows.len() {
+            let t = twins(&prepared, &index, &by_text, i, threshold);
+            exact += usize::from(t.iter().any(|x| x.2));
+            near += usize::from(!t.is_empty());
+            for (j, similarity, is_exact) in t {
+                if rows[i].0 < rows[j].0 {
+                    pairs.push(DuplicatePair {
+                        a: rows[i].0.to_string(),
+                        b: rows[j].0.to_string(),
+                        similarity,
+                        exact: is_exact,
+                    });
+                }
+            }
+        }
+        most_similar_first(&mut pairs);
+        let pair_count = pairs.len();
+        pairs.truncate(samples);
+        TableDuplicates {
+            rows: rows.len(),
+            exact,
+            near,
+            share: if rows.is_empty() {
+                0.0
+            } else {
+                near as f64 / rows.len() as f64
+            },
+            pair_count,
+            pairs,
+        }
+    }
+
+    /// The `test` rows with a (near-)twin among the `train` rows.
+    pub(super) fn across(
+        test: &[(&str, &str)],
+        train: &[(&str, &str)],
+        k: usize,
+        threshold: f64,
+        samples: usize,
+    ) -> CrossSplit {
+        let texts: Vec<&str> = train.iter().chain(test).map(|r| r.1).collect();
+        let prepared = prepare(&texts, k);
+        let train_members: Vec<usize> = (0..train.len()).collect();
+        let index = index(&prepared, &train_members, threshold);
+        let by_text = by_text(&prepared, &train_members);
+        let mut pairs = Vec::new();
+        for (t, row) in test.iter().enumerate() {
+            let i = train.len() + t;
+            let best = twins(&prepared, &index, &by_text, i, threshold)
+                .into_iter()
+                .max_by(|x, y| x.1.total_cmp(&y.1).then_with(|| y.0.cmp(&x.0)));
+            if let Some((j, similarity, exact)) = best {
+                pairs.push(DuplicatePair {
+                    a: row.0.to_string(),
+                    b: train[j].0.to_string(),
+                    similarity,
+                    exact,
+                });
+            }
+        }
+        most_similar_first(&mut pairs);
+        let leaked = pairs.len();
+        pairs.truncate(samples);
+        CrossSplit {
+            test: test.len(),
+            leaked,
+            share: if test.is_empty() {
+                0.0
+            } else {
+                leaked as f64 / test.len() as f64
+            },
+            pairs,
+        }
     }
 }
 
@@ -293,7 +711,43 @@ mod tests {
         assert!((d.share - 2.0 / 3.0).abs() < 1e-12);
     }
 
+    /// Templated texts: few words drawn from a small vocabulary, many repeated.
+    fn templated() -> impl Strategy<Value = Vec<String>> {
+        let text = prop::collection::vec(0usize..8, 3..9).prop_map(|ws| {
+            ws.iter()
+                .map(|w| {
+                    [
+                        "alpha", "beta", "Gamma", "delta", "eps", "zeta", "eta", "theta",
+                    ][*w]
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        });
+        prop::collection::vec(text, 0..40).prop_flat_map(|base| {
+            let n = base.len();
+            (Just(base), prop::collection::vec(0..n.max(1), 0..60)).prop_map(|(base, picks)| {
+                let mut out = base.clone();
+                out.extend(
+                    picks
+                        .into_iter()
+                        .filter_map(|i| base.get(i).map(|t| t.to_uppercase())),
+                );
+                out
+            })
+        })
+    }
+
     proptest! {
+        #[test]
+        fn grouping_finds_what_one_comparison_per_row_finds(texts in templated(), split in 0usize..40, threshold in 0.5f64..1.0) {
+            let ids: Vec<String> = (0..texts.len()).map(|i| format!("r{:03}", (i * 37) % 1000)).collect();
+            let rows: Vec<(&str, &str)> = ids.iter().map(String::as_str).zip(texts.iter().map(String::as_str)).collect();
+            prop_assert_eq!(within(&rows, 1, threshold, 4), reference::within(&rows, 1, threshold, 4));
+            prop_assert_eq!(within(&rows, 2, threshold, 4), reference::within(&rows, 2, threshold, 4));
+            let (train, test) = rows.split_at(split.min(rows.len()));
+            prop_assert_eq!(across(test, train, 1, threshold, 4), reference::across(test, train, 1, threshold, 4));
+        }
+
         #[test]
         fn a_copy_is_always_found_and_jaccard_is_symmetric(text in "[a-z]{2,8}( [a-z]{2,8}){3,15}", other in "[a-z]{2,8}( [a-z]{2,8}){3,15}") {
             let rows = [("a", text.as_str()), ("b", text.as_str()), ("c", other.as_str())];

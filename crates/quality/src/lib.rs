@@ -10,7 +10,9 @@
 //!   within the questions, claims and documents, and test questions with a twin in train;
 //! - in [`mix`], the version's mix of question kinds, domains, verdicts, source types and
 //!   perturbation kinds against a declared target, the largest gaps named;
-//! - in [`shortcut`], the BM25 rank of each question's gold chunk, per question kind.
+//! - in [`shortcut`], the BM25 rank of each question's gold chunk, per question kind;
+//! - in [`closed_book`], the questions a model answered right with no context (asked by the
+//!   caller through the eval layer), per question kind, flagged.
 //!
 //! [`measure`] gathers them into a [`QualityReport`] (`quality.json` beside a version's
 //! manifest), [`gates`] judges it against the configured [`QualityGates`] as checks run before
@@ -18,11 +20,12 @@
 //! each number moved between two versions.
 //!
 //! What this crate is not: it reads and writes no files (the snapshot crate writes
-//! `quality.json`, the cli reads the tables), calls no model (the closed-book check is reported
-//! as not run), and decides nothing about publishing: a gate's failure is a `CheckResult` the
+//! `quality.json`, the cli reads the tables), calls no model (the caller asks the closed-book
+//! questions and hands the judged answers in), and decides nothing about publishing: a gate's failure is a `CheckResult` the
 //! build weighs with the others.
 
 pub mod agreement;
+pub mod closed_book;
 mod config;
 pub mod duplicates;
 pub mod grounding;
@@ -30,9 +33,10 @@ pub mod mix;
 mod report;
 pub mod shortcut;
 
-pub use config::{ConfigError, MixTarget, QualityConfig, QualityGates};
+pub use closed_book::{ClosedBook, ClosedBookAsked, closed_book, closed_book_questions};
+pub use config::{ClosedBookConfig, ConfigError, MixTarget, QualityConfig, QualityGates};
 pub use report::{
-    ClosedBook, Duplicates, QUALITY_FILE, QualityReport, Tables, compare, gates, headline, measure,
+    Duplicates, QUALITY_FILE, QualityReport, Tables, compare, gates, headline, measure,
     render_markdown,
 };
 

@@ -9,7 +9,8 @@ use noisebench_core::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::agreement::{Agreement, label_agreement};
+use crate::agreement::{Agreement, ReviewAgreement, label_agreement, review_agreement};
+use crate::closed_book::ClosedBook;
 use crate::config::{QualityConfig, QualityGates};
 use crate::duplicates::{CrossSplit, TableDuplicates, across, within};
 use crate::grounding::{Grounding, grounding};
@@ -43,15 +44,6 @@ pub struct Duplicates {
     pub cross_split: Option<CrossSplit>,
 }
 
-/// The closed-book check (a question answered right with no retrieval tests nothing about
-/// retrieval).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ClosedBook {
-    /// `not_run` until a model asks the questions closed-book.
-    pub status: String,
-    pub reason: String,
-}
-
 /// What the quality card measured on one version (`quality.json`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct QualityReport {
@@ -59,6 +51,10 @@ pub struct QualityReport {
     pub format: u32,
     /// Exam labels against stance votes; `None` when no pair has both.
     pub agreement: Option<Agreement>,
+    /// Krippendorff's alpha of the exam, the stance vote and a human review round; `None`
+    /// without reviewed pairs.
+    #[serde(default)]
+    pub review: Option<ReviewAgreement>,
     /// Answers and citations found in their chunks; `None` without questions.
     pub grounding: Option<Grounding>,
     pub duplicates: Duplicates,
@@ -193,6 +189,7 @@ pub fn measure(tables: &Tables<'_>, config: &QualityConfig) -> QualityReport {
             samples,
             config.seed,
         ),
+        review: review_agreement(tables.labels, tables.claims, config.bootstrap, config.seed),
         grounding: grounding(
             tables.questions,
             tables.chunks,
@@ -206,12 +203,10 @@ pub fn measure(tables: &Tables<'_>, config: &QualityConfig) -> QualityReport {
         },
         mix: mix(dims, &config.mix),
         shortcut: lexical_shortcut(tables.questions, tables.chunks, config.rank_depth),
-        closed_book: ClosedBook {
-            status: "not_run".into(),
-            reason: "no model asks the questions closed-book yet; a question a model answers \
-                     without retrieval tests nothing about retrieval"
-                .into(),
-        },
+        closed_book: ClosedBook::not_run(
+            "no model asked the questions closed-book (measured without one; a build with a \
+             model and [quality.closed_book] enabled = true asks them)",
+        ),
         gates: config.gates.clone(),
     }
 }
@@ -364,6 +359,18 @@ pub fn render_markdown(report: &QualityReport) -> String {
             ));
         }
     }
+    if !report.closed_book.examples.is_empty() {
+        s.push_str(&format!(
+            "\n### Questions answered right without retrieval\n\n{} questions (all listed in `quality.json`, `closed_book.flagged`); a sample:\n\n",
+            report.closed_book.flagged.len()
+        ));
+        for e in &report.closed_book.examples {
+            s.push_str(&format!(
+                "- `{}`: {} (gold `{}`, closed-book `{}`)\n",
+                e.question_id, e.question, e.gold, e.answer
+            ));
+        }
+    }
     if !report.mix.gaps.is_empty() {
         s.push_str("\n### Largest gaps to the target mix\n\n| dimension | value | target | actual |\n|---|---|---:|---:|\n");
         for g in report.mix.gaps.iter().take(5) {
@@ -399,6 +406,19 @@ pub fn headline(r: &QualityReport) -> Vec<(String, String)> {
             "label agreement".into(),
             "not measured (no pair has both label methods)".into(),
         )),
+    }
+    if let Some(v) = &r.review {
+        out.push((
+            "agreement with the human review (Krippendorff's alpha, exam, stance, human)".into(),
+            format!(
+                "{} (95% CI {}), {} reviewed pairs, the reviewer kept the exam's label on {}",
+                v.alpha.map_or("undefined".into(), |a| format!("{a:.3}")),
+                v.interval
+                    .map_or("n/a".into(), |[l, h]| format!("{l:.3} to {h:.3}")),
+                v.pairs,
+                pct(v.human_agrees_with_exam)
+            ),
+        ));
     }
     if let Some(g) = &r.grounding {
         out.push((
@@ -477,14 +497,35 @@ pub fn headline(r: &QualityReport) -> Vec<(String, String)> {
                 .join(", ")
         },
     ));
-    out.push((
-        "answerable without retrieval".into(),
-        format!(
-            "{} ({})",
-            r.closed_book.status.replace('_', " "),
-            r.closed_book.reason
-        ),
-    ));
+    let c = &r.closed_book;
+    if c.ran() {
+        out.push((
+            "answered right without retrieval (closed-book)".into(),
+            format!(
+                "{} of {} ({}){}; {}",
+                c.all.right,
+                c.all.judged,
+                pct(c.all.share),
+                if c.failed > 0 {
+                    format!(", {} calls failed", c.failed)
+                } else {
+                    String::new()
+                },
+                c.reason
+            ),
+        ));
+        for (kind, st) in &c.kinds {
+            out.push((
+                format!("  closed-book right, {kind}"),
+                format!("{} of {} ({})", st.right, st.judged, pct(st.share)),
+            ));
+        }
+    } else {
+        out.push((
+            "answerable without retrieval".into(),
+            format!("not run ({})", c.reason),
+        ));
+    }
     out
 }
 
@@ -493,6 +534,9 @@ fn numbers(r: &QualityReport) -> BTreeMap<String, f64> {
     let mut m = BTreeMap::new();
     if let Some(k) = r.agreement.as_ref().and_then(|a| a.kappa) {
         m.insert("kappa".into(), k);
+    }
+    if let Some(a) = r.review.as_ref().and_then(|v| v.alpha) {
+        m.insert("Krippendorff's alpha (review)".into(), a);
     }
     if let Some(g) = &r.grounding {
         m.insert("grounded share".into(), g.share);
@@ -505,6 +549,9 @@ fn numbers(r: &QualityReport) -> BTreeMap<String, f64> {
     }
     if let Some(s) = &r.shortcut {
         m.insert("BM25 rank-1 share".into(), s.all.share_rank_1);
+    }
+    if r.closed_book.ran() {
+        m.insert("closed-book right share".into(), r.closed_book.all.share);
     }
     m.insert("mix gaps named".into(), r.mix.gaps.len() as f64);
     m

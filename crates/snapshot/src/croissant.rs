@@ -417,8 +417,16 @@ fn annotation_analysis(q: &noisebench_quality::QualityReport) -> String {
         ),
         None => String::new(),
     };
+    let review = match &q.review {
+        Some(v) => format!(
+            " On {} pairs of a human review round, Krippendorff's alpha of the exam, the stance vote and the reviewer is {}.",
+            v.pairs,
+            v.alpha.map_or("undefined".into(), |a| format!("{a:.3}"))
+        ),
+        None => String::new(),
+    };
     format!(
-        "{agreement}{grounding} Details in quality.json and the dataset card's Quality section."
+        "{agreement}{review}{grounding} Details in quality.json and the dataset card's Quality section."
     )
 }
 
@@ -441,7 +449,17 @@ fn quality_limitations(q: &noisebench_quality::QualityReport) -> String {
             100.0 * s.all.share_rank_1
         ));
     }
-    if q.closed_book.status == "not_run" {
+    let c = &q.closed_book;
+    if c.ran() {
+        out.push_str(&format!(
+            " {} of {} questions ({:.1}%) were answered right with no context (closed-book; {}): \
+             they test no retrieval and are flagged in quality.json.",
+            c.all.right,
+            c.all.judged,
+            100.0 * c.all.share,
+            c.reason
+        ));
+    } else {
         out.push_str(" Whether questions can be answered without retrieval was not measured.");
     }
     out

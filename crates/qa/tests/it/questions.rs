@@ -14,7 +14,7 @@ use noisebench_core::{
 };
 use noisebench_llm::Llm;
 use noisebench_qa::{JudgeConfig, JudgeStage};
-use noisebench_qa::{QuestionsConfig, QuestionsStage};
+use noisebench_qa::{QuestionsConfig, QuestionsStage, sample_toward_mix};
 use noisebench_qa::{SplitsConfig, SplitsStage};
 use noisebench_testkit::{FakeServer, Reply, first_message, strict_openai_config};
 use serde_json::{Value, json};
@@ -462,4 +462,84 @@ fn a_refresh_that_adds_questions_moves_none_between_splits() {
     for (id, s) in &a {
         assert_eq!(b.get(id), Some(s), "{id} moved");
     }
+}
+
+/// The largest gap between the kinds' shares among `patterns` and `target` (both normalised).
+fn largest_gap(patterns: &[Pattern], target: &BTreeMap<String, f64>) -> f64 {
+    let sum: f64 = target.values().sum();
+    let mut kinds: BTreeMap<&str, f64> = BTreeMap::new();
+    for p in patterns {
+        *kinds.entry(p.pattern.as_str()).or_default() += 1.0 / patterns.len() as f64;
+    }
+    target
+        .iter()
+        .map(|(k, t)| (kinds.get(k.as_str()).copied().unwrap_or(0.0) - t / sum).abs())
+        .chain(
+            kinds
+                .iter()
+                .filter(|(k, _)| !target.contains_key(**k))
+                .map(|(_, a)| *a),
+        )
+        .fold(0.0, f64::max)
+}
+
+#[test]
+fn sampling_toward_a_target_mix_shrinks_its_largest_gap_stably() {
+    // A graph heavy in chains: 60 chained, 30 star-shaped, 10 single-hop, no inverted stars.
+    let kinds = [
+        ("chained_multi_hop", 60),
+        ("star_shaped", 30),
+        ("single_hop", 10),
+    ];
+    let patterns: Vec<Pattern> = kinds
+        .iter()
+        .flat_map(|(kind, n)| {
+            (0..*n).map(move |i| Pattern {
+                id: format!("p_{kind}_{i:03}"),
+                pattern: kind.to_string(),
+                ..Pattern::default()
+            })
+        })
+        .collect();
+    let target: BTreeMap<String, f64> = [
+        ("single_hop", 0.4),
+        ("chained_multi_hop", 0.2),
+        ("star_shaped", 0.2),
+        ("inverted_star_shaped", 0.2),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), *v))
+    .collect();
+    let (off, none_left) = sample_toward_mix(patterns.clone(), &BTreeMap::new(), 0);
+    assert_eq!(off.len(), 100);
+    assert!(none_left.is_empty());
+    let (on, left_out) = sample_toward_mix(patterns.clone(), &target, 0);
+    let (gap_off, gap_on) = (largest_gap(&off, &target), largest_gap(&on, &target));
+    assert!((gap_off - 0.4).abs() < 1e-9, "{gap_off}");
+    // Inverted stars cannot be made; the rest come at 2:1:1, the target's single:chain:star.
+    assert!(gap_on < gap_off && (gap_on - 0.2).abs() < 1e-9, "{gap_on}");
+    let count = |ps: &[Pattern], k: &str| ps.iter().filter(|p| p.pattern == k).count();
+    assert_eq!(count(&on, "single_hop"), 10);
+    assert_eq!(count(&on, "chained_multi_hop"), 5);
+    assert_eq!(count(&on, "star_shaped"), 5);
+    assert_eq!(left_out["chained_multi_hop"], 55);
+    // Stable: the same seed keeps the same patterns, another seed others; one pattern more in
+    // the input moves at most one of the kept ones.
+    assert_eq!(sample_toward_mix(patterns.clone(), &target, 0).0, on);
+    assert_ne!(sample_toward_mix(patterns.clone(), &target, 9).0, on);
+    let mut more = patterns.clone();
+    more.push(Pattern {
+        id: "p_chained_multi_hop_999".into(),
+        pattern: "chained_multi_hop".into(),
+        ..Pattern::default()
+    });
+    let again = sample_toward_mix(more, &target, 0).0;
+    let kept: std::collections::BTreeSet<&str> = on.iter().map(|p| p.id.as_str()).collect();
+    assert!(
+        again
+            .iter()
+            .filter(|p| !kept.contains(p.id.as_str()))
+            .count()
+            <= 1
+    );
 }

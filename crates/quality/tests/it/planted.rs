@@ -279,3 +279,75 @@ fn a_mix_target_the_build_misses_is_named() {
     assert!((first.gap + 0.6).abs() < 1e-9);
     assert!(noisebench_quality::render_markdown(&report).contains("chained_multi_hop"));
 }
+
+/// A human review round over a third of the pairs: `overrule` picks the pairs where the
+/// reviewer writes another label than the exam's (which `model_label` keeps).
+fn reviewed(
+    labels: &[ClaimDocumentLabel],
+    overrule: impl Fn(usize) -> bool,
+) -> Vec<ClaimDocumentLabel> {
+    labels
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            if i % 3 != 0 {
+                return l.clone();
+            }
+            let exam = l.label.clone().unwrap();
+            let at = EXAM.iter().position(|e| *e == exam).unwrap();
+            let human = if overrule(i) {
+                EXAM[(at + 2) % 3]
+            } else {
+                EXAM[at]
+            };
+            ClaimDocumentLabel {
+                label: Some(human.into()),
+                model_label: Some(exam),
+                label_source: "human".into(),
+                ..l.clone()
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn a_review_round_gives_krippendorffs_alpha_which_a_contrary_reviewer_lowers() {
+    let claims = claims(600);
+    let config = QualityConfig::default();
+    let machine = labels(&claims, |_| false);
+    let of = |labels: &[ClaimDocumentLabel]| {
+        measure(
+            &Tables {
+                claims: &claims,
+                labels,
+                ..Tables::default()
+            },
+            &config,
+        )
+    };
+    // Without a review round: no alpha.
+    assert!(of(&machine).review.is_none());
+    // A reviewer who keeps every label: the three coders agree, alpha 1.
+    let agreeing = of(&reviewed(&machine, |_| false));
+    let review = agreeing.review.as_ref().unwrap();
+    assert_eq!(review.pairs, 200);
+    assert_eq!(review.alpha, Some(1.0));
+    assert_eq!(review.human_agrees_with_exam, 1.0);
+    // A reviewer who overrules every other reviewed pair: on those, one coder of three
+    // disagrees; alpha falls well below 1 but stays above chance.
+    let contrary = of(&reviewed(&machine, |i| i % 2 == 0));
+    let review = contrary.review.as_ref().unwrap();
+    let alpha = review.alpha.unwrap();
+    assert!((0.3..0.8).contains(&alpha), "{alpha}");
+    let [lo, hi] = review.interval.unwrap();
+    assert!(lo <= alpha && alpha <= hi && hi < 1.0, "{lo} {alpha} {hi}");
+    assert!((review.human_agrees_with_exam - 0.5).abs() < 0.01);
+    // Kappa of the two machine methods does not move: the exam's label is read from
+    // `model_label`.
+    assert_eq!(
+        contrary.agreement.as_ref().unwrap().kappa,
+        agreeing.agreement.as_ref().unwrap().kappa
+    );
+    let card = noisebench_quality::render_markdown(&contrary);
+    assert!(card.contains("Krippendorff's alpha"), "{card}");
+}
