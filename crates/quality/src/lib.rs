@@ -11,7 +11,7 @@
 //! - in [`mix`], the version's mix of question kinds, domains, verdicts, source types and
 //!   perturbation kinds against a declared target, the largest gaps named;
 //! - in [`shortcut`], the BM25 rank of each question's gold chunk, per question kind;
-//! - in [`closed_book`], the questions a model answered right with no context (asked by the
+//! - in [`mod@closed_book`], the questions a model answered right with no context (asked by the
 //!   caller through the eval layer), per question kind, flagged.
 //!
 //! [`measure`] gathers them into a [`QualityReport`] (`quality.json` beside a version's

@@ -643,21 +643,25 @@ fn readable_commit(
     headers: &HeaderMap,
     id: &str,
     rev: &str,
-) -> Result<HubCommit, Response> {
+) -> Result<HubCommit, Box<Response>> {
     let st = ctx.state.lock().unwrap();
     let Some(repo) = st.repos.get(id) else {
-        return Err(error(
+        return Err(Box::new(error(
             StatusCode::NOT_FOUND,
             "RepoNotFound",
             "Repository not found",
-        ));
+        )));
     };
     if let Some(r) = refuse_read(ctx, headers, repo) {
-        return Err(r);
+        return Err(Box::new(r));
     }
-    repo.resolve(rev)
-        .cloned()
-        .ok_or_else(|| error(StatusCode::NOT_FOUND, "RevisionNotFound", "Invalid rev id"))
+    repo.resolve(rev).cloned().ok_or_else(|| {
+        Box::new(error(
+            StatusCode::NOT_FOUND,
+            "RevisionNotFound",
+            "Invalid rev id",
+        ))
+    })
 }
 
 fn content_hash(bytes: &[u8]) -> String {
@@ -712,7 +716,7 @@ fn list_tree(
 ) -> Response {
     let commit = match readable_commit(ctx, headers, id, rev) {
         Ok(c) => c,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let path = path.trim_matches('/');
     if !path.is_empty() && entry(&commit, path).is_none_or(|e| e["type"] != "directory") {
@@ -766,7 +770,7 @@ async fn paths_info(
 ) -> Response {
     let commit = match readable_commit(&ctx, &headers, &format!("{owner}/{name}"), &rev) {
         Ok(c) => c,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let found: Vec<_> = url::form_urlencoded::parse(&body)
         .filter(|(k, _)| k == "paths")

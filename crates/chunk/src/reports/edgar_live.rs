@@ -731,7 +731,7 @@ pub fn filing_items(html: &str, items: &[String]) -> FilingItems {
 }
 
 /// [`filing_items`] over a filing's blocks, however they were read (HTML, or a plain-text
-/// filing through [`super::text_filing`]).
+/// filing through the `text_filing` reader).
 pub fn cut_items(blocks: Vec<Block>, items: &[String]) -> FilingItems {
     let lines: Vec<Option<String>> = blocks.iter().map(line_of).collect();
     let running = running_heads(&lines);

@@ -163,7 +163,7 @@ fn tag_value<'a>(line: &'a str, tag: &str) -> Option<&'a str> {
         .then(|| t[open.len()..].trim())
 }
 
-/// Parse a submission (see [`is_submission`]); `None` when the text is not one or holds no
+/// Parse a submission (see `is_submission`); `None` when the text is not one or holds no
 /// `<DOCUMENT>`.
 pub fn parse_submission(text: &str) -> Option<Submission> {
     if !is_submission(text) {
