@@ -149,9 +149,10 @@ items-vs-sec-10k-extract:
     cargo build --quiet --release -p noisebench-chunk --example items_json
     python3 scripts/items-vs-sec-10k-extract.py target/sec-10k-extract
 
-# Fidelity on the real-input corpus (fixtures/real/): per 10-K filing, the share of the words a
-# browser renders that reach chunks, characters of hidden content in chunks, tables lost and the
-# share of non-empty table cells (docs/real-inputs-reports.md); then the fact-check pages' golden
+# Fidelity on the real-input corpus (fixtures/real/): per HTML 10-K filing, the share of the words
+# a browser renders that reach chunks, characters of hidden content in chunks, tables lost and the
+# share of non-empty table cells; per plain-text filing, the share of its words (outside SGML tags)
+# that reach chunks and <TABLE> blocks lost (docs/real-inputs-reports.md); then the fact-check pages' golden
 # fields read right (docs/real-inputs-claims.md). Fails when a target is missed.
 fidelity:
     cargo run --quiet --release -p noisebench-chunk --example fidelity

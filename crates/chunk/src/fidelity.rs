@@ -1,7 +1,8 @@
 //! How faithfully the HTML report path carries a page into chunks, measured against what a
 //! browser renders ([`noisebench_web::visible`], itself checked against headless Chromium's
-//! `innerText` in this crate's tests). `just fidelity` prints these figures for every real 10-K
-//! in `fixtures/real/10k/`.
+//! `innerText` in this crate's tests); and a plain-text EDGAR filing ([`measure_text`]), against
+//! the words of its main document outside SGML tags. `just fidelity` prints these figures for
+//! every real 10-K in `fixtures/real/10k/` and `fixtures/real/10k-text/`.
 //!
 //! Words are runs of letters and digits, lower-cased ([`words`]): `$3,206` and `$ | 3,206` are the
 //! same words, so joining or splitting cells neither gains nor loses any. Counts are multisets: a
@@ -101,11 +102,16 @@ pub(crate) fn html_report(html: &str) -> Report {
     }
 }
 
-/// Measure one page through the HTML path and the chunker.
-pub fn measure(html: &str, config: &ChunkConfig) -> Fidelity {
-    let (doc, pruned) = parse_rendered(html);
-    let rendered = bag(&rendered_text(doc.root_element()));
-    let chunks = chunk_report(&html_report(html), config);
+/// The words of chunks, and the cells and non-empty cells of their pipe tables.
+struct ChunkWords {
+    words: HashMap<String, usize>,
+    table_cells: usize,
+    nonempty_cells: usize,
+    chunks: usize,
+}
+
+fn chunk_words(report: &Report, config: &ChunkConfig) -> ChunkWords {
+    let chunks = chunk_report(report, config);
     let mut chunk_words: HashMap<String, usize> = HashMap::new();
     let (mut table_cells, mut nonempty_cells) = (0, 0);
     for c in &chunks {
@@ -125,6 +131,78 @@ pub fn measure(html: &str, config: &ChunkConfig) -> Fidelity {
             }
         }
     }
+    ChunkWords {
+        words: chunk_words,
+        table_cells,
+        nonempty_cells,
+        chunks: chunks.len(),
+    }
+}
+
+/// Measure a plain-text filing (a whole EDGAR submission, or one document) through the text
+/// path ([`crate::read_document`]: header, documents, furniture, `<TABLE>` layout) and the
+/// chunker, whole (no item cutting). The reference is every word of the main document's text
+/// outside SGML tags, page numbers and running heads included: what the furniture filter drops
+/// counts as not reached. Tables are the `<TABLE>` blocks; `hidden_chars` is 0 (text has no
+/// hidden content).
+pub fn measure_text(text: &str, config: &ChunkConfig) -> Fidelity {
+    let main = crate::parse_submission(text)
+        .and_then(|sub| {
+            let at = sub
+                .documents
+                .iter()
+                .position(|d| crate::family(&d.kind).is_some())
+                .unwrap_or(0);
+            sub.documents.into_iter().nth(at).map(|d| d.text)
+        })
+        .unwrap_or_else(|| text.to_string());
+    let read = crate::read_document(text, false);
+    let report = Report {
+        id: "report_fidelity".into(),
+        domain: "finance".into(),
+        format: "text".into(),
+        blocks: read.blocks,
+        ..Default::default()
+    };
+    let got = chunk_words(&report, config);
+    // Invariant: constant patterns.
+    let tag = regex::Regex::new(r"<[^<>\n]{1,80}>").expect("constant pattern");
+    let table = regex::Regex::new(r"(?is)<TABLE>(.*?)</TABLE>").expect("constant pattern");
+    let want = bag(&tag.replace_all(&main, " "));
+    let (mut tables, mut tables_lost) = (0, 0);
+    for t in table.captures_iter(&main) {
+        let cells = bag(&tag.replace_all(&t[1], " "));
+        let total: usize = cells.values().sum();
+        if total == 0 {
+            continue;
+        }
+        tables += 1;
+        if (reached(&cells, &got.words) as f64) < 0.9 * total as f64 {
+            tables_lost += 1;
+        }
+    }
+    Fidelity {
+        rendered_words: want.values().sum(),
+        reached_words: reached(&want, &got.words),
+        hidden_chars: 0,
+        tables,
+        tables_lost,
+        table_cells: got.table_cells,
+        nonempty_cells: got.nonempty_cells,
+        chunks: got.chunks,
+    }
+}
+
+/// Measure one page through the HTML path and the chunker.
+pub fn measure(html: &str, config: &ChunkConfig) -> Fidelity {
+    let (doc, pruned) = parse_rendered(html);
+    let rendered = bag(&rendered_text(doc.root_element()));
+    let ChunkWords {
+        words: chunk_words,
+        table_cells,
+        nonempty_cells,
+        chunks,
+    } = chunk_words(&html_report(html), config);
     let hidden = bag(&pruned.hidden_text.join("\n"));
     let hidden_chars = hidden
         .iter()
@@ -160,7 +238,7 @@ pub fn measure(html: &str, config: &ChunkConfig) -> Fidelity {
         tables_lost,
         table_cells,
         nonempty_cells,
-        chunks: chunks.len(),
+        chunks,
     }
 }
 
@@ -220,5 +298,17 @@ mod tests {
             vec!["3", "206", "net", "income"]
         );
         assert_eq!(cells(r"| a \| b | | c |").count(), 3);
+    }
+
+    #[test]
+    fn a_text_filing_is_measured_against_its_words_outside_tags() {
+        let text = "<DOCUMENT>\n<TYPE>10-K\n<TEXT>\nRevenue grew strongly this year across \
+                    every segment of the company.\n\n<TABLE>\n<S>            <C>\nRevenue        \
+                    3,206\nCosts          1,000\n</TABLE>\n</TEXT>\n</DOCUMENT>\n";
+        let f = measure_text(text, &ChunkConfig::default());
+        assert_eq!(f.hidden_chars, 0);
+        assert!(f.rendered_words >= 16, "{f:?}");
+        assert_eq!(f.rendered_words, f.reached_words, "{f:?}");
+        assert_eq!((f.tables, f.tables_lost), (1, 0), "{f:?}");
     }
 }
