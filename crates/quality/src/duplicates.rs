@@ -58,6 +58,26 @@ pub struct CrossSplit {
     pub pairs: Vec<DuplicatePair>,
 }
 
+impl CrossSplit {
+    /// The figures of `test` test rows whose near-twins in train are `pairs`: the share of
+    /// leaked rows and the `samples` most similar pairs.
+    fn of(test: usize, mut pairs: Vec<DuplicatePair>, samples: usize) -> CrossSplit {
+        most_similar_first(&mut pairs);
+        let leaked = pairs.len();
+        pairs.truncate(samples);
+        CrossSplit {
+            test,
+            leaked,
+            share: if test == 0 {
+                0.0
+            } else {
+                leaked as f64 / test as f64
+            },
+            pairs,
+        }
+    }
+}
+
 /// A text's distinct word `k`-grams (the whole text as one when it is shorter).
 pub fn shingles(text: &str, k: usize) -> BTreeSet<String> {
     let w = words(text);
@@ -464,19 +484,7 @@ pub fn across(
             });
         }
     }
-    most_similar_first(&mut pairs);
-    let leaked = pairs.len();
-    pairs.truncate(samples);
-    CrossSplit {
-        test: test.len(),
-        leaked,
-        share: if test.is_empty() {
-            0.0
-        } else {
-            leaked as f64 / test.len() as f64
-        },
-        pairs,
-    }
+    CrossSplit::of(test.len(), pairs, samples)
 }
 
 /// The first implementation, one comparison per row and every pair made: what the grouped one
@@ -649,19 +657,7 @@ mod reference {
                 });
             }
         }
-        most_similar_first(&mut pairs);
-        let leaked = pairs.len();
-        pairs.truncate(samples);
-        CrossSplit {
-            test: test.len(),
-            leaked,
-            share: if test.is_empty() {
-                0.0
-            } else {
-                leaked as f64 / test.len() as f64
-            },
-            pairs,
-        }
+        CrossSplit::of(test.len(), pairs, samples)
     }
 }
 

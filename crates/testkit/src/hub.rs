@@ -637,31 +637,30 @@ async fn tag(
     json(StatusCode::OK, serde_json::json!({}))
 }
 
-/// A revision of a readable repository, or the refusal.
-fn readable_commit(
+/// The answer `f` gives for a revision of a readable repository, or the refusal (the repository
+/// or revision missing, the token wrong, a private repository read without it).
+fn with_commit(
     ctx: &Ctx,
     headers: &HeaderMap,
     id: &str,
     rev: &str,
-) -> Result<HubCommit, Box<Response>> {
+    f: impl FnOnce(&HubCommit) -> Response,
+) -> Response {
     let st = ctx.state.lock().unwrap();
     let Some(repo) = st.repos.get(id) else {
-        return Err(Box::new(error(
+        return error(
             StatusCode::NOT_FOUND,
             "RepoNotFound",
             "Repository not found",
-        )));
+        );
     };
     if let Some(r) = refuse_read(ctx, headers, repo) {
-        return Err(Box::new(r));
+        return r;
     }
-    repo.resolve(rev).cloned().ok_or_else(|| {
-        Box::new(error(
-            StatusCode::NOT_FOUND,
-            "RevisionNotFound",
-            "Invalid rev id",
-        ))
-    })
+    match repo.resolve(rev) {
+        Some(c) => f(c),
+        None => error(StatusCode::NOT_FOUND, "RevisionNotFound", "Invalid rev id"),
+    }
 }
 
 fn content_hash(bytes: &[u8]) -> String {
@@ -714,20 +713,17 @@ fn list_tree(
     path: &str,
     query: Option<&str>,
 ) -> Response {
-    let commit = match readable_commit(ctx, headers, id, rev) {
-        Ok(c) => c,
-        Err(r) => return *r,
-    };
     let path = path.trim_matches('/');
-    if !path.is_empty() && entry(&commit, path).is_none_or(|e| e["type"] != "directory") {
-        return error(StatusCode::NOT_FOUND, "EntryNotFound", "Entry not found");
-    }
     let recursive = url::form_urlencoded::parse(query.unwrap_or("").as_bytes())
         .any(|(k, v)| k == "recursive" && (v == "true" || v == "True" || v == "1"));
-    json(
-        StatusCode::OK,
-        serde_json::Value::Array(entries_under(&commit, path, recursive)),
-    )
+    with_commit(ctx, headers, id, rev, |commit| {
+        if path.is_empty() || entry(commit, path).is_some_and(|e| e["type"] == "directory") {
+            let entries = entries_under(commit, path, recursive);
+            json(StatusCode::OK, serde_json::Value::Array(entries))
+        } else {
+            error(StatusCode::NOT_FOUND, "EntryNotFound", "Entry not found")
+        }
+    })
 }
 
 async fn tree_root(
@@ -768,15 +764,13 @@ async fn paths_info(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let commit = match readable_commit(&ctx, &headers, &format!("{owner}/{name}"), &rev) {
-        Ok(c) => c,
-        Err(r) => return *r,
-    };
-    let found: Vec<_> = url::form_urlencoded::parse(&body)
-        .filter(|(k, _)| k == "paths")
-        .filter_map(|(_, p)| entry(&commit, p.trim_matches('/')))
-        .collect();
-    json(StatusCode::OK, serde_json::Value::Array(found))
+    with_commit(&ctx, &headers, &format!("{owner}/{name}"), &rev, |commit| {
+        let found = url::form_urlencoded::parse(&body)
+            .filter(|(k, _)| k == "paths")
+            .filter_map(|(_, p)| entry(commit, p.trim_matches('/')))
+            .collect();
+        json(StatusCode::OK, serde_json::Value::Array(found))
+    })
 }
 
 async fn resolve(
@@ -786,34 +780,21 @@ async fn resolve(
     headers: HeaderMap,
     _uri: Uri,
 ) -> Response {
-    let st = ctx.state.lock().unwrap();
-    let Some(repo) = st.repos.get(&format!("{owner}/{name}")) else {
-        return error(
-            StatusCode::NOT_FOUND,
-            "RepoNotFound",
-            "Repository not found",
-        );
-    };
-    if let Some(r) = refuse_read(&ctx, &headers, repo) {
-        return r;
-    }
-    let Some(c) = repo.resolve(&rev) else {
-        return error(StatusCode::NOT_FOUND, "RevisionNotFound", "Invalid rev id");
-    };
-    let Some(bytes) = c.files.get(&path) else {
-        return error(StatusCode::NOT_FOUND, "EntryNotFound", "Entry not found");
-    };
-    let etag = content_hash(bytes);
-    let builder = Response::builder()
-        .status(StatusCode::OK)
-        .header(header::ETAG, format!("\"{etag}\""))
-        .header("x-repo-commit", c.oid.clone())
-        .header(header::CONTENT_LENGTH, bytes.len())
-        .header(header::CONTENT_TYPE, "application/octet-stream");
-    let body = if method == Method::HEAD {
-        Body::empty()
-    } else {
-        Body::from(bytes.clone())
-    };
-    builder.body(body).unwrap()
+    with_commit(&ctx, &headers, &format!("{owner}/{name}"), &rev, |c| {
+        let Some(bytes) = c.files.get(&path) else {
+            return error(StatusCode::NOT_FOUND, "EntryNotFound", "Entry not found");
+        };
+        let builder = Response::builder()
+            .status(StatusCode::OK)
+            .header(header::ETAG, format!("\"{}\"", content_hash(bytes)))
+            .header("x-repo-commit", c.oid.clone())
+            .header(header::CONTENT_LENGTH, bytes.len())
+            .header(header::CONTENT_TYPE, "application/octet-stream");
+        let body = if method == Method::HEAD {
+            Body::empty()
+        } else {
+            Body::from(bytes.clone())
+        };
+        builder.body(body).unwrap()
+    })
 }
