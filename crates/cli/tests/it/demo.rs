@@ -890,17 +890,9 @@ fn every_reader_opens_every_published_table() {
                 "{reader} on {table}"
             );
         }
-        // `datasets` gives the question tables their real splits; every other config one `train`.
-        let splits = match manifest.splits.get(table) {
-            Some(splits) => splits
-                .iter()
-                .map(|(s, e)| (s.clone(), serde_json::json!(e.rows)))
-                .collect(),
-            None => serde_json::Map::from_iter([("train".to_string(), entry.rows.into())]),
-        };
         assert_eq!(
             read["splits"][table],
-            serde_json::Value::Object(splits),
+            crate::shared::datasets_splits(&manifest, table),
             "datasets splits of {table}"
         );
     }

@@ -64,3 +64,19 @@ pub fn python_modules(modules: &[&str]) -> bool {
     }
     ok
 }
+
+/// The splits Hugging Face `datasets` gives a config of a published version, with their rows:
+/// the question tables their real splits, every other table one `train`.
+pub fn datasets_splits(manifest: &noisebench_snapshot::Manifest, table: &str) -> serde_json::Value {
+    let splits = match manifest.splits.get(table) {
+        Some(splits) => splits
+            .iter()
+            .map(|(s, e)| (s.clone(), serde_json::json!(e.rows)))
+            .collect(),
+        None => serde_json::Map::from_iter([(
+            "train".to_string(),
+            manifest.tables.get(table).map_or(0, |e| e.rows).into(),
+        )]),
+    };
+    serde_json::Value::Object(splits)
+}
