@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use noisebench_core::LlmCall;
 use noisebench_core::{CheckResult, TableKind};
 use noisebench_pipeline::{Plan, PublishedTable, RunResult, check_published, table_io};
@@ -248,7 +248,7 @@ pub fn build_snapshot(
         Ok(run) => run,
         Err(e) => return Err(stopped(e, &loaded)),
     };
-    let quote = match &quoted {
+    let mut quote = match &quoted {
         Some(q) => Some(crate::QuoteVsActual::of(
             q,
             &calls_of_stages_that_ran(&run)?,
@@ -287,7 +287,7 @@ pub fn build_snapshot(
             quality_seconds: 0.0,
         });
     }
-    let (tables, partial) = snapshot_tables(plan, section, &run)?;
+    let (tables, partial) = crate::quality::snapshot_tables(plan, section, &run)?;
     // The tables' checks again, over what is to be published, and against the last version.
     let mut checks = run.checks.clone();
     checks.extend(checks_before_publishing(plan, &tables, &partial));
@@ -298,6 +298,11 @@ pub fn build_snapshot(
     let (quality, quality_calls) =
         crate::quality::measure_tables(&tables, &quality_config, &loaded.layers.llm)?;
     let quality_seconds = started.elapsed().as_secs_f64();
+    if let Some(q) = &quoted {
+        let mut sent = calls_of_stages_that_ran(&run)?;
+        sent.extend(quality_calls.iter().cloned());
+        quote = Some(crate::QuoteVsActual::of(q, &sent));
+    }
     if !quality_calls.is_empty() {
         llm = llm.with_quality_calls(&run.run_dir, quality_calls)?;
     }
@@ -417,37 +422,6 @@ fn calls_of_stages_that_ran(run: &RunResult) -> Result<Vec<LlmCall>> {
         }
     }
     Ok(calls)
-}
-
-/// The `[snapshot]` tables as the run wrote them, and the items each one's stage left to
-/// retry (published only with `--allow-partial`).
-fn snapshot_tables(
-    plan: &Plan,
-    section: &noisebench_pipeline::SnapshotSection,
-    run: &RunResult,
-) -> Result<(Vec<SourceTable>, BTreeMap<String, u64>)> {
-    let mut tables = Vec::new();
-    let mut partial: BTreeMap<String, u64> = BTreeMap::new();
-    for reference in &section.tables {
-        let table = plan
-            .table(reference)
-            .with_context(|| format!("snapshot table `{reference}`"))?;
-        let record = run
-            .records
-            .get(&table.stage)
-            .with_context(|| format!("stage `{}` did not run", table.stage))?;
-        let file = record
-            .tables
-            .get(&table.table)
-            .with_context(|| format!("no table `{reference}`"))?;
-        tables.push(SourceTable {
-            name: table.table.clone(),
-            kind: table.kind,
-            path: run.run_dir.join(&table.stage).join(&file.file),
-        });
-        partial.insert(table.table.clone(), record.retry_items);
-    }
-    Ok((tables, partial))
 }
 
 /// The table checks over what is to be published; a table whose stage left items to retry is

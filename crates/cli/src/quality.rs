@@ -1,6 +1,7 @@
 //! The quality card (`noisebench-quality`) of a build's tables before publishing, and of a
 //! published version for `noisebench quality`.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -11,7 +12,7 @@ use noisebench_core::{
 };
 use noisebench_eval::ClosedBookItem;
 use noisebench_llm::Llm;
-use noisebench_pipeline::table_io;
+use noisebench_pipeline::{Plan, RunResult, table_io};
 use noisebench_quality::{
     ClosedBook, ClosedBookAsked, QUALITY_FILE, QualityConfig, QualityReport, Tables,
 };
@@ -90,8 +91,55 @@ pub(crate) fn measure_tables(
     Ok((report, llm.drain_call_log()))
 }
 
+/// The `[snapshot]` tables as the run wrote them, and the items each one's stage left to
+/// retry (published only with `--allow-partial`).
+pub(crate) fn snapshot_tables(
+    plan: &Plan,
+    section: &noisebench_pipeline::SnapshotSection,
+    run: &RunResult,
+) -> Result<(Vec<SourceTable>, BTreeMap<String, u64>)> {
+    let mut tables = Vec::new();
+    let mut partial: BTreeMap<String, u64> = BTreeMap::new();
+    for reference in &section.tables {
+        let table = plan
+            .table(reference)
+            .with_context(|| format!("snapshot table `{reference}`"))?;
+        let record = run
+            .records
+            .get(&table.stage)
+            .with_context(|| format!("stage `{}` did not run", table.stage))?;
+        let file = record
+            .tables
+            .get(&table.table)
+            .with_context(|| format!("no table `{reference}`"))?;
+        tables.push(SourceTable {
+            name: table.table.clone(),
+            kind: table.kind,
+            path: run.run_dir.join(&table.stage).join(&file.file),
+        });
+        partial.insert(table.table.clone(), record.retry_items);
+    }
+    Ok((tables, partial))
+}
+
+/// The closed-book check over the questions `tables` would publish, asked of `llm` (in quote
+/// mode by `noisebench quote`, which counts what the build's card will ask); the calls it made.
+pub(crate) fn closed_book_of_tables(
+    tables: &[SourceTable],
+    config: &QualityConfig,
+    llm: &Llm,
+) -> Result<Vec<LlmCall>> {
+    let Some(table) = tables.iter().find(|t| t.kind == TableKind::Questions) else {
+        return Ok(Vec::new());
+    };
+    let questions = table_io::read_rows::<Question>(&table.path)
+        .with_context(|| format!("quality card: {}", table.path.display()))?;
+    closed_book(llm, &questions, config)?;
+    Ok(llm.drain_call_log())
+}
+
 /// The closed-book check of `questions` ([`noisebench_eval::closed_book`]): not run with the
-/// offline backend, unless `[quality.closed_book] enabled`, or without questions; else each
+/// offline backend, with `[quality.closed_book] enabled = false`, or without questions; else each
 /// question (or `max_questions` of them) asked of `llm` with no context and judged.
 pub fn closed_book(
     llm: &Llm,
@@ -101,14 +149,13 @@ pub fn closed_book(
     if noisebench_eval::closed_book::offline(llm) {
         return Ok(ClosedBook::not_run(
             "the offline backend answers no question without passages; configure a model \
-             ([llm] backend = \"openai\") and set [quality.closed_book] enabled = true to ask \
-             them closed-book",
+             ([llm] backend = \"openai\") to ask them closed-book",
         ));
     }
     if !config.closed_book.enabled {
         return Ok(ClosedBook::not_run(
-            "turned off; set [quality.closed_book] enabled = true to ask each question of the \
-             model with no context",
+            "turned off ([quality.closed_book] enabled = false); remove it to ask each question \
+             of the model with no context",
         ));
     }
     if questions.is_empty() {

@@ -205,8 +205,10 @@ pub fn quote(ws: &Workspace, pipeline: &str, sample: usize, force: bool) -> Resu
     let run = scratch_ws
         .run(&loaded, None, force)
         .context("the quote runs the pipeline as the build would, with stand-in answers")?;
+    // The quality card asks the questions closed-book before publishing: quoted as stage
+    // `quality`, over the questions the stand-ins gave.
+    let mut logged: Vec<LlmCall> = quality_calls(&loaded, &run)?;
     let calls = loaded.layers.llm.take_quote_calls();
-    let mut logged: Vec<LlmCall> = Vec::new();
     let mut up_to_date = Vec::new();
     for s in &run.summary {
         if s.status == "skipped" {
@@ -228,6 +230,20 @@ pub fn quote(ws: &Workspace, pipeline: &str, sample: usize, force: bool) -> Resu
     q.up_to_date = up_to_date;
     q.tokenizers = loaded.layers.llm.quote_tokenizers();
     Ok(q)
+}
+
+/// The closed-book calls the quality card would make over the tables the run would publish
+/// (none without a `[snapshot]`, or when a snapshot table is missing); asked in quote mode.
+fn quality_calls(loaded: &Loaded, run: &noisebench_pipeline::RunResult) -> Result<Vec<LlmCall>> {
+    let plan = &loaded.plan;
+    let Some(section) = &plan.file.snapshot else {
+        return Ok(Vec::new());
+    };
+    let Ok((tables, _)) = crate::quality::snapshot_tables(plan, section, run) else {
+        return Ok(Vec::new());
+    };
+    let config = noisebench_quality::QualityConfig::from_table(plan.file.quality.as_ref())?;
+    crate::quality::closed_book_of_tables(&tables, &config, &loaded.layers.llm)
 }
 
 /// Hard-link every file of `from` into `to` (same file system: the work folder), but the
@@ -289,6 +305,31 @@ fn price(
             .position(|c| c.stage == stage && c.task == task)
     };
     let mut unpriced = BTreeSet::new();
+    // One stage and task's row: `fan_out` scales a projection's calls.
+    let mut row_of =
+        |stage: &String, task: &String, group: &Vec<&QuoteCall>, fan_out: f64, projected: bool| {
+            let model = group.first().map(|c| c.model.clone()).unwrap_or_default();
+            let model_config = config.models.get(&model);
+            if model_config.and_then(|m| m.price).is_none() && !model.is_empty() {
+                unpriced.insert(model.clone());
+            }
+            let mut row = price_row(
+                task,
+                group,
+                model_config,
+                measures.get(task).filter(|m| m.model == model),
+                fan_out,
+                projected,
+                batch,
+            );
+            row.stage = stage.clone();
+            row.model = model;
+            row.cached_calls = cached_calls
+                .get(&(stage.clone(), task.clone()))
+                .copied()
+                .unwrap_or(0);
+            row
+        };
     let mut rows = Vec::new();
     for planned in &loaded.plan.stages {
         // A stage's tasks read the stage's inputs, not each other's answers (the exam and the
@@ -307,29 +348,19 @@ fn price(
             .collect();
         tasks.sort_by_key(|((s, t), _)| first_seen(s, t).unwrap_or(usize::MAX));
         for ((stage, task), group) in tasks {
-            let model = group.first().map(|c| c.model.clone()).unwrap_or_default();
-            let model_config = config.models.get(&model);
-            if model_config.and_then(|m| m.price).is_none() && !model.is_empty() {
-                unpriced.insert(model.clone());
-            }
-            let mut row = price_row(
-                task,
-                group,
-                model_config,
-                measures.get(task).filter(|m| m.model == model),
-                factor.get(&planned.id).copied().unwrap_or(1.0),
-                projected,
-                batch,
-            );
-            row.stage = stage.clone();
-            row.model = model;
-            row.cached_calls = cached_calls
-                .get(&(stage.clone(), task.clone()))
-                .copied()
-                .unwrap_or(0);
-            rows.push(row);
+            let fan_out = factor.get(&planned.id).copied().unwrap_or(1.0);
+            rows.push(row_of(stage, task, group, fan_out, projected));
         }
     }
+    // The quality card's calls, after the plan's stages: its questions come from the run.
+    let card_projected = !stand_in_stages.is_empty();
+    for ((stage, task), group) in groups
+        .iter()
+        .filter(|((stage, _), _)| stage == crate::quality::QUALITY_STAGE)
+    {
+        rows.push(row_of(stage, task, group, 1.0, card_projected));
+    }
+    drop(row_of);
     Quote {
         total: total_of(&rows),
         rows,

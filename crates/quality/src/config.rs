@@ -50,17 +50,27 @@ impl Default for QualityConfig {
 }
 
 /// The closed-book check: each question asked of the configured model with no context, through
-/// the eval layer (task `eval_answer`, judged by `answer_judge`), when turned on; with the
-/// offline backend it does not run.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+/// the eval layer (task `eval_answer`, judged by `answer_judge`); with the offline backend it
+/// does not run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ClosedBookConfig {
-    /// Ask the questions closed-book before publishing, when a model is configured: one call per
-    /// question (and a judge call per answer no lexical match decides), cached like the stages'
-    /// calls. Off (the default), the card says it did not run.
+    /// Ask the questions closed-book before publishing when a model is configured (the
+    /// default): one call per question (and a judge call per answer no lexical match decides),
+    /// cached like the stages' calls and counted by `quote`. `false`: the card says it did not
+    /// run.
     pub enabled: bool,
     /// Ask at most this many questions, a seeded sample (`seed`); none: every question.
     pub max_questions: Option<usize>,
+}
+
+impl Default for ClosedBookConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            max_questions: None,
+        }
+    }
 }
 
 /// Target shares (each table's shares are normalised to sum to 1), by dimension. A dimension

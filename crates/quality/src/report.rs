@@ -205,7 +205,7 @@ pub fn measure(tables: &Tables<'_>, config: &QualityConfig) -> QualityReport {
         shortcut: lexical_shortcut(tables.questions, tables.chunks, config.rank_depth),
         closed_book: ClosedBook::not_run(
             "no model asked the questions closed-book (measured without one; a build with a \
-             model and [quality.closed_book] enabled = true asks them)",
+             model asks them unless [quality.closed_book] enabled = false)",
         ),
         gates: config.gates.clone(),
     }

@@ -83,6 +83,11 @@ fn the_quote_sends_only_its_sample_and_is_close_to_what_the_build_spends() {
     };
     assert_eq!(row("queries", "keywords")["projected"], false);
     assert_eq!(row("labels", "exam_verdict")["projected"], true);
+    // The quality card's closed-book check, asked before publishing, is quoted last.
+    let card = row("quality", "eval_answer");
+    assert_eq!(card["projected"], true);
+    assert!(card["calls"].as_u64().unwrap() > 0, "{card}");
+    assert_eq!(rows.last().unwrap()["stage"], "quality");
     let before = srv.requests();
 
     let (ok, out, err) = noisebench(dir.path(), &["build-snapshot", "demo"]);
@@ -98,6 +103,15 @@ fn the_quote_sends_only_its_sample_and_is_close_to_what_the_build_spends() {
         "labels",
     );
     within(&m["provenance"]["llm"]["quote"]["total"], 0.15, 0.25);
+    // The card's calls are set beside their quote: one closed-book question per published one.
+    let vs = m["provenance"]["llm"]["quote"]["rows"].as_array().unwrap();
+    let card = vs
+        .iter()
+        .find(|r| r["stage"] == "quality" && r["task"] == "eval_answer")
+        .unwrap_or_else(|| panic!("no quality row in {vs:?}"));
+    let questions = m["tables"]["questions"]["rows"].as_u64().unwrap();
+    assert_eq!(card["actual_calls"].as_u64(), Some(questions), "{card}");
+    assert!(card["quoted_calls"].as_u64().unwrap() > 0, "{card}");
 }
 
 /// The quote's total against the build's: input tokens within `input`, USD within `usd`, and

@@ -57,7 +57,7 @@ pub fn input_of(body: &Value) -> &Value {
     &body["noisebench_task"]["input"]
 }
 
-/// Every task the demo pipeline's stages declare, by name: the demo loaded once, offline, from
+/// Every task the demo pipeline's stages declare, and the quality card's, by name: the demo loaded once, offline, from
 /// a checkout of its own (the stages declare their tasks when their configurations are checked).
 pub fn demo_tasks() -> &'static BTreeMap<&'static str, TaskInfo> {
     static TASKS: OnceLock<BTreeMap<&'static str, TaskInfo>> = OnceLock::new();
@@ -70,6 +70,8 @@ pub fn demo_tasks() -> &'static BTreeMap<&'static str, TaskInfo> {
             .llm
             .declared_tasks()
             .into_iter()
+            // The quality card's closed-book check, declared when a model is configured.
+            .chain(noisebench_eval::closed_book::TASKS)
             .map(|t| (t.name, t))
             .collect()
     })
