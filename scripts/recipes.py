@@ -1,19 +1,22 @@
 #!/usr/bin/env python3
-"""`just recipes`: follow ARCHITECTURE.md's "How to add" recipes for an LLM task and a stage in a
-temporary copy of the workspace, then build and test the copy.
+"""`just recipes`: follow ARCHITECTURE.md's "How to add" recipes for an LLM task, a stage and a
+search backend in a temporary copy of the workspace, then build and test the copy.
 
 Each recipe in ARCHITECTURE.md ends with a `Places:` sentence naming, in backticks, every file the
 change touches (placeholders `<crate>`, `<name>`, `<stage>`). This script reads those places and
 nothing else decides where it writes: for each place it has one step (write the throwaway task
 beside its stage and list it in the stage's `TASKS`; write its prompt; write the throwaway stage;
 declare its module; register it; add it to the demo pipeline; assert its counts in the demo test),
-chosen by what the place is. A place it has no step for fails the run, and so does a build or test
+chosen by what the place is; for the search backend: write the throwaway backend, declare its
+module, add its configuration variant and arms, its fixture format and parser, a recorded answer
+and its index entry, and a test against a fake server). A place it has no step for fails the run, and so does a build or test
 of the copy that needs a place the recipe does not name: the text and the code cannot drift apart.
 
 Then, in the copy (sharing this checkout's target folder, so only workspace crates are rebuilt):
 `cargo check` of the stage crates, the cli library and the demo test; and the fuzz target's replay
 test, which must list the throwaway task, render its prompt with its example and accept the offline
-rule's answer. It never touches this checkout. 7 min 43 s on 2 cores under a load of 10 (a second build of
+rule's answer; and the search crate's test of the throwaway backend, live against a fake server
+on 127.0.0.1 and replayed from its recorded answer through the `fixture` backend. It never touches this checkout. 7 min 43 s on 2 cores under a load of 10 (a second build of
 the workspace crates), so it is not part of `just test`.
 """
 
@@ -251,6 +254,162 @@ def stage_steps(root, place, demo_counts):
         fail(f"the stage recipe names `{place}`, for which this test has no step")
 
 
+BACKEND_MODULE = "recipe_probe"
+BACKEND_STRUCT = "RecipeProbe"
+BACKEND_TYPE = "recipe-probe"
+BACKEND_ANSWER = '{"items": [{"link": "https://probe.example/one", "name": "One", "text": "first"}, {"link": "https://probe.example/two", "name": "Two", "text": "second"}]}\n'
+BACKEND_QUERY = "recipe probe recorded query"
+
+BACKEND_CODE = '''//! The throwaway search backend `scripts/recipes.py` adds by following ARCHITECTURE.md's recipe:
+//! `GET <base_url>?q=...` through the run's web layer, answering `{{"items": [{{"link", "name",
+//! "text"}}]}}`.
+
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{{Backend, Parsed, RawHit, SearchFailure, SearchRequest, json_object, text_of}};
+
+#[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct {struct}Config {{
+    /// The endpoint's URL.
+    pub base_url: String,
+}}
+
+pub(crate) struct {struct} {{
+    base: url::Url,
+    web: Arc<noisebench_web::Web>,
+}}
+
+impl {struct} {{
+    pub fn new(config: &{struct}Config, web: Arc<noisebench_web::Web>) -> Result<Self, String> {{
+        let base = url::Url::parse(&config.base_url)
+            .map_err(|e| format!("base_url `{{}}`: {{e}}", config.base_url))?;
+        Ok(Self {{ base, web }})
+    }}
+}}
+
+impl Backend for {struct} {{
+    fn name(&self) -> &'static str {{
+        "{module}"
+    }}
+
+    fn search(&self, req: &SearchRequest) -> Result<Parsed, SearchFailure> {{
+        let mut url = self.base.clone();
+        url.query_pairs_mut().append_pair("q", &req.text);
+        let page = self
+            .web
+            .fetch(url.as_str())
+            .map_err(|e| SearchFailure::new(e.code(), format!("{module}: {{e}}")))?;
+        let mut parsed = parse(&page.text)?;
+        parsed.hits.truncate(req.top_k);
+        Ok(parsed)
+    }}
+}}
+
+/// Parse one answer: `items[]` (`link`, `name`, `text`).
+pub fn parse(body: &str) -> Result<Parsed, SearchFailure> {{
+    let obj = json_object(body, "{module}")?;
+    let Some(Value::Array(items)) = obj.get("items") else {{
+        return Err(SearchFailure::malformed("{module}: no `items` list"));
+    }};
+    let hits = items
+        .iter()
+        .map(|r| RawHit {{
+            url: text_of(r.get("link")),
+            title: text_of(r.get("name")),
+            snippet: text_of(r.get("text")),
+            published: None,
+        }})
+        .collect();
+    Ok(Parsed::from_hits(hits))
+}}
+'''
+
+BACKEND_TEST = '''
+
+/// The throwaway backend `scripts/recipes.py` adds: live against a fake endpoint, then its
+/// recorded answer replayed by the `fixture` backend, with the same hits.
+#[test]
+fn recipe_probe_backend_live_and_recorded() {{
+    let answer = std::fs::read_to_string(root().join("fixtures/search/{module}/answer.json")).unwrap();
+    let body = answer.clone();
+    let served = Served::start_with(move |_| {{
+        let body = body.clone();
+        Router::new().route(
+            "/probe",
+            get(move || {{
+                let body = body.clone();
+                async move {{ respond(200, "application/json", body) }}
+            }}),
+        )
+    }});
+    let hits_of = |config: Value| {{
+        let dir = tempfile::tempdir().unwrap();
+        let mut out = run(
+            &SearchStage::new(web()),
+            config,
+            inputs(vec![("queries", Rows::Queries(vec![query("q_probe", "{query}")]))]),
+            &ctx(dir.path(), "search"),
+        );
+        assert!(out.report.drops.is_empty(), "{{:?}}", out.report.drops);
+        let hits: Vec<SearchHit> = table(&mut out, "search_hits");
+        hits.into_iter().map(|h| (h.rank, h.url)).collect::<Vec<_>>()
+    }};
+    let live = hits_of(json!({{"backends": [{{"type": "{type}", "base_url": format!("{{}}/probe", served.url())}}]}}));
+    let recorded = hits_of(json!({{"backends": [{{"type": "fixture", "dir": root().join("fixtures/search")}}]}}));
+    assert_eq!(
+        live,
+        vec![(1, "https://probe.example/one".to_string()), (2, "https://probe.example/two".to_string())]
+    );
+    assert_eq!(recorded, live);
+}}
+'''
+
+
+def backend_steps(root, place):
+    """The step of the search backend recipe for one place; the files it wrote."""
+    path = root / place
+    module, struct = BACKEND_MODULE, BACKEND_STRUCT
+    if place.endswith(f"/{module}.rs") and not path.exists():
+        path.write_text(BACKEND_CODE.format(struct=struct, module=module))
+    elif path.name == "mod.rs":
+        edit(path, r"^(pub mod searxng;\n)", rf"\1pub mod {module};\n", "declare the backend's module")
+    elif path.name == "config.rs":
+        edit(path, r"^(use super::searxng::\{Searxng, SearxngConfig\};\n)",
+             rf"\1use super::{module}::{{{struct}, {struct}Config}};\n", "import the backend")
+        edit(path, r"^(\s*)(Fixture\(FixtureConfig\),\n)",
+             rf"\1\2\1/// The throwaway backend of `just recipes`.\n\1{struct}({struct}Config),\n",
+             "add the configuration variant")
+        edit(path, r'^(\s*)(BackendConfig::Fixture\(_\) => "fixture",\n)',
+             rf'\1\2\1BackendConfig::{struct}(_) => "{module}",\n', "name the backend")
+        edit(path, r"^(\s*)(BackendConfig::Searxng\(c\) => Box::new\(Searxng::new\(c, web.clone\(\)\).map_err\(cfg\)\?\),\n)",
+             rf"\1\2\1BackendConfig::{struct}(c) => Box::new({struct}::new(c, web.clone()).map_err(cfg)?),\n",
+             "build the backend")
+        edit(path, r"^(\s*)(\| BackendConfig::Searxng\(_\) => \{\}\n)",
+             rf"\1| BackendConfig::{struct}(_)\n\1\2", "check the backend")
+    elif path.name == "fixture.rs":
+        edit(path, r'^(pub const FORMATS: &\[&str\] = &\[)(.*?)(\];)', rf'\1\2, "{module}"\3',
+             "name the fixture format")
+        edit(path, r'^(\s*)("reddit" => super::reddit_api::parse\(&body\),\n)',
+             rf'\1\2\1"{module}" => super::{module}::parse(&body),\n', "parse the fixture format")
+    elif place.rstrip("/").endswith(f"search/{module}"):
+        path.mkdir(parents=True, exist_ok=False)
+        (path / "answer.json").write_text(BACKEND_ANSWER)
+        return [f"{place.rstrip('/')}/answer.json"]
+    elif path.name == "index.toml":
+        with path.open("a") as f:
+            f.write(f'\n[[responses]]\nquery = "{BACKEND_QUERY}"\nformat = "{module}"\nfile = "{module}/answer.json"\n')
+    elif path.suffix == ".rs" and "tests" in path.parts and path.exists():
+        with path.open("a") as f:
+            f.write(BACKEND_TEST.format(module=module, type=BACKEND_TYPE, query=BACKEND_QUERY))
+    else:
+        fail(f"the search backend recipe names `{place}`, for which this test has no step")
+    return [place]
+
+
 def copy_workspace(dest):
     files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
                            cwd=REPO, check=True, capture_output=True).stdout.decode().split("\0")
@@ -286,8 +445,9 @@ def main():
     found = recipes((REPO / "ARCHITECTURE.md").read_text())
     task_places = found.get("An LLM task")
     stage_places = found.get("A stage")
-    if not task_places or not stage_places:
-        fail(f"ARCHITECTURE.md's LLM task and stage recipes need a `Places:` sentence: {found}")
+    backend_places = found.get("A search backend")
+    if not task_places or not stage_places or not backend_places:
+        fail(f"ARCHITECTURE.md's LLM task, stage and search backend recipes need a `Places:` sentence: {found}")
     started = time.time()
     with tempfile.TemporaryDirectory(prefix="noisebench-recipes-") as tmp:
         copy = Path(tmp)
@@ -304,6 +464,9 @@ def main():
             filled = fill(place)
             stage_steps(copy, filled, demo_tests)
             expected.add(filled)
+        VALUES["<name>"] = BACKEND_MODULE
+        for place in backend_places:
+            expected.update(backend_steps(copy, fill(place)))
         changed = changed_files(copy)
         if changed != expected:
             fail(f"the copy changed {sorted(changed)}, the recipes name {sorted(expected)}")
@@ -318,10 +481,14 @@ def main():
                      "-p", "noisebench-cli", "--lib", *test_targets], env)
         out = cargo(copy, ["test", "--quiet", "-p", "noisebench-fuzz-targets", "--no-default-features",
                            "--test", "it", "--", "every_task", "--nocapture"], env)
-        name = f"{TASK_CRATE}::{VALUES['<name>']}"
+        name = f"{TASK_CRATE}::recipe_probe"
         if f"llm_answer task" not in out or f": {name}\n" not in out:
             fail(f"the fuzz target's replay did not ask the throwaway task {name}:\n{out}")
-    print(f"recipes: both recipes hold ({time.time() - started:.0f} s)")
+        out = cargo(copy, ["test", "--quiet", "-p", "noisebench-search", "--test", "it", "--",
+                           "servers::recipe_probe_backend_live_and_recorded"], env)
+        if "1 passed" not in out:
+            fail(f"the throwaway backend's test did not run:\n{out}")
+    print(f"recipes: the three recipes hold ({time.time() - started:.0f} s)")
 
 
 def fill(place):

@@ -360,7 +360,6 @@ fn price(
     {
         rows.push(row_of(stage, task, group, 1.0, card_projected));
     }
-    drop(row_of);
     Quote {
         total: total_of(&rows),
         rows,
