@@ -53,7 +53,7 @@ def recipes(text):
         title = re.match(r"- \*\*(.+?)\.\*\*", bullet.strip())
         if not title:
             continue
-        places = re.search(r"Places: (.*?)(?:\.\s*$|\.\n)", bullet, re.S)
+        places = re.search(r"Places:\s+(.*?)(?:\.\s*$|\.\n)", bullet, re.S)
         out[title.group(1)] = re.findall(r"`([^`]+)`", places.group(1)) if places else None
     return out
 

@@ -1,13 +1,13 @@
 //! `export`: a published snapshot in a paper's release format, and finding a snapshot folder.
-//! Which tables become which release is `noisebench_releases::snapshot_export`'s; this module
-//! hands it the snapshot's tables.
+//! Which tables become which release is each `noisebench_releases::ReleaseFormat`'s; this
+//! module hands it the snapshot's tables.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use noisebench_core::TableRow;
-use noisebench_releases::snapshot_export::{BoxError, TableSource};
-pub use noisebench_releases::snapshot_export::{ExportFormat, Exported};
+use noisebench_core::{Rows, TableKind};
+pub use noisebench_releases::Exported;
+use noisebench_releases::{BoxError, TableSource};
 use noisebench_snapshot::PublishedVersion;
 
 /// A snapshot folder: a version folder as is, or a dataset folder's latest version.
@@ -19,19 +19,15 @@ pub fn resolve_snapshot(path: &Path) -> Result<PathBuf> {
 struct Published(PublishedVersion);
 
 impl TableSource for Published {
-    fn read<T: TableRow>(&self) -> Result<Option<Vec<T>>, BoxError> {
-        Ok(self.0.read::<T>()?)
-    }
-
-    fn require<T: TableRow>(&self) -> Result<Vec<T>, BoxError> {
-        Ok(self.0.require::<T>()?)
+    fn rows(&self, kind: TableKind) -> Result<Option<Rows>, BoxError> {
+        Ok(self.0.rows(kind)?)
     }
 }
 
-/// Export a published snapshot (a version folder) into `out`, each table found by kind
-/// ([`PublishedVersion`]); see `noisebench_releases::snapshot_export::export` for which.
-pub fn export_snapshot(snapshot: &Path, format: ExportFormat, out: &Path) -> Result<Exported> {
+/// Export a published snapshot (a version folder) into `out` in the release format called
+/// `format` (one of `noisebench_releases::formats()`), each table found by kind
+/// ([`PublishedVersion`]).
+pub fn export_snapshot(snapshot: &Path, format: &str, out: &Path) -> Result<Exported> {
     let version = Published(PublishedVersion::open(snapshot)?);
-    noisebench_releases::snapshot_export::export(&version, format, out)
-        .map_err(|e| anyhow::anyhow!("{e}"))
+    noisebench_releases::export(&version, format, out).map_err(|e| anyhow::anyhow!("{e}"))
 }

@@ -52,7 +52,7 @@ pub use eval::{
     CALLS_FILE, EvalRequest, EvalRun, METRICS_FILE, PREDICTIONS_FILE, RESULTS_FILE, SUMMARY_FILE,
     compare_evals, load_snapshot, run_eval,
 };
-pub use export::{ExportFormat, Exported, export_snapshot, resolve_snapshot};
+pub use export::{Exported, export_snapshot, resolve_snapshot};
 pub use inspect::{inspect_id, inspect_stage};
 pub use layers::{Layers, LlmOverrides};
 pub use quality::{closed_book, quality_moves, quality_text, version_quality};

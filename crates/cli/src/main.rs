@@ -9,9 +9,9 @@ use std::sync::Arc;
 use anyhow::{Result, bail};
 use clap::{CommandFactory, Parser, Subcommand};
 use noisebench_cli::{
-    EvalRequest, ExportFormat, LlmOverrides, LlmTotals, Workspace, build_snapshot, check,
-    compare_evals, export_snapshot, inspect_id, inspect_stage, resolve_snapshot, run_eval,
-    validate_snapshot, write_config_reference, write_report_sampled, write_schemas,
+    EvalRequest, LlmOverrides, LlmTotals, Workspace, build_snapshot, check, compare_evals,
+    export_snapshot, inspect_id, inspect_stage, resolve_snapshot, run_eval, validate_snapshot,
+    write_config_reference, write_report_sampled, write_schemas,
 };
 use noisebench_core::TableKind;
 use noisebench_pipeline::BarProgress;
@@ -283,9 +283,10 @@ enum Command {
     },
     /// Write a published snapshot in a seed dataset's release format.
     Export {
-        /// `raguard` (claims.csv, documents.csv), `confact` (confact.json) or `rare`
-        /// (rag_single_hop_dataset.json, rag_multi_hop_dataset.json).
-        #[arg(value_parser = ["raguard", "confact", "rare"])]
+        /// A release format: `raguard` (claims.csv, documents.csv), `confact` (confact.json),
+        /// `rare` (rag_single_hop_dataset.json, rag_multi_hop_dataset.json); the list is
+        /// `noisebench_releases::formats()`.
+        #[arg(value_parser = clap::builder::PossibleValuesParser::new(noisebench_releases::format_names()))]
         format: String,
         /// A version folder, or a dataset folder (its latest version).
         snapshot: PathBuf,
@@ -933,9 +934,7 @@ fn export_command(
             .join(&manifest.version)
             .join(format)
     });
-    let kind = ExportFormat::from_name(format)
-        .ok_or_else(|| anyhow::anyhow!("unknown export format `{format}`"))?;
-    let exported = export_snapshot(&dir, kind, &out)?;
+    let exported = export_snapshot(&dir, format, &out)?;
     println!("{}", exported.describe(&dir, &out));
     Ok(())
 }

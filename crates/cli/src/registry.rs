@@ -28,8 +28,6 @@ pub fn registry(layers: &Layers) -> Registry {
         .register(Arc::new(noisebench_label::LabelStage::new(
             layers.llm.clone(),
         )))
-        .register(Arc::new(noisebench_label::ExportRaguardStage))
-        .register(Arc::new(noisebench_label::ExportConfactStage))
         .register(Arc::new(noisebench_chunk::ReportsStage::new(
             layers.web.clone(),
         )))
@@ -44,7 +42,6 @@ pub fn registry(layers: &Layers) -> Registry {
         )))
         .register(Arc::new(noisebench_qa::JudgeStage::new(layers.llm.clone())))
         .register(Arc::new(noisebench_qa::SplitsStage))
-        .register(Arc::new(noisebench_qa::ExportRareStage))
         .register(Arc::new(noisebench_perturb::QueryPerturbationsStage::new(
             layers.llm.clone(),
         )))
@@ -55,6 +52,10 @@ pub fn registry(layers: &Layers) -> Registry {
             layers.llm.clone(),
         )))
         .add_checks(table_checks());
+    // One export stage per release format, from the formats' one list.
+    for stage in noisebench_releases::export_stages() {
+        registry.register(Arc::new(stage));
+    }
     registry
 }
 

@@ -5,16 +5,14 @@
 //! fallback marked `generated`; a table of its own, `document_credibility`, since `documents`
 //! is the `documents` stage's). A review sheet goes out for humans and comes back in; human
 //! labels take precedence, and agreement is measured with Cohen's kappa and Krippendorff's
-//! alpha. The stages `export-raguard` and `export-confact` write the resulting rows as the
-//! releases do, with the writers of `noisebench-releases` (`raguard::export`,
-//! `confact::export`).
+//! alpha. The releases' formats, and the `export-raguard` and `export-confact` stages that
+//! write the resulting rows as the releases do, are `noisebench-releases`'.
 //!
 //! What this crate is not: it fetches nothing and searches nothing (documents come from the
 //! `documents` stage), writes no Parquet (the runner does), and talks to models only through
 //! `noisebench-llm`'s tasks and prompts.
 //!
-//! Stages: [`LabelStage`] (`labels`), [`ExportRaguardStage`] (`export-raguard`),
-//! [`ExportConfactStage`] (`export-confact`).
+//! Stages: [`LabelStage`] (`labels`).
 
 mod agreement;
 mod assemble;
@@ -32,9 +30,9 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use noisebench_core::{
-    Claim, ClaimDocument, ClaimDocumentLabel, ConfigError, Document, DocumentCredibility, Drops,
-    InputSpec, Inputs, OutputSpec, Query, ShardKey, SideFile, StageContext, StageError, StageFacts,
-    StageOutput, StageReport, TableKind, TypedStage,
+    Claim, ClaimDocument, ConfigError, Document, Drops, InputSpec, Inputs, OutputSpec, ShardKey,
+    SideFile, StageContext, StageError, StageFacts, StageOutput, StageReport, TableKind,
+    TypedStage,
 };
 use noisebench_llm::{Llm, TaskInfo};
 use serde::{Deserialize, Serialize};
@@ -46,8 +44,8 @@ pub use agreement::{Agreement, cohen_kappa, krippendorff_alpha_nominal};
 pub use conflicts::conflicts;
 pub use credibility::{CredibilityConfig, DomainTable, Fallback};
 pub use exam::{ExamConfig, ExamVariant, LabelPreset};
-// The RAGuard and CONF-FACT formats live in `noisebench-releases`; the export stages below
-// hand it their tables. Re-exported under their old names.
+// The RAGuard and CONF-FACT formats live in `noisebench-releases`. Re-exported under their
+// old names.
 pub use noisebench_core::vocab::{final_answer, stance_in_reply, verdict_in_reply};
 pub use noisebench_releases::confact::{EXPORT_FILE as CONFACT_FILE, export as export_confact};
 pub use noisebench_releases::raguard::{RAGUARD_FILES, export as export_raguard};
@@ -309,130 +307,5 @@ impl TypedStage for LabelStage {
         .with_table("conflicts", conflict_rows);
         out.report.drops.sort();
         Ok(out)
-    }
-}
-
-/// Config of the export stages: none yet (an empty table).
-#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ExportConfig {}
-
-fn export_inputs(with_queries: bool) -> Vec<InputSpec> {
-    let mut v = vec![
-        InputSpec::required("claims", TableKind::Claims),
-        InputSpec::required("documents", TableKind::Documents),
-        InputSpec::required("labels", TableKind::Labels),
-    ];
-    if with_queries {
-        v.push(InputSpec::optional("queries", TableKind::Queries));
-    }
-    v
-}
-
-/// `export-raguard`: writes `claims.csv`, `documents.csv`, `claim_id_map.csv`,
-/// `document_id_map.csv` into its stage directory. No table outputs.
-pub struct ExportRaguardStage;
-
-impl TypedStage for ExportRaguardStage {
-    type Config = ExportConfig;
-    const KIND: &'static str = "export-raguard";
-    const VERSION: u32 = 1;
-    const ONE_TO_ONE: bool = true;
-
-    fn inputs(&self) -> Vec<InputSpec> {
-        export_inputs(false)
-    }
-
-    fn outputs(&self) -> Vec<OutputSpec> {
-        Vec::new()
-    }
-
-    fn files(&self, _config: &ExportConfig) -> Vec<SideFile> {
-        RAGUARD_FILES
-            .iter()
-            .map(|f| SideFile::export(*f, "raguard"))
-            .collect()
-    }
-
-    fn run(
-        &self,
-        _config: &ExportConfig,
-        mut inputs: Inputs,
-        ctx: &StageContext,
-    ) -> Result<StageOutput, StageError> {
-        let claims: Vec<Claim> = inputs.take("claims")?;
-        let documents: Vec<Document> = inputs.take("documents")?;
-        let labels: Vec<ClaimDocumentLabel> = inputs.take("labels")?;
-        let s = export_raguard(&claims, &documents, &labels, &ctx.stage_dir)
-            .map_err(|e| StageError::Other(e.to_string()))?;
-        Ok(export_output(ctx, labels.len(), s))
-    }
-}
-
-/// An export's report: each label row is a written pair or a drop with its reason.
-fn export_output(ctx: &StageContext, labels: usize, summary: ExportSummary) -> StageOutput {
-    let mut drops = Drops::new(&ctx.stage_id);
-    for skip in summary.skipped {
-        drops.add(skip.label_id, skip.reason, skip.detail);
-    }
-    StageOutput {
-        report: StageReport {
-            items_in: labels as u64,
-            items_out: summary.documents as u64,
-            drops: drops.into_records(),
-        },
-        ..StageOutput::default()
-    }
-}
-
-/// `export-confact`: writes `confact.json` into its stage directory. Input
-/// `document_credibility` (the labels stage's) supplies each evidence's credibility and source
-/// type, optional input `queries` each claim's yes/no question. No table outputs.
-pub struct ExportConfactStage;
-
-impl TypedStage for ExportConfactStage {
-    type Config = ExportConfig;
-    const KIND: &'static str = "export-confact";
-    const VERSION: u32 = 2;
-    const ONE_TO_ONE: bool = true;
-
-    fn inputs(&self) -> Vec<InputSpec> {
-        let mut inputs = export_inputs(true);
-        inputs.push(InputSpec::required(
-            "document_credibility",
-            TableKind::DocumentCredibility,
-        ));
-        inputs
-    }
-
-    fn outputs(&self) -> Vec<OutputSpec> {
-        Vec::new()
-    }
-
-    fn files(&self, _config: &ExportConfig) -> Vec<SideFile> {
-        vec![SideFile::export(CONFACT_FILE, "confact")]
-    }
-
-    fn run(
-        &self,
-        _config: &ExportConfig,
-        mut inputs: Inputs,
-        ctx: &StageContext,
-    ) -> Result<StageOutput, StageError> {
-        let claims: Vec<Claim> = inputs.take("claims")?;
-        let documents: Vec<Document> = inputs.take("documents")?;
-        let credibility: Vec<DocumentCredibility> = inputs.take("document_credibility")?;
-        let labels: Vec<ClaimDocumentLabel> = inputs.take("labels")?;
-        let queries: Vec<Query> = inputs.take_optional("queries")?.unwrap_or_default();
-        let s = export_confact(
-            &claims,
-            &documents,
-            &credibility,
-            &labels,
-            &queries,
-            &ctx.stage_dir.join(CONFACT_FILE),
-        )
-        .map_err(|e| StageError::Other(e.to_string()))?;
-        Ok(export_output(ctx, labels.len(), s))
     }
 }

@@ -5,22 +5,20 @@
 //! deterministic checks, each failure a counted drop with its reason), `judge` (`qa-judge`:
 //! an LLM judge scores every pair; pairs at or below the threshold in any dimension move to
 //! `rejected_questions`), and `splits` (`splits`: train/test per pattern kind by a seeded hash
-//! of the question id, so a refresh never moves a question). `export` turns published
-//! questions into RARE's record format.
+//! of the question id, so a refresh never moves a question). RARE's record format, and the
+//! `export-rare` stage that writes it, are `noisebench-releases`'.
 //!
 //! What this crate is not: it mines no patterns (the `kg` crate does) and perturbs nothing
 //! (the `perturb` crate does); it reads or writes no files itself; tables pass through the
 //! runner.
 
 mod checks;
-mod export;
 mod judge;
 mod questions;
 mod splits;
 mod table_checks;
 mod tasks;
 
-pub use export::{ExportRareConfig, ExportRareStage, RARE_FILES};
 pub use judge::{JudgeConfig, JudgeStage};
 pub use questions::{
     Corpus, Prompt, QuestionsConfig, QuestionsStage, assemble, dedupe, prepare, sample_toward_mix,

@@ -122,7 +122,6 @@ pub(crate) fn write_instances(path: &Path, instances: &[Instance]) -> Result<(),
 
 /// Read a file [`write_instances`] wrote back, strictly: every field of [`Instance`] must be
 /// there (the release's own files are read with [`decode`] and [`ReadInstance::from_value`]).
-#[cfg(test)]
 fn read_instances(path: &Path) -> Result<Vec<Instance>, ExportError> {
     let bytes = std::fs::read(path).map_err(|e| ExportError::io(path, e))?;
     serde_json::from_slice(&bytes).map_err(|e| ExportError::Decode {
@@ -553,6 +552,66 @@ impl ReadEvidence {
             background: string_field(e, "source_background")
                 .or_else(|| string_field(e, "media_background")),
         })
+    }
+}
+
+/// CONF-FACT's release format ([`crate::format::ReleaseFormat`]): `confact.json`, from
+/// `claims`, `documents`, `labels`, `document_credibility` and (each claim's yes/no question)
+/// `queries` when given.
+pub struct Confact;
+
+impl crate::format::ReleaseFormat for Confact {
+    fn name(&self) -> &'static str {
+        "confact"
+    }
+    fn stage_kind(&self) -> &'static str {
+        "export-confact"
+    }
+    fn version(&self) -> u32 {
+        2
+    }
+    fn about(&self) -> &'static str {
+        "CONF-FACT-style confact.json: each claim with its evidence, credibility and stance"
+    }
+    fn items(&self) -> noisebench_core::TableKind {
+        noisebench_core::TableKind::Labels
+    }
+    fn inputs(&self) -> Vec<noisebench_core::InputSpec> {
+        use noisebench_core::{InputSpec, TableKind};
+        let mut inputs = crate::summary::claims_track_inputs();
+        inputs.push(InputSpec::optional("queries", TableKind::Queries));
+        inputs.push(InputSpec::required(
+            "document_credibility",
+            TableKind::DocumentCredibility,
+        ));
+        inputs
+    }
+    fn files(&self) -> Vec<&'static str> {
+        vec![EXPORT_FILE]
+    }
+    fn export(
+        &self,
+        tables: &dyn crate::format::TableSource,
+        out: &Path,
+    ) -> Result<crate::format::Exported, crate::format::BoxError> {
+        let claims: Vec<Claim> = tables.require()?;
+        let documents: Vec<Document> = tables.require()?;
+        let labels: Vec<ClaimDocumentLabel> = tables.require()?;
+        let credibility: Vec<DocumentCredibility> = tables.require()?;
+        let queries: Vec<Query> = tables.read_or_empty()?;
+        let path = out.join(EXPORT_FILE);
+        Ok(crate::format::Exported::Claims(export(
+            &claims,
+            &documents,
+            &credibility,
+            &labels,
+            &queries,
+            &path,
+        )?))
+    }
+    fn read_back(&self, dir: &Path) -> Result<usize, crate::format::BoxError> {
+        let instances = read_instances(&dir.join(EXPORT_FILE))?;
+        Ok(instances.iter().map(|i| i.evidence_url.len()).sum())
     }
 }
 

@@ -16,8 +16,10 @@
 //!   it ([`rare::ReadRecord::from_value`]); its corpus (`chunks.json`, [`rare::ChunkRow`]) and
 //!   its retrieval results ([`rare::RetrievalEntry`]).
 //! - [`rare_export`]: RARE records made from the report track's tables ([`rare_export::export_rare`]).
-//! - [`snapshot_export`]: which of a snapshot's tables become which release
-//!   ([`snapshot_export::ExportFormat`], [`snapshot_export::export`]), over any table source.
+//! - [`format`]: the one shape of a release format ([`ReleaseFormat`]: the tables it reads, the
+//!   files it writes, the export from any [`TableSource`] and the strict read back) and the one
+//!   list of them ([`formats`]) that `noisebench export`, the export stages and the docs use.
+//! - [`stage`]: the one export stage, `export-<name>` for every format ([`ExportStage`]).
 //! - [`summary`]: what the claims-track exports wrote and left out ([`ExportSummary`]).
 //!
 //! What this crate is not for: evaluation data types or bad-row accounting (that is `eval`'s;
@@ -26,14 +28,20 @@
 //! crate and never on polars (`crates/cli/tests/it/architecture.rs`).
 
 pub mod confact;
+pub mod format;
 pub mod raguard;
 pub mod rare;
 pub mod rare_export;
-pub mod snapshot_export;
+pub mod stage;
 pub mod summary;
 
 use std::path::Path;
 
+pub use format::{
+    BoxError, Exported, MemoryTables, ReleaseFormat, TableSource, export, format, format_names,
+    formats,
+};
+pub use stage::{ExportConfig, ExportStage, export_stages};
 pub use summary::{ExportError, ExportSummary, SkippedPair};
 
 /// A row a reader could not type: where (`line 4`, `record 2 evidence 1`), a reason code, a

@@ -626,6 +626,55 @@ pub fn export(
     Ok(summary)
 }
 
+/// RAGuard's release format ([`crate::format::ReleaseFormat`]): `claims.csv` and
+/// `documents.csv` with id maps back to ours, from `claims`, `documents` and `labels`.
+pub struct Raguard;
+
+impl crate::format::ReleaseFormat for Raguard {
+    fn name(&self) -> &'static str {
+        "raguard"
+    }
+    fn stage_kind(&self) -> &'static str {
+        "export-raguard"
+    }
+    fn version(&self) -> u32 {
+        1
+    }
+    fn about(&self) -> &'static str {
+        "RAGuard's claims.csv and documents.csv, with id maps back to ours"
+    }
+    fn items(&self) -> noisebench_core::TableKind {
+        noisebench_core::TableKind::Labels
+    }
+    fn inputs(&self) -> Vec<noisebench_core::InputSpec> {
+        crate::summary::claims_track_inputs()
+    }
+    fn files(&self) -> Vec<&'static str> {
+        RAGUARD_FILES.to_vec()
+    }
+    fn export(
+        &self,
+        tables: &dyn crate::format::TableSource,
+        out: &Path,
+    ) -> Result<crate::format::Exported, crate::format::BoxError> {
+        let claims: Vec<Claim> = tables.require()?;
+        let documents: Vec<Document> = tables.require()?;
+        let labels: Vec<ClaimDocumentLabel> = tables.require()?;
+        Ok(crate::format::Exported::Claims(export(
+            &claims, &documents, &labels, out,
+        )?))
+    }
+    fn read_back(&self, dir: &Path) -> Result<usize, crate::format::BoxError> {
+        let path = dir.join(RAGUARD_FILES[1]);
+        let text = std::fs::read_to_string(&path).map_err(|e| ExportError::io(&path, e))?;
+        let read = read_documents(RAGUARD_FILES[1], &text);
+        if let Some(p) = read.problems.first() {
+            return Err(format!("{}: {} {}: {}", path.display(), p.row, p.reason, p.detail).into());
+        }
+        Ok(read.rows.len())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

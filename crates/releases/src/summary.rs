@@ -132,3 +132,13 @@ pub(crate) fn pairs_by_claim<'a>(
 pub(crate) fn create_dir(dir: &Path) -> Result<(), ExportError> {
     std::fs::create_dir_all(dir).map_err(|e| ExportError::io(dir, e))
 }
+
+/// The claims track's tables every claims-track format reads: `claims`, `documents`, `labels`.
+pub(crate) fn claims_track_inputs() -> Vec<noisebench_core::InputSpec> {
+    use noisebench_core::{InputSpec, TableKind};
+    vec![
+        InputSpec::required("claims", TableKind::Claims),
+        InputSpec::required("documents", TableKind::Documents),
+        InputSpec::required("labels", TableKind::Labels),
+    ]
+}

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use noisebench_core::{TableKind, TableRow};
+use noisebench_core::{Rows, TableKind, TableRow};
 use noisebench_pipeline::table_io;
 
 use crate::manifest::{MANIFEST, Manifest, TableEntry};
@@ -93,6 +93,21 @@ impl PublishedVersion {
     /// Whether the version has a `kind` table.
     pub fn has(&self, kind: TableKind) -> bool {
         self.entry(kind).is_some()
+    }
+
+    /// The rows of `kind`'s table, untyped; `None` when the version has none.
+    pub fn rows(&self, kind: TableKind) -> Result<Option<Rows>, VersionError> {
+        let Some((name, entry)) = self.entry(kind) else {
+            return Ok(None);
+        };
+        let path = self.dir.join(&entry.file);
+        table_io::read_table(&path, kind)
+            .map(Some)
+            .map_err(|e| VersionError::Table {
+                path: self.dir.clone(),
+                name: name.to_string(),
+                message: e.to_string(),
+            })
     }
 
     /// The rows of `T`'s table, `None` when the version has none.

@@ -470,15 +470,14 @@ fn an_eval_where_nothing_ran_exits_non_zero_and_says_why() {
 
 #[test]
 fn each_export_of_a_snapshot_reads_back_with_the_release_loaders() {
-    use noisebench_cli::{ExportFormat, Exported, export_snapshot, load_snapshot};
+    use noisebench_cli::{Exported, export_snapshot, load_snapshot};
     let (_, snapshot) = demo();
     let out = tempfile::tempdir().unwrap();
     let ours = load_snapshot(snapshot, None).unwrap();
 
     // RAGuard: every exported claim and document reads back, none set aside.
     let dir = out.path().join("raguard");
-    let Exported::Claims(written) = export_snapshot(snapshot, ExportFormat::Raguard, &dir).unwrap()
-    else {
+    let Exported::Claims(written) = export_snapshot(snapshot, "raguard", &dir).unwrap() else {
         panic!("raguard is a claims export")
     };
     let data =
@@ -501,8 +500,7 @@ fn each_export_of_a_snapshot_reads_back_with_the_release_loaders() {
 
     // CONF-FACT: the same claims, every evidence, the snapshot's credibility levels.
     let dir = out.path().join("confact");
-    let Exported::Claims(written) = export_snapshot(snapshot, ExportFormat::Confact, &dir).unwrap()
-    else {
+    let Exported::Claims(written) = export_snapshot(snapshot, "confact", &dir).unwrap() else {
         panic!("confact is a claims export")
     };
     let data =
@@ -538,8 +536,7 @@ fn each_export_of_a_snapshot_reads_back_with_the_release_loaders() {
 
     // RARE: every record reads back with its id, answer chunks and perturbations.
     let dir = out.path().join("rare");
-    let Exported::Rare(written) = export_snapshot(snapshot, ExportFormat::Rare, &dir).unwrap()
-    else {
+    let Exported::Rare(written) = export_snapshot(snapshot, "rare", &dir).unwrap() else {
         panic!("rare is a RARE export")
     };
     let inputs =

@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use noisebench_cli::{ExportFormat, Exported, export_snapshot, validate_snapshot};
+use noisebench_cli::{Exported, export_snapshot, validate_snapshot};
 use noisebench_core::{
     CheckStatus, Chunk, ClaimDocument, ClaimDocumentLabel, Question, QuestionSplit,
     RejectedQuestion, Report, TableKind, TableRow, Triplet,
@@ -572,11 +572,11 @@ fn rare_export_reads_back_with_python_json() {
 
     // The library call agrees with the binary.
     let again = tempfile::tempdir().unwrap();
-    let Exported::Rare(s) = export_snapshot(&dir, ExportFormat::Rare, again.path()).unwrap() else {
+    let Exported::Rare(s) = export_snapshot(&dir, "rare", again.path()).unwrap() else {
         panic!("a RARE export returns RARE's summary")
     };
     assert_eq!((s.single_hop, s.multi_hop, s.skipped.len()), (1, 1, 0));
-    for name in noisebench_qa::RARE_FILES {
+    for name in noisebench_releases::rare::RARE_FILES {
         assert_eq!(
             std::fs::read(out.path().join(name)).unwrap(),
             std::fs::read(again.path().join(name)).unwrap(),

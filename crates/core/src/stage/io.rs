@@ -70,6 +70,12 @@ impl Inputs {
         })
     }
 
+    /// The rows of `role` as given, untyped (a stage that reads tables by kind); `None` when
+    /// not given.
+    pub fn take_rows(&mut self, role: &str) -> Option<Rows> {
+        self.tables.remove(role)
+    }
+
     /// Like [`Inputs::take`] for an optional input: `None` when not given.
     pub fn take_optional<T: TableRow>(&mut self, role: &str) -> Result<Option<Vec<T>>, StageError> {
         if self.tables.contains_key(role) {

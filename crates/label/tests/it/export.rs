@@ -4,8 +4,9 @@
 use crate::common;
 
 use common::*;
-use noisebench_core::{ClaimDocumentLabel, DocumentCredibility, Query, TypedStage, stable_id};
-use noisebench_label::{ExportConfactStage, ExportRaguardStage, export_confact, export_raguard};
+use noisebench_core::{ClaimDocumentLabel, DocumentCredibility, Query, Stage, stable_id};
+use noisebench_label::{export_confact, export_raguard};
+use noisebench_releases::ExportStage;
 use noisebench_testkit::{pandas_available, run_python_json};
 
 fn label(c: &str, d: &str, l: Option<&str>, stance: &str, source: &str) -> ClaimDocumentLabel {
@@ -252,14 +253,15 @@ fn export_stages_write_into_their_directory() {
         );
         noisebench_core::Inputs::new(m)
     };
-    let out = ExportRaguardStage
-        .run(&Default::default(), make_inputs(), &ctx(dir.path()))
+    let stage = |name: &str| ExportStage::new(noisebench_releases::format(name).unwrap());
+    let out = stage("raguard")
+        .run(&serde_json::json!({}), make_inputs(), &ctx(dir.path()))
         .unwrap();
     assert!(out.tables.is_empty());
     assert_eq!(out.report.items_out, 4);
     assert!(dir.path().join("claims.csv").is_file() && dir.path().join("documents.csv").is_file());
-    let out = ExportConfactStage
-        .run(&Default::default(), make_inputs(), &ctx(dir.path()))
+    let out = stage("confact")
+        .run(&serde_json::json!({}), make_inputs(), &ctx(dir.path()))
         .unwrap();
     assert_eq!(
         out.report.items_out, 5,
