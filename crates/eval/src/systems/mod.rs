@@ -9,8 +9,9 @@
 //!   deterministic validator (`validate_revision`) before they replace the draft.
 //!
 //! Both batch each step over all asks (one `run_batch` per step, the loop in `steps`), so a
-//! step's calls run concurrently; a failed call fails its ask only. Each module's doc lists the offline rules of
-//! its tasks. This module is not a task: it does not build asks or score answers.
+//! step's calls run concurrently; a failed call fails its ask only. Each module's doc lists the
+//! offline rules of its tasks. This module is not a task: it does not build asks or score
+//! answers.
 
 pub mod astute;
 pub mod counterrefine;

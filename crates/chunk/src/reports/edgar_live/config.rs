@@ -1,5 +1,6 @@
 //! The EDGAR source's configuration: which companies, forms, dates and amendments, the SEC's
-//! User-Agent and rate, and the URLs it reads; checked before any fetch ([`EdgarSource::validate`]).
+//! User-Agent and rate, and the URLs it reads; checked before any fetch
+//! ([`EdgarSource::validate`]).
 
 use noisebench_core::ConfigError;
 use noisebench_web::Url;

@@ -116,7 +116,8 @@ fn answer_overlap(answer: &str, evidence: &str) -> f64 {
 
 /// CounterRefine's validator (section 3.5): the canonical form of `revised` if the revision may
 /// replace `draft`, else the first rule it breaks (see the module's table). `kind` is
-/// [`question_type`] of the question; `form` gives a yes/no ask's two words.
+/// [`question_type`](super::qtype::question_type) of the question; `form` gives a yes/no ask's
+/// two words.
 pub(crate) fn validate_revision(
     kind: QType,
     form: &AnswerForm,
