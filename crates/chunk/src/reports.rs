@@ -5,6 +5,7 @@
 
 pub mod annual;
 pub mod edgar_live;
+pub mod items;
 pub mod submission;
 pub mod text_filing;
 
@@ -270,7 +271,7 @@ fn filing_parts(
     let Some(form) = &doc.annual_form else {
         return Ok((doc.blocks, metadata, title, Vec::new()));
     };
-    let mut cut = edgar_live::cut_items(doc.blocks, &source.items);
+    let mut cut = items::cut_items(doc.blocks, &source.items);
     annual::follow_pointers(&mut cut, &doc.exhibits, &mut metadata);
     if cut.blocks.is_empty() {
         return Err(FileError::new(

@@ -199,6 +199,24 @@ impl Web {
         Ok(web)
     }
 
+    /// A layer of the same kind as this one under another configuration (a source's own
+    /// User-Agent and rates): archive-only when this one is ([`Web::archive_only`]), so a layer
+    /// derived inside a merge or a replay of the archive fetches nothing either; else as
+    /// [`Web::new`] builds it (live or replay, as `config` says).
+    pub fn derived(&self, config: WebConfig, root: &Path) -> Result<Self, WebError> {
+        if self.inner.archive_only {
+            Self::archive_only(config, root)
+        } else {
+            Self::new(config, root)
+        }
+    }
+
+    /// Whether this layer sends no request: it replays (`mode = "replay"`) or serves only its
+    /// archive ([`Web::archive_only`]), so callers need not pace their own fetches.
+    pub fn sends_nothing(&self) -> bool {
+        self.inner.archive_only || self.inner.config.mode == Mode::Replay
+    }
+
     /// Build from the pipeline file's `[web]` table.
     pub fn from_value(value: &serde_json::Value, root: &Path) -> Result<Self, WebError> {
         Self::new(WebConfig::from_value(value)?, root)

@@ -2,7 +2,7 @@
 //! and `<DOCUMENT>` blocks, [`super::submission`]) whose main document is plain text
 //! ([`super::text_filing`]) or HTML, a lone `<DOCUMENT>` block, a bare HTML page or a plain-text
 //! file. Both the EDGAR source and files read by the `reports` stage come through here, so both
-//! cut items with the same cutter ([`super::edgar_live::cut_items`]).
+//! cut items with the same cutter ([`super::items::cut_items`]).
 //!
 //! A document is of the 10-K family when its `<TYPE>` (or the header's submission type) says so,
 //! or, without one, when its cover page reads "FORM 10-K" (10-K405, 10-KSB, 10-KT, with `/A` for
@@ -19,7 +19,7 @@ use std::sync::OnceLock;
 use noisebench_core::Block;
 use regex::Regex;
 
-use super::edgar_live::FilingItems;
+use super::items::FilingItems;
 use super::submission::{
     Submission, SubmissionDocument, looks_like_html, normal_form, parse_submission,
 };

@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 use noisebench_core::Block;
 use regex::Regex;
 
-use super::edgar_live::heading_key;
+use super::items::heading_key;
 use crate::table::{dense_grid, pipe_table};
 use crate::text_layout::{Layout, text_blocks};
 

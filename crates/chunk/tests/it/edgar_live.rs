@@ -514,6 +514,38 @@ fn replay_from_the_archive_gives_the_same_reports_without_network() {
     assert_eq!(&page.body, sent);
 }
 
+/// A merge of sharded runs (an archive-only run layer) reads EDGAR from the archive alone: the
+/// source's own layer, with its User-Agent and the SEC's rate, is archive-only too, so the fake
+/// EDGAR, still up, sees no request and the reports are the live run's.
+#[test]
+fn an_archive_only_run_reads_edgar_from_the_archive_without_a_request() {
+    let (served, edgar) = serve();
+    let archive = tempfile::tempdir().unwrap();
+    let live = live_web(archive.path());
+    let cfg = config(served.url(), json!({}));
+    let (reports, _) = run(&live, &cfg);
+    drop(live);
+    let sent = edgar.paths().len();
+    let table = json!({
+        "allow_addresses": ["loopback"], "rate_per_second": 50.0, "max_body_bytes": 100_000,
+        "max_retries": 1, "backoff_ms": 10, "archive_dir": archive.path(),
+    });
+    let config = noisebench_web::WebConfig::from_value(&table).unwrap();
+    let merge = Arc::new(Web::archive_only(config, Path::new("/")).unwrap());
+    let (merged, report) = run(&merge, &cfg);
+    assert_eq!(
+        edgar.paths()[sent..],
+        [] as [String; 0],
+        "an archive-only run sent requests"
+    );
+    assert_eq!(merged, reports);
+    // The page over the cap was never archived: a transient miss, for the shard to run again.
+    assert_eq!(
+        drops(&report)["edgar:1/0000000001-22-000010"],
+        "not_archived"
+    );
+}
+
 #[test]
 fn amendment_rules_keep_both_and_ignore() {
     let (served, _edgar) = serve();
@@ -745,84 +777,6 @@ fn a_real_submissions_index_parses() {
     assert_eq!(
         latest.document_url("https://www.sec.gov/"),
         "https://www.sec.gov/Archives/edgar/data/1318605/000095017022000796/tsla-20211231.htm"
-    );
-}
-
-/// Item 4 ends where the unnumbered executive-officers section starts, and that section follows
-/// it as a section of its own; item 1 keeps the same heading inside it (Amazon's layout). Item 16
-/// ends likewise at the financial statements and exhibit index printed after it.
-#[test]
-fn items_4_and_16_end_at_the_unnumbered_sections_that_follow_as_their_own() {
-    let page = r##"<p>Item 1. Business</p><p>We sell books.</p>
-<p>Information About Our Executive Officers</p><p>Ann Lee is our chief executive.</p>
-<p>Item 3. Legal Proceedings</p><p>None.</p>
-<p>Item 4. Mine Safety Disclosures</p><p>Not applicable.</p><p>31</p>
-<p>ITEM X.  INFORMATION ABOUT OUR EXECUTIVE OFFICERS</p><p>Bo Chen, 58, treasurer.</p>
-<p>PART II</p><p>Item 5. Market</p><p>Listed on the NYSE.</p>"##;
-    let texts = |blocks: &[Block]| -> Vec<String> {
-        blocks
-            .iter()
-            .map(|b| match b {
-                Block::Heading { level, text } => format!("h{level}:{text}"),
-                Block::Paragraph { text, .. } => format!("p:{text}"),
-                Block::Table { .. } => "t".into(),
-            })
-            .collect()
-    };
-    let cut = filing_items(page, &["1".into(), "4".into(), "5".into()]);
-    assert!(cut.missing.is_empty());
-    assert_eq!(
-        texts(&cut.blocks),
-        vec![
-            "h2:Item 1. Business",
-            "p:We sell books.",
-            "p:Information About Our Executive Officers",
-            "p:Ann Lee is our chief executive.",
-            "h2:Item 4. Mine Safety Disclosures",
-            "p:Not applicable.",
-            "h2:ITEM X. INFORMATION ABOUT OUR EXECUTIVE OFFICERS",
-            "p:Bo Chen, 58, treasurer.",
-            "h2:Item 5. Market",
-            "p:Listed on the NYSE.",
-        ]
-    );
-    // Item 16 ends at the financial statements and the exhibit index printed after it, each a
-    // section of its own up to the signatures; item 8 keeps its own index.
-    let back = filing_items(
-        "<p>Item 8. Financial Statements</p><p>Index to Financial Statements</p>\
-         <p>See the F-pages.</p><p>Item 16. Form 10-K Summary</p><p>None.</p>\
-         <p>INDEX TO FINANCIAL STATEMENTS</p><p>Net income rose.</p>\
-         <p>Exhibit Index</p><p>3.1 Bylaws</p><p>SIGNATURES</p><p>Jane Roe</p>",
-        &["8".into(), "16".into()],
-    );
-    assert_eq!(
-        texts(&back.blocks),
-        vec![
-            "h2:Item 8. Financial Statements",
-            "p:Index to Financial Statements",
-            "p:See the F-pages.",
-            "h2:Item 16. Form 10-K Summary",
-            "p:None.",
-            "h2:INDEX TO FINANCIAL STATEMENTS",
-            "p:Net income rose.",
-            "h2:Exhibit Index",
-            "p:3.1 Bylaws",
-        ]
-    );
-    // An item 4 whose answer is on its heading line still brings the officers along.
-    let terse = filing_items(
-        "<p>Item 4. Mine Safety Disclosures - None</p>\
-         <p>Executive officers of the registrant</p><p>Bo Chen, 58.</p><p>Part II</p>",
-        &["4".into()],
-    );
-    assert!(terse.missing.is_empty());
-    assert_eq!(
-        texts(&terse.blocks),
-        vec![
-            "h2:Item 4. Mine Safety Disclosures - None",
-            "h2:Executive officers of the registrant",
-            "p:Bo Chen, 58.",
-        ]
     );
 }
 

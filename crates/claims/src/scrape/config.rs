@@ -9,10 +9,10 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use url::Url;
 
-use super::filters::{rating_key, slug};
 use super::sites::{SiteSelectors, Sites};
 use crate::dates::parse_date;
-use crate::verdict::{PRESETS, VerdictMap};
+use crate::politifact::{self, Rating};
+use crate::verdict::{PRESETS, VerdictMap, normalise_rating};
 
 /// Configuration of `claims-scrape`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -206,6 +206,26 @@ fn parse_http(raw: &str) -> Result<Url, String> {
         Ok(url)
     } else {
         Err(format!("`{raw}` is not an http(s) URL"))
+    }
+}
+
+/// A speaker's comparable form, as `Resolved::speakers` holds it: "Donald Trump" and
+/// "donald-trump" compare equal.
+pub(super) fn slug(s: &str) -> String {
+    s.to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join("-")
+}
+
+/// A rating's comparable form, as `Resolved::ratings` holds it: normalised, PolitiFact aliases
+/// folded.
+pub(super) fn rating_key(raw: &str) -> String {
+    match politifact::classify_slug(&normalise_rating(raw)) {
+        Rating::Slug(s) | Rating::FlipOMeter(s) => s,
+        Rating::Unrecognised(s) => s,
+        Rating::Missing => String::new(),
     }
 }
 

@@ -2,9 +2,7 @@
 //! value passes, since the article may still tell, and a drop there spares the fetch) and strictly
 //! to the claim built from its article.
 
-use super::config::Resolved;
-use crate::politifact::{self, Rating};
-use crate::verdict::normalise_rating;
+use super::config::{Resolved, rating_key, slug};
 
 /// Apply the speaker, date and rating filters. `lenient`: unknown values pass (listing level, where
 /// the article may still tell).
@@ -53,22 +51,4 @@ pub(super) fn filters(
         }
     }
     Ok(())
-}
-
-/// "Donald Trump" and "donald-trump" compare equal.
-pub(super) fn slug(s: &str) -> String {
-    s.to_lowercase()
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|p| !p.is_empty())
-        .collect::<Vec<_>>()
-        .join("-")
-}
-
-/// A rating's comparable form: normalised, PolitiFact aliases folded.
-pub(super) fn rating_key(raw: &str) -> String {
-    match politifact::classify_slug(&normalise_rating(raw)) {
-        Rating::Slug(s) | Rating::FlipOMeter(s) => s,
-        Rating::Unrecognised(s) => s,
-        Rating::Missing => String::new(),
-    }
 }

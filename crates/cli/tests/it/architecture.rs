@@ -4,6 +4,9 @@
 //! `releases` (the release formats, used by the export stages and `eval`) depends only on `core`
 //! and `text` of ours; `report` depends on `core` alone unless its `read` feature (reading a
 //! published version: snapshot, pipeline) is on, so the page builds and tests without polars.
+//! Read from the sources: no import circle between a crate's modules (through `crate::`,
+//! `super::` and `self::` paths), stages named from their crate's root, every module in
+//! ARCHITECTURE.md's code map, no function over 150 lines, one integration-test binary per crate.
 
 use std::collections::BTreeMap;
 
@@ -247,65 +250,92 @@ fn the_rules_catch_what_they_are_for() {
     assert!(!found.contains("depends on noisebench-releases"), "{found}");
 }
 
-/// Each crate's top-level modules (`src/<name>.rs` with `src/<name>/`) and the other top-level
-/// modules of the same crate each names through `crate::<module>` outside its tests and
-/// comments: `crate -> module -> modules it uses`.
-fn module_imports() -> BTreeMap<String, BTreeMap<String, std::collections::BTreeSet<String>>> {
-    let crates_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let mut out = BTreeMap::new();
-    for entry in std::fs::read_dir(&crates_dir).unwrap() {
-        let src = entry.unwrap().path().join("src");
-        if !src.is_dir() {
-            continue;
-        }
-        let name = src
-            .parent()
-            .unwrap()
-            .file_name()
-            .unwrap()
-            .to_string_lossy()
-            .into_owned();
-        let mut modules: BTreeMap<String, std::collections::BTreeSet<String>> = BTreeMap::new();
-        let mut stack = vec![src.clone()];
-        while let Some(dir) = stack.pop() {
-            for file in std::fs::read_dir(&dir).unwrap() {
-                let path = file.unwrap().path();
-                if path.is_dir() {
-                    stack.push(path);
-                    continue;
-                }
-                if path.extension().is_none_or(|e| e != "rs") {
-                    continue;
-                }
-                let rel = path.strip_prefix(&src).unwrap();
-                let top = rel
-                    .components()
-                    .next()
-                    .unwrap()
-                    .as_os_str()
-                    .to_string_lossy()
-                    .trim_end_matches(".rs")
-                    .to_string();
-                if top == "lib" || top == "main" || top == "bin" {
-                    continue;
-                }
-                let text = std::fs::read_to_string(&path).unwrap();
-                let used = modules.entry(top.clone()).or_default();
-                for module in crate_paths(&text) {
-                    if module != top {
-                        used.insert(module);
-                    }
-                }
-            }
-        }
-        out.insert(name, modules);
+/// A module's imports: the modules it names, by name (`scrape::config`).
+type Graph = BTreeMap<String, std::collections::BTreeSet<String>>;
+
+/// A source file's module path from its path parts under `src/`: `scrape/config.rs` is
+/// `scrape::config`, `systems/mod.rs` is `systems`, `lib.rs` and `main.rs` the crate root (none).
+fn module_of(parts: &[String]) -> Vec<String> {
+    let (file, dirs) = parts.split_last().expect("a file name");
+    let stem = file.trim_end_matches(".rs");
+    let mut module = dirs.to_vec();
+    let root = dirs.is_empty() && (stem == "lib" || stem == "main");
+    if stem != "mod" && !root {
+        module.push(stem.to_string());
     }
-    out
+    module
 }
 
-/// The first segments of the `crate::` paths in `text` (`crate::a::b`, `crate::{a, b::c}`),
-/// leaving out comments and everything from the first `#[cfg(test)]` on.
-fn crate_paths(text: &str) -> std::collections::BTreeSet<String> {
+/// The import graphs of one crate from its source files (path parts under `src/`, text; `bin/`
+/// left out: each is a crate root of its own). Every `crate::`, `super::` and `self::` path a
+/// module names outside its tests and comments ([`module_paths`]) is resolved to the longest
+/// module it names. The first graph joins modules (`scrape::config -> scrape::filters`), leaving
+/// out edges between a module and its ancestors (a parent declares and re-exports its children,
+/// a child may use its parent's items: one unit); the second joins the top-level modules
+/// (`scrape -> dates`).
+fn module_graphs(files: &[(Vec<String>, String)]) -> (Graph, Graph) {
+    let modules: std::collections::BTreeSet<Vec<String>> = files
+        .iter()
+        .map(|(parts, _)| module_of(parts))
+        .filter(|m| !m.is_empty())
+        .collect();
+    let (mut nested, mut top) = (Graph::new(), Graph::new());
+    for (parts, text) in files {
+        let from = module_of(parts);
+        if from.is_empty() || parts[0] == "bin" {
+            continue;
+        }
+        let name = from.join("::");
+        nested.entry(name.clone()).or_default();
+        top.entry(from[0].clone()).or_default();
+        for path in module_paths(text, &from) {
+            let Some(to) = (1..=path.len())
+                .rev()
+                .map(|n| path[..n].to_vec())
+                .find(|p| modules.contains(p))
+            else {
+                continue;
+            };
+            if to[0] != from[0] {
+                top.entry(from[0].clone())
+                    .or_default()
+                    .insert(to[0].clone());
+            }
+            if !to.starts_with(&from) && !from.starts_with(&to) {
+                nested
+                    .entry(name.clone())
+                    .or_default()
+                    .insert(to.join("::"));
+            }
+        }
+    }
+    (nested, top)
+}
+
+/// Every crate's import graphs ([`module_graphs`]), read from `crates/*/src`.
+fn module_imports() -> BTreeMap<String, (Graph, Graph)> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    crate_files(&root)
+        .into_iter()
+        .map(|(name, files)| {
+            let src = root.join("crates").join(&name).join("src");
+            let files: Vec<(Vec<String>, String)> = files
+                .into_iter()
+                .map(|parts| {
+                    let text = std::fs::read_to_string(src.join(parts.join("/"))).unwrap();
+                    (parts, text)
+                })
+                .collect();
+            (name, module_graphs(&files))
+        })
+        .collect()
+}
+
+/// The paths a module names through `crate::`, `super::` (repeated) and `self::`, made absolute
+/// from the crate root (`module` is the naming module's path) and split into segments, group
+/// by group (`super::{a, b::{C, D}}`), leaving out comments and everything from the first
+/// `#[cfg(test)]` on. Item names stay at the end of a path: the caller takes the longest module.
+fn module_paths(text: &str, module: &[String]) -> std::collections::BTreeSet<Vec<String>> {
     let code: String = text
         .split("#[cfg(test)]")
         .next()
@@ -317,34 +347,87 @@ fn crate_paths(text: &str) -> std::collections::BTreeSet<String> {
         })
         .collect::<Vec<_>>()
         .join("\n");
-    let ident = |s: &str| -> String {
-        s.trim_start()
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-            .collect()
-    };
     let mut found = std::collections::BTreeSet::new();
-    for (at, _) in code.match_indices("crate::") {
-        // `noisebench_core::` and the like are other crates.
-        if code[..at]
-            .chars()
-            .next_back()
-            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
-        {
-            continue;
-        }
-        let rest = &code[at + "crate::".len()..];
-        if let Some(group) = rest.strip_prefix('{') {
-            let group = &group[..group.find('}').unwrap_or(group.len())];
-            found.extend(group.split(',').map(ident).filter(|s| !s.is_empty()));
-        } else {
-            let first = ident(rest);
-            if !first.is_empty() {
-                found.insert(first);
+    for keyword in ["crate::", "super::", "self::"] {
+        for (at, _) in code.match_indices(keyword) {
+            // `noisebench_core::` is another crate; the second `super::` of `super::super::` was
+            // read with the first.
+            if code[..at]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':')
+            {
+                continue;
             }
+            let mut base = match keyword {
+                "crate::" => Vec::new(),
+                "self::" => module.to_vec(),
+                _ => module[..module.len().saturating_sub(1)].to_vec(),
+            };
+            let mut rest = &code[at + keyword.len()..];
+            if keyword == "super::" {
+                while let Some(r) = rest.strip_prefix("super::") {
+                    base.pop();
+                    rest = r;
+                }
+            }
+            let mut paths = Vec::new();
+            use_tree(rest.as_bytes(), &mut 0, &base, &mut paths);
+            found.extend(paths);
         }
     }
     found
+}
+
+/// The paths of the use tree at `s[*at..]` under `prefix` (`a::b::{c, d::{E, self}}` gives
+/// `a::b::c`, `a::b::d::E`, `a::b::d`), into `out`; `*at` ends after it.
+fn use_tree(s: &[u8], at: &mut usize, prefix: &[String], out: &mut Vec<Vec<String>>) {
+    let skip_space = |at: &mut usize| {
+        while *at < s.len() && s[*at].is_ascii_whitespace() {
+            *at += 1;
+        }
+    };
+    let mut path = prefix.to_vec();
+    loop {
+        skip_space(at);
+        if *at < s.len() && s[*at] == b'{' {
+            *at += 1;
+            loop {
+                skip_space(at);
+                if *at >= s.len() || s[*at] == b'}' {
+                    *at += 1;
+                    return;
+                }
+                use_tree(s, at, &path, out);
+                // What follows a path in a group (`as name`) up to its comma or brace.
+                while *at < s.len() && s[*at] != b',' && s[*at] != b'}' {
+                    *at += 1;
+                }
+                if *at < s.len() && s[*at] == b',' {
+                    *at += 1;
+                }
+            }
+        }
+        let start = *at;
+        while *at < s.len() && (s[*at].is_ascii_alphanumeric() || s[*at] == b'_') {
+            *at += 1;
+        }
+        let ident = String::from_utf8_lossy(&s[start..*at]).into_owned();
+        if ident.is_empty() {
+            break;
+        }
+        if ident != "self" {
+            path.push(ident);
+        }
+        if s[*at..].starts_with(b"::") {
+            *at += 2;
+        } else {
+            break;
+        }
+    }
+    if !path.is_empty() {
+        out.push(path);
+    }
 }
 
 /// The import circles of one crate's modules: each strongly connected set of two or more,
@@ -391,8 +474,19 @@ const KNOWN_CIRCLES: &[(&str, &[&str])] = &[];
 #[test]
 fn no_crate_has_an_import_circle_between_its_modules() {
     let mut found: Vec<(String, Vec<String>)> = Vec::new();
-    for (krate, modules) in module_imports() {
-        for circle in circles(&modules) {
+    let imports = module_imports();
+    assert!(
+        imports
+            .get("claims")
+            .is_some_and(|(nested, _)| nested.contains_key("scrape::config")),
+        "{:?}",
+        imports.keys()
+    );
+    for (krate, (nested, top)) in imports {
+        let mut of_crate: std::collections::BTreeSet<Vec<String>> =
+            circles(&nested).into_iter().collect();
+        of_crate.extend(circles(&top));
+        for circle in of_crate {
             found.push((krate.clone(), circle));
         }
     }
@@ -424,13 +518,30 @@ fn no_crate_has_an_import_circle_between_its_modules() {
 
 #[test]
 fn the_circle_check_finds_a_circle_and_reads_paths() {
+    let strings = |v: &[&str]| -> Vec<String> { v.iter().map(|s| s.to_string()).collect() };
     assert_eq!(
-        crate_paths(
-            "use crate::a::X;\nuse crate::{b, c::Y};\n// crate::d\nnoisebench_core::e();\n#[cfg(test)]\nuse crate::f;"
+        module_paths(
+            "use crate::a::X;\nuse crate::{b, c::{Y, d::Z as W}};\n// crate::d\n\
+             noisebench_core::e();\nuse super::f::G;\nself::g::h();\nsuper::super::i::J;\n\
+             pub use self::k::{self, L};\n#[cfg(test)]\nuse crate::m;",
+            &strings(&["p", "q"])
         ),
-        ["a", "b", "c"].map(String::from).into()
+        [
+            &["a", "X"][..],
+            &["b"],
+            &["c", "Y"],
+            &["c", "d", "Z"],
+            &["p", "f", "G"],
+            &["p", "q", "g", "h"],
+            &["i", "J"],
+            &["p", "q", "k"],
+            &["p", "q", "k", "L"],
+        ]
+        .iter()
+        .map(|p| strings(p))
+        .collect()
     );
-    let modules: BTreeMap<String, std::collections::BTreeSet<String>> = [
+    let modules: Graph = [
         ("a", vec!["b"]),
         ("b", vec!["c"]),
         ("c", vec!["a"]),
@@ -440,6 +551,41 @@ fn the_circle_check_finds_a_circle_and_reads_paths() {
     .map(|(m, used)| (m.to_string(), used.into_iter().map(String::from).collect()))
     .collect();
     assert_eq!(circles(&modules), vec![vec!["a", "b", "c"]]);
+}
+
+/// Two sibling modules that import each other through their parent (`super::`) are a circle,
+/// as modules of two top levels that do through `crate::`; a parent and the child it declares
+/// and re-exports (`self::`), which uses the parent's items, are not.
+#[test]
+fn the_circle_check_finds_a_circle_through_super() {
+    let files: Vec<(Vec<String>, String)> = [
+        ("lib.rs", "mod dates;\nmod scrape;\n"),
+        (
+            "scrape.rs",
+            "mod config;\nmod filters;\npub use self::config::Config;\npub struct Page;\n",
+        ),
+        ("scrape/config.rs", "use super::filters::{slug, rating_key};\n"),
+        (
+            "scrape/filters.rs",
+            "use super::config::Resolved;\nuse super::Page;\nfn f() { super::super::dates::parse(); }\n",
+        ),
+        ("dates.rs", "pub fn parse() {}\n"),
+    ]
+    .into_iter()
+    .map(|(p, t)| (p.split('/').map(String::from).collect(), t.to_string()))
+    .collect();
+    let (nested, top) = module_graphs(&files);
+    assert_eq!(
+        circles(&nested),
+        vec![vec!["scrape::config", "scrape::filters"]]
+    );
+    assert!(nested["scrape::filters"].contains("dates"), "{nested:?}");
+    assert!(circles(&top).is_empty(), "{top:?}");
+    // A path back from `dates` closes a circle of the top levels too.
+    let mut files = files;
+    files[4].1 = "use crate::scrape::Config;\npub fn parse() {}\n".into();
+    let (_, top) = module_graphs(&files);
+    assert_eq!(circles(&top), vec![vec!["dates", "scrape"]]);
 }
 
 /// Whether `name` is a stage's or a configuration's type name (`TripletsStage`, `GraphConfig`).
@@ -739,6 +885,89 @@ fn the_code_map_check_finds_what_is_left_out() {
             "crate b: no invariant",
             "crate c: no entry",
         ]
+    );
+}
+
+/// What breaks "one integration-test binary per crate" (`tests/it/main.rs`, a module per
+/// concern; each binary links the whole dependency tree again): every other binary Cargo builds
+/// from a crate's `tests/` (`tests/<name>.rs`, `tests/<dir>/main.rs`; `files` are paths under
+/// `tests/`), unless the crate's `tests/it/main.rs` (`it_main`) says "`tests/<name>.rs` stays its
+/// own binary" and why (a process-wide log capture needs a process of its own).
+fn extra_test_binaries(krate: &str, files: &[String], it_main: Option<&str>) -> Vec<String> {
+    let mut out = Vec::new();
+    for file in files {
+        let parts: Vec<&str> = file.split('/').collect();
+        let binary = match parts.as_slice() {
+            [name] => name.ends_with(".rs"),
+            [_, "main.rs"] => true,
+            _ => false,
+        };
+        let excused =
+            it_main.is_some_and(|m| m.contains(&format!("`tests/{file}` stays its own binary")));
+        if binary && file != "it/main.rs" && !excused {
+            out.push(format!(
+                "crate {krate}: tests/{file} is an integration-test binary beside tests/it/main.rs \
+                 (make it a module of tests/it/)"
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn every_crate_has_one_integration_test_binary() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut found = Vec::new();
+    for (name, _) in crate_files(&root) {
+        let tests = root.join("crates").join(&name).join("tests");
+        let mut paths = Vec::new();
+        rust_files(&tests, &mut paths);
+        let files: Vec<String> = paths
+            .iter()
+            .map(|p| {
+                let rel = p.strip_prefix(&tests).unwrap();
+                rel.components()
+                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                    .collect::<Vec<_>>()
+                    .join("/")
+            })
+            .collect();
+        let it_main = std::fs::read_to_string(tests.join("it/main.rs")).ok();
+        found.extend(extra_test_binaries(&name, &files, it_main.as_deref()));
+    }
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+#[test]
+fn the_test_binary_check_finds_a_second_binary() {
+    let files: Vec<String> = [
+        "it/main.rs",
+        "it/common/mod.rs",
+        "it/stage.rs",
+        "retrieval.rs",
+        "secrets.rs",
+        "bench/main.rs",
+    ]
+    .map(String::from)
+    .into();
+    let it_main = "//! One binary.\n//! `tests/secrets.rs` stays its own binary: it installs a \
+                   process-wide log capture.\nmod common;\nmod stage;\n";
+    let found = extra_test_binaries("c", &files, Some(it_main));
+    assert_eq!(found.len(), 2, "{found:#?}");
+    assert!(
+        found[0].starts_with("crate c: tests/retrieval.rs is"),
+        "{found:#?}"
+    );
+    assert!(
+        found[1].starts_with("crate c: tests/bench/main.rs is"),
+        "{found:#?}"
+    );
+    // Without the reason, the log-capture binary is a second binary too; a lone `tests/x.rs`
+    // is not the one binary either.
+    assert_eq!(extra_test_binaries("c", &files, None).len(), 3);
+    assert_eq!(
+        extra_test_binaries("d", &["retrieval.rs".to_string()], None).len(),
+        1
     );
 }
 

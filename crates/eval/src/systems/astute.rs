@@ -35,6 +35,7 @@ use noisebench_text::words::content_words;
 use serde::{Deserialize, Serialize};
 
 use super::SystemsConfigError;
+use super::steps;
 use crate::generate::{
     AnswerForm, AnswerInput, AnswerOutput, Ask, Example, Generated, Generator, PassageView,
     offline_answer,
@@ -396,94 +397,64 @@ impl Generator for Astute {
             .max_internal_passages
             .clamp(1, MAX_INTERNAL_PASSAGES);
 
-        let inputs = asks
-            .iter()
-            .map(|a| GenerateInput {
+        let mut states = steps::start::<AstuteGenerate, _>(
+            llm,
+            stage,
+            asks,
+            |a| GenerateInput {
                 question: a.question.clone(),
                 max_passages: m,
-            })
-            .collect();
-        let mut states: Vec<Result<Progress, LlmError>> = llm
-            .run_batch::<AstuteGenerate>(stage, inputs)
-            .into_iter()
-            .zip(asks)
-            .map(|(r, ask)| {
-                r.map(|a| {
-                    let own: Vec<String> = a
-                        .value
-                        .passages
-                        .iter()
-                        .map(|p| p.trim().to_string())
-                        .filter(|p| !p.is_empty())
-                        .take(m)
-                        .collect();
-                    Progress {
-                        initial: initial_set(ask, &own),
-                        current: Vec::new(),
-                        steps: vec![format!("generate:{}", own.len())],
-                        calls: 1,
-                    }
-                })
-            })
-            .collect();
-
+            },
+            |ask, a| {
+                let own: Vec<String> = a
+                    .value
+                    .passages
+                    .iter()
+                    .map(|p| p.trim().to_string())
+                    .filter(|p| !p.is_empty())
+                    .take(m)
+                    .collect();
+                Progress {
+                    initial: initial_set(ask, &own),
+                    current: Vec::new(),
+                    steps: vec![format!("generate:{}", own.len())],
+                    calls: 1,
+                }
+            },
+        );
         for j in 1..t {
-            let alive: Vec<usize> = (0..asks.len()).filter(|&i| states[i].is_ok()).collect();
-            let inputs = alive
-                .iter()
-                .filter_map(|&i| states[i].as_ref().ok().map(|s| (i, s)))
-                .map(|(i, s)| ConsolidateInput {
-                    question: asks[i].question.clone(),
+            steps::step::<AstuteConsolidate, _>(
+                llm,
+                stage,
+                asks,
+                &mut states,
+                |_| true,
+                |ask, s| ConsolidateInput {
+                    question: ask.question.clone(),
                     iteration: j,
                     initial: s.initial.clone(),
                     current: s.current.clone(),
-                })
-                .collect();
-            let results = llm.run_batch::<AstuteConsolidate>(stage, inputs);
-            for (i, r) in alive.into_iter().zip(results) {
-                match r {
-                    Ok(a) => {
-                        if let Ok(s) = &mut states[i] {
-                            s.current = consolidated_set(&s.initial, a.value);
-                            s.steps.push(format!("consolidate:{j}"));
-                            s.calls += 1;
-                        }
-                    }
-                    Err(e) => states[i] = Err(e),
-                }
-            }
+                },
+                |s, a| {
+                    s.current = consolidated_set(&s.initial, a.value);
+                    s.steps.push(format!("consolidate:{j}"));
+                    s.calls += 1;
+                },
+            );
         }
-
-        let alive: Vec<usize> = (0..asks.len()).filter(|&i| states[i].is_ok()).collect();
-        let inputs = alive
-            .iter()
-            .filter_map(|&i| states[i].as_ref().ok().map(|s| (i, s)))
-            .map(|(i, s)| final_input(&asks[i], t, s))
-            .collect();
-        let mut answers = alive
-            .iter()
-            .copied()
-            .zip(llm.run_batch::<AstuteAnswer>(stage, inputs))
-            .collect::<std::collections::BTreeMap<_, _>>();
-        states
-            .into_iter()
-            .enumerate()
-            .map(|(i, state)| {
-                let mut s = state?;
-                // Invariant: every ask alive after the last round was in the answer batch.
-                let a = answers
-                    .remove(&i)
-                    .unwrap_or_else(|| Err(LlmError::Internal("no answer call".into())))?;
+        steps::finish::<AstuteAnswer, _>(
+            llm,
+            stage,
+            asks,
+            states,
+            "answer",
+            |ask, s| final_input(ask, t, s),
+            |_, mut s, a| {
                 s.steps.push("answer".into());
-                Ok(Generated {
-                    raw: serde_json::to_string(&a.value).unwrap_or_default(),
-                    answer: a.value.answer,
-                    prompt_hash: a.request_hash,
-                    calls: s.calls + 1,
-                    steps: s.steps,
-                })
-            })
-            .collect()
+                let answer = a.value.answer.clone();
+                steps::generated(&a, answer, s.calls, s.steps)
+            },
+        )
     }
 }
 

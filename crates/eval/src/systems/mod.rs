@@ -8,12 +8,14 @@
 //!   retrieval conditioned on that draft, and a KEEP/REVISE gate whose revisions pass a
 //!   deterministic validator (`validate_revision`) before they replace the draft.
 //!
-//! Both batch each step over all asks (one `run_batch` per step), so a step's calls run
-//! concurrently; a failed call fails its ask only. Each module's doc lists the offline rules of
-//! its tasks. This module is not a task: it does not build asks or score answers.
+//! Both batch each step over all asks (one `run_batch` per step, the loop in `steps`), so a
+//! step's calls run concurrently; a failed call fails its ask only. Each module's doc lists the
+//! offline rules of its tasks. This module is not a task: it does not build asks or score
+//! answers.
 
 pub mod astute;
 pub mod counterrefine;
+mod steps;
 
 use serde::{Deserialize, Serialize};
 

@@ -324,6 +324,51 @@ fn archive_then_replay_gives_identical_pages_without_network() {
     );
 }
 
+/// A layer derived from an archive-only one (a source's own User-Agent inside a merge) is
+/// archive-only too: it serves what the archive holds and sends the server nothing, robots.txt
+/// included; a layer derived from a live one fetches.
+#[test]
+fn a_layer_derived_from_an_archive_only_one_serves_the_archive_and_sends_nothing() {
+    let (server, log) = serve();
+    let addr = server.addr();
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config();
+    cfg.archive_dir = Some(dir.path().to_path_buf());
+    let url = format!("http://{addr}/a");
+    let live = web(cfg.clone());
+    let fetched = live.fetch(&url).unwrap();
+    assert!(!live.sends_nothing());
+    let before = log.paths().len();
+    assert_eq!(before, 2, "robots.txt and the page: {:?}", log.paths());
+
+    let root = std::path::Path::new("/");
+    let run = Web::archive_only(cfg.clone(), root).unwrap();
+    let mut own = run.config().clone();
+    own.user_agent = "Jane Doe jane@example.org".into();
+    let derived = run.derived(own, root).unwrap();
+    assert!(run.sends_nothing() && derived.sends_nothing());
+    // The configuration in force still says live (the live run's fingerprints), with its own
+    // User-Agent.
+    assert_eq!(derived.config().mode, Mode::Live);
+    assert_eq!(derived.config().user_agent, "Jane Doe jane@example.org");
+    assert_eq!(derived.fetch(&url).unwrap(), fetched);
+    assert_eq!(
+        code(derived.fetch(&format!("http://{addr}/never"))),
+        "not_archived"
+    );
+    assert_eq!(
+        log.paths().len(),
+        before,
+        "the archive-only layer sent {} requests",
+        log.paths().len() - before
+    );
+
+    let from_live = live.derived(live.config().clone(), root).unwrap();
+    assert!(!from_live.sends_nothing());
+    assert_eq!(code(from_live.fetch(&format!("http://{addr}/b"))), "ok:200");
+    assert_eq!(log.count("/b"), 1);
+}
+
 #[test]
 fn fixture_folders_replay_urls_to_files() {
     let dir = tempfile::tempdir().unwrap();
