@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """`just recipes`: follow ARCHITECTURE.md's "How to add" recipes for an LLM task, a stage and a
-search backend in a temporary copy of the workspace, then build and test the copy.
+release format and a search backend in a temporary copy of the workspace, then build and test
+the copy.
 
 Each recipe in ARCHITECTURE.md ends with a `Places:` sentence naming, in backticks, every file the
 change touches (placeholders `<crate>`, `<name>`, `<stage>`). This script reads those places and
 nothing else decides where it writes: for each place it has one step (write the throwaway task
 beside its stage and list it in the stage's `TASKS`; write its prompt; write the throwaway stage;
 declare its module; register it; add it to the demo pipeline; assert its counts in the demo test),
-chosen by what the place is; for the search backend: write the throwaway backend, declare its
+chosen by what the place is; for the release format: write the throwaway format, declare its
+module, list it in `formats()`; for the search backend: write the throwaway backend, declare its
 module, add its configuration variant and arms, its fixture format and parser, a recorded answer
 and its index entry, and a test against a fake server). A place it has no step for fails the run, and so does a build or test
 of the copy that needs a place the recipe does not name: the text and the code cannot drift apart.
@@ -15,7 +17,8 @@ of the copy that needs a place the recipe does not name: the text and the code c
 Then, in the copy (sharing this checkout's target folder, so only workspace crates are rebuilt):
 `cargo check` of the stage crates, the cli library and the demo test; and the fuzz target's replay
 test, which must list the throwaway task, render its prompt with its example and accept the offline
-rule's answer; and the search crate's test of the throwaway backend, live against a fake server
+rule's answer; the releases crate's round trip, which every format in `formats()` passes and
+which must have exported the throwaway format; and the search crate's test of the throwaway backend, live against a fake server
 on 127.0.0.1 and replayed from its recorded answer through the `fixture` backend. It never touches this checkout. 7 min 43 s on 2 cores under a load of 10 (a second build of
 the workspace crates), so it is not part of `just test`.
 """
@@ -254,6 +257,103 @@ def stage_steps(root, place, demo_counts):
         fail(f"the stage recipe names `{place}`, for which this test has no step")
 
 
+FORMAT_MODULE = "recipe_probe"
+FORMAT_CODE = '''//! The throwaway release format `scripts/recipes.py` adds by following ARCHITECTURE.md's
+//! recipe: each question of a known kind as one JSON line (`id`, `question`, `answer`).
+
+use std::path::Path;
+
+use noisebench_core::{InputSpec, Question, TableKind};
+use serde::{Deserialize, Serialize};
+
+use crate::format::{BoxError, Exported, ReleaseFormat, TableSource};
+
+/// The one file it writes.
+pub const FILE: &str = "{module}.jsonl";
+
+/// One record, as written and read back.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProbeRecord {{
+    pub id: String,
+    pub question: String,
+    pub answer: String,
+}}
+
+/// The throwaway format.
+pub struct RecipeProbe;
+
+impl ReleaseFormat for RecipeProbe {{
+    fn name(&self) -> &'static str {{
+        "{module}"
+    }}
+    fn stage_kind(&self) -> &'static str {{
+        "export-{module}"
+    }}
+    fn version(&self) -> u32 {{
+        1
+    }}
+    fn about(&self) -> &'static str {{
+        "questions as JSON Lines (the recipes' throwaway format)"
+    }}
+    fn items(&self) -> TableKind {{
+        TableKind::Questions
+    }}
+    fn inputs(&self) -> Vec<InputSpec> {{
+        vec![InputSpec::required("questions", TableKind::Questions)]
+    }}
+    fn files(&self) -> Vec<&'static str> {{
+        vec![FILE]
+    }}
+    fn export(&self, tables: &dyn TableSource, out: &Path) -> Result<Exported, BoxError> {{
+        let questions: Vec<Question> = tables.require()?;
+        std::fs::create_dir_all(out)?;
+        let (mut text, mut written, mut skipped) = (String::new(), 0, Vec::new());
+        for q in &questions {{
+            if !crate::rare::MULTI_HOP_KINDS.contains(&q.kind.as_str()) && q.kind != "single_hop" {{
+                skipped.push((q.id.clone(), "unknown_kind", format!("kind `{{}}`", q.kind)));
+                continue;
+            }}
+            let record = ProbeRecord {{
+                id: q.id.clone(),
+                question: q.question.clone(),
+                answer: q.answer.clone(),
+            }};
+            text.push_str(&serde_json::to_string(&record)?);
+            text.push('\\n');
+            written += 1;
+        }}
+        std::fs::write(out.join(FILE), text)?;
+        Ok(Exported::Records {{ written, skipped }})
+    }}
+    fn read_back(&self, dir: &Path) -> Result<usize, BoxError> {{
+        let text = std::fs::read_to_string(dir.join(FILE))?;
+        let mut n = 0;
+        for line in text.lines() {{
+            serde_json::from_str::<ProbeRecord>(line)?;
+            n += 1;
+        }}
+        Ok(n)
+    }}
+}}
+'''
+
+
+def format_steps(root, place):
+    """The step of the release format recipe for one place."""
+    path = root / place
+    module = FORMAT_MODULE
+    if place.endswith(f"/{module}.rs") and not path.exists():
+        path.write_text(FORMAT_CODE.format(module=module))
+    elif path.name == "lib.rs":
+        edit(path, r"^(pub mod rare_export;\n)", rf"\1pub mod {module};\n", "declare the format's module")
+    elif path.name == "format.rs":
+        edit(path, r"(&crate::rare_export::Rare)(,?\s*\])", rf"\1, &crate::{module}::RecipeProbe\2",
+             "list the format in formats()")
+    else:
+        fail(f"the release format recipe names `{place}`, for which this test has no step")
+
+
 BACKEND_MODULE = "recipe_probe"
 BACKEND_STRUCT = "RecipeProbe"
 BACKEND_TYPE = "recipe-probe"
@@ -446,8 +546,9 @@ def main():
     task_places = found.get("An LLM task")
     stage_places = found.get("A stage")
     backend_places = found.get("A search backend")
-    if not task_places or not stage_places or not backend_places:
-        fail(f"ARCHITECTURE.md's LLM task, stage and search backend recipes need a `Places:` sentence: {found}")
+    format_places = found.get("A release format")
+    if not task_places or not stage_places or not backend_places or not format_places:
+        fail(f"ARCHITECTURE.md's LLM task, stage, release format and search backend recipes need a `Places:` sentence: {found}")
     started = time.time()
     with tempfile.TemporaryDirectory(prefix="noisebench-recipes-") as tmp:
         copy = Path(tmp)
@@ -463,6 +564,11 @@ def main():
         for place in stage_places:
             filled = fill(place)
             stage_steps(copy, filled, demo_tests)
+            expected.add(filled)
+        VALUES["<name>"] = FORMAT_MODULE
+        for place in format_places:
+            filled = fill(place)
+            format_steps(copy, filled)
             expected.add(filled)
         VALUES["<name>"] = BACKEND_MODULE
         for place in backend_places:
@@ -484,11 +590,15 @@ def main():
         name = f"{TASK_CRATE}::recipe_probe"
         if f"llm_answer task" not in out or f": {name}\n" not in out:
             fail(f"the fuzz target's replay did not ask the throwaway task {name}:\n{out}")
+        out = cargo(copy, ["test", "--quiet", "-p", "noisebench-releases", "--test", "it", "--",
+                           "formats::", "--nocapture"], env)
+        if f"format {FORMAT_MODULE}:" not in out:
+            fail(f"the formats' round trip did not export the throwaway format:\n{out}")
         out = cargo(copy, ["test", "--quiet", "-p", "noisebench-search", "--test", "it", "--",
                            "servers::recipe_probe_backend_live_and_recorded"], env)
         if "1 passed" not in out:
             fail(f"the throwaway backend's test did not run:\n{out}")
-    print(f"recipes: the three recipes hold ({time.time() - started:.0f} s)")
+    print(f"recipes: the four recipes hold ({time.time() - started:.0f} s)")
 
 
 def fill(place):

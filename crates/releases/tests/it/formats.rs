@@ -154,6 +154,11 @@ fn every_format_exports_every_item_or_a_reason_and_reads_back_what_it_wrote() {
             .export(&MemoryTables(tables.clone()), dir.path())
             .unwrap_or_else(|e| panic!("{}: {e}", f.name()));
         let (written, skipped) = (exported.written(), exported.skipped());
+        eprintln!(
+            "format {}: {written} written, {} left out",
+            f.name(),
+            skipped.len()
+        );
         assert_eq!(
             written + skipped.len(),
             items_read(&tables, *f),
