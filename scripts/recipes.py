@@ -263,10 +263,10 @@ FORMAT_CODE = '''//! The throwaway release format `scripts/recipes.py` adds by f
 
 use std::path::Path;
 
-use noisebench_core::{InputSpec, Question, TableKind};
-use serde::{Deserialize, Serialize};
+use noisebench_core::{{InputSpec, Question, TableKind}};
+use serde::{{Deserialize, Serialize}};
 
-use crate::format::{BoxError, Exported, ReleaseFormat, TableSource};
+use crate::format::{{BoxError, Exported, ReleaseFormat, TableSource}};
 
 /// The one file it writes.
 pub const FILE: &str = "{module}.jsonl";
