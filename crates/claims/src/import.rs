@@ -41,8 +41,9 @@ pub struct SourceConfig {
     /// preset (`politifact` -> `raguard`).
     pub verdicts: Option<String>,
     /// Extra or overriding rating entries: rating = "true" | "false" | "exclude". The key is the
-    /// site's (or file's) own rating word ("Unproven") or the normalised one
-    /// ("not-enough-evidence"); a key one or two letters off a known word is refused.
+    /// file's own rating word ("Unproven", "truth!") or the normalised one
+    /// ("not-enough-evidence"); a key one or two letters off a known word is refused, and so is a
+    /// key no known word that no row of the file has as its rating.
     #[serde(default)]
     pub verdict_map: BTreeMap<String, String>,
     /// Fact-checker name for rows that carry none.
@@ -367,7 +368,8 @@ impl TypedStage for ImportStage {
             return Err(ConfigError::new("sources", "at least one source is needed"));
         }
         for (i, source) in config.sources.iter().enumerate() {
-            source.resolve(i, root)?;
+            let resolved = source.resolve(i, root)?;
+            own_words_rated(&resolved, i)?;
         }
         Ok(())
     }
@@ -440,6 +442,47 @@ impl TypedStage for ImportStage {
         output.report.drops = drops.into_records();
         Ok(output)
     }
+}
+
+/// Every `verdict_map` key noisebench knows no rating word for must be a rating some row of the
+/// file has (compared normalised): a key that matches nothing is a typo or a leftover, refused
+/// with the file's ratings named.
+fn own_words_rated(source: &Resolved, index: usize) -> Result<(), ConfigError> {
+    let own = source.verdicts.own_words();
+    if own.is_empty() {
+        return Ok(());
+    }
+    let field = |name: &str| format!("sources[{index}].{name}");
+    let rows = read_rows(source).map_err(|e| ConfigError::new(field("path"), e.to_string()))?;
+    let Some(column) = &source.columns.rating else {
+        return Ok(());
+    };
+    let mut ratings: BTreeMap<String, &str> = BTreeMap::new();
+    for row in &rows {
+        if let Ok(Some(r)) = row.fields.as_ref().map(|f| f.get(column)) {
+            ratings.entry(normalise_rating(r)).or_insert(r);
+        }
+    }
+    for word in own {
+        if !ratings.contains_key(&normalise_rating(word)) {
+            let seen: Vec<&str> = ratings.values().copied().take(12).collect();
+            return Err(ConfigError::new(
+                field(&format!("verdict_map.{word}")),
+                format!(
+                    "`{word}` is no rating word noisebench knows, and no row of {} has it as its \
+                     rating (its ratings: {}{})",
+                    source.display,
+                    seen.join(", "),
+                    if ratings.len() > seen.len() {
+                        ", ..."
+                    } else {
+                        ""
+                    }
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 struct RawRow {

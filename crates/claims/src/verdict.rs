@@ -47,8 +47,10 @@
 //! page gives up first, then the resolved rating, so a key in the site's words decides for that
 //! word alone and a normalised key for every word resolving to it. A key the preset and the table
 //! do not know but that is one letter off a known word of up to six letters, or two off a longer
-//! one ("Unprovn", "Mostly Flase"), is refused, with the words it could be; other unknown words
-//! are a site's own ("Satire", "Truth!"), kept as keys.
+//! one ("Unprovn", "Mostly Flase"), is refused, with the words it could be. Other unknown words
+//! are a site's own ("Satire", "Truth!"), kept as keys and listed ([`VerdictMap::own_words`]):
+//! `claims-import` refuses at `check` each one that no row of its file has as its rating;
+//! `claims-scrape` sees its ratings only as it fetches pages, so it keeps them.
 
 use std::collections::BTreeMap;
 
@@ -68,6 +70,9 @@ pub enum Mapped {
 pub struct VerdictMap {
     pub name: String,
     entries: BTreeMap<String, Entry>,
+    /// Keys noisebench knows no rating word for (a site's or file's own: "Satire", "Truth!"),
+    /// as given: the caller checks them against the ratings it can see ([`Self::own_words`]).
+    own_words: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,6 +93,7 @@ impl VerdictMap {
         let mut map = VerdictMap {
             name: name.into(),
             entries: BTreeMap::new(),
+            own_words: Vec::new(),
         };
         match name {
             "raguard" | "strict" => {
@@ -147,13 +153,17 @@ impl VerdictMap {
         if slug.is_empty() {
             return Err("an empty rating word".into());
         }
-        if let Err(near) = self.known_word(rating) {
-            return Err(format!(
-                "`{rating}` is not a rating word of the `{}` preset or the rating table; it could \
-                 be: {} (a site's own word spelled otherwise is not refused)",
-                self.name,
-                near.join(", ")
-            ));
+        match self.known_word(rating) {
+            Ok(true) => {}
+            Ok(false) => self.own_words.push(rating.to_string()),
+            Err(near) => {
+                return Err(format!(
+                    "`{rating}` is not a rating word of the `{}` preset or the rating table; it \
+                     could be: {}",
+                    self.name,
+                    near.join(", ")
+                ));
+            }
         }
         match to {
             "true" => self.set(&slug, Verdict::True),
@@ -164,11 +174,18 @@ impl VerdictMap {
         Ok(self)
     }
 
-    /// Whether `word` is one this map can be keyed by without doubt: `Ok` for a word the preset
-    /// or the rating table knows and for a word spelled unlike any of them (a site's own word
+    /// The keys that are no rating word noisebench knows and are spelled unlike any (a site's or
+    /// file's own word, "Satire", "Truth!"), as given. `claims-import` refuses each one no row of
+    /// its file rates with.
+    pub fn own_words(&self) -> &[String] {
+        &self.own_words
+    }
+
+    /// Whether `word` is one this map can be keyed by: `Ok(true)` for a word the preset or the
+    /// rating table knows, `Ok(false)` for a word spelled unlike any of them (a site's own word
     /// noisebench has never seen, "Satire", "Truth!"); `Err` with the known words it is one or
     /// two letters away from (a misspelling, which would silently match nothing).
-    fn known_word(&self, word: &str) -> Result<(), Vec<String>> {
+    fn known_word(&self, word: &str) -> Result<bool, Vec<String>> {
         let slug = normalise_rating(word);
         let known = self.entries.contains_key(&slug)
             || NORMALISED_RATINGS.contains(&slug.as_str())
@@ -182,7 +199,7 @@ impl VerdictMap {
                 crate::politifact::Rating::Slug(s) if crate::politifact::TRUTH_SLUGS.contains(&s.as_str())
             );
         if known {
-            return Ok(());
+            return Ok(true);
         }
         let key = compact(word);
         let mut near: Vec<(usize, String)> = self
@@ -203,7 +220,7 @@ impl VerdictMap {
             })
             .collect();
         if near.is_empty() {
-            return Ok(());
+            return Ok(false);
         }
         near.sort();
         near.dedup_by(|a, b| a.1 == b.1);

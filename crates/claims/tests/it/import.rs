@@ -404,3 +404,42 @@ fn verdict_map_by_the_files_word_and_misspelled_keys_refused() {
         "{err}"
     );
 }
+
+/// A key noisebench knows no rating word for (MultiFC-style "truth!") is the file's own word: it
+/// is taken when some row of the file rates with it, and refused at `check` when none does (a
+/// typo or a leftover would match nothing), naming the file's ratings.
+#[test]
+fn verdict_map_own_words_must_be_ratings_of_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("multifc.jsonl");
+    std::fs::write(
+        &file,
+        "{\"claim\": \"The moon is made of rock.\", \"label\": \"truth!\"}\n\
+         {\"claim\": \"The moon is made of cheese.\", \"label\": \"fiction!\"}\n\
+         {\"claim\": \"The moon is a lamp.\", \"label\": \"fiction!\"}\n",
+    )
+    .unwrap();
+    let source = |map: serde_json::Value| {
+        serde_json::json!({"sources": [{
+            "path": file, "preset": "averitec", "verdict_map": map,
+        }]})
+    };
+    let (claims, out) = run(source(
+        serde_json::json!({"truth!": "true", "Fiction!": "false"}),
+    ));
+    assert_eq!((count(&claims, "true"), count(&claims, "false")), (1, 2));
+    assert!(out.report.drops.is_empty(), "{:?}", out.report.drops);
+    let err = ImportStage
+        .check(
+            &source(serde_json::json!({"truth!": "true", "Satire": "exclude"})),
+            &root(),
+        )
+        .unwrap_err();
+    assert_eq!(err.field, "sources[0].verdict_map.Satire");
+    assert!(
+        err.message.contains("multifc.jsonl")
+            && err.message.contains("truth!")
+            && err.message.contains("fiction!"),
+        "{err}"
+    );
+}
