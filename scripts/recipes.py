@@ -9,7 +9,7 @@ nothing else decides where it writes: for each place it has one step (write the 
 beside its stage and list it in the stage's `TASKS`; write its prompt; write the throwaway stage;
 declare its module; register it; add it to the demo pipeline; assert its counts in the demo test),
 chosen by what the place is; for the release format: write the throwaway format, declare its
-module, list it in `formats()`; for the search backend: write the throwaway backend, declare its
+module and list it in `formats()`; for the search backend: write the throwaway backend, declare its
 module, add its configuration variant and arms, its fixture format and parser, a recorded answer
 and its index entry, and a test against a fake server). A place it has no step for fails the run, and so does a build or test
 of the copy that needs a place the recipe does not name: the text and the code cannot drift apart.
@@ -347,7 +347,6 @@ def format_steps(root, place):
         path.write_text(FORMAT_CODE.format(module=module))
     elif path.name == "lib.rs":
         edit(path, r"^(pub mod rare_export;\n)", rf"\1pub mod {module};\n", "declare the format's module")
-    elif path.name == "format.rs":
         edit(path, r"(&crate::rare_export::Rare)(,?\s*\])", rf"\1, &crate::{module}::RecipeProbe\2",
              "list the format in formats()")
     else:

@@ -1,16 +1,15 @@
 //! One shape for every release format: a [`ReleaseFormat`] says which tables it reads, which
 //! files it writes, how it writes them from any [`TableSource`] and how it reads them back.
-//! [`formats`] is the one list: `noisebench export --format`, the export stages
-//! ([`ExportStage`](crate::ExportStage), `export-<name>`) and the reference docs derive from it,
-//! so adding a format is a module of this crate, a line in [`formats`], and the round trip every
-//! format passes in this crate's tests (`tests/it/formats.rs`).
+//! [`formats`](crate::formats) (at the crate root) is the one list: `noisebench export`, the
+//! export stages ([`ExportStage`](crate::ExportStage), `export-<name>`) and the reference docs
+//! derive from it, so adding a format is a module of this crate, a line in that list, and the
+//! round trip every format passes in this crate's tests (`tests/it/formats.rs`).
 
 use std::path::Path;
 
 use noisebench_core::{InputSpec, Rows, TableKind, TableRow};
 
-use crate::rare_export::RareSummary;
-use crate::summary::ExportSummary;
+use crate::summary::{ExportSummary, RareSummary};
 
 /// A table source's error, or an export's: boxed, whatever its type.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
@@ -159,35 +158,4 @@ pub trait ReleaseFormat: Send + Sync {
     fn export(&self, tables: &dyn TableSource, out: &Path) -> Result<Exported, BoxError>;
     /// Read back what [`Self::export`] wrote into `dir`, strictly: the number of items written.
     fn read_back(&self, dir: &Path) -> Result<usize, BoxError>;
-}
-
-/// Every release format, in the order the command line lists them.
-pub fn formats() -> &'static [&'static dyn ReleaseFormat] {
-    &[
-        &crate::raguard::Raguard,
-        &crate::confact::Confact,
-        &crate::rare_export::Rare,
-    ]
-}
-
-/// The format called `name`, if any.
-pub fn format(name: &str) -> Option<&'static dyn ReleaseFormat> {
-    formats().iter().copied().find(|f| f.name() == name)
-}
-
-/// Every format's name, in [`formats`]' order.
-pub fn format_names() -> Vec<&'static str> {
-    formats().iter().map(|f| f.name()).collect()
-}
-
-/// Export `tables` in the format called `name` into the folder `out`.
-pub fn export(tables: &dyn TableSource, name: &str, out: &Path) -> Result<Exported, BoxError> {
-    let format = format(name).ok_or_else(|| -> BoxError {
-        format!(
-            "no release format `{name}` (formats: {})",
-            format_names().join(", ")
-        )
-        .into()
-    })?;
-    format.export(tables, out)
 }

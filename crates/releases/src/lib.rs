@@ -37,10 +37,7 @@ pub mod summary;
 
 use std::path::Path;
 
-pub use format::{
-    BoxError, Exported, MemoryTables, ReleaseFormat, TableSource, export, format, format_names,
-    formats,
-};
+pub use format::{BoxError, Exported, MemoryTables, ReleaseFormat, TableSource};
 pub use stage::{ExportConfig, ExportStage, export_stages};
 pub use summary::{ExportError, ExportSummary, SkippedPair};
 
@@ -72,6 +69,37 @@ pub fn file_name(path: &Path) -> String {
 }
 
 /// Tables shared by the format modules' round-trip tests.
+/// Every release format, in the order the command line lists them.
+pub fn formats() -> &'static [&'static dyn ReleaseFormat] {
+    &[
+        &crate::raguard::Raguard,
+        &crate::confact::Confact,
+        &crate::rare_export::Rare,
+    ]
+}
+
+/// The format called `name`, if any.
+pub fn format(name: &str) -> Option<&'static dyn ReleaseFormat> {
+    formats().iter().copied().find(|f| f.name() == name)
+}
+
+/// Every format's name, in [`formats`]' order.
+pub fn format_names() -> Vec<&'static str> {
+    formats().iter().map(|f| f.name()).collect()
+}
+
+/// Export `tables` in the format called `name` into the folder `out`.
+pub fn export(tables: &dyn TableSource, name: &str, out: &Path) -> Result<Exported, BoxError> {
+    let format = format(name).ok_or_else(|| -> BoxError {
+        format!(
+            "no release format `{name}` (formats: {})",
+            format_names().join(", ")
+        )
+        .into()
+    })?;
+    format.export(tables, out)
+}
+
 #[cfg(test)]
 pub(crate) mod test_tables {
     use noisebench_core::{Claim, ClaimDocumentLabel, Document, DocumentCredibility};

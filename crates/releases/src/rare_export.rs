@@ -1,18 +1,18 @@
 //! RARE's records made from the report track's tables (questions, splits, perturbations) and
-//! written with [`crate::rare`]'s writer: what `export-rare` (in `noisebench-qa`) and
-//! `noisebench export --format rare` write.
+//! written with [`crate::rare`]'s writer: what `export-rare` and `noisebench export rare`
+//! write ([`Rare`], the format in [`crate::formats`]).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use noisebench_core::{DocumentPerturbation, QueryPerturbation, Question, QuestionSplit};
-use serde::Serialize;
 
 use crate::rare::{
     DOCUMENT_PERTURBATION_KINDS, MULTI_HOP_FILE, MULTI_HOP_KINDS, RareDocumentPerturbation,
     RareError, RareQueryPerturbation, RareRecord, SINGLE_HOP_FILE, create_dir,
     write_records as write_list,
 };
+pub use crate::summary::RareSummary;
 
 /// The perturbation tables an export may fill records from (issue 15's stages); empty slices
 /// leave the records' perturbation maps empty.
@@ -29,16 +29,6 @@ pub struct RareRecords {
     pub multi_hop: Vec<RareRecord>,
     /// Questions not exported: (question id, reason code, detail).
     pub skipped: Vec<(String, &'static str, String)>,
-}
-
-/// What [`export_rare`] wrote.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct RareSummary {
-    pub single_hop: usize,
-    pub multi_hop: usize,
-    /// Questions left out, each `(id, reason, detail)`: only a kind RARE has no file for.
-    pub skipped: Vec<(String, &'static str, String)>,
-    pub files: Vec<PathBuf>,
 }
 
 /// A question left out of the export: (question id, reason code, detail).

@@ -142,3 +142,13 @@ pub(crate) fn claims_track_inputs() -> Vec<noisebench_core::InputSpec> {
         InputSpec::required("labels", TableKind::Labels),
     ]
 }
+
+/// What [`crate::rare_export::export_rare`] wrote.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct RareSummary {
+    pub single_hop: usize,
+    pub multi_hop: usize,
+    /// Questions left out, each `(id, reason, detail)`: only a kind RARE has no file for.
+    pub skipped: Vec<(String, &'static str, String)>,
+    pub files: Vec<PathBuf>,
+}
