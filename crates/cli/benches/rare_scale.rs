@@ -1,9 +1,12 @@
 //! The report track at RARE's scale: a synthetic corpus of 527 reports (about 40K chunks,
 //! `noisebench_chunk::synthetic`) built end to end with the offline backend, at 1/8, 1/4, 1/2
 //! and 1 of that size. Each scale runs in a fresh child process (this bench, re-executed), so
-//! its peak memory (VmHWM) is its own. Prints per-stage seconds, rows out, the publish time and
-//! peak memory per scale (and the quality card's seconds and share of the build), then the
-//! totals side by side.
+//! its peak memory (VmHWM) is its own. Prints per-stage seconds, rows out and peak memory, the
+//! publish time and peak memory per scale (and the quality card's seconds and share of the
+//! build), then the totals side by side. A stage's peak is the process's highest resident memory
+//! while it ran (with its table checks and writes): the runner logs `running` as each stage
+//! starts and the build `quality card` and `publishing`; at each mark the peak so far is booked
+//! to the step it ends and reset (`/proc/self/clear_refs`).
 //!
 //! `cargo bench -p noisebench-cli --bench rare_scale` (or `just bench-rare`). Environment:
 //! `RARE_SCALE_REPORTS=527` (the full size), `RARE_SCALE_FRACTIONS=8,4,2,1` (divisors),
@@ -12,7 +15,7 @@
 //! What is timed: `build_snapshot` as the command line runs it (every stage, then publishing the
 //! snapshot's 15 tables); the corpus is generated and written before the clock starts.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use noisebench_chunk::synthetic::{CorpusSpec, write_corpus};
@@ -79,6 +82,59 @@ fn env_or(name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
+/// Each step of a build (a stage, the quality card, publishing) with the peak resident memory
+/// while it ran, in MB, in order; the step running now is `current`.
+#[derive(Default)]
+struct StepPeaks {
+    current: String,
+    done: Vec<(String, f64)>,
+}
+
+/// A tracing layer booking the peak memory to each step at the marks the runner and the build
+/// log: `running` (with the stage's id), `quality card`, `publishing`.
+struct StepMemory(Arc<Mutex<StepPeaks>>);
+
+#[derive(Default)]
+struct MarkFields {
+    message: String,
+    stage: String,
+}
+
+impl tracing::field::Visit for MarkFields {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        match field.name() {
+            "message" => self.message = format!("{value:?}"),
+            "stage" => self.stage = format!("{value:?}"),
+            _ => {}
+        }
+    }
+}
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for StepMemory {
+    fn on_event(
+        &self,
+        event: &tracing::Event<'_>,
+        _ctx: tracing_subscriber::layer::Context<'_, S>,
+    ) {
+        let mut fields = MarkFields::default();
+        event.record(&mut fields);
+        let next = match fields.message.as_str() {
+            "running" => fields.stage,
+            "quality card" | "publishing" => fields.message,
+            _ => return,
+        };
+        let mut peaks = self.0.lock().expect("the step list");
+        let ended = std::mem::replace(&mut peaks.current, next);
+        peaks.done.push((ended, peak_mb()));
+        reset_peak();
+    }
+}
+
+/// Start the peak (VmHWM) over from the resident memory now (Linux 4.0 and later).
+fn reset_peak() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
 /// Peak resident memory of this process, in MB (VmHWM).
 fn peak_mb() -> f64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
@@ -109,6 +165,18 @@ fn child(reports: usize) {
         started.elapsed().as_secs_f64()
     );
     // Every gate and check must pass: `questions` drops repeated question texts.
+    let steps = Arc::new(Mutex::new(StepPeaks {
+        current: "load".into(),
+        ..StepPeaks::default()
+    }));
+    {
+        use tracing_subscriber::layer::SubscriberExt;
+        use tracing_subscriber::{Layer, filter::LevelFilter};
+        let layer = StepMemory(steps.clone()).with_filter(LevelFilter::INFO);
+        tracing::subscriber::set_global_default(tracing_subscriber::registry().with(layer))
+            .expect("the only subscriber of the child");
+    }
+    reset_peak();
     let ws = Workspace::at(root, Arc::new(NoProgress));
     let started = Instant::now();
     let built = build_snapshot(
@@ -120,6 +188,20 @@ fn child(reports: usize) {
     .expect("build the snapshot");
     let total = started.elapsed().as_secs_f64();
     assert!(built.outcome.is_some(), "{:?}", built.withheld);
+    let step_peaks: Vec<(String, f64)> = {
+        let mut peaks = steps.lock().expect("the step list");
+        let last = std::mem::take(&mut peaks.current);
+        let mut done = std::mem::take(&mut peaks.done);
+        done.push((last, peak_mb()));
+        done
+    };
+    let step_peak = |id: &str| {
+        step_peaks
+            .iter()
+            .filter(|(s, _)| s == id)
+            .map(|(_, mb)| *mb)
+            .fold(f64::NAN, f64::max)
+    };
     let mut stage_sum = 0.0;
     let rows_of = |id: &str| {
         built
@@ -131,17 +213,46 @@ fn child(reports: usize) {
             .unwrap_or(-1)
     };
     println!(
-        "{:<24} {:>8} {:>9} {:>9}",
-        "stage", "seconds", "items_in", "items_out"
+        "{:<24} {:>8} {:>9} {:>9} {:>8}",
+        "stage", "seconds", "items_in", "items_out", "peak_MB"
     );
     for s in &built.run.summary {
         stage_sum += s.seconds;
         println!(
-            "{:<24} {:>8.2} {:>9} {:>9}",
-            s.id, s.seconds, s.items_in, s.items_out
+            "{:<24} {:>8.2} {:>9} {:>9} {:>8.0}",
+            s.id,
+            s.seconds,
+            s.items_in,
+            s.items_out,
+            step_peak(&s.id)
         );
     }
-    let peak = peak_mb();
+    println!(
+        "{:<24} {:>8} {:>9} {:>9} {:>8.0}\n{:<24} {:>8} {:>9} {:>9} {:>8.0}\n{:<24} {:>8} {:>9} {:>9} {:>8.0}",
+        "(loading the pipeline)",
+        "",
+        "",
+        "",
+        step_peak("load"),
+        "(quality card)",
+        "",
+        "",
+        "",
+        step_peak("quality card"),
+        "(publishing)",
+        "",
+        "",
+        "",
+        step_peak("publishing")
+    );
+    if let Some((step, mb)) = step_peaks.iter().max_by(|a, b| a.1.total_cmp(&b.1)) {
+        println!("the peak: {mb:.0} MB, during {step}");
+    }
+    // The whole build's peak: the highest of its steps' (the corpus was written before).
+    let peak = step_peaks
+        .iter()
+        .map(|(_, mb)| *mb)
+        .fold(0.0, f64::max);
     println!(
         "{:<24} {:>8.2}\n{:<24} {:>8.2}\n{:<24} {:>8.2}\npeak memory {peak:.0} MB",
         "quality card",

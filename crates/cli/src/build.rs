@@ -294,6 +294,7 @@ pub fn build_snapshot(
     checks.extend(parent_checks(&ws.snapshots_dir, &section.dataset, &tables)?);
     // The quality card, judged by its gates with the other checks before publishing.
     let quality_config = noisebench_quality::QualityConfig::from_table(plan.file.quality.as_ref())?;
+    tracing::info!(pipeline = plan.name(), "quality card");
     let started = std::time::Instant::now();
     let (quality, quality_calls) =
         crate::quality::measure_tables(&tables, &quality_config, &loaded.layers.llm)?;
@@ -360,6 +361,7 @@ pub fn build_snapshot(
         checks: checks.clone(),
         quality: Some(quality),
     };
+    tracing::info!(pipeline = plan.name(), "publishing");
     let outcome = noisebench_snapshot::publish(&request, options)?;
     // The report goes beside the version, never inside it (published versions are immutable);
     // rewriting it on an unchanged build picks up evaluations run since. The version is
