@@ -23,7 +23,7 @@ use noisebench_core::{
     ShardKey, StageContext, StageError, StageFacts, StageOutput, StageReport, TableKind, Triplet,
     TypedStage, default_threads, parallel_map, parallel_map_with, stable_id,
 };
-use noisebench_llm::Llm;
+use noisebench_llm::{Llm, StageTasks};
 use noisebench_text::{Phrase, sentences};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -75,11 +75,15 @@ impl Default for DocumentPerturbationsConfig {
 #[derive(Debug, Clone)]
 pub struct DocumentPerturbationsStage {
     llm: Llm,
+    tasks: StageTasks,
 }
 
 impl DocumentPerturbationsStage {
     pub fn new(llm: Llm) -> Self {
-        Self { llm }
+        Self {
+            tasks: StageTasks::new(llm.clone(), DOCUMENT_TASKS),
+            llm,
+        }
     }
 }
 
@@ -445,13 +449,15 @@ impl TypedStage for DocumentPerturbationsStage {
         if c.pivot_language.trim().is_empty() {
             return Err(ConfigError::new("pivot_language", "must name a language"));
         }
-        self.llm
-            .require(DOCUMENT_TASKS)
-            .map_err(|e| ConfigError::new("llm", e.to_string()))
+        self.tasks.require()
     }
 
     fn environment(&self) -> serde_json::Value {
-        self.llm.fingerprint_of(DOCUMENT_TASKS)
+        self.tasks.fingerprint()
+    }
+
+    fn tasks(&self) -> Vec<&'static str> {
+        self.tasks.names()
     }
 
     fn run(

@@ -26,7 +26,7 @@ use noisebench_core::{
     StageContext, StageError, StageFacts, StageOutput, StageReport, TableKind, TypedStage,
     stable_id,
 };
-use noisebench_llm::{Answer, Llm, LlmError, Task};
+use noisebench_llm::{Answer, Llm, LlmError, StageTasks, Task};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use schemars::JsonSchema;
@@ -111,11 +111,15 @@ impl QueryPerturbationsConfig {
 #[derive(Debug, Clone)]
 pub struct QueryPerturbationsStage {
     llm: Llm,
+    tasks: StageTasks,
 }
 
 impl QueryPerturbationsStage {
     pub fn new(llm: Llm) -> Self {
-        Self { llm }
+        Self {
+            tasks: StageTasks::new(llm.clone(), QUERY_TASKS),
+            llm,
+        }
     }
 }
 
@@ -323,13 +327,15 @@ impl TypedStage for QueryPerturbationsStage {
         if !(-1.0..=1.0).contains(&c.min_similarity) {
             return Err(ConfigError::new("min_similarity", "must be in [-1, 1]"));
         }
-        self.llm
-            .require(QUERY_TASKS)
-            .map_err(|e| ConfigError::new("llm", e.to_string()))
+        self.tasks.require()
     }
 
     fn environment(&self) -> serde_json::Value {
-        self.llm.fingerprint_of(QUERY_TASKS)
+        self.tasks.fingerprint()
+    }
+
+    fn tasks(&self) -> Vec<&'static str> {
+        self.tasks.names()
     }
 
     fn run(

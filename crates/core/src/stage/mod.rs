@@ -70,6 +70,14 @@ pub trait TypedStage: Send + Sync {
         serde_json::Value::Null
     }
 
+    /// The names of the model tasks the stage may ask, declared once in its adapter
+    /// (`noisebench_llm::StageTasks::names`): the registry of stages is thereby the one list of
+    /// every task (the preflight, the fuzz targets and the configuration reference read it).
+    /// Empty (the default): the stage asks no model.
+    fn tasks(&self) -> Vec<&'static str> {
+        Vec::new()
+    }
+
     /// Whether the stage reads sources that change without any input changing (live web pages,
     /// search APIs). `refresh` reruns such stages even when their fingerprint is unchanged; what
     /// depends on them reruns only if their output changed.
@@ -125,6 +133,8 @@ pub trait Stage: Send + Sync {
     }
     /// See [`TypedStage::environment`].
     fn environment(&self) -> serde_json::Value;
+    /// See [`TypedStage::tasks`].
+    fn tasks(&self) -> Vec<&'static str>;
     /// See [`TypedStage::reads_live_sources`]; `false` when the configuration does not parse.
     fn reads_live_sources(&self, config: &serde_json::Value) -> bool;
     /// See [`TypedStage::shard_keys`].
@@ -212,6 +222,9 @@ impl<T: TypedStage> Stage for T {
     }
     fn environment(&self) -> serde_json::Value {
         TypedStage::environment(self)
+    }
+    fn tasks(&self) -> Vec<&'static str> {
+        TypedStage::tasks(self)
     }
     fn reads_live_sources(&self, config: &serde_json::Value) -> bool {
         parse_config::<T::Config>(config).is_ok_and(|c| TypedStage::reads_live_sources(self, &c))
