@@ -446,14 +446,14 @@ fn failed(
         for chunk in &w.chunks {
             drops.add(
                 chunk.id.clone(),
-                &e.drop_reason(),
+                e.as_drop_reason(),
                 format!("window {}: {e}", w.name()),
             );
         }
     } else {
         drops.add_failure(
             format!("{}/{pass}", w.name()),
-            &e.drop_reason(),
+            e.as_drop_reason(),
             e.to_string(),
         );
     }

@@ -19,9 +19,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use noisebench_core::{
-    Chunk, ConfigError, DocumentPerturbation, Drops, InputSpec, Inputs, OutputSpec, Question,
-    ShardKey, StageContext, StageError, StageFacts, StageOutput, StageReport, TableKind, Triplet,
-    TypedStage, default_threads, parallel_map, parallel_map_with, stable_id,
+    Chunk, ConfigError, DocumentPerturbation, DropReason, Drops, InputSpec, Inputs, OutputSpec,
+    Question, ShardKey, StageContext, StageError, StageFacts, StageOutput, StageReport, TableKind,
+    Triplet, TypedStage, default_threads, parallel_map, parallel_map_with, stable_id,
 };
 use noisebench_llm::{Llm, StageTasks};
 use noisebench_text::{Phrase, sentences};
@@ -394,10 +394,11 @@ fn drop_item(
     drops: &mut Drops,
     summary: &mut DocumentPerturbationsSummary,
     item: String,
-    reason: &str,
+    reason: impl Into<DropReason>,
     detail: impl Into<String>,
 ) {
-    *summary.drops.entry(reason.to_string()).or_default() += 1;
+    let reason = reason.into();
+    *summary.drops.entry(reason.code().to_string()).or_default() += 1;
     drops.add(item, reason, detail);
 }
 
@@ -679,7 +680,7 @@ impl DocumentPerturbationsStage {
         for &(q, ch) in pairs {
             let item = format!("{}/{}/back_translation", q.id, ch.id);
             match by_chunk[ch.id.as_str()] {
-                Err(e) => drop_item(drops, summary, item, &e.drop_reason(), e.to_string()),
+                Err(e) => drop_item(drops, summary, item, e.as_drop_reason(), e.to_string()),
                 Ok(a) => {
                     let BackTranslation { text, .. } = &a.value;
                     let text = text.trim();
@@ -743,7 +744,7 @@ impl DocumentPerturbationsStage {
                         drops,
                         summary,
                         format!("{}/{}/{}", m.question.id, m.chunk.id, m.kind),
-                        &e.drop_reason(),
+                        e.as_drop_reason(),
                         e.to_string(),
                     );
                 }

@@ -22,9 +22,9 @@ use noisebench_index::vector::dot;
 use std::collections::BTreeMap;
 
 use noisebench_core::{
-    ConfigError, Drops, InputSpec, Inputs, OutputSpec, QueryPerturbation, Question, ShardKey,
-    StageContext, StageError, StageFacts, StageOutput, StageReport, TableKind, TypedStage,
-    stable_id,
+    ConfigError, DropReason, Drops, InputSpec, Inputs, OutputSpec, QueryPerturbation, Question,
+    ShardKey, StageContext, StageError, StageFacts, StageOutput, StageReport, TableKind,
+    TypedStage, stable_id,
 };
 use noisebench_llm::{Answer, Llm, LlmError, StageTasks, Task};
 use rand::SeedableRng;
@@ -270,10 +270,11 @@ fn drop_item(
     summary: &mut QueryPerturbationsSummary,
     question: &str,
     kind: &str,
-    reason: &str,
+    reason: impl Into<DropReason>,
     detail: impl Into<String>,
 ) {
-    *summary.drops.entry(reason.to_string()).or_default() += 1;
+    let reason = reason.into();
+    *summary.drops.entry(reason.code().to_string()).or_default() += 1;
     drops.add(format!("{question}/{kind}"), reason, detail);
 }
 
@@ -502,7 +503,7 @@ impl QueryPerturbationsStage {
                             summary,
                             &p.question.id,
                             p.kind,
-                            &e.drop_reason(),
+                            e.as_drop_reason(),
                             e.to_string(),
                         );
                     }
@@ -550,7 +551,14 @@ impl QueryPerturbationsStage {
     ) {
         for ((q, mask), answer) in questions.iter().zip(masks).zip(answers) {
             match answer {
-                Err(e) => drop_item(drops, summary, &q.id, kind, &e.drop_reason(), e.to_string()),
+                Err(e) => drop_item(
+                    drops,
+                    summary,
+                    &q.id,
+                    kind,
+                    e.as_drop_reason(),
+                    e.to_string(),
+                ),
                 Ok(a) => {
                     let fidelity = if kind == "irrelevant_info" {
                         IRRELEVANT_FIDELITY

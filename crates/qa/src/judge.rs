@@ -249,7 +249,7 @@ impl TypedStage for JudgeStage {
                 Ok(a) => a,
                 Err(e) => {
                     summary.failed += 1;
-                    drops.add(&q.id, &e.drop_reason(), e.to_string());
+                    drops.add(&q.id, e.as_drop_reason(), e.to_string());
                     continue;
                 }
             };

@@ -745,7 +745,7 @@ impl TypedStage for QuestionsStage {
             match r {
                 Some(Ok(a)) => answers.push(Some((&a.value, provenance(a)))),
                 Some(Err(e)) => {
-                    drops.add(&p.pattern.id, &e.drop_reason(), e.to_string());
+                    drops.add(&p.pattern.id, e.as_drop_reason(), e.to_string());
                     answers.push(None);
                 }
                 None => answers.push(None),

@@ -303,7 +303,7 @@ fn kind_row(
                 Some(hash.clone()),
             )),
             Some(Ok(_)) => drops.add(item("keywords"), "empty_query", "no keywords"),
-            Some(Err(e)) => drops.add(item("keywords"), &e.drop_reason(), e.to_string()),
+            Some(Err(e)) => drops.add(item("keywords"), e.as_drop_reason(), e.to_string()),
             None => {}
         },
         "question" => match question {
@@ -315,7 +315,7 @@ fn kind_row(
                 Some(a.request_hash.clone()),
             )),
             Some(Ok(_)) => drops.add(item("question"), "empty_query", "empty question"),
-            Some(Err(e)) => drops.add(item("question"), &e.drop_reason(), e.to_string()),
+            Some(Err(e)) => drops.add(item("question"), e.as_drop_reason(), e.to_string()),
             None => {}
         },
         _ => rows.push(query_row(
@@ -365,7 +365,7 @@ fn counter_rows(
                 ));
             }
         }
-        Some(Err(e)) => drops.add(item, &e.drop_reason(), e.to_string()),
+        Some(Err(e)) => drops.add(item, e.as_drop_reason(), e.to_string()),
         None => {}
     }
 }

@@ -62,6 +62,14 @@ fn committed_cli_reference_matches_the_code() {
         committed, now,
         "docs/cli.md is stale: run `noisebench schemas` (`just schemas`)"
     );
+    // The drop reasons, written beside the configuration reference.
+    let now = std::fs::read_to_string(dir.path().join("drop-reasons.md")).unwrap();
+    let committed = std::fs::read_to_string(repo_root().join("docs/drop-reasons.md"))
+        .expect("docs/drop-reasons.md is missing: run `noisebench schemas` (`just schemas`)");
+    assert_eq!(
+        committed, now,
+        "docs/drop-reasons.md is stale: run `noisebench schemas` (`just schemas`)"
+    );
 }
 
 /// GitHub's anchor for a heading: lower case, spaces to `-`, punctuation other than `-` and `_`

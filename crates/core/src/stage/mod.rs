@@ -5,6 +5,7 @@
 //! unknown fields refused and errors naming the field path.
 
 mod context;
+mod drop_reason;
 mod error;
 mod io;
 mod progress;
@@ -12,10 +13,11 @@ mod report;
 mod shard;
 
 pub use context::StageContext;
+pub use drop_reason::{DropCode, DropReason};
 pub use error::{ConfigError, StageError};
 pub use io::{InputSpec, Inputs, OutputSpec, SideFile, StageOutput};
 pub use progress::{NoProgress, Progress, ProgressBar};
-pub use report::{Drops, StageFacts, StageReport, is_transient_reason};
+pub use report::{Drops, StageFacts, StageReport};
 pub use shard::{Shard, ShardKey};
 
 use std::path::{Path, PathBuf};
@@ -276,38 +278,6 @@ mod tests {
             per_shard.iter().all(|&n| (900..=1100).contains(&n)),
             "{per_shard:?}"
         );
-    }
-
-    #[test]
-    fn transient_reasons_are_recognised_with_or_without_a_layer_prefix() {
-        for reason in [
-            "retries_exhausted",
-            "llm_retries_exhausted",
-            "credibility_budget_exhausted",
-            "timeout",
-            "http_429",
-            "http_503",
-            "search_http_500",
-            "connect_failed",
-            "cache_miss",
-        ] {
-            assert!(is_transient_reason(reason), "{reason}");
-        }
-        for reason in [
-            "http_404",
-            "http_403",
-            "llm_http_error",
-            "unparseable_output",
-            "llm_unparseable_output",
-            "bad_url",
-            "robots_disallowed",
-            "http_5000",
-            "nottimeout",
-            "http_50x",
-            "",
-        ] {
-            assert!(!is_transient_reason(reason), "{reason}");
-        }
     }
 
     #[test]
