@@ -249,10 +249,7 @@ fn child(reports: usize) {
         println!("the peak: {mb:.0} MB, during {step}");
     }
     // The whole build's peak: the highest of its steps' (the corpus was written before).
-    let peak = step_peaks
-        .iter()
-        .map(|(_, mb)| *mb)
-        .fold(0.0, f64::max);
+    let peak = step_peaks.iter().map(|(_, mb)| *mb).fold(0.0, f64::max);
     println!(
         "{:<24} {:>8.2}\n{:<24} {:>8.2}\n{:<24} {:>8.2}\npeak memory {peak:.0} MB",
         "quality card",

@@ -7,7 +7,7 @@ use anyhow::{Context, Result, bail};
 use noisebench_core::{
     Chunk, Claim, ClaimDocumentLabel, Document, DocumentCredibility, DocumentPerturbation, LlmCall,
     Metric, Prediction, Query, QueryPerturbation, Question, QuestionSplit, Report, Retrieval, Rows,
-    TableRow, is_transient_reason,
+    TableRow,
 };
 use noisebench_eval::load::snapshot::{SnapshotTables, from_snapshot};
 use noisebench_eval::{EvalConfig, EvalData, Evaluation, SourceFormat};
@@ -423,8 +423,7 @@ pub fn run_eval(root: &Path, req: &EvalRequest, overrides: &LlmOverrides) -> Res
         .filter(|p| {
             p.failure
                 .as_deref()
-                .and_then(|f| f.strip_prefix("llm_"))
-                .is_some_and(is_transient_reason)
+                .is_some_and(noisebench_llm::LlmError::is_transient_code)
         })
         .count();
     table_io::write_table(

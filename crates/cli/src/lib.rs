@@ -16,7 +16,8 @@
 //! reads and aggregates the version, this module writes the page), `quote` (what a build will
 //! ask its models and cost, before any call; and the quote beside the build's actuals),
 //! `reference` (the configuration reference `schemas` writes), `cli_reference` (the
-//! command-line reference it writes from the binary's clap definitions), `keys` (the key
+//! command-line reference it writes from the binary's clap definitions), `drop_reference` (the
+//! reference of drop reasons it writes from the web and LLM layers' codes), `keys` (the key
 //! variables a pipeline names, all checked before a run), `remote_work`
 //! (`--remote-work`: the work folder shared through object storage).
 //!
@@ -25,6 +26,7 @@
 
 mod build;
 mod cli_reference;
+mod drop_reference;
 mod eval;
 mod export;
 pub mod hub;
@@ -48,6 +50,7 @@ use noisebench_core::TableKind;
 
 pub use build::{Built, LlmTotals, SenseShare, Stopped, TaskShare, build_snapshot, code_version};
 pub use cli_reference::render_cli_reference;
+pub use drop_reference::render_drop_reasons;
 pub use eval::{
     CALLS_FILE, EvalRequest, EvalRun, METRICS_FILE, PREDICTIONS_FILE, RESULTS_FILE, SUMMARY_FILE,
     compare_evals, load_snapshot, run_eval,

@@ -345,7 +345,8 @@ enum Command {
     },
     /// Write the generated references: schemas/<table>.json for every table, the
     /// configuration reference (schemas/config/<stage-kind>.json, llm.json, web.json and
-    /// docs/configuration.md rendered from them) and the command-line reference (docs/cli.md).
+    /// docs/configuration.md rendered from them), the command-line reference (docs/cli.md) and
+    /// the drop reasons (drop-reasons.md beside the configuration reference).
     Schemas {
         /// The folder of the table schemas (the configuration schemas go to its `config/`).
         #[arg(default_value = "schemas")]
@@ -622,11 +623,15 @@ fn run(cli: Cli) -> Result<()> {
                 noisebench_cli::render_cli_reference(&<Cli as CommandFactory>::command())?;
             std::fs::write(&cli_doc, reference)
                 .map_err(|e| anyhow::anyhow!("{}: {e}", cli_doc.display()))?;
+            let drops_doc = doc.with_file_name("drop-reasons.md");
+            std::fs::write(&drops_doc, noisebench_cli::render_drop_reasons())
+                .map_err(|e| anyhow::anyhow!("{}: {e}", drops_doc.display()))?;
             println!(
-                "wrote {n} table schemas, {c} configuration schemas in {} and {}, and {}",
+                "wrote {n} table schemas, {c} configuration schemas in {} and {}, {} and {}",
                 dir.join("config").display(),
                 doc.display(),
-                cli_doc.display()
+                cli_doc.display(),
+                drops_doc.display()
             );
         }
     }

@@ -161,7 +161,8 @@ pub fn closed_book(
     if questions.is_empty() {
         return Ok(ClosedBook::not_run("no questions"));
     }
-    llm.require(&noisebench_eval::closed_book::TASKS)
+    noisebench_llm::StageTasks::new(llm.clone(), &noisebench_eval::closed_book::TASKS[..])
+        .declare()
         .map_err(|e| anyhow::anyhow!("quality card, closed-book check: {e}"))?;
     let chosen = noisebench_quality::closed_book_questions(
         questions,

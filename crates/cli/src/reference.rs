@@ -19,6 +19,10 @@ use crate::registry::registry;
 /// (`gate` is each stage's `[stages.<id>.gate]`, `hub` the `[publish.hub]` table: [`heading`]).
 const LAYER_TABLES: [&str; 7] = ["llm", "web", "eval", "gates", "gate", "hub", "quality"];
 
+/// The key of a stage kind's configuration schema that lists the model tasks the stage may ask
+/// (an extension keyword: validators ignore it).
+const TASKS_KEY: &str = "x-model-tasks";
+
 /// A pipeline-wide table's heading: `[llm]`; `[stages.<id>.gate]` for `gate`.
 fn heading(name: &str) -> String {
     if name == "gate" {
@@ -50,7 +54,14 @@ pub fn config_schemas() -> Result<BTreeMap<String, Value>> {
             );
         }
         if let Some(stage) = registry.get(kind) {
-            schemas.insert(kind.to_string(), ordered(stage.config_schema()));
+            let mut schema = stage.config_schema();
+            // The model tasks the stage declared (its adapter's list, read through the
+            // registry): the reference's one list of which stage asks what.
+            let tasks = stage.tasks();
+            if let (false, Value::Object(map)) = (tasks.is_empty(), &mut schema) {
+                map.insert(TASKS_KEY.into(), serde_json::json!(tasks));
+            }
+            schemas.insert(kind.to_string(), ordered(schema));
         }
     }
     let llm = schemars::schema_for!(LlmConfig).to_value();
@@ -206,6 +217,18 @@ fn section(md: &mut String, heading: &str, file: &str, schema: &Value) {
     md.push_str(&format!(
         "JSON Schema: [`schemas/config/{file}.json`](../schemas/config/{file}.json).\n\n"
     ));
+    if let Some(tasks) = schema.get(TASKS_KEY).and_then(Value::as_array) {
+        let names: Vec<String> = tasks
+            .iter()
+            .filter_map(Value::as_str)
+            .map(|t| format!("`{t}`"))
+            .collect();
+        md.push_str(&format!(
+            "Model tasks (the stage's own list; prompts `pipelines/prompts/<task>.md`, see \
+             [the LLM layer](llm.md)): {}.\n\n",
+            names.join(", ")
+        ));
+    }
     let mut rows = Vec::new();
     doc.fields("", &doc.flat(schema), None, &mut rows);
     if rows.is_empty() {

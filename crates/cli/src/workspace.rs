@@ -248,11 +248,13 @@ impl Workspace {
             && quality.closed_book.enabled
             && !noisebench_eval::closed_book::offline(&layers.llm)
         {
-            layers
-                .llm
-                .require(&noisebench_eval::closed_book::TASKS)
-                .map_err(|e| anyhow::anyhow!("[quality.closed_book]: {e}"))
-                .with_context(context)?;
+            noisebench_llm::StageTasks::new(
+                layers.llm.clone(),
+                &noisebench_eval::closed_book::TASKS[..],
+            )
+            .declare()
+            .map_err(|e| anyhow::anyhow!("[quality.closed_book]: {e}"))
+            .with_context(context)?;
         }
         // The stages declared their LLM tasks while the plan checked them; a task model for a
         // task none of them uses is a typo or a leftover.

@@ -30,7 +30,7 @@ pub use sample::{
 };
 pub use schema::{Column, DType, TableSchema};
 pub use stage::{
-    CallLog, ConfigError, DropRecord, Drops, InputSpec, Inputs, NoProgress, OutputSpec, Progress,
-    ProgressBar, Shard, ShardKey, SideFile, Stage, StageContext, StageError, StageFacts,
-    StageOutput, StageReport, TypedStage, is_transient_reason, parse_config,
+    CallLog, ConfigError, DropCode, DropReason, DropRecord, Drops, InputSpec, Inputs, NoProgress,
+    OutputSpec, Progress, ProgressBar, Shard, ShardKey, SideFile, Stage, StageContext, StageError,
+    StageFacts, StageOutput, StageReport, TypedStage, parse_config,
 };

@@ -144,7 +144,8 @@ impl EvalConfig {
 /// Run every configured family that `data` has items for.
 pub fn evaluate(data: &EvalData, llm: &Llm, config: &EvalConfig) -> Result<Evaluation, EvalError> {
     config.check()?;
-    llm.require(&config.tasks()?)
+    noisebench_llm::StageTasks::new(llm.clone(), config.tasks()?)
+        .declare()
         .map_err(|e| EvalError::Llm(e.to_string()))?;
     let generator = config.generator()?;
     let refusal =

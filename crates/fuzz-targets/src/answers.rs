@@ -1,8 +1,8 @@
 //! The `llm_answer` target: a model's reply through `noisebench_llm::parse::parse_answer` for
 //! every task of every stage crate and of the evaluation (its JSON shape and its own `check`).
 //!
-//! The tasks are the lists the crates already keep (each stage's `TASKS`, what its fingerprint
-//! covers; the evaluation's `tasks()`), read through `TaskInfo`'s type-erased functions, so a
+//! The tasks are the lists the crates already keep (each stage's `TASKS`, what its `StageTasks`
+//! declares and fingerprints; the evaluation's `tasks()`), read through `TaskInfo`'s type-erased functions, so a
 //! task added to its stage's list is fuzzed with no change here: its seed is its own
 //! `Task::example` and the offline rule's answer to it.
 //!
@@ -22,8 +22,9 @@ pub struct TaskEntry {
     pub task: TaskInfo,
 }
 
-/// Each crate's task lists, by crate. A stage crate's list is its stage's `TASKS` (a new stage
-/// with a list of its own adds it here, as it adds itself to `registry()`).
+/// Each crate's task lists, by crate. A stage crate's list is its stage's `TASKS`, the list its
+/// `StageTasks` declares (a new stage with a list of its own adds it here; the cli's architecture
+/// test holds these lists to the tasks `registry()` reports, as the whole of them).
 fn lists() -> Vec<(&'static str, Vec<TaskInfo>)> {
     vec![
         ("label", noisebench_label::TASKS.to_vec()),

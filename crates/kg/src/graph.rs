@@ -697,7 +697,7 @@ impl TypedStage for GraphStage {
                 // No relation could be compared: every triplet waits for a run whose embedder
                 // answers (a transient reason makes the stage partial, so it reruns).
                 for t in &triplets {
-                    drops.add(&t.id, &e.drop_reason(), e.to_string());
+                    drops.add(&t.id, e.as_drop_reason(), e.to_string());
                 }
                 embedding_failed(&triplets, e.drop_reason(), embedder)
             }

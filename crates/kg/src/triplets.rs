@@ -22,7 +22,7 @@ use noisebench_core::{
     Chunk, ConfigError, Drops, InputSpec, Inputs, OutputSpec, ShardKey, StageContext, StageError,
     StageFacts, StageOutput, StageReport, TableKind, Triplet, TypedStage, stable_id,
 };
-use noisebench_llm::{Answer, Llm, LlmError, TaskInfo};
+use noisebench_llm::{Answer, Llm, LlmError, StageTasks};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -102,11 +102,15 @@ impl TripletsConfig {
 #[derive(Debug, Clone)]
 pub struct TripletsStage {
     llm: Llm,
+    tasks: StageTasks,
 }
 
 impl TripletsStage {
     pub fn new(llm: Llm) -> Self {
-        Self { llm }
+        Self {
+            tasks: StageTasks::new(llm.clone(), TASKS),
+            llm,
+        }
     }
 }
 
@@ -338,13 +342,15 @@ impl TypedStage for TripletsStage {
                 "must be at least 1",
             ));
         }
-        self.llm
-            .require(&[TaskInfo::of::<Triplets>()])
-            .map_err(|e| ConfigError::new("llm", e.to_string()))
+        self.tasks.require()
     }
 
     fn environment(&self) -> serde_json::Value {
-        self.llm.fingerprint_of(TASKS)
+        self.tasks.fingerprint()
+    }
+
+    fn tasks(&self) -> Vec<&'static str> {
+        self.tasks.names()
     }
 
     fn run(
@@ -440,14 +446,14 @@ fn failed(
         for chunk in &w.chunks {
             drops.add(
                 chunk.id.clone(),
-                &e.drop_reason(),
+                e.as_drop_reason(),
                 format!("window {}: {e}", w.name()),
             );
         }
     } else {
         drops.add_failure(
             format!("{}/{pass}", w.name()),
-            &e.drop_reason(),
+            e.as_drop_reason(),
             e.to_string(),
         );
     }

@@ -4,7 +4,7 @@
 //! still gets its row, and a pair with no answer at all is dropped as `no_answer`.
 
 use noisebench_core::vocab::{Stance, Verdict};
-use noisebench_core::{ClaimDocumentLabel, Drops, is_transient_reason};
+use noisebench_core::{ClaimDocumentLabel, Drops};
 
 use crate::LabelConfig;
 use crate::exam::{self, ExamAnswers};
@@ -53,7 +53,7 @@ pub(crate) fn label_rows(
         let exam_verdict = exam_verdict(config, p, &exam.votes[i]);
         let stance_majority = majority_stance(&stance.cast(i));
         let failed = failures.of(&p.id, &p.claim.id);
-        if let Some((_, reason, _)) = failed.iter().find(|(_, r, _)| is_transient_reason(r)) {
+        if let Some((_, reason, _)) = failed.iter().find(|(_, r, _)| r.is_transient()) {
             // Not done: a row without this vote would be published as final.
             drops.add(p.id.clone(), reason, describe(&failed));
             continue;

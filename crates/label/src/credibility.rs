@@ -303,7 +303,7 @@ fn generate(
             Ok(a) => Some((d, a.value)),
             Err(e) => {
                 // The domain's documents are still output, without a credibility.
-                drops.add_failure(format!("domain:{d}"), &e.drop_reason(), e.to_string());
+                drops.add_failure(format!("domain:{d}"), e.as_drop_reason(), e.to_string());
                 None
             }
         })

@@ -247,7 +247,7 @@ fn vote(
             Ok(None) => failures.pair_reason(
                 &pairs[i].id,
                 &call,
-                "llm_unparseable_output",
+                "llm_unparseable_output".into(),
                 "no verdict in a checked reply".into(),
             ),
             Err(e) => failures.pair(&pairs[i].id, &call, &e),

@@ -4,10 +4,11 @@
 
 use std::collections::BTreeMap;
 
+use noisebench_core::DropReason;
 use noisebench_llm::LlmError;
 
 /// One failed call: (call, reason, detail).
-pub(crate) type Failure = (String, String, String);
+pub(crate) type Failure = (String, DropReason, String);
 
 /// The model calls that failed for each pair, and each claim's zero-context probe.
 #[derive(Default)]
@@ -15,26 +16,25 @@ pub(crate) struct CallFailures {
     /// pair id -> failed calls
     pairs: BTreeMap<String, Vec<Failure>>,
     /// claim id -> (reason, detail) of the zero-context probe
-    claims: BTreeMap<String, (String, String)>,
+    claims: BTreeMap<String, (DropReason, String)>,
 }
 
 impl CallFailures {
     pub fn pair(&mut self, pair: &str, call: &str, e: &LlmError) {
-        self.pair_reason(pair, call, &e.drop_reason(), e.to_string());
+        self.pair_reason(pair, call, e.as_drop_reason(), e.to_string());
     }
 
-    pub fn pair_reason(&mut self, pair: &str, call: &str, reason: &str, detail: String) {
-        self.pairs.entry(pair.to_string()).or_default().push((
-            call.to_string(),
-            reason.to_string(),
-            detail,
-        ));
+    pub fn pair_reason(&mut self, pair: &str, call: &str, reason: DropReason, detail: String) {
+        self.pairs
+            .entry(pair.to_string())
+            .or_default()
+            .push((call.to_string(), reason, detail));
     }
 
     /// The zero-context probe of `claim` failed.
     pub fn claim(&mut self, claim: &str, e: &LlmError) {
         self.claims
-            .insert(claim.to_string(), (e.drop_reason(), e.to_string()));
+            .insert(claim.to_string(), (e.as_drop_reason(), e.to_string()));
     }
 
     /// A pair's failures, its claim's probe first.

@@ -34,7 +34,7 @@ use noisebench_core::{
     SideFile, StageContext, StageError, StageFacts, StageOutput, StageReport, TableKind,
     TypedStage,
 };
-use noisebench_llm::{Llm, TaskInfo};
+use noisebench_llm::{Llm, StageTasks, TaskInfo};
 use serde::{Deserialize, Serialize};
 
 use assemble::Provenance;
@@ -101,12 +101,16 @@ pub struct LabelConfig {
 /// failed (`assemble`), the human review (`review`), conflicts and facts.
 pub struct LabelStage {
     llm: Llm,
+    tasks: StageTasks,
 }
 
 impl LabelStage {
     /// `llm` is the run's handle, built once from the pipeline's `[llm]` table.
     pub fn new(llm: Llm) -> Self {
-        Self { llm }
+        Self {
+            tasks: StageTasks::new(llm.clone(), tasks::TASKS),
+            llm,
+        }
     }
 
     fn tasks_used(&self, config: &LabelConfig) -> Vec<TaskInfo> {
@@ -234,9 +238,7 @@ impl TypedStage for LabelStage {
                 .map_err(|e| ConfigError::new("review.import", e.to_string()))?;
         }
         // The prompts of the tasks this configuration calls must be there before any work.
-        self.llm
-            .require(&self.tasks_used(config))
-            .map_err(|e| ConfigError::new("llm", e.to_string()))
+        self.tasks.require_only(&self.tasks_used(config))
     }
 
     fn external_files(&self, config: &LabelConfig, root: &Path) -> Vec<PathBuf> {
@@ -254,7 +256,11 @@ impl TypedStage for LabelStage {
     }
 
     fn environment(&self) -> serde_json::Value {
-        self.llm.fingerprint_of(tasks::TASKS)
+        self.tasks.fingerprint()
+    }
+
+    fn tasks(&self) -> Vec<&'static str> {
+        self.tasks.names()
     }
 
     fn run(

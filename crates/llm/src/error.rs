@@ -3,6 +3,16 @@
 //! Messages never hold an API key or a URL: endpoints are named by their config name, and text
 //! from a server passes through [`crate::openai`]'s redaction before it lands here.
 
+use noisebench_core::{DropCode, DropReason};
+
+const fn code(code: &'static str, transient: bool, meaning: &'static str) -> DropCode {
+    DropCode {
+        code,
+        transient,
+        meaning,
+    }
+}
+
 /// A failed item (or a failed construction).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum LlmError {
@@ -71,6 +81,106 @@ impl LlmError {
         format!("llm_{}", self.reason())
     }
 
+    /// [`Self::drop_reason`] typed, as stages record it: the code and whether it is transient
+    /// (the next run asks again): a spent budget, a cache-only run's miss, retries used up, a
+    /// Batch API job that gave no answer or has not ended.
+    pub fn as_drop_reason(&self) -> DropReason {
+        let code = self.drop_reason();
+        if self.is_transient() {
+            DropReason::transient(code)
+        } else {
+            DropReason::permanent(code)
+        }
+    }
+
+    /// Whether a later run may well not meet this failure (see [`Self::as_drop_reason`]).
+    pub fn is_transient(&self) -> bool {
+        matches!(
+            self,
+            LlmError::BudgetExhausted { .. }
+                | LlmError::CacheMiss { .. }
+                | LlmError::RetriesExhausted { .. }
+                | LlmError::BatchRequest { .. }
+                | LlmError::BatchTimeout { .. }
+        )
+    }
+
+    /// Whether `code`, a drop reason this layer gave ([`Self::drop_reason`]) kept as text where
+    /// no flag was kept beside it (an evaluation's `failure` column), is a transient one: looked
+    /// up in [`Self::DROP_CODES`], never matched by its ending.
+    pub fn is_transient_code(code: &str) -> bool {
+        Self::DROP_CODES
+            .iter()
+            .any(|c| c.transient && c.code == code)
+    }
+
+    /// Every code [`Self::as_drop_reason`] gives, for the generated reference of drop reasons.
+    pub const DROP_CODES: &'static [DropCode] = &[
+        code(
+            "llm_budget_exhausted",
+            true,
+            "`llm.max_cost` reached: the rest waits for the next run",
+        ),
+        code("llm_cache_miss", true, "cache-only run: no cached answer"),
+        code(
+            "llm_retries_exhausted",
+            true,
+            "every attempt failed (network, 429, 5xx, timeouts)",
+        ),
+        code(
+            "llm_batch_request_failed",
+            true,
+            "a Batch API job gave no answer for the item",
+        ),
+        code(
+            "llm_batch_timeout",
+            true,
+            "a Batch API job had not ended in time; polled again next run",
+        ),
+        code(
+            "llm_http_error",
+            false,
+            "the endpoint answered an HTTP error that is not retried",
+        ),
+        code(
+            "llm_unparseable_output",
+            false,
+            "no usable answer after the re-asks",
+        ),
+        code(
+            "llm_truncated",
+            false,
+            "the answer ran into `max_tokens`, also after one larger re-ask",
+        ),
+        code(
+            "llm_context_exceeded",
+            false,
+            "the request does not fit the model's context",
+        ),
+        code(
+            "llm_<sense>",
+            false,
+            "a well-formed answer failed its task's sense check (see docs/llm.md)",
+        ),
+        code(
+            "llm_prompt_error",
+            false,
+            "the task's prompt could not be rendered",
+        ),
+        code("llm_embedding_error", false, "an embedding failed"),
+        code(
+            "llm_config_error",
+            false,
+            "the configuration does not allow the call",
+        ),
+        code(
+            "llm_cache_error",
+            false,
+            "the cache could not be read or written",
+        ),
+        code("llm_internal_error", false, "a bug"),
+    ];
+
     /// A stable reason code for the call log (`budget_exhausted`); drops use [`Self::drop_reason`].
     pub fn reason(&self) -> &'static str {
         match self {
@@ -82,7 +192,7 @@ impl LlmError {
             LlmError::Truncated { .. } => "truncated",
             LlmError::ContextExceeded { .. } => "context_exceeded",
             LlmError::Senseless(s) => s.sense.code(),
-            // Both end in a transient code (`noisebench_core::is_transient_reason`).
+            // Both transient ([`Self::is_transient`]).
             LlmError::BatchRequest { .. } => "batch_request_failed",
             LlmError::BatchTimeout { .. } => "batch_timeout",
             LlmError::Prompt(_) => "prompt_error",
@@ -90,6 +200,70 @@ impl LlmError {
             LlmError::Config(_) => "config_error",
             LlmError::Cache(_) => "cache_error",
             LlmError::Internal(_) => "internal_error",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LlmError;
+
+    #[test]
+    fn the_llm_layer_says_which_failures_are_transient() {
+        let transient = [
+            LlmError::BudgetExhausted {
+                spent: 1.0,
+                max: 1.0,
+            },
+            LlmError::CacheMiss {
+                request_hash: "h".into(),
+            },
+            LlmError::RetriesExhausted {
+                attempts: 3,
+                last: "http_503".into(),
+            },
+            LlmError::BatchRequest {
+                batch_id: "b".into(),
+                detail: "expired".into(),
+            },
+            LlmError::BatchTimeout {
+                batch_id: "b".into(),
+                waited_secs: 1.0,
+            },
+        ];
+        let permanent = [
+            LlmError::Http {
+                endpoint: "a".into(),
+                status: 400,
+                detail: String::new(),
+            },
+            LlmError::Unparseable {
+                tries: 2,
+                detail: String::new(),
+            },
+            LlmError::Truncated { max_tokens: 1 },
+            LlmError::Senseless(crate::Sense::OffTopic.because("")),
+            LlmError::Internal(String::new()),
+        ];
+        for (e, flag) in transient
+            .iter()
+            .map(|e| (e, true))
+            .chain(permanent.iter().map(|e| (e, false)))
+        {
+            let r = e.as_drop_reason();
+            assert_eq!(r.is_transient(), flag, "{e}");
+            assert_eq!(r.code(), format!("llm_{}", e.reason()));
+            let listed = LlmError::DROP_CODES.iter().any(|c| {
+                c.code == r.code()
+                    || (c.code == "llm_<sense>" && matches!(e, LlmError::Senseless(_)))
+            });
+            assert!(listed, "{} is not in DROP_CODES", r.code());
+            assert!(
+                LlmError::DROP_CODES
+                    .iter()
+                    .all(|c| c.code != r.code() || c.transient == flag)
+            );
+            assert_eq!(LlmError::is_transient_code(r.code()), flag, "{}", r.code());
         }
     }
 }

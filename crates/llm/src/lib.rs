@@ -53,6 +53,7 @@ pub mod prompt;
 pub mod quote;
 pub mod rerank;
 pub mod sense;
+pub mod stage_tasks;
 pub mod task;
 pub mod tokenizer;
 
@@ -86,6 +87,7 @@ pub use quote::{QuoteCall, QuoteSettings};
 pub use request::{count_tokens, sha256_hex_bytes};
 pub use rerank::{RerankConfig, RerankHit, Reranker};
 pub use sense::{Sense, Senseless};
+pub use stage_tasks::StageTasks;
 pub use task::{ItemBounds, Task};
 
 use cache::Cache;

@@ -238,7 +238,7 @@ pub(crate) fn probe<T: Task>(llm: &Llm) -> TaskProbe {
 /// A failure the next try may not meet (timeout, 429, 5xx, the network): the server's, not
 /// the model's.
 fn is_transient(e: &LlmError) -> bool {
-    noisebench_core::is_transient_reason(&e.drop_reason())
+    e.is_transient()
 }
 
 /// What a failed example says of the model, in a few words.

@@ -19,11 +19,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use noisebench_core::{
-    Chunk, ConfigError, DocumentPerturbation, Drops, InputSpec, Inputs, OutputSpec, Question,
-    ShardKey, StageContext, StageError, StageFacts, StageOutput, StageReport, TableKind, Triplet,
-    TypedStage, default_threads, parallel_map, parallel_map_with, stable_id,
+    Chunk, ConfigError, DocumentPerturbation, DropReason, Drops, InputSpec, Inputs, OutputSpec,
+    Question, ShardKey, StageContext, StageError, StageFacts, StageOutput, StageReport, TableKind,
+    Triplet, TypedStage, default_threads, parallel_map, parallel_map_with, stable_id,
 };
-use noisebench_llm::Llm;
+use noisebench_llm::{Llm, StageTasks};
 use noisebench_text::{Phrase, sentences};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -75,11 +75,15 @@ impl Default for DocumentPerturbationsConfig {
 #[derive(Debug, Clone)]
 pub struct DocumentPerturbationsStage {
     llm: Llm,
+    tasks: StageTasks,
 }
 
 impl DocumentPerturbationsStage {
     pub fn new(llm: Llm) -> Self {
-        Self { llm }
+        Self {
+            tasks: StageTasks::new(llm.clone(), DOCUMENT_TASKS),
+            llm,
+        }
     }
 }
 
@@ -390,10 +394,11 @@ fn drop_item(
     drops: &mut Drops,
     summary: &mut DocumentPerturbationsSummary,
     item: String,
-    reason: &str,
+    reason: impl Into<DropReason>,
     detail: impl Into<String>,
 ) {
-    *summary.drops.entry(reason.to_string()).or_default() += 1;
+    let reason = reason.into();
+    *summary.drops.entry(reason.code().to_string()).or_default() += 1;
     drops.add(item, reason, detail);
 }
 
@@ -445,13 +450,15 @@ impl TypedStage for DocumentPerturbationsStage {
         if c.pivot_language.trim().is_empty() {
             return Err(ConfigError::new("pivot_language", "must name a language"));
         }
-        self.llm
-            .require(DOCUMENT_TASKS)
-            .map_err(|e| ConfigError::new("llm", e.to_string()))
+        self.tasks.require()
     }
 
     fn environment(&self) -> serde_json::Value {
-        self.llm.fingerprint_of(DOCUMENT_TASKS)
+        self.tasks.fingerprint()
+    }
+
+    fn tasks(&self) -> Vec<&'static str> {
+        self.tasks.names()
     }
 
     fn run(
@@ -673,7 +680,7 @@ impl DocumentPerturbationsStage {
         for &(q, ch) in pairs {
             let item = format!("{}/{}/back_translation", q.id, ch.id);
             match by_chunk[ch.id.as_str()] {
-                Err(e) => drop_item(drops, summary, item, &e.drop_reason(), e.to_string()),
+                Err(e) => drop_item(drops, summary, item, e.as_drop_reason(), e.to_string()),
                 Ok(a) => {
                     let BackTranslation { text, .. } = &a.value;
                     let text = text.trim();
@@ -737,7 +744,7 @@ impl DocumentPerturbationsStage {
                         drops,
                         summary,
                         format!("{}/{}/{}", m.question.id, m.chunk.id, m.kind),
-                        &e.drop_reason(),
+                        e.as_drop_reason(),
                         e.to_string(),
                     );
                 }

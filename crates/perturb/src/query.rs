@@ -22,11 +22,11 @@ use noisebench_index::vector::dot;
 use std::collections::BTreeMap;
 
 use noisebench_core::{
-    ConfigError, Drops, InputSpec, Inputs, OutputSpec, QueryPerturbation, Question, ShardKey,
-    StageContext, StageError, StageFacts, StageOutput, StageReport, TableKind, TypedStage,
-    stable_id,
+    ConfigError, DropReason, Drops, InputSpec, Inputs, OutputSpec, QueryPerturbation, Question,
+    ShardKey, StageContext, StageError, StageFacts, StageOutput, StageReport, TableKind,
+    TypedStage, stable_id,
 };
-use noisebench_llm::{Answer, Llm, LlmError, Task};
+use noisebench_llm::{Answer, Llm, LlmError, StageTasks, Task};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use schemars::JsonSchema;
@@ -111,11 +111,15 @@ impl QueryPerturbationsConfig {
 #[derive(Debug, Clone)]
 pub struct QueryPerturbationsStage {
     llm: Llm,
+    tasks: StageTasks,
 }
 
 impl QueryPerturbationsStage {
     pub fn new(llm: Llm) -> Self {
-        Self { llm }
+        Self {
+            tasks: StageTasks::new(llm.clone(), QUERY_TASKS),
+            llm,
+        }
     }
 }
 
@@ -266,10 +270,11 @@ fn drop_item(
     summary: &mut QueryPerturbationsSummary,
     question: &str,
     kind: &str,
-    reason: &str,
+    reason: impl Into<DropReason>,
     detail: impl Into<String>,
 ) {
-    *summary.drops.entry(reason.to_string()).or_default() += 1;
+    let reason = reason.into();
+    *summary.drops.entry(reason.code().to_string()).or_default() += 1;
     drops.add(format!("{question}/{kind}"), reason, detail);
 }
 
@@ -323,13 +328,15 @@ impl TypedStage for QueryPerturbationsStage {
         if !(-1.0..=1.0).contains(&c.min_similarity) {
             return Err(ConfigError::new("min_similarity", "must be in [-1, 1]"));
         }
-        self.llm
-            .require(QUERY_TASKS)
-            .map_err(|e| ConfigError::new("llm", e.to_string()))
+        self.tasks.require()
     }
 
     fn environment(&self) -> serde_json::Value {
-        self.llm.fingerprint_of(QUERY_TASKS)
+        self.tasks.fingerprint()
+    }
+
+    fn tasks(&self) -> Vec<&'static str> {
+        self.tasks.names()
     }
 
     fn run(
@@ -496,7 +503,7 @@ impl QueryPerturbationsStage {
                             summary,
                             &p.question.id,
                             p.kind,
-                            &e.drop_reason(),
+                            e.as_drop_reason(),
                             e.to_string(),
                         );
                     }
@@ -544,7 +551,14 @@ impl QueryPerturbationsStage {
     ) {
         for ((q, mask), answer) in questions.iter().zip(masks).zip(answers) {
             match answer {
-                Err(e) => drop_item(drops, summary, &q.id, kind, &e.drop_reason(), e.to_string()),
+                Err(e) => drop_item(
+                    drops,
+                    summary,
+                    &q.id,
+                    kind,
+                    e.as_drop_reason(),
+                    e.to_string(),
+                ),
                 Ok(a) => {
                     let fidelity = if kind == "irrelevant_info" {
                         IRRELEVANT_FIDELITY

@@ -14,7 +14,7 @@ use noisebench_core::{
     RejectedQuestion, ShardKey, StageContext, StageError, StageFacts, StageOutput, StageReport,
     TableKind, TypedStage, stable_id,
 };
-use noisebench_llm::Llm;
+use noisebench_llm::{Llm, StageTasks};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -161,11 +161,15 @@ impl JudgeSummary {
 #[derive(Debug, Clone)]
 pub struct JudgeStage {
     llm: Llm,
+    tasks: StageTasks,
 }
 
 impl JudgeStage {
     pub fn new(llm: Llm) -> Self {
-        Self { llm }
+        Self {
+            tasks: StageTasks::new(llm.clone(), JUDGE_TASKS),
+            llm,
+        }
     }
 }
 
@@ -201,13 +205,15 @@ impl TypedStage for JudgeStage {
                 "must be between 0 and 4 (scores are 1-5; a question needs every score above it)",
             ));
         }
-        self.llm
-            .require(JUDGE_TASKS)
-            .map_err(|e| ConfigError::new("llm", e.to_string()))
+        self.tasks.require()
     }
 
     fn environment(&self) -> serde_json::Value {
-        self.llm.fingerprint_of(JUDGE_TASKS)
+        self.tasks.fingerprint()
+    }
+
+    fn tasks(&self) -> Vec<&'static str> {
+        self.tasks.names()
     }
 
     fn run(
@@ -243,7 +249,7 @@ impl TypedStage for JudgeStage {
                 Ok(a) => a,
                 Err(e) => {
                     summary.failed += 1;
-                    drops.add(&q.id, &e.drop_reason(), e.to_string());
+                    drops.add(&q.id, e.as_drop_reason(), e.to_string());
                     continue;
                 }
             };

@@ -15,7 +15,7 @@ use noisebench_core::{
     StageContext, StageError, StageFacts, StageOutput, StageReport, TableKind, Triplet, TypedStage,
     stable_id,
 };
-use noisebench_llm::{Answer, Llm, LlmError};
+use noisebench_llm::{Answer, Llm, LlmError, StageTasks};
 use noisebench_text::normalize;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -603,11 +603,15 @@ impl QuestionsSummary {
 #[derive(Debug, Clone)]
 pub struct QuestionsStage {
     llm: Llm,
+    tasks: StageTasks,
 }
 
 impl QuestionsStage {
     pub fn new(llm: Llm) -> Self {
-        Self { llm }
+        Self {
+            tasks: StageTasks::new(llm.clone(), GENERATION_TASKS),
+            llm,
+        }
     }
 }
 
@@ -664,16 +668,18 @@ impl TypedStage for QuestionsStage {
                 "must be between 0 and 1",
             ));
         }
-        self.llm
-            .require(GENERATION_TASKS)
-            .map_err(|e| ConfigError::new("llm", e.to_string()))
+        self.tasks.require()
     }
 
     fn environment(&self) -> serde_json::Value {
         serde_json::json!({
-            "tasks": self.llm.fingerprint_of(GENERATION_TASKS),
+            "tasks": self.tasks.fingerprint(),
             "embedder": self.llm.embedder_name(),
         })
+    }
+
+    fn tasks(&self) -> Vec<&'static str> {
+        self.tasks.names()
     }
 
     fn run(
@@ -739,7 +745,7 @@ impl TypedStage for QuestionsStage {
             match r {
                 Some(Ok(a)) => answers.push(Some((&a.value, provenance(a)))),
                 Some(Err(e)) => {
-                    drops.add(&p.pattern.id, &e.drop_reason(), e.to_string());
+                    drops.add(&p.pattern.id, e.as_drop_reason(), e.to_string());
                     answers.push(None);
                 }
                 None => answers.push(None),

@@ -95,6 +95,9 @@ impl Stage for ExportStage {
     fn environment(&self) -> serde_json::Value {
         serde_json::Value::Null
     }
+    fn tasks(&self) -> Vec<&'static str> {
+        Vec::new()
+    }
     fn reads_live_sources(&self, _config: &serde_json::Value) -> bool {
         false
     }

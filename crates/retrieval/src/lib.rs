@@ -517,7 +517,7 @@ impl TypedStage for RetrievalStage {
                 Err((what, reason, detail)) => {
                     // The vectors could not be made: no embedding rows this run; a transient
                     // reason makes the stage partial, so the next run tries again.
-                    drops.add_failure(what, &reason, detail);
+                    drops.add_failure(what, reason, detail);
                 }
             }
         }
@@ -618,7 +618,7 @@ fn bm25_results(
 }
 
 /// An embedding failure: (item, reason, detail) of its drop record.
-type EmbedFailure = (String, String, String);
+type EmbedFailure = (String, noisebench_core::DropReason, String);
 
 /// Per query its ranked chunks (`None`: not run).
 type PerQuery = Vec<Option<Vec<Scored>>>;
@@ -649,7 +649,7 @@ impl RetrievalStage {
         let index = VectorSearch::build(&ids, &chunk_vectors).map_err(|e| {
             (
                 "embedding:chunks".to_string(),
-                "embedding_invalid".to_string(),
+                "embedding_invalid".into(),
                 e.to_string(),
             )
         })?;
@@ -686,10 +686,13 @@ impl RetrievalStage {
         let bar = ctx.progress.bar(label, Some(texts.len() as u64));
         let mut out = Vec::with_capacity(texts.len());
         for batch in texts.chunks(c.embed_batch) {
-            let e = self
-                .llm
-                .embed(stage, batch)
-                .map_err(|e| (format!("embedding:{what}"), e.drop_reason(), e.to_string()))?;
+            let e = self.llm.embed(stage, batch).map_err(|e| {
+                (
+                    format!("embedding:{what}"),
+                    e.as_drop_reason(),
+                    e.to_string(),
+                )
+            })?;
             out.extend(e.vectors);
             bar.inc(batch.len() as u64);
         }

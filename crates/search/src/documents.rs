@@ -13,9 +13,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use noisebench_core::{
-    ClaimDocument, ConfigError, Document, Drops, InputSpec, Inputs, OutputSpec, Passage, Query,
-    SearchHit, ShardKey, StageContext, StageError, StageOutput, StageReport, TableKind, TypedStage,
-    sha256_hex, stable_id,
+    ClaimDocument, ConfigError, Document, DropReason, Drops, InputSpec, Inputs, OutputSpec,
+    Passage, Query, SearchHit, ShardKey, StageContext, StageError, StageOutput, StageReport,
+    TableKind, TypedStage, sha256_hex, stable_id,
 };
 use noisebench_web::{Page, Web};
 use serde::Deserialize;
@@ -289,12 +289,12 @@ impl DocumentsStage {
                     Some(Ok(page)) => match Self::from_page(&page, t, c) {
                         Ok(d) => d,
                         Err((code, detail)) => {
-                            drops.add(&t.canonical, &code, detail);
+                            drops.add(&t.canonical, DropReason::permanent(code), detail);
                             continue;
                         }
                     },
                     Some(Err(e)) => {
-                        drops.add(&t.canonical, &e.code(), e.to_string());
+                        drops.add(&t.canonical, e.drop_reason(), e.to_string());
                         continue;
                     }
                     None => continue,

@@ -14,7 +14,7 @@ use noisebench_core::{
     Claim, ConfigError, Drops, InputSpec, Inputs, OutputSpec, Query, ShardKey, StageContext,
     StageError, StageOutput, StageReport, TableKind, TypedStage, stable_id,
 };
-use noisebench_llm::{Answer, Llm, LlmError, Task, TaskInfo};
+use noisebench_llm::{Answer, Llm, LlmError, StageTasks, Task, TaskInfo};
 
 use crate::query_tasks::{
     ClaimToQuestion, ClaimToQuestionInput, ClaimToQuestionOutput, ExamVerdict, Keywords,
@@ -76,11 +76,15 @@ impl Default for QueriesConfig {
 #[derive(Debug, Clone)]
 pub struct QueriesStage {
     llm: Llm,
+    tasks: StageTasks,
 }
 
 impl QueriesStage {
     pub fn new(llm: Llm) -> Self {
-        Self { llm }
+        Self {
+            tasks: StageTasks::new(llm.clone(), TASKS),
+            llm,
+        }
     }
 }
 
@@ -152,13 +156,15 @@ impl TypedStage for QueriesStage {
         if c.counter {
             used.push(TaskInfo::of::<ExamVerdict>());
         }
-        self.llm
-            .require(&used)
-            .map_err(|e| ConfigError::new("llm", e.to_string()))
+        self.tasks.require_only(&used)
     }
 
     fn environment(&self) -> serde_json::Value {
-        self.llm.fingerprint_of(TASKS)
+        self.tasks.fingerprint()
+    }
+
+    fn tasks(&self) -> Vec<&'static str> {
+        self.tasks.names()
     }
 
     fn run(
@@ -297,7 +303,7 @@ fn kind_row(
                 Some(hash.clone()),
             )),
             Some(Ok(_)) => drops.add(item("keywords"), "empty_query", "no keywords"),
-            Some(Err(e)) => drops.add(item("keywords"), &e.drop_reason(), e.to_string()),
+            Some(Err(e)) => drops.add(item("keywords"), e.as_drop_reason(), e.to_string()),
             None => {}
         },
         "question" => match question {
@@ -309,7 +315,7 @@ fn kind_row(
                 Some(a.request_hash.clone()),
             )),
             Some(Ok(_)) => drops.add(item("question"), "empty_query", "empty question"),
-            Some(Err(e)) => drops.add(item("question"), &e.drop_reason(), e.to_string()),
+            Some(Err(e)) => drops.add(item("question"), e.as_drop_reason(), e.to_string()),
             None => {}
         },
         _ => rows.push(query_row(
@@ -359,7 +365,7 @@ fn counter_rows(
                 ));
             }
         }
-        Some(Err(e)) => drops.add(item, &e.drop_reason(), e.to_string()),
+        Some(Err(e)) => drops.add(item, e.as_drop_reason(), e.to_string()),
         None => {}
     }
 }

@@ -224,7 +224,7 @@ impl TypedStage for SearchStage {
                 let parsed = match backend.search(&request) {
                     Ok(p) => p,
                     Err(f) => {
-                        drops.add(item, &f.code, f.detail);
+                        drops.add(item, f.reason(), f.detail);
                         continue;
                     }
                 };

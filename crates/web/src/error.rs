@@ -2,7 +2,23 @@
 
 use std::path::PathBuf;
 
-/// A failed fetch. [`FetchError::code`] is the drop reason (`robots_disallowed`, `http_404`, ...).
+use noisebench_core::{DropCode, DropReason};
+
+/// Whether an HTTP error status is worth asking again later: 408, 429 and 5xx.
+pub fn http_status_is_transient(status: u16) -> bool {
+    matches!(status, 408 | 429 | 500..=599)
+}
+
+const fn code(code: &'static str, transient: bool, meaning: &'static str) -> DropCode {
+    DropCode {
+        code,
+        transient,
+        meaning,
+    }
+}
+
+/// A failed fetch. [`FetchError::drop_reason`] is the drop reason (`robots_disallowed`, `http_404`,
+/// ...) with whether it is transient.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum FetchError {
     #[error("not a valid http(s) URL: {0}")]
@@ -64,6 +80,94 @@ impl FetchError {
         }
     }
 
+    /// The drop reason of this failure: its [`Self::code`] and whether a later run may well not
+    /// meet it (a timeout, a refused connection, a 408/429/5xx, robots.txt not reachable, an
+    /// archive-only run's miss): the layer that met the failure says so, stages carry it.
+    pub fn drop_reason(&self) -> DropReason {
+        let transient = match self {
+            FetchError::Http { status, .. } => http_status_is_transient(*status),
+            FetchError::RobotsUnavailable { .. }
+            | FetchError::Timeout(_)
+            | FetchError::Connect(_)
+            | FetchError::Dns(_)
+            | FetchError::Request(_)
+            | FetchError::NotArchived(_) => true,
+            FetchError::BadUrl(_)
+            | FetchError::RobotsDisallowed(_)
+            | FetchError::BlockedAddress(_)
+            | FetchError::TooLarge { .. }
+            | FetchError::RedirectLoop(_)
+            | FetchError::TooManyRedirects(_)
+            | FetchError::BadRedirect(_)
+            | FetchError::NotInReplay(_)
+            | FetchError::Archive { .. } => false,
+        };
+        if transient {
+            DropReason::transient(self.code())
+        } else {
+            DropReason::permanent(self.code())
+        }
+    }
+
+    /// Every code [`Self::drop_reason`] gives, for the generated reference of drop reasons.
+    pub const DROP_CODES: &'static [DropCode] = &[
+        code("bad_url", false, "not a valid http(s) URL"),
+        code("robots_disallowed", false, "robots.txt disallows the URL"),
+        code(
+            "robots_unavailable",
+            true,
+            "robots.txt could not be read; nothing fetched",
+        ),
+        code(
+            "blocked_address",
+            false,
+            "the host resolves to a private or local address",
+        ),
+        code(
+            "too_large",
+            false,
+            "the body is larger than the configured limit",
+        ),
+        code("redirect_loop", false, "a redirect loop"),
+        code("too_many_redirects", false, "more redirects than allowed"),
+        code(
+            "bad_redirect",
+            false,
+            "a redirect without a usable Location",
+        ),
+        code(
+            "http_<status>",
+            false,
+            "an HTTP error status other than 408, 429 and 5xx",
+        ),
+        code("http_408", true, "the server timed out the request"),
+        code("http_429", true, "rate limited"),
+        code(
+            "http_5xx",
+            true,
+            "a server error (`http_500`, `http_503`, ...)",
+        ),
+        code("timeout", true, "the request timed out"),
+        code("connect_failed", true, "the connection failed"),
+        code("dns_failed", true, "name resolution failed"),
+        code("request_failed", true, "the request failed otherwise"),
+        code(
+            "not_in_replay",
+            false,
+            "replay mode: not in the archive or fixtures",
+        ),
+        code(
+            "not_archived",
+            true,
+            "archive-only run (a merge): the shard that fetches it has not run",
+        ),
+        code(
+            "archive_error",
+            false,
+            "the archive could not be read or written",
+        ),
+    ];
+
     /// The same failure with `url` in front of its detail. Page fetches name their URL this
     /// way; [`crate::HttpClient`] errors never hold one, since a request URL may carry a key.
     pub(crate) fn at(self, url: &url::Url) -> Self {
@@ -94,4 +198,57 @@ pub enum WebError {
         path: PathBuf,
         source: std::io::Error,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FetchError;
+
+    #[test]
+    fn the_web_layer_says_which_failures_are_transient() {
+        let http = |status| FetchError::Http {
+            status,
+            url: "https://example.org/".into(),
+        };
+        for e in [
+            http(408),
+            http(429),
+            http(500),
+            http(503),
+            FetchError::Timeout("t".into()),
+            FetchError::Connect("c".into()),
+            FetchError::Dns("d".into()),
+            FetchError::Request("r".into()),
+            FetchError::NotArchived("n".into()),
+            FetchError::RobotsUnavailable {
+                host: "h".into(),
+                detail: "d".into(),
+            },
+        ] {
+            assert!(e.drop_reason().is_transient(), "{e}");
+            assert_eq!(e.drop_reason().code(), e.code());
+        }
+        for e in [
+            http(404),
+            http(403),
+            http(400),
+            FetchError::BadUrl("b".into()),
+            FetchError::RobotsDisallowed("r".into()),
+            FetchError::NotInReplay("n".into()),
+            FetchError::TooLarge { limit: 1 },
+        ] {
+            assert!(!e.drop_reason().is_transient(), "{e}");
+        }
+        // Every code given is in the list the reference is generated from.
+        let listed = |code: &str| {
+            FetchError::DROP_CODES.iter().any(|c| {
+                c.code == code
+                    || (c.code == "http_5xx" && code.starts_with("http_5"))
+                    || (c.code == "http_<status>" && code.starts_with("http_"))
+            })
+        };
+        for e in [http(503), http(404), FetchError::Dns("d".into())] {
+            assert!(listed(&e.code()), "{}", e.code());
+        }
+    }
 }

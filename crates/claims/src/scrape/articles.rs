@@ -29,7 +29,7 @@ pub(super) fn claims(
         let urls: Vec<String> = chunk.iter().map(|c| c.url.clone()).collect();
         for (candidate, result) in chunk.iter().zip(web.fetch_many(&urls)) {
             match result {
-                Err(e) => drops.add(&candidate.url, &e.code(), e.to_string()),
+                Err(e) => drops.add(&candidate.url, e.drop_reason(), e.to_string()),
                 Ok(page) => {
                     let made = claims_from_page(&page, candidate.listing.as_ref(), resolved);
                     let several = made.len() > 1;

@@ -99,7 +99,7 @@ fn list_politifact(
             Err(e) => {
                 // Without this page we cannot know what follows: stop this source. A listing
                 // page is not an item, so this is recorded, not counted as a dropped item.
-                drops.add_failure(url.as_str(), &e.code(), e.to_string());
+                drops.add_failure(url.as_str(), e.drop_reason(), e.to_string());
                 break;
             }
         };

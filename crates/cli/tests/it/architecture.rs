@@ -1272,3 +1272,133 @@ fn the_length_check_measures_functions_and_skips_tests() {
     assert_eq!(test_modules, vec!["more".to_string()]);
     assert!(long_functions(&text, 16).0.is_empty());
 }
+
+/// Calls of the LLM engine's task declaration (`require`) and task fingerprint
+/// (`fingerprint_of`) on a handle named `llm` (`self.llm`, `layers.llm`, `tasks.llm()`) or
+/// through `Llm::`, as `line: call`, in `text` with comments and strings blanked.
+fn task_calls_outside_the_adapter(text: &str) -> Vec<String> {
+    let code = code_only(text);
+    let bytes = code.as_bytes();
+    let mut found = Vec::new();
+    for method in ["require", "fingerprint_of"] {
+        let call = format!(".{method}(");
+        let path = format!("Llm::{method}(");
+        for (at, _) in code.match_indices(&call) {
+            // The receiver's last word, across the line breaks rustfmt puts in a chain.
+            let before = code[..at].trim_end();
+            let before = before.strip_suffix("()").unwrap_or(before);
+            let word_start = before
+                .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .map_or(0, |i| i + 1);
+            if &before[word_start..] == "llm" {
+                let line = bytes[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+                found.push(format!("{line}: llm{call}"));
+            }
+        }
+        for (at, _) in code.match_indices(&path) {
+            let line = bytes[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+            found.push(format!("{line}: {path}"));
+        }
+    }
+    found
+}
+
+/// One list of tasks: a stage (or the evaluation, or the cli) declares its model tasks once,
+/// through `noisebench_llm::StageTasks`, which alone calls the engine's `require` and
+/// `fingerprint_of`; and no crate outside the stage crates and the engine writes a task list of
+/// its own (`TaskInfo::of::<...>()`): the cli and the fuzz targets read the stages' lists.
+#[test]
+fn model_tasks_are_declared_once_through_the_adapter() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(root.join("crates")).unwrap() {
+        let dir = entry.unwrap().path();
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        if name == "llm" {
+            continue;
+        }
+        let stage_crate = !LAYERS.contains(&format!("noisebench-{name}").as_str());
+        let mut files = Vec::new();
+        rust_files(&dir.join("src"), &mut files);
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap();
+            let shown = file
+                .strip_prefix(&root)
+                .unwrap_or(&file)
+                .display()
+                .to_string();
+            for hit in task_calls_outside_the_adapter(&text) {
+                found.push(format!("{shown}:{hit} (declare through StageTasks)"));
+            }
+            if !stage_crate && code_only(&text).contains("TaskInfo::of::<") {
+                found.push(format!(
+                    "{shown}: a task list outside the stage crates (read the stages' lists)"
+                ));
+            }
+        }
+    }
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+#[test]
+fn the_adapter_check_finds_direct_calls() {
+    let text = "fn validate(&self) {\n    self.llm\n        .require(TASKS)\n}\n\
+                fn env(&self) { self.tasks.llm().fingerprint_of(TASKS) }\n\
+                fn ok(&self) { self.tasks.require(); source.require()?; self.fingerprint_of(s) }\n\
+                // llm.require(&[]) in a comment\n\
+                fn path() { Llm::require(&llm, &[]) }\n";
+    assert_eq!(
+        task_calls_outside_the_adapter(text),
+        [
+            "3: llm.require(",
+            "8: Llm::require(",
+            "5: llm.fingerprint_of("
+        ]
+    );
+}
+
+/// The registry is the one list of model tasks: each registered stage's fingerprint covers
+/// exactly the tasks it reports (its adapter's list), and the fuzz targets' stage tasks are
+/// those of the registry, no more and no fewer (the evaluation's tasks are its own list).
+#[test]
+fn the_registry_is_the_one_list_of_model_tasks() {
+    use std::collections::BTreeSet;
+    let web = noisebench_web::Web::new(
+        noisebench_web::WebConfig::default(),
+        std::path::Path::new("."),
+    )
+    .unwrap();
+    let layers = noisebench_cli::Layers {
+        llm: noisebench_llm::Llm::offline(),
+        web: std::sync::Arc::new(web),
+    };
+    let registry = noisebench_cli::registry(&layers);
+    let mut registered = BTreeSet::new();
+    for kind in registry.kinds() {
+        let stage = registry.get(kind).unwrap();
+        let tasks: BTreeSet<&str> = stage.tasks().into_iter().collect();
+        let env = stage.environment();
+        // The fingerprint is the environment, or its `tasks` part beside other settings.
+        let fingerprint = if env.get("backend").is_some() {
+            &env
+        } else {
+            &env["tasks"]
+        };
+        let covered: BTreeSet<&str> = fingerprint["tasks"]
+            .as_object()
+            .map(|m| m.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        assert_eq!(covered, tasks, "stage `{kind}`: fingerprint against tasks");
+        registered.extend(stage.tasks());
+    }
+    assert!(registered.contains("stance_url"), "{registered:?}");
+    let fuzzed: BTreeSet<&str> = noisebench_fuzz_targets::llm_tasks()
+        .iter()
+        .filter(|t| !t.name.starts_with("eval::"))
+        .map(|t| t.task.name)
+        .collect();
+    assert_eq!(
+        fuzzed, registered,
+        "the fuzz targets' stage tasks are not the registry's"
+    );
+}

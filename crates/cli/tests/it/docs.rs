@@ -55,13 +55,19 @@ fn committed_cli_reference_matches_the_code() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let now = std::fs::read_to_string(dir.path().join("cli.md")).unwrap();
-    let committed = std::fs::read_to_string(repo_root().join("docs/cli.md"))
-        .expect("docs/cli.md is missing: run `noisebench schemas` (`just schemas`)");
-    assert_eq!(
-        committed, now,
-        "docs/cli.md is stale: run `noisebench schemas` (`just schemas`)"
-    );
+    // The command-line reference, and the drop reasons written beside the configuration
+    // reference.
+    for name in ["cli.md", "drop-reasons.md"] {
+        let now = std::fs::read_to_string(dir.path().join(name)).unwrap();
+        let committed = std::fs::read_to_string(repo_root().join("docs").join(name))
+            .unwrap_or_else(|_| {
+                panic!("docs/{name} is missing: run `noisebench schemas` (`just schemas`)")
+            });
+        assert_eq!(
+            committed, now,
+            "docs/{name} is stale: run `noisebench schemas` (`just schemas`)"
+        );
+    }
 }
 
 /// GitHub's anchor for a heading: lower case, spaces to `-`, punctuation other than `-` and `_`

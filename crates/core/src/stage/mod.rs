@@ -5,6 +5,7 @@
 //! unknown fields refused and errors naming the field path.
 
 mod context;
+mod drop_reason;
 mod error;
 mod io;
 mod progress;
@@ -12,10 +13,11 @@ mod report;
 mod shard;
 
 pub use context::StageContext;
+pub use drop_reason::{DropCode, DropReason};
 pub use error::{ConfigError, StageError};
 pub use io::{InputSpec, Inputs, OutputSpec, SideFile, StageOutput};
 pub use progress::{NoProgress, Progress, ProgressBar};
-pub use report::{Drops, StageFacts, StageReport, is_transient_reason};
+pub use report::{Drops, StageFacts, StageReport};
 pub use shard::{Shard, ShardKey};
 
 use std::path::{Path, PathBuf};
@@ -68,6 +70,14 @@ pub trait TypedStage: Send + Sync {
     /// model reruns the stages that use it. Never holds a key.
     fn environment(&self) -> serde_json::Value {
         serde_json::Value::Null
+    }
+
+    /// The names of the model tasks the stage may ask, declared once in its adapter
+    /// (`noisebench_llm::StageTasks::names`): the registry of stages is thereby the one list of
+    /// every task (the preflight, the fuzz targets and the configuration reference read it).
+    /// Empty (the default): the stage asks no model.
+    fn tasks(&self) -> Vec<&'static str> {
+        Vec::new()
     }
 
     /// Whether the stage reads sources that change without any input changing (live web pages,
@@ -125,6 +135,8 @@ pub trait Stage: Send + Sync {
     }
     /// See [`TypedStage::environment`].
     fn environment(&self) -> serde_json::Value;
+    /// See [`TypedStage::tasks`].
+    fn tasks(&self) -> Vec<&'static str>;
     /// See [`TypedStage::reads_live_sources`]; `false` when the configuration does not parse.
     fn reads_live_sources(&self, config: &serde_json::Value) -> bool;
     /// See [`TypedStage::shard_keys`].
@@ -213,6 +225,9 @@ impl<T: TypedStage> Stage for T {
     fn environment(&self) -> serde_json::Value {
         TypedStage::environment(self)
     }
+    fn tasks(&self) -> Vec<&'static str> {
+        TypedStage::tasks(self)
+    }
     fn reads_live_sources(&self, config: &serde_json::Value) -> bool {
         parse_config::<T::Config>(config).is_ok_and(|c| TypedStage::reads_live_sources(self, &c))
     }
@@ -263,38 +278,6 @@ mod tests {
             per_shard.iter().all(|&n| (900..=1100).contains(&n)),
             "{per_shard:?}"
         );
-    }
-
-    #[test]
-    fn transient_reasons_are_recognised_with_or_without_a_layer_prefix() {
-        for reason in [
-            "retries_exhausted",
-            "llm_retries_exhausted",
-            "credibility_budget_exhausted",
-            "timeout",
-            "http_429",
-            "http_503",
-            "search_http_500",
-            "connect_failed",
-            "cache_miss",
-        ] {
-            assert!(is_transient_reason(reason), "{reason}");
-        }
-        for reason in [
-            "http_404",
-            "http_403",
-            "llm_http_error",
-            "unparseable_output",
-            "llm_unparseable_output",
-            "bad_url",
-            "robots_disallowed",
-            "http_5000",
-            "nottimeout",
-            "http_50x",
-            "",
-        ] {
-            assert!(!is_transient_reason(reason), "{reason}");
-        }
     }
 
     #[test]

@@ -1,7 +1,8 @@
-//! What a stage reports: counts, drops (with their transient reasons) and facts.
+//! What a stage reports: counts, drops (each with its typed reason, [`DropReason`]) and facts.
 
 use std::collections::BTreeMap;
 
+use super::DropReason;
 use crate::model::DropRecord;
 
 /// Items in, out and dropped.
@@ -13,7 +14,8 @@ pub struct StageReport {
 }
 
 impl StageReport {
-    /// Records whose failure is transient ([`is_transient_reason`]): what the next run retries.
+    /// Records whose failure is transient ([`DropReason::is_transient`]): what the next run
+    /// retries.
     pub fn transient_drops(&self) -> usize {
         self.drops.iter().filter(|d| d.retry).count()
     }
@@ -44,46 +46,6 @@ impl StageReport {
     }
 }
 
-/// Failure codes a later run may well not meet: the network, a rate limit, a server error, a
-/// timeout, a spent budget, a cache-only run's miss. A stage may prefix them with its layer
-/// (`llm_retries_exhausted`, `llm_budget_exhausted`, `search_http_503`).
-const TRANSIENT_CODES: &[&str] = &[
-    "retries_exhausted",
-    "budget_exhausted",
-    "cache_miss",
-    "not_archived",
-    "timeout",
-    "connect_failed",
-    "dns_failed",
-    "request_failed",
-    "robots_unavailable",
-    "http_408",
-    "http_429",
-];
-
-/// Whether a drop reason names a transient failure: the item is not done, and the next run
-/// retries it (a stage with such drops is recorded as partial and reruns; `build-snapshot` does
-/// not publish while any are left unless told to). Every other reason is a permanent, counted
-/// drop: bad input, a 4xx other than 408/429, output still unusable after re-asks.
-pub fn is_transient_reason(reason: &str) -> bool {
-    let ends_with_code = |code: &str| {
-        reason == code
-            || reason
-                .strip_suffix(code)
-                .is_some_and(|prefix| prefix.ends_with('_'))
-    };
-    if TRANSIENT_CODES.iter().any(|c| ends_with_code(c)) {
-        return true;
-    }
-    // `http_5xx`, possibly prefixed.
-    let last = reason.rsplit('_').next().unwrap_or("");
-    let before = reason[..reason.len() - last.len()].trim_end_matches('_');
-    (before == "http" || before.ends_with("_http"))
-        && last.len() == 3
-        && last.starts_with('5')
-        && last.chars().all(|c| c.is_ascii_digit())
-}
-
 /// Collects drops for a stage so that every dropped item carries stage, item, reason and detail.
 #[derive(Debug, Default)]
 pub struct Drops {
@@ -99,9 +61,15 @@ impl Drops {
         }
     }
 
-    /// The item produced no output row.
-    pub fn add(&mut self, item: impl Into<String>, reason: &str, detail: impl Into<String>) {
-        self.push(item.into(), reason, detail.into(), true);
+    /// The item produced no output row. `reason` is a stage's own code (`"empty_claim"`,
+    /// permanent) or the [`DropReason`] a layer gave its failure.
+    pub fn add(
+        &mut self,
+        item: impl Into<String>,
+        reason: impl Into<DropReason>,
+        detail: impl Into<String>,
+    ) {
+        self.push(item.into(), reason.into(), detail.into(), true);
     }
 
     /// A failure on the way to an item the stage still outputs (one failed vote among several,
@@ -109,22 +77,23 @@ impl Drops {
     pub fn add_failure(
         &mut self,
         item: impl Into<String>,
-        reason: &str,
+        reason: impl Into<DropReason>,
         detail: impl Into<String>,
     ) {
-        self.push(item.into(), reason, detail.into(), false);
+        self.push(item.into(), reason.into(), detail.into(), false);
     }
 
-    fn push(&mut self, item: String, reason: &str, detail: String, dropped: bool) {
-        let id = crate::stable_id("drop", &[&self.stage, &item, reason]);
+    /// The record: `retry` is the reason's own flag.
+    fn push(&mut self, item: String, reason: DropReason, detail: String, dropped: bool) {
+        let id = crate::stable_id("drop", &[&self.stage, &item, reason.code()]);
         self.records.push(DropRecord {
             id,
             stage: self.stage.clone(),
             item,
-            reason: reason.into(),
+            reason: reason.code().to_string(),
             detail,
             dropped,
-            retry: is_transient_reason(reason),
+            retry: reason.is_transient(),
         });
     }
 

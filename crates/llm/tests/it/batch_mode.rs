@@ -11,7 +11,6 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{Keywords, KeywordsInput, keywords};
-use noisebench_core::is_transient_reason;
 use noisebench_llm::{Answer, Llm, LlmError, TaskInfo};
 use noisebench_testkit::{FakeServer, Reply, first_message, openai_config};
 use serde_json::{Value, json};
@@ -217,7 +216,7 @@ fn a_run_that_stopped_waiting_is_resumed_by_polling_the_recorded_batch() {
         let e = a.as_ref().unwrap_err();
         assert!(matches!(e, LlmError::BatchTimeout { .. }), "{e}");
         assert_eq!(e.drop_reason(), "llm_batch_timeout");
-        assert!(is_transient_reason(&e.drop_reason()));
+        assert!(e.as_drop_reason().is_transient());
     }
     assert_eq!(records(dir.path()).len(), 1, "the batch id stays recorded");
     assert_eq!(first.batch_stats().jobs_timed_out, 1);
@@ -346,7 +345,7 @@ fn failed_lines_are_transient_drops_and_the_rerun_sends_only_them() {
         assert!(matches!(e, LlmError::BatchRequest { .. }), "{e}");
         assert!(e.to_string().contains("server_error"), "{e}");
         assert_eq!(e.drop_reason(), "llm_batch_request_failed");
-        assert!(is_transient_reason(&e.drop_reason()));
+        assert!(e.as_drop_reason().is_transient());
     }
     let s = first.stats();
     assert_eq!(s.failures_by_reason.get("batch_request_failed"), Some(&2));
@@ -398,7 +397,7 @@ fn a_batch_that_ends_unfinished_fails_its_items_transiently() {
         for a in &r {
             let e = a.as_ref().unwrap_err();
             assert!(e.to_string().contains(&format!("`{end}`")), "{e}");
-            assert!(is_transient_reason(&e.drop_reason()));
+            assert!(e.as_drop_reason().is_transient());
         }
         assert_eq!(first.batch_stats().jobs_ended_unfinished, 1);
         assert!(

@@ -85,6 +85,7 @@ impl<'a> Runner<'a> {
             drop_reasons: report.drop_reasons(),
             failures: report.failure_reasons(),
             retry_items: report.transient_drops() as u64,
+            retry_reasons: super::record::retry_reasons(&report.drops),
             files,
             facts: output.facts,
             checks: None,

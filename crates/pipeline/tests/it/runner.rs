@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use noisebench_core::{
-    Claim, ConfigError, DropRecord, Drops, InputSpec, Inputs, OutputSpec, StageContext, StageError,
-    StageOutput, TableKind, TypedStage,
+    Claim, ConfigError, DropReason, DropRecord, Drops, InputSpec, Inputs, OutputSpec, StageContext,
+    StageError, StageOutput, TableKind, TypedStage,
 };
 use noisebench_pipeline::{PipelineFile, Plan, PlanError, Registry, RunOptions, Runner, table_io};
 use serde::Deserialize;
@@ -526,7 +526,11 @@ impl TypedStage for Flaky {
             if i == 0 {
                 drops.add(c.id.clone(), "http_404", "gone for good");
             } else if failing && i % 3 == 0 {
-                drops.add(c.id.clone(), "http_503", "the server was down");
+                drops.add(
+                    c.id.clone(),
+                    DropReason::transient("http_503"),
+                    "the server was down",
+                );
             } else if !(config.lose && i == 1) {
                 kept.push(c);
             }

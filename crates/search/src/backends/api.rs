@@ -130,11 +130,11 @@ impl ApiClient {
         let response = self
             .http
             .send_blocking(&request)
-            .map_err(|e| SearchFailure::new(e.code(), format!("{backend}: {e}")))?;
+            .map_err(|e| SearchFailure::fetch(&e, format!("{backend}: {e}")))?;
         if !response.is_success() {
             let status = response.status;
-            return Err(SearchFailure::new(
-                format!("http_{status}"),
+            return Err(SearchFailure::http(
+                status,
                 format!(
                     "{backend} answered HTTP {status}: {}",
                     response.excerpt(200)

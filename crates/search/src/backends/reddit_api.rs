@@ -119,7 +119,7 @@ impl RedditApi {
                     .basic_auth(&self.client_id, &self.client_secret)
                     .form(&[("grant_type", "client_credentials")]),
             )
-            .map_err(|f| SearchFailure::new(format!("token_{}", f.code), f.detail))?;
+            .map_err(|f| f.prefixed("token"))?;
         let obj = json_object(&body, "reddit token")?;
         let token = obj
             .get("access_token")

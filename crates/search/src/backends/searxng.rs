@@ -94,7 +94,7 @@ impl Backend for Searxng {
             let page = self
                 .web
                 .fetch(url.as_str())
-                .map_err(|e| SearchFailure::new(e.code(), format!("searxng: {e}")))?;
+                .map_err(|e| SearchFailure::fetch(&e, format!("searxng: {e}")))?;
             let parsed = parse(&page.text)?;
             let got = parsed.hits.len();
             for (k, v) in parsed.missing {

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
-use noisebench_core::{Block, Drops, stable_id};
+use noisebench_core::{Block, DropReason, Drops, stable_id};
 use noisebench_web::{HostConfig, Page, Url, Web, host_key};
 
 use super::config::{Amendments, Cik, EdgarSource};
@@ -68,7 +68,7 @@ pub struct FetchedFiling {
 /// A per-filing or per-company failure: the drop item, reason code and detail.
 pub(crate) struct EdgarDrop {
     pub item: String,
-    pub reason: String,
+    pub reason: DropReason,
     pub detail: String,
 }
 
@@ -84,7 +84,7 @@ pub(crate) struct EdgarHarvest {
 }
 
 impl EdgarHarvest {
-    fn drop(&mut self, item: String, reason: impl Into<String>, detail: impl Into<String>) {
+    fn drop(&mut self, item: String, reason: impl Into<DropReason>, detail: impl Into<String>) {
         self.drops.push(EdgarDrop {
             item,
             reason: reason.into(),
@@ -116,7 +116,7 @@ impl<'a> Fetcher<'a> {
         }
     }
 
-    fn fetch(&mut self, url: &str) -> Result<Page, (String, String)> {
+    fn fetch(&mut self, url: &str) -> Result<Page, (DropReason, String)> {
         if let Some(last) = self.last {
             let due = last + self.interval;
             let now = Instant::now();
@@ -125,7 +125,9 @@ impl<'a> Fetcher<'a> {
             }
         }
         self.last = Some(Instant::now());
-        self.web.fetch(url).map_err(|e| (e.code(), e.to_string()))
+        self.web
+            .fetch(url)
+            .map_err(|e| (e.drop_reason(), e.to_string()))
     }
 }
 
@@ -139,7 +141,7 @@ fn companies(
     if !source.tickers.is_empty() {
         let map = web
             .fetch(&source.tickers_url)
-            .and_then(|p| parse_tickers(&p.text).map_err(|e| ("invalid_json".to_string(), e)));
+            .and_then(|p| parse_tickers(&p.text).map_err(|e| ("invalid_json".into(), e)));
         for ticker in &source.tickers {
             let item = format!("edgar:ticker:{ticker}");
             match &map {
@@ -175,7 +177,7 @@ fn listed(
     cik10: &str,
 ) -> Result<(Vec<Listed>, Vec<Listed>), EdgarDrop> {
     let item = format!("edgar:CIK{cik10}");
-    let fail = |(reason, detail): (String, String)| EdgarDrop {
+    let fail = |(reason, detail): (DropReason, String)| EdgarDrop {
         item: item.clone(),
         reason,
         detail,
@@ -242,7 +244,7 @@ fn read_one(
     web: &mut Fetcher<'_>,
     listed: &Listed,
     items: &[String],
-) -> Result<FetchedFiling, (String, String)> {
+) -> Result<FetchedFiling, (DropReason, String)> {
     let url = listed.document_url(&source.archives_url);
     let page = web.fetch(&url)?;
     // A plain-text submission (every filing before about 2001) is read as text, a wrapped HTML
@@ -402,6 +404,6 @@ pub fn report_id(
 pub(crate) fn record_drops(drops: &mut Drops, harvest_drops: Vec<EdgarDrop>) {
     for d in harvest_drops {
         tracing::warn!(item = %d.item, reason = %d.reason, "EDGAR filing dropped: {}", d.detail);
-        drops.add(d.item, &d.reason, d.detail);
+        drops.add(d.item, d.reason, d.detail);
     }
 }

@@ -141,7 +141,7 @@ fn a_context_refusal_is_its_own_reason_and_names_the_setting() {
     );
     assert!(m.contains("exceeds the available context size"), "{m}");
     assert_eq!(srv.requests(), 1, "a refusal is not retried as it is");
-    assert!(!noisebench_core::is_transient_reason(&e.drop_reason()));
+    assert!(!e.as_drop_reason().is_transient());
 }
 
 #[test]
