@@ -16,10 +16,11 @@
 //!   it ([`rare::ReadRecord::from_value`]); its corpus (`chunks.json`, [`rare::ChunkRow`]) and
 //!   its retrieval results ([`rare::RetrievalEntry`]).
 //! - [`rare_export`]: RARE records made from the report track's tables ([`rare_export::export_rare`]).
-//! - [`format`]: the one shape of a release format ([`ReleaseFormat`]: the tables it reads, the
-//!   files it writes, the export from any [`TableSource`] and the strict read back) and the one
-//!   list of them ([`formats`]) that `noisebench export`, the export stages and the docs use.
-//! - [`stage`]: the one export stage, `export-<name>` for every format ([`ExportStage`]).
+//! - [`format`](mod@format): the one shape of a release format ([`ReleaseFormat`]: the tables it reads, the
+//!   files it writes, the export from any [`TableSource`] and the strict read back); the one list
+//!   of formats ([`formats`], here at the root) is what `noisebench export`, the export stages
+//!   and the docs use.
+//! - [`stage`](mod@stage): the one export stage, `export-<name>` for every format ([`ExportStage`]).
 //! - [`summary`]: what the claims-track exports wrote and left out ([`ExportSummary`]).
 //!
 //! What this crate is not for: evaluation data types or bad-row accounting (that is `eval`'s;
