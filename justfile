@@ -50,7 +50,8 @@ bench:
     cargo bench --workspace
 
 # The report track at RARE's scale: 527 synthetic reports (about 40K chunks) built offline at 1/8,
-# 1/4, 1/2 and 1 of that size, each in a fresh process: seconds per stage and peak memory.
+# 1/4, 1/2 and 1 of that size, each in a fresh process: seconds and peak memory per stage, and the
+# growth per doubling. `RARE_SCALE_FRACTIONS=8,4,2,1,x2,x4 just bench-rare` adds 2x and 4x points.
 bench-rare:
     cargo bench -p noisebench-cli --bench rare_scale
 

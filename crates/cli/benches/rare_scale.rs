@@ -9,7 +9,8 @@
 //! to the step it ends and reset (`/proc/self/clear_refs`).
 //!
 //! `cargo bench -p noisebench-cli --bench rare_scale` (or `just bench-rare`). Environment:
-//! `RARE_SCALE_REPORTS=527` (the full size), `RARE_SCALE_FRACTIONS=8,4,2,1` (divisors),
+//! `RARE_SCALE_REPORTS=527` (the full size), `RARE_SCALE_FRACTIONS=8,4,2,1` (divisors; `x4` is
+//! four times the full size, 2,108 reports: `RARE_SCALE_FRACTIONS=8,4,2,1,x2,x4`),
 //! `RARE_SCALE_KEEP=dir` keeps the corpus and work folder of the last scale there.
 //!
 //! What is timed: `build_snapshot` as the command line runs it (every stage, then publishing the
@@ -38,20 +39,28 @@ fn main() {
     }
     // `cargo bench` passes `--bench`; nothing else is read from the arguments.
     let full: usize = env_or("RARE_SCALE_REPORTS", 527);
-    let divisors: Vec<usize> = std::env::var("RARE_SCALE_FRACTIONS")
+    // Each size: `8` is 1/8 of the full size, `x4` four times it.
+    let sizes: Vec<(String, usize)> = std::env::var("RARE_SCALE_FRACTIONS")
         .unwrap_or_else(|_| "8,4,2,1".into())
         .split(',')
         .map(|d| {
-            d.trim()
-                .parse()
-                .expect("RARE_SCALE_FRACTIONS: divisors like 8,4,2,1")
+            let d = d.trim();
+            let parse = |n: &str| -> usize {
+                n.parse()
+                    .ok()
+                    .filter(|&n| n > 0)
+                    .expect("RARE_SCALE_FRACTIONS: divisors like 8,4,2,1, or x4 for four times")
+            };
+            match d.strip_prefix('x') {
+                Some(m) => (format!("{m}x"), full * parse(m)),
+                None => (format!("1/{d}"), full.div_ceil(parse(d))),
+            }
         })
         .collect();
     let exe = std::env::current_exe().expect("the bench's own path");
     let mut rows = Vec::new();
-    for d in divisors {
-        let reports = full.div_ceil(d);
-        eprintln!("rare_scale: 1/{d} = {reports} reports");
+    for (label, reports) in sizes {
+        eprintln!("rare_scale: {label} = {reports} reports");
         let out = std::process::Command::new(&exe)
             .env(CHILD, reports.to_string())
             .stderr(std::process::Stdio::inherit())
@@ -59,19 +68,44 @@ fn main() {
             .expect("run the child");
         let text = String::from_utf8_lossy(&out.stdout).to_string();
         print!("{text}");
-        assert!(out.status.success(), "scale 1/{d} failed");
+        assert!(out.status.success(), "scale {label} failed");
         let total = text
             .lines()
             .find_map(|l| l.strip_prefix("TOTAL "))
             .expect("the child prints its totals")
             .to_string();
-        rows.push((d, reports, total));
+        rows.push((label, reports, total));
     }
     println!(
         "\nscale  reports  chunks  triplets  edges  patterns  questions  stages_s  publish_s  total_s  peak_MB"
     );
-    for (d, reports, total) in rows {
-        println!("1/{d:<4} {reports:>7}  {total}");
+    for (label, reports, total) in &rows {
+        println!("{label:<5} {reports:>8}  {total}");
+    }
+    // Growth from each size to the next: the ratio of reports, and of total seconds and peak
+    // memory (linear growth keeps the last two at the first).
+    let fields = |t: &str| -> Vec<f64> {
+        t.split_whitespace()
+            .filter_map(|f| f.parse().ok())
+            .collect()
+    };
+    for pair in rows.windows(2) {
+        let (a, b) = (fields(&pair[0].2), fields(&pair[1].2));
+        if let (Some(ta), Some(tb), Some(ma), Some(mb)) = (
+            a.get(a.len().wrapping_sub(2)),
+            b.get(b.len().wrapping_sub(2)),
+            a.last(),
+            b.last(),
+        ) {
+            println!(
+                "{} -> {}: {:.2}x the reports, {:.2}x the time, {:.2}x the peak memory",
+                pair[0].0,
+                pair[1].0,
+                pair[1].1 as f64 / pair[0].1 as f64,
+                tb / ta,
+                mb / ma
+            );
+        }
     }
 }
 
