@@ -152,12 +152,51 @@ fn templated(config: &QualityConfig, time: &dyn Fn(&str, &mut dyn FnMut())) {
         .iter()
         .map(|(id, t)| (id.as_str(), t.as_str()))
         .collect();
+    let mut found = None;
     time(
         &format!("near-duplicates ({n} templated questions)"),
         &mut || {
-            duplicates::within(&rows, 1, config.near_duplicate_threshold, 5);
+            found = Some(duplicates::within(
+                &rows,
+                1,
+                config.near_duplicate_threshold,
+                5,
+            ));
         },
     );
+    if let Some(d) = found {
+        println!(
+            "  rows with a twin: {} of {} ({:.4}); pairs compared and found: {}",
+            d.near, d.rows, d.share, d.pair_count
+        );
+    }
+    // The bounded search beside the unbounded one (every LSH candidate compared) on a quarter
+    // of the questions: the share of rows with a twin it finds, and the time.
+    let quarter = &rows[..rows.len() / 4];
+    for (label, window) in [("bounded", 64), ("unbounded", usize::MAX)] {
+        let mut found = None;
+        time(
+            &format!(
+                "near-duplicates ({} templated questions, {label})",
+                quarter.len()
+            ),
+            &mut || {
+                found = Some(duplicates::within_window(
+                    quarter,
+                    1,
+                    config.near_duplicate_threshold,
+                    5,
+                    window,
+                ));
+            },
+        );
+        if let Some(d) = found {
+            println!(
+                "  rows with a twin: {} of {} ({:.4}); pairs found: {}",
+                d.near, d.rows, d.share, d.pair_count
+            );
+        }
+    }
     let (test, train): (Vec<_>, Vec<_>) = rows.iter().enumerate().partition(|(i, _)| i % 2 == 0);
     let test: Vec<(&str, &str)> = test.into_iter().map(|(_, r)| *r).collect();
     let train: Vec<(&str, &str)> = train.into_iter().map(|(_, r)| *r).collect();

@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use gaoya::minhash::{MinHashIndex, MinHasher, MinHasher32};
+use gaoya::minhash::{MinHasher, MinHasher32};
 use noisebench_core::parallel_map;
 use noisebench_text::words::{normalize, words};
 use serde::{Deserialize, Serialize};
@@ -201,25 +201,81 @@ fn jaccard_ids(a: &[u32], b: &[u32]) -> f64 {
     }
 }
 
-/// An LSH index over the shapes of the groups `members`, one group standing for each.
-fn index(prepared: &Prepared, members: &[usize], threshold: f64) -> MinHashIndex<u32, usize> {
-    let mut index = MinHashIndex::new(BANDS, BAND_WIDTH, (threshold - SLACK).max(0.0));
-    let mut seen = vec![false; prepared.shapes.len()];
-    for &g in members {
-        let s = prepared.shape[g];
-        if !prepared.shingles[g].is_empty() && !seen[s] {
-            seen[s] = true;
-            index.insert(g, prepared.signatures[g].clone());
-        }
-    }
-    index
+/// The LSH bands over the shapes of some groups (one group standing for each shape): per band,
+/// the groups whose signature has that band's values, in group order. gaoya makes the MinHash
+/// signatures; the bands are plain maps from a band's values to its groups, so a lookup can
+/// read a bounded window of a large bucket instead of all of it.
+struct Bands<'a> {
+    buckets: Vec<HashMap<&'a [u32], Vec<usize>>>,
+    threshold: f64,
+    window: usize,
 }
 
-/// The other shapes in `index` whose shingles' exact Jaccard with shape `s`'s reaches
-/// `threshold`, with it (candidates from the index: its bands, then its signature estimate).
+/// How many groups of one bucket a lookup reads at most: the `WINDOW / 2` nearest before and
+/// after the asking group, in group order. A bucket larger than this (questions written from a
+/// few templates share whole bands by the thousand) is sampled, so each text is compared with a
+/// bounded number of others and the search grows linearly with the texts; the share of rows
+/// with a twin barely moves (a text in such a bucket finds its twin among its neighbours), while
+/// the pair count and the pairs listed are those among the texts compared.
+const WINDOW: usize = 64;
+
+impl<'a> Bands<'a> {
+    fn new(prepared: &'a Prepared, members: &[usize], threshold: f64, window: usize) -> Self {
+        let mut buckets: Vec<HashMap<&[u32], Vec<usize>>> = vec![HashMap::new(); BANDS];
+        let mut seen = vec![false; prepared.shapes.len()];
+        for &g in members {
+            let s = prepared.shape[g];
+            if prepared.shingles[g].is_empty() || seen[s] {
+                continue;
+            }
+            seen[s] = true;
+            let sig = &prepared.signatures[g];
+            for (band, bucket) in buckets.iter_mut().enumerate() {
+                let key = &sig[band * BAND_WIDTH..(band + 1) * BAND_WIDTH];
+                bucket.entry(key).or_default().push(g);
+            }
+        }
+        Self {
+            buckets,
+            threshold: (threshold - SLACK).max(0.0),
+            window,
+        }
+    }
+
+    /// The groups sharing a band with `g`'s signature (a window of each bucket, see [`WINDOW`])
+    /// whose signatures agree on at least the threshold less the slack.
+    fn candidates(&self, prepared: &Prepared, g: usize) -> Vec<usize> {
+        let sig = &prepared.signatures[g];
+        let mut out = Vec::new();
+        for (band, bucket) in self.buckets.iter().enumerate() {
+            let key = &sig[band * BAND_WIDTH..(band + 1) * BAND_WIDTH];
+            let Some(groups) = bucket.get(key) else {
+                continue;
+            };
+            let at = groups.partition_point(|&h| h < g);
+            let from = at.saturating_sub(self.window / 2);
+            let to = at.saturating_add(self.window / 2).min(groups.len());
+            out.extend_from_slice(&groups[from..to]);
+        }
+        out.sort_unstable();
+        out.dedup();
+        out.retain(|&h| {
+            let agree = sig
+                .iter()
+                .zip(&prepared.signatures[h])
+                .filter(|(a, b)| a == b)
+                .count();
+            agree as f64 / sig.len() as f64 >= self.threshold
+        });
+        out
+    }
+}
+
+/// The other shapes in `bands` whose shingles' exact Jaccard with shape `s`'s reaches
+/// `threshold`, with it (candidates from the bands, then the signatures' estimate).
 fn near_shapes(
     prepared: &Prepared,
-    index: &MinHashIndex<u32, usize>,
+    bands: &Bands<'_>,
     s: usize,
     threshold: f64,
 ) -> Vec<(usize, f64)> {
@@ -227,10 +283,10 @@ fn near_shapes(
     if prepared.shingles[g].is_empty() {
         return Vec::new();
     }
-    let mut found: Vec<(usize, f64)> = index
-        .query(&prepared.signatures[g])
+    let mut found: Vec<(usize, f64)> = bands
+        .candidates(prepared, g)
         .into_iter()
-        .map(|&r| prepared.shape[r])
+        .map(|r| prepared.shape[r])
         .filter(|&t| t != s)
         .filter_map(|t| {
             let sim = jaccard_ids(
@@ -241,6 +297,7 @@ fn near_shapes(
         })
         .collect();
     found.sort_unstable_by_key(|x| x.0);
+    found.dedup_by_key(|x| x.0);
     found
 }
 
@@ -362,13 +419,25 @@ fn smallest_ids<'a>(rows: &[(&'a str, &str)], group: &[usize], n: usize) -> Vec<
 /// pairs only the count and the `samples` listed ones are made (the first pairs of a group, or
 /// of two groups, in id order are the only ones that can be listed).
 pub fn within(rows: &[(&str, &str)], k: usize, threshold: f64, samples: usize) -> TableDuplicates {
+    within_window(rows, k, threshold, samples, WINDOW)
+}
+
+/// [`within`] reading at most `window` groups of each LSH bucket (`usize::MAX`: all of them,
+/// every candidate pair compared): what the bench sets beside the bounded search.
+pub fn within_window(
+    rows: &[(&str, &str)],
+    k: usize,
+    threshold: f64,
+    samples: usize,
+    window: usize,
+) -> TableDuplicates {
     let texts: Vec<&str> = rows.iter().map(|r| r.1).collect();
     let prepared = prepare(&texts, k);
     let groups: Vec<usize> = (0..prepared.rows.len()).collect();
-    let index = index(&prepared, &groups, threshold);
+    let bands = Bands::new(&prepared, &groups, threshold, window);
     let shapes: Vec<usize> = (0..prepared.shapes.len()).collect();
     let near = parallel_map(&shapes, noisebench_core::default_threads(), |&s| {
-        near_shapes(&prepared, &index, s, threshold)
+        near_shapes(&prepared, &bands, s, threshold)
     });
     let first: Vec<Vec<&str>> = prepared
         .rows
@@ -436,7 +505,7 @@ pub fn across(
     // A group holds train rows, test rows or both; the index holds those with train rows.
     let has_train = |g: usize| prepared.rows[g].first().is_some_and(|&i| i < train.len());
     let with_train: Vec<usize> = (0..prepared.rows.len()).filter(|&g| has_train(g)).collect();
-    let index = index(&prepared, &with_train, threshold);
+    let bands = Bands::new(&prepared, &with_train, threshold, WINDOW);
     let with_test: Vec<usize> = (0..prepared.rows.len())
         .filter(|&g| prepared.rows[g].last().is_some_and(|&i| i >= train.len()))
         .collect();
@@ -449,7 +518,7 @@ pub fn across(
         .zip(parallel_map(
             &test_shapes,
             noisebench_core::default_threads(),
-            |&s| near_shapes(&prepared, &index, s, threshold),
+            |&s| near_shapes(&prepared, &bands, s, threshold),
         ))
         .collect();
     // Each test group's best train twin: the most similar, then the first in train order (a
@@ -705,6 +774,48 @@ mod tests {
         assert_eq!((d.exact, d.near, d.pair_count), (2, 2, 1));
         assert!(d.pairs[0].exact);
         assert!((d.share - 2.0 / 3.0).abs() < 1e-12);
+    }
+
+    /// More texts in one LSH bucket than a lookup reads (questions from one template over many
+    /// entities): the bounded search finds every row's twin as the unbounded one does, compares
+    /// fewer pairs, and its listed pairs are pairs the unbounded search finds.
+    #[test]
+    fn a_bucket_larger_than_the_window_keeps_the_share_and_compares_fewer_pairs() {
+        let texts: Vec<(String, String)> = (0..600)
+            .map(|i| {
+                (
+                    format!("q{i:04}"),
+                    format!(
+                        "What was the total revenue of Company{i} in fiscal 2023 according to \
+                         its annual report filed with the commission?"
+                    ),
+                )
+            })
+            .collect();
+        let rows: Vec<(&str, &str)> = texts
+            .iter()
+            .map(|(a, b)| (a.as_str(), b.as_str()))
+            .collect();
+        let bounded = within(&rows, 1, 0.8, 10);
+        let all = within_window(&rows, 1, 0.8, 10, usize::MAX);
+        assert_eq!(all.near, 600, "every question has a near-twin");
+        assert_eq!(bounded.near, all.near);
+        assert!(
+            bounded.pair_count < all.pair_count,
+            "{} {}",
+            bounded.pair_count,
+            all.pair_count
+        );
+        assert!(bounded.pair_count >= 600 / 2, "{}", bounded.pair_count);
+        for p in &bounded.pairs {
+            assert!(p.similarity >= 0.8 && !p.exact, "{p:?}");
+        }
+        // Small inputs read whole buckets: the bounded search is the unbounded one.
+        let few = &rows[..40];
+        assert_eq!(
+            within(few, 1, 0.8, 10),
+            within_window(few, 1, 0.8, 10, usize::MAX)
+        );
     }
 
     /// Templated texts: few words drawn from a small vocabulary, many repeated.
