@@ -1,5 +1,6 @@
-//! Near-duplicates and leakage: MinHash signatures banded into an LSH index (`gaoya`) find the
-//! candidate pairs, whose exact Jaccard similarity over word shingles decides; texts equal once
+//! Near-duplicates and leakage: MinHash signatures (`gaoya`) in LSH bands find the candidate
+//! pairs (at most a window of each band's bucket, so templated texts cost linearly), whose exact
+//! Jaccard similarity over word shingles decides; texts equal once
 //! normalised (case, punctuation, spacing) are duplicates whatever their shingles. Within a
 //! table: the share of rows with a twin. Across splits: the share of test questions with a twin
 //! in train.

@@ -6,7 +6,7 @@
 //!   matrix and sampled disagreements;
 //! - in [`grounding`], per question, its answer and each cited sentence found in its source
 //!   chunks (exact, then a normalised fuzzy span match), as a distribution and a share;
-//! - in [`duplicates`], near-duplicates (MinHash + LSH from `gaoya`, and exact normalised text)
+//! - in [`duplicates`], near-duplicates (MinHash signatures from `gaoya` in LSH bands, and exact normalised text)
 //!   within the questions, claims and documents, and test questions with a twin in train;
 //! - in [`mix`], the version's mix of question kinds, domains, verdicts, source types and
 //!   perturbation kinds against a declared target, the largest gaps named;
