@@ -178,12 +178,21 @@ fn table(md: &mut String, args: &[&Arg], path: &str, missing: &mut Vec<String>) 
             .get_possible_values()
             .iter()
             .filter(|v| !v.is_hide_set())
-            .map(|v| format!("`{}`", v.get_name()))
+            .map(|v| match v.get_help() {
+                Some(help) => format!("`{}`: {}", v.get_name(), one_line(&help.to_string())),
+                None => format!("`{}`", v.get_name()),
+            })
             .collect();
         let is_flag = matches!(arg.get_action(), ArgAction::SetTrue | ArgAction::SetFalse);
         let mut notes = Vec::new();
         if !choices.is_empty() && !is_flag {
-            notes.push(format!("one of {}", choices.join(", ")));
+            // Choices with a description of their own are set apart by semicolons.
+            let described = arg
+                .get_possible_values()
+                .iter()
+                .any(|v| v.get_help().is_some());
+            let sep = if described { "; " } else { ", " };
+            notes.push(format!("one of {}", choices.join(sep)));
         }
         if arg.is_required_set() && !arg.is_positional() {
             notes.push("required".to_string());

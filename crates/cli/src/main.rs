@@ -283,10 +283,8 @@ enum Command {
     },
     /// Write a published snapshot in a seed dataset's release format.
     Export {
-        /// A release format: `raguard` (claims.csv, documents.csv), `confact` (confact.json),
-        /// `rare` (rag_single_hop_dataset.json, rag_multi_hop_dataset.json); the list is
-        /// `noisebench_releases::formats()`.
-        #[arg(value_parser = clap::builder::PossibleValuesParser::new(noisebench_releases::format_names()))]
+        /// A release format, each with the files it writes (`noisebench_releases::formats()`).
+        #[arg(value_parser = release_formats())]
         format: String,
         /// A version folder, or a dataset folder (its latest version).
         snapshot: PathBuf,
@@ -1083,4 +1081,13 @@ fn build_and_report(ws: &Workspace, pipeline: &str, force: bool) -> Result<bool>
         println!("{line}");
     }
     published
+}
+
+/// The choices of `export`: every release format, its one-line description as its help.
+fn release_formats() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(
+        noisebench_releases::formats()
+            .iter()
+            .map(|f| clap::builder::PossibleValue::new(f.name()).help(f.about())),
+    )
 }

@@ -145,7 +145,7 @@ pub trait ReleaseFormat: Send + Sync {
     fn stage_kind(&self) -> &'static str;
     /// The export stage's version: bump it when the same tables give other files.
     fn version(&self) -> u32;
-    /// One line for the reference docs and `--help`.
+    /// One line for `noisebench export --help` and docs/cli.md (the choice's help).
     fn about(&self) -> &'static str;
     /// The table whose rows are its items: each one written or left out with a reason.
     fn items(&self) -> TableKind;
