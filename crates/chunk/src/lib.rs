@@ -9,6 +9,37 @@
 //! `noisebench-web` `Web`), calls no LLM and writes no tables; the pipeline
 //! runner reads and writes the `reports` and `chunks` tables. The chunking functions are pure
 //! ([`chunk_report`]) so tests and benches call them directly.
+//!
+//! # Modules
+//!
+//! The report track's first half, two stages. `reports.rs` (`ReportsStage::new(web)`, `ingest`)
+//! reads reports from files, or from EDGAR through `reports/edgar_live.rs` (the SEC's submissions
+//! JSON and each filing's primary document, fetched through the run's `Web` at most 10 requests per
+//! second with the configured User-Agent, amendments by rule, the 10-K family's forms taken or
+//! counted), in parts under `edgar_live/`: `config.rs` (the source's configuration and checks),
+//! `sec_json.rs` (the submissions index and ticker map parsed, pure), `fetch.rs` (the source's
+//! `Web`, the harvest of filings and drops, report ids); items are cut by `reports/items.rs`, the
+//! pure item cutter with its golden cases; a filing document, fetched or a local file, goes through
+//! `reports/annual.rs` (10-K family recognised by `<TYPE>`, inline XBRL's `dei:` facts or the cover
+//! page; form, company, CIK, period), `reports/submission.rs` (EDGAR's SGML submissions:
+//! `<SEC-HEADER>`/`<IMS-HEADER>` fields, `<DOCUMENT>` blocks, exhibits kept apart) and
+//! `reports/text_filing.rs` (a plain-text document to blocks: markup and page furniture gone,
+//! `<TABLE>` laid out by its `<S>`/`<C>` columns) to the same item cutter; other files through
+//! `edgar.rs`, `mineru.rs`, `html.rs`, `markdown.rs` and `text_layout.rs` into ordered blocks, with
+//! `flat_table.rs` (tables edgar-crawler flattened to one cell per line, rebuilt as Markdown or
+//! kept whole as one table block), with `table.rs` (HTML tables laid out as HTML's table model lays
+//! them out and written as dense Markdown pipe tables: spacer rows and columns gone, `$`/`%`/`)`
+//! joined to their numbers; ragged pipe-table checks, captions and footnotes) and `preset.rs`
+//! (domain metadata and chunk sizes); `fidelity.rs` measures the HTML path against what a browser
+//! renders (`just fidelity`, the `examples/fidelity.rs` report over `fixtures/real/10k/`);
+//! `chunks.rs` (`ChunksStage`, `chunk_reports`) runs `chunker.rs` (`chunk_report`, `Chunker`: pure,
+//! so tests and benches call it directly), counting with `noisebench-text`'s `TokenCounter`
+//! (re-exported; its speed is measured by this crate's bench). No LLM; the only fetching is the
+//! EDGAR source's, through the web layer. `synthetic.rs`: a seeded generator of a corpus of RARE's
+//! shape (10-K MD&A as edgar-crawler JSON, economic surveys as Markdown, policy plans as HTML;
+//! sector names shared across reports so the graph links them) with a pipeline file over it, for
+//! `noisebench generate-reports` and `just bench-rare`. Invariant: a table, or a paragraph that
+//! fits, is never split; chunk ids come from the text, not the position.
 
 mod chunker;
 mod chunks;

@@ -125,7 +125,8 @@ struct StepPeaks {
 }
 
 /// A tracing layer booking the peak memory to each step at the marks the runner and the build
-/// log: `running` (with the stage's id), `quality card`, `publishing`.
+/// log: `running` (with the stage's id), `quality card`, `publishing`; it prints the seconds of
+/// each of the card's measures as the quality crate logs them.
 struct StepMemory(Arc<Mutex<StepPeaks>>);
 
 #[derive(Default)]
@@ -155,6 +156,11 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for StepMemory {
         let next = match fields.message.as_str() {
             "running" => fields.stage,
             "quality card" | "publishing" => fields.message,
+            part if part.starts_with("quality card: ") => {
+                // Where the card's time goes, one line per measure.
+                eprintln!("  {part}");
+                return;
+            }
             _ => return,
         };
         let mut peaks = self.0.lock().expect("the step list");

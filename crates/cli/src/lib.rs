@@ -23,6 +23,56 @@
 //!
 //! What this crate is not: it holds no stage logic. Its library half exists so the end-to-end tests
 //! can drive the same code paths as the binary.
+//!
+//! # Modules
+//!
+//! The command line (`main.rs`: `build-snapshot`, `refresh`, `check`, `quote`, `run` (also `--shard
+//! i/n`), `merge`, `plan`, `verify`, `validate`, `diff`, `quality`, `inspect`, `export`, `eval`,
+//! `report`, `generate-reports`, `store`, `hub`, `schemas`; the binary allocates with mimalloc,
+//! since rows read from Parquet are millions of small strings, and turns transparent huge pages off
+//! for itself, `no_huge_pages`) over a library the end-to-end tests drive, one module per concern.
+//! `layers.rs` builds the run's one `Llm` and one `Web` from the pipeline file's `[llm]` and
+//! `[web]` tables and `registry.rs` registers every stage kind with them (`registry()`, one line
+//! per kind, and `table_checks()`), so every stage of a run shares one cache, one set of rate
+//! limits, one budget and one call log. `workspace.rs` knows where a run reads and writes, loads
+//! and checks a pipeline and runs it, giving the `Llm` to the runner as its `CallLog`. `build.rs`
+//! runs a pipeline and publishes its snapshot: the provenance (the LLM layer's fingerprint and call
+//! totals, the web mode, every stage's facts, the fetch window), the side files stages declared as
+//! exports, and no version at all while items are left to retry, unless `--allow-partial`, or while
+//! a gate or a table check fails (during the run or over the tables to publish), unless
+//! `--allow-degraded`; `report_track_line` says when the report track produced nothing.
+//! `inspect.rs` shows a stage's tables or every row of a run naming an id; `export.rs` hands a
+//! published snapshot's tables to `noisebench-releases`' `export` (the format by name from
+//! `formats()`); `validate.rs` runs the tables' declared checks (core's and
+//! `layers::table_checks()`, the ones a build runs) on a published snapshot; `eval.rs` detects an
+//! evaluation's input format, reads a snapshot's tables for the `eval` crate, builds its `Llm` from
+//! the evaluation file's `[llm]`, and writes `evals/<benchmark>/<model>/`. `reference.rs` is the
+//! configuration reference `schemas` writes: each registered stage's `config_schema()` (with the
+//! model tasks it reports, `x-model-tasks`) and the `[llm]`/`[web]` types' schemas to
+//! `schemas/config/`, and `docs/configuration.md` rendered from those schemas (nested tables as
+//! dotted paths); `cli_reference.rs` renders `docs/cli.md` from the binary's clap definitions and
+//! `drop_reference.rs` `docs/drop-reasons.md` from the web and LLM layers' `DROP_CODES` (`schemas`
+//! writes both too). `keys.rs` checks every key variable a pipeline names (the `[llm]` models' and
+//! each stage's `secret_variables`) before a run and names every unset one at once. `scale.rs`:
+//! `plan --emit slurm|k8s`, the plan's steps (`steps`: shard arrays and merges for per-item stages,
+//! one run for the rest, a publish last) rendered as Slurm batch scripts with a `submit.sh`
+//! chaining them with `--dependency=afterok`, or as Kubernetes Jobs (Indexed for shards) with an
+//! `apply.sh` that waits for each. `remote_work.rs`: `--remote-work s3://...` (or
+//! `NOISEBENCH_REMOTE_WORK`), the work folder shared through object storage: before a command runs
+//! stages it pulls the stage folders it needs that the remote has finished, after it pushes those
+//! whose `stage.json` changed (never a stage's `shards/`, which are parts of their own), and it
+//! syncs the web archive additively both ways (`noisebench-store` does the transfers). `report.rs`
+//! writes a version's report page (`noisebench-report` reads and aggregates its data). `hub.rs`:
+//! `hub push` (the version's report written first), `[publish.hub]` read before
+//! `build-snapshot`/`refresh` run and pushed after, and `hf://OWNER/NAME@v1.2.0` inputs of `eval`
+//! and `verify` downloaded under `work/hub/` (`noisebench-hub` does the work). `quality.rs` finds
+//! the tables a build is about to publish (`snapshot_tables`, whose questions `quote` also asks
+//! closed-book) and reads them, or a published version's, for `noisebench-quality` (the card and
+//! its gates before publishing; `noisebench quality`). `quote.rs`: `noisebench quote` (the pipeline
+//! run in a scratch copy of its work folder with the LLM layer in quote mode, then priced per stage
+//! and task), the quote a build makes first and refuses to start over (`max_cost`), and the quote
+//! set beside what the build used (`QuoteVsActual`: run summary, manifest, report). Invariant: the
+//! binary only parses arguments and prints; the work is in the library the end-to-end tests drive.
 
 mod build;
 mod cli_reference;

@@ -42,7 +42,8 @@ impl Rows {
                 None => Ok(Vec::new()),
             }
         }
-        Ok(Rows {
+        let start = std::time::Instant::now();
+        let rows = Rows {
             claims: one(&path)?,
             documents: one(&path)?,
             labels: one(&path)?,
@@ -52,7 +53,12 @@ impl Rows {
             splits: one(&path)?,
             query_perturbations: one(&path)?,
             document_perturbations: one(&path)?,
-        })
+        };
+        tracing::info!(
+            "quality card: tables read in {:.2} s",
+            start.elapsed().as_secs_f64()
+        );
+        Ok(rows)
     }
 
     fn tables(&self) -> Tables<'_> {

@@ -18,6 +18,42 @@
 //! Every model call goes through [`noisebench_llm::Llm`] (cache, limits, budget, call log). What
 //! this crate is not: it reads and writes no files but the release formats its loaders read
 //! (the binary reads snapshots and writes Parquet), and it is not a pipeline stage.
+//!
+//! # Modules
+//!
+//! Evaluation of models, not a stage (held to the stage crates' dependency rules all the same:
+//! core, llm, text, index). `tasks()` in `lib.rs`: every LLM task it may call (each system's, the
+//! answer judge, CONF-FACT's ensemble). `data.rs` (the in-memory tables every loader fills: claims,
+//! documents, questions, chunks, bad rows, load notes), `load/` (the releases as published:
+//! RAGuard's CSV pair or `claims.csv` alone; CONF-FACT's gzip'd pickles or JSON with its
+//! credibility pickles joined by domain (`serde-pickle`, `flate2`); RARE's folders read as its
+//! evaluator reads them, checkpoint files of concatenated objects, its
+//! `<name>_retrieval_results.json` joined per question (`rare.rs`); file-level errors naming the
+//! file and what its bytes look like; our snapshots from rows the binary read, `snapshot.rs`),
+//! `generate.rs` (an `Ask`: question, passages, answer form, style, examples, retriever; the
+//! `Generator` trait; the plain generator's `eval_answer` task and its offline reader), `systems/`
+//! (Astute RAG and CounterRefine as generators), `answers.rs` (strict binary parsing,
+//! normalisation, lexical match, refusal detection, the two-stage answer judge with the
+//! `answer_judge` task), `metrics.rs` (accuracy, macro-F1, seeded percentile bootstrap;
+//! precision/recall/NDCG at k are `noisebench_index::ranking`'s, re-exported), `raguard.rs`,
+//! `confact.rs` (+ `confact/`), `rare_met.rs` (the three families' tasks, each returning
+//! `TaskOutcome`s of scored items, metrics and counted problems), `run.rs` (`EvalConfig`,
+//! `evaluate`), `closed_book.rs` (the quality card's closed-book check: each question asked with no
+//! passage through `Plain`, judged by `judge_answers`; its `TASKS`, declared by the cli when a
+//! pipeline publishes; `offline` tells the offline backend), `results.rs` (rows of
+//! `eval_predictions` and `metrics`, the printed table, `--compare`). The binary's `eval.rs`
+//! detects the format (by folder contents, name and magic bytes), prints the load summary, reads
+//! snapshots, writes Parquet and `summary.json`; `main.rs` exits non-zero when no task scored an
+//! item. `outcome.rs` (`TaskOutcome`: every item scored, the metrics with their intervals, the
+//! counted problems), `confact/passages.rs` (passages with their source's background, BM25 over a
+//! claim's passages, the credibility-aware rankings) and `confact/ensemble.rs` (the
+//! `confact_ensemble` task), `systems/astute.rs` and `systems/counterrefine.rs` (each system's
+//! tasks and offline rules) over `systems/steps.rs` (the step loop both run: one `run_batch` per
+//! step over the asks still alive); CounterRefine by step under `counterrefine/`: `qtype.rs` (the
+//! question's type), `draft.rs`, `retrieve.rs` (answer-conditioned queries), `refine.rs` (the
+//! KEEP/REVISE gate) and `validate.rs` (the revision validator). Invariant: a bad input row is
+//! skipped and counted with its reason and never stops a run; only a file that cannot be read is an
+//! error.
 
 pub mod answers;
 pub mod closed_book;

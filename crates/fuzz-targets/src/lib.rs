@@ -10,6 +10,17 @@
 //!
 //! A target never reads the network or the repository; `reddit_dump` writes its input to a
 //! temporary file, since the dump reader reads files.
+//!
+//! # Modules
+//!
+//! One plain function per parser of outside data that feeds it arbitrary bytes and asserts its
+//! invariants; `tests/it/replay.rs` replays `fuzz/corpus/` on stable (CI), and `fuzz/` (outside the
+//! workspace, nightly, cargo-fuzz) wraps the same functions for the campaigns
+//! (`scripts/fuzz-campaign.sh`, `just fuzz`). `answers.rs` is the `llm_answer` target over every
+//! task of every stage crate and of the evaluation (each stage's `TASKS` and
+//! `noisebench_eval::tasks()`, read through `TaskInfo`; each task's example and its offline answer
+//! are its seed), so a task joins it by joining its stage's list. Invariant: a target never panics
+//! on any input and checks what must hold for every input.
 
 use noisebench_core::Block;
 

@@ -27,6 +27,22 @@
 //!
 //! What this crate is not: it builds and changes no version (the snapshot crate does), it
 //! deletes nothing on the Hub, and it is no mirror of the S3 store (`noisebench-store`).
+//!
+//! # Modules
+//!
+//! The Hugging Face Hub as a home for published versions, beside `store` on the floor above
+//! `snapshot` (it depends on `snapshot` for the manifest, and on huggingface's `hf-hub` client for
+//! every call to the Hub). `plan.rs` is the pure part: the files of a version (`VersionUpload`),
+//! its content digest (the sha256 of the tables' and exports' hashes, so two builds of the same
+//! data are the same version), the tag `v<version>`, `hf://OWNER/NAME@v1.2.0` references (`HubRef`)
+//! and `decide`, what a push does given the tag's and `main`'s digests; `stale_files`, what the
+//! repository has and the version lacks. `client.rs` (`Hub`): whoami, repository creation, refs,
+//! one `create_commit` of every file and of the deletes of stale ones (the client uploads large
+//! files before it commits), the tag, and `download` of a version into a folder renamed when
+//! complete. `HubConfig` is `[publish.hub]`. The cli's `hub.rs` wires it to `hub push`,
+//! `[publish.hub]` after `build-snapshot`/`refresh`, and `hf://` inputs of `eval` and `verify`; its
+//! tests run against testkit's `FakeHub`. Invariant: a version is one commit and one tag on the
+//! Hub, never replaced; the token is read from the environment and held by the client only.
 
 pub mod client;
 pub mod plan;

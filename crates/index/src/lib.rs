@@ -13,6 +13,33 @@
 //! turn theirs into [`Doc`]s and vectors), embeds nothing (vectors come from `noisebench-llm`),
 //! and does no approximate nearest-neighbour search: collections here are small enough (chunks of
 //! one benchmark) for an exact scan.
+//!
+//! # Modules
+//!
+//! Retrieval over in-memory or on-disk collections. `bm25.rs` (`Bm25`: tantivy with one English
+//! analyser, a `Spec` of text, stored and time fields, field boosts, inclusive time bounds, one
+//! indexing thread and ties broken by id, so rankings are the same on every run), `vector.rs`
+//! (`VectorIndex`: exact cosine top-k over normalised vectors, ties by id; `search_many` first
+//! scores every row from int8 codes, `vector/quantized.rs`, with a proven error bound, then scores
+//! exactly only the rows the bound cannot rule out; `dot` runs 32 fused multiply-add lanes on
+//! AVX-512, AVX2+FMA or portable code with the same bits on each), `impact.rs` (`Impacts`: BM25
+//! postings with tantivy's scores held in memory, read from a built index or scored straight from
+//! texts analysed by `bm25::analyse` (`from_analysed`, bit for bit the same, no index built; the
+//! analyser keeps each word's stem per thread), for many short queries, pruned MaxScore-style:
+//! terms by maximum score, new documents admitted only while they could still reach the k-th best
+//! score, the bound seeded from hints such as a related query's hits, with the same hits as adding
+//! every list). The first pass takes 4 queries x 4 rows per step (`scan4x4`: AVX-512 VNNI's kernel,
+//! else the portable or AVX2 integer dot product). `ranking.rs`: the ranking metrics (precision,
+//! recall, reciprocal rank, DCG, NDCG at k; binary or graded), defined once for the `retrieval`
+//! stage and the evaluation, with property tests against their definitions. `vector/cpu.rs` is the
+//! one choice of vector unit for both kinds of vector work (the f32 dot product and the int8 first
+//! pass): cumulative levels (portable, AVX2 with FMA, AVX-512 F, AVX-512 VNNI), each requiring
+//! every feature its kernels enable, detected once; tests run every kernel the CPU reaches against
+//! the portable code. It knows no row type, embeds nothing and holds no approximate index. Users:
+//! the Reddit dump backend (`Bm25`), the `retrieval` stage (`Impacts` and `VectorIndex`), query
+//! perturbations (`dot`), and the evaluation (`VectorIndex` for RAGuard's retrieval, BM25 over
+//! CONF-FACT's passages). Invariant: results are exact and deterministic (ties by id); every SIMD
+//! path gives the portable path's bits.
 
 pub mod bm25;
 pub mod impact;

@@ -12,6 +12,28 @@
 //!
 //! What this crate is not: it writes no questions (the `qa` crate will) and reads or writes no
 //! files itself beyond its stages' declared side files; tables pass through the runner.
+//!
+//! # Modules
+//!
+//! The report track's knowledge graph, three stages over pure functions. `triplets.rs`
+//! (`TripletsStage::new(llm)`) with `triplets/`: `windows.rs` (windows of consecutive chunks per
+//! report whose boundaries come from chunk content, so an edited chunk changes at most two
+//! windows), `task.rs` (the `triplets` LLM task and its offline rule), `grounding.rs` (a triplet is
+//! kept only if its sentence, normalised, is in the chunk it names, re-pointed within its window,
+//! with both entities in it; every other one a counted drop). A triplet's id is its report,
+//! normalised fact and sentence, not its chunk's id. `graph.rs` (`GraphStage::new(llm)`) with
+//! `graph/`: `relations.rs` (relations merged by the embedder's cosine similarity, in a
+//! deterministic order), `entities.rs` (alignment by normalisation and corporate suffixes, a
+//! filing's "the Company"/"we" to its filer, abbreviations to the long form the report defines;
+//! every merge an `aliases` row), `merge.rs` (one petgraph graph across reports), `export.rs`
+//! (GraphML and NetworkX node-link JSON, written by hand for byte-stable output). `patterns.rs`
+//! (`PatternsStage`) with `patterns/`: `index.rs` (the adjacency index over the edges), `mine.rs`
+//! (single-hop edges, chains, stars and inverted stars under RARE's degree rules, never enumerating
+//! simple paths), the distinct-chunk rule, dedupe by sorted triplet ids, a per-pattern cap kept by
+//! bottom-k sampling on a seeded hash (stable across refreshes); counts per pattern in its facts.
+//! Invariant: a triplet is kept only when its source sentence is in a chunk of its window; which
+//! patterns are sampled depends only on each group's identity, so a refresh moves only the groups
+//! an edit touches.
 
 mod graph;
 mod patterns;

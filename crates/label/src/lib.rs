@@ -13,6 +13,25 @@
 //! `noisebench-llm`'s tasks and prompts.
 //!
 //! Stages: [`LabelStage`] (`labels`).
+//!
+//! # Modules
+//!
+//! The `labels` stage (`LabelStage::new(llm)`, in `lib.rs`, whose `run` calls one module per step):
+//! `credibility.rs` (domain table with an LLM fallback, one `document_credibility` row per
+//! document: `documents` stays the `documents` stage's), `pairs.rs` (the claim-document pairs to
+//! label, and the links that cannot be one), `exam.rs` (RAGuard's exam and prompt variants, and
+//! asking it), `stance.rs` (CONF-FACT's three-prompt vote, and asking it), `assemble.rs` (one label
+//! row per pair from the answers, the failed calls kept per pair until then: a transient one drops
+//! the pair for the next run, a permanent one is recorded beside its row), `failures.rs`
+//! (`CallFailures`: the failed calls per pair that `exam`, `stance` and `assemble` share, a leaf
+//! module so they import no circle), `tasks.rs` (its LLM tasks: the stance votes and `credibility`
+//! with their offline rules, and its wiring of `exam_verdict`; the exam and the votes keep the
+//! model's reply and read it with core's `vocab`), `conflicts.rs`, `review.rs` (review sheet out
+//! and back in), `agreement.rs` (Cohen's kappa, Krippendorff's alpha), `summary.rs` (the labels
+//! stage's facts and how the card phrases them). The RAGuard and CONF-FACT exports are
+//! `noisebench-releases`' (re-exported here as `export_raguard`, `export_confact`). Invariant: one
+//! `labels` row per claim-document pair that got an answer, a human label taking precedence over
+//! the model's; a pair with a transient failure is left for the next run, whole.
 
 mod agreement;
 mod assemble;

@@ -41,6 +41,80 @@
 //!     }
 //! }
 //! ```
+//!
+//! # Modules
+//!
+//! The LLM engine; every labelling, extraction, generation and rewriting call goes through its
+//! `Llm` handle. It knows no task: `task.rs` is the `Task` trait (a name, a typed input, an output
+//! parsed strictly from JSON, checks, an offline rule and that rule's version, an example input)
+//! and `TaskInfo`, what a stage declares of a task it uses, with the task's functions over JSON
+//! (`example`, `offline`, `parse`, `self_check`) for code that knows no task's types (the fuzz
+//! target, the fake endpoints); each task lives in the crate of its stage
+//! (`search/src/query_tasks.rs`, `label/src/tasks.rs`). `lib.rs` is the handle (cheap to clone;
+//! clones share limits, cache, log and counters) and its small public surface; the other modules
+//! follow an item's path. `setup.rs` builds the handle from `[llm]` (`config.rs`): prompts, the
+//! models in use and their keys, budget, cache, embedder. `declared.rs` records the tasks each
+//! stage declares when its configuration is checked (with `openai`, a task without a template is a
+//! configuration error; a `task_models` key no stage declared is refused), and `fingerprint.rs`
+//! says what decides a stage's answers: the backend, each of its tasks' model, prompt version and
+//! template sha256 (offline: rule version), sampling parameters, embedder; another task's model
+//! reruns nothing else. `stage_tasks.rs` is `StageTasks`, the one adapter through which a stage (or
+//! the evaluation) declares its task list once: it requires and fingerprints those tasks, and the
+//! stage reports their names to the registry (`TypedStage::tasks`), the one list the fuzz targets
+//! and the configuration reference read. Architecture invariant: no crate but this one calls
+//! `require` or `fingerprint_of`, and no crate but a stage crate writes a task list (the
+//! architecture test). `batch.rs` answers items, one result per item in input order, synchronously
+//! (also from inside another runtime) or async, and lets items whose requests hash alike share one
+//! request. `request.rs` prepares an item before any I/O: its model or offline rule, its messages
+//! (from `prompt.rs`: templates in `pipelines/prompts/`, TOML front matter and a minijinja body,
+//! each read when its task is first declared or asked), parameters, and the request hash that keys
+//! the cache and joins the call log (over the task's `reuse_key` instead of the messages when the
+//! task declares one: the question tasks, so an edit outside the facts a question rests on keeps
+//! it; with a model's `send_task`, also the task's name and input in a `noisebench_task` body
+//! field, outside the hash, for endpoints that answer by task). `local_answers.rs` decides, in item
+//! order, what needs no request (a cache hit, a cache-only miss, the offline rule; a batch of 64
+//! items or more prepares its requests and works out the offline rule's answers on every core
+//! first, `batch.rs`) and keeps every successful answer: in `cache.rs` (the response cache, when
+//! its mode writes) or, with the cache off, in `memo.rs` (in memory, so a run still sends a
+//! distinct request once). `remote.rs` is the remote call path (budget, call, a strict parse with
+//! one repair from `parse.rs`, re-asks, keys redacted from whatever comes back), run on the
+//! handle's own two-worker tokio runtime (`runtime.rs`) over `openai.rs` (OpenAI-compatible chat
+//! client: endpoints, RPM/TPM limits with governor, concurrency, resting failing endpoints, the
+//! budget; each attempt sent by `noisebench-web`'s `HttpClient` and its delays from the web layer's
+//! `RetryPolicy`, the loop over attempts kept here because each one passes the limiters again and
+//! may go to another endpoint). `call_log.rs` records an `LlmCall` for every call, hits and
+//! failures included, and keeps the totals; through it `Llm` implements core's `CallLog` trait, by
+//! which the runner collects the calls and learns that the budget halted a stage. `quote.rs` is
+//! quote mode: a handle that counts each request it would send (`tokenizer.rs`: the model's
+//! tokenizer, tiktoken by name, a `tokenizer.json`, or a stated approximation; `prefix.rs`: which
+//! tokens a provider's prompt cache would serve) and answers it with the task's offline rule as a
+//! stand-in, never cached, but for a sample sent for real; `noisebench quote`
+//! (`crates/cli/src/quote.rs`) runs a pipeline so and prices what it counted. `embed.rs` makes
+//! vectors (OpenAI-compatible, local all-MiniLM-L6-v2 with candle behind the `local-embeddings`
+//! feature, hashed n-grams); `rerank.rs` is a client for OpenAI-compatible `/v1/rerank` endpoints
+//! (vLLM, TEI) through the web crate's `HttpClient` (not cached or logged yet); `error.rs` holds
+//! the errors and their reason codes. `server.rs` reads what a model's server says of itself
+//! (llama.cpp `/props`, vLLM `/v1/models`: context size, chat template) and tells a context-length
+//! refusal (`context_exceeded`); the context (or `context_tokens`) cuts each request's budget,
+//! sizes stages' inputs (`Llm::input_room`) and is in the fingerprint. `preflight.rs` asks each
+//! declared task's examples (`Task::examples`, through `TaskInfo`) of its model on a handle of its
+//! own and reports JSON failures, copied examples and constant answers (`Llm::preflight`; the cli
+//! runs it before runs and in `check --llm`). A task's `bounds` are written into the schema sent
+//! and checked on every answer (`task::check_answer`); a prompt's front matter `examples` are
+//! checked on every answer (`sense::not_an_example`). docs/llm-weak-models.md. It writes no tables
+//! and knows nothing of pipelines. `sense.rs`: the answer-level checks a task may declare
+//! (`Task::sense`, `Task::category`): a well-formed answer that is not about its input is a counted
+//! drop with its reason, fresh or cached; a categorical task answered the same all run long is
+//! flagged in the run summary. An answer cut off at `max_tokens` is sent once more with
+//! `max_tokens_ceiling`, never again identically, then fails `truncated`. `max_concurrency` item
+//! slots are held from an item's first request until its answer is stored, so a kill costs at most
+//! that many repeated requests. `batch_api.rs`: batch mode (`mode = "batch"`): the uncached
+//! requests of one stage call as one OpenAI Batch API job (upload to `/v1/files`, submit to
+//! `/v1/batches`, poll, read the output and error files back), each answer line then taking a live
+//! reply's path (parse, repair, sense checks, cache, call log) at the batch price; the job's id is
+//! recorded under the cache folder so a killed run polls the same job instead of sending it again.
+//! Invariant: one result per item, in input order; only successful, checked answers are cached; a
+//! key reaches no log line, error, call log or cache file.
 
 pub mod cache;
 pub mod config;

@@ -12,6 +12,18 @@
 //! system on them), a spelling or grammar model, or a translator of its own: rewrites and
 //! translations come from the LLM layer, similarities from its embedder; nor a retriever (the
 //! `retrieval` stage, which searches with the perturbed queries, is `noisebench-retrieval`).
+//!
+//! # Modules
+//!
+//! Robustness material for the questions. `query.rs` (`QueryPerturbationsStage::new(llm)`),
+//! `document.rs` (`DocumentPerturbationsStage::new(llm)`, `delete_answer`), over pure rules:
+//! `protect.rs` (the tokens no perturbation may touch: numbers, number words, the question's
+//! entities and names), `typos.rs` (QWERTY neighbours), `synonyms.rs` (the WordNet table in
+//! `data/`, compiled in), `similarity.rs` (candidate selection by embedding similarity), `tasks.rs`
+//! (`query_grammar`, `query_irrelevant`, `back_translate` and their offline rules). Randomness is
+//! ChaCha8 seeded per question, kind and candidate. Invariant: numbers, the question's entities and
+//! names are never altered; a rebuild writes the same bytes, and a question's rows do not depend on
+//! the others.
 
 mod document;
 mod protect;

@@ -23,6 +23,27 @@
 //! `quality.json`, the cli reads the tables), calls no model (the caller asks the closed-book
 //! questions and hands the judged answers in), and decides nothing about publishing: a gate's failure is a `CheckResult` the
 //! build weighs with the others.
+//!
+//! # Modules
+//!
+//! The quality card of a version, not a stage (held to the stage crates' rules: it depends on
+//! `core`, `text` and `index`). Pure functions over the published tables' rows, configured by
+//! `[quality]` (`config.rs`): label agreement (`agreement.rs`: the stance vote mapped into the
+//! exam's vocabulary through the claim's verdict, Cohen's kappa with a seeded bootstrap interval;
+//! Krippendorff's alpha of exam, stance and reviewer on a human review round's pairs), grounding
+//! (`grounding.rs`: exact, then normalised fuzzy span match of answers and cited sentences),
+//! near-duplicates and leakage across splits (`duplicates.rs`: MinHash signatures from `gaoya` in
+//! LSH bands read a bounded window per bucket, exact normalised text; each distinct normalised text
+//! compared once, on every core), the closed-book share (`closed_book.rs`: which questions to ask,
+//! and the share per question kind and the flagged questions from the answers the cli had the eval
+//! layer judge), the mix against `[quality.mix]` (`mix.rs`), the gold chunk's BM25 rank
+//! (`shortcut.rs`, over `index`'s `Impacts`); `report.rs` gathers them (`measure`), judges the
+//! `[quality.gates]` (`gates`, `CheckResult`s the build weighs before publishing), renders the
+//! card's section and compares two reports. The cli reads the tables (`crates/cli/src/quality.rs`),
+//! the snapshot crate writes `quality.json`, the card section and Croissant's
+//! `rai:dataAnnotationAnalysis`; the report's `read` feature shows its headline numbers.
+//! docs/quality.md. Invariant: no I/O, no model calls (the closed-book answers come in judged); the
+//! same rows, answers and configuration give the same report.
 
 pub mod agreement;
 pub mod closed_book;

@@ -78,6 +78,18 @@ fn counts<'a>(values: impl IntoIterator<Item = &'a str>) -> BTreeMap<String, usi
     m
 }
 
+/// `f`'s result, its seconds logged at info under `what` (`NOISEBENCH_LOG=info` shows where the
+/// card's time goes).
+fn timed<T>(what: &str, f: impl FnOnce() -> T) -> T {
+    let start = std::time::Instant::now();
+    let out = f();
+    tracing::info!(
+        "quality card: {what} in {:.2} s",
+        start.elapsed().as_secs_f64()
+    );
+    out
+}
+
 /// The quality report of `tables`.
 pub fn measure(tables: &Tables<'_>, config: &QualityConfig) -> QualityReport {
     let threshold = config.near_duplicate_threshold;
@@ -114,7 +126,10 @@ pub fn measure(tables: &Tables<'_>, config: &QualityConfig) -> QualityReport {
     ];
     for (name, texts, k) in per_table {
         if !texts.is_empty() {
-            dup_tables.insert(name.to_string(), within(&texts, k, threshold, samples));
+            let found = timed(&format!("near-duplicates within {name}"), || {
+                within(&texts, k, threshold, samples)
+            });
+            dup_tables.insert(name.to_string(), found);
         }
     }
     let split_of: HashMap<&str, &str> = tables
@@ -130,8 +145,11 @@ pub fn measure(tables: &Tables<'_>, config: &QualityConfig) -> QualityReport {
             .map(|q| (q.id.as_str(), q.question.as_str()))
             .collect()
     };
-    let cross_split = (!tables.splits.is_empty())
-        .then(|| across(&in_split("test"), &in_split("train"), 1, threshold, samples));
+    let cross_split = (!tables.splits.is_empty()).then(|| {
+        timed("near-duplicates across splits", || {
+            across(&in_split("test"), &in_split("train"), 1, threshold, samples)
+        })
+    });
 
     let domain: HashMap<&str, &str> = tables
         .reports
@@ -182,27 +200,33 @@ pub fn measure(tables: &Tables<'_>, config: &QualityConfig) -> QualityReport {
 
     QualityReport {
         format: 1,
-        agreement: label_agreement(
-            tables.labels,
-            tables.claims,
-            config.bootstrap,
-            samples,
-            config.seed,
-        ),
+        agreement: timed("label agreement", || {
+            label_agreement(
+                tables.labels,
+                tables.claims,
+                config.bootstrap,
+                samples,
+                config.seed,
+            )
+        }),
         review: review_agreement(tables.labels, tables.claims, config.bootstrap, config.seed),
-        grounding: grounding(
-            tables.questions,
-            tables.chunks,
-            config.fuzzy_threshold,
-            samples,
-        ),
+        grounding: timed("grounding", || {
+            grounding(
+                tables.questions,
+                tables.chunks,
+                config.fuzzy_threshold,
+                samples,
+            )
+        }),
         duplicates: Duplicates {
             threshold,
             tables: dup_tables,
             cross_split,
         },
         mix: mix(dims, &config.mix),
-        shortcut: lexical_shortcut(tables.questions, tables.chunks, config.rank_depth),
+        shortcut: timed("lexical shortcut", || {
+            lexical_shortcut(tables.questions, tables.chunks, config.rank_depth)
+        }),
         closed_book: ClosedBook::not_run(
             "no model asked the questions closed-book (measured without one; a build with a \
              model asks them unless [quality.closed_book] enabled = false)",

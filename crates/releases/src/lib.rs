@@ -27,6 +27,25 @@
 //! the readers here report problems as [`Problem`]s or `(reason, detail)` pairs the caller
 //! counts), or reading snapshot files (the caller hands tables in). It depends on no stage
 //! crate and never on polars (`crates/cli/tests/it/architecture.rs`).
+//!
+//! # Modules
+//!
+//! One home per seed-release format, the typed records with their writer and reader side by side.
+//! `raguard.rs` (`ClaimRow`, `DocumentRow`, the CSV reader with line numbers, the writer, `export`
+//! from claims/documents/labels), `confact.rs` (`Instance` written and read back strictly; `decode`
+//! of gzip'd pickles or JSON, `ReadInstance::from_value` for the authors' files, the credibility
+//! tables; `export`), `rare.rs` (`RareRecord`, `write_records`, `read_records`,
+//! `ReadRecord::from_value`, the corpus's `ChunkRow` and `run_retrievals.py`'s `RetrievalEntry`),
+//! `rare_export.rs` (records from the report track's tables), `format.rs` (the one shape,
+//! `ReleaseFormat`: the table of its items, the tables it reads, its files, its export from any
+//! object-safe `TableSource`, its strict read back), `lib.rs` (the one list, `formats()`, that
+//! `noisebench export`, the registry and the docs read), `stage.rs` (`ExportStage`: the one export
+//! stage, `export-<name>` for every format, each item written or a drop with the format's reason),
+//! `summary.rs` (`ExportSummary`, drops with reasons). `eval`'s loaders read through it and keep
+//! only joins and bad-row accounting. Invariant: depends only on `core` and `text` of ours (stage
+//! crates and `eval` may depend on it), never on polars; every format in `formats()` passes the
+//! same round trip (`tests/it/formats.rs`: every item written or left out with a reason, the files
+//! read back with as many items as were written).
 
 pub mod confact;
 pub mod format;

@@ -24,6 +24,26 @@
 //! page loads nothing: no script, font, image or style from anywhere else (it has no script at
 //! all: items fold with `<details>`), so it opens the same offline, from an archive or an email
 //! attachment.
+//!
+//! # Modules
+//!
+//! A snapshot's report page. `ReportData` (aggregated counts, histogram values, tables) -> `render`
+//! -> one self-contained HTML string (inline CSS, inline SVG from plotters' SVG backend, bars drawn
+//! as rectangles so the bytes are the same every run, category names turned a quarter when they
+//! would not fit side by side; no script, items fold with `<details>`, nothing loaded from
+//! elsewhere). `items.rs` (`sample_items` over `ItemRows`, the version's typed rows: the sampled
+//! claim-document pairs, questions and drops with everything about each, source sentences located
+//! in their chunks, word diffs of perturbed chunks), `samples.rs` (their sections, texts escaped
+//! and cut, each item's `noisebench inspect` command). `aggregate.rs` turns a version's typed rows
+//! (`VersionRows`) into the page's counts, pure; `read.rs` (feature `read`, which brings snapshot
+//! and pipeline, so polars: the cli turns it on) is `report_data`, filling `ReportData` from a
+//! published version (its tables through `PublishedVersion::read`, its manifest with the run's
+//! stage counts, `changes.json`, the parent's manifest, `evals/`, and the drops of the run folder
+//! that built it while that folder still holds every published table). It writes no files: the
+//! cli's `report.rs` writes `snapshots/<dataset>/<version>.report.html`. `figures.rs` draws the bar
+//! charts and histograms into SVG strings; `html.rs` is the page (CSS, one section per part, tables
+//! sorted for reading); `escape.rs`, the one HTML escaping rule the page, figures and samples
+//! share. Invariant: the page loads nothing from elsewhere, and the same data gives the same bytes.
 
 // Without the `read` feature nothing but the tests gathers rows: aggregating and sampling are
 // `read`'s work.

@@ -17,6 +17,17 @@
 //! crate writes, and perturbs nothing), an index (BM25 and vector search are `noisebench-index`'s,
 //! and so are the ranking metrics' definitions, [`noisebench_index::ranking`], which the
 //! evaluation uses too), or an evaluator of answers (that is `noisebench-eval`).
+//!
+//! # Modules
+//!
+//! The `retrieval` stage (`RetrievalStage::new(llm)`, in `lib.rs`): real retrievers over every
+//! chunk for each question's query and its perturbed queries. `search.rs` (BM25 through
+//! `noisebench-index`'s `Impacts`, identical term sets searched once and a question's family
+//! together; exact vector search through its `VectorIndex`; an optional reranker) and `metrics.rs`
+//! (Recall, MRR, NDCG at k per query by `noisebench_index::ranking`'s definitions, and their means
+//! per retriever, pattern kind and query kind). `benches/retrieval.rs` measures BM25 against
+//! Python's `rank_bm25`. Invariant: every question and perturbation read becomes its retrievers'
+//! rows or a counted drop; a failing reranker costs only its own rows.
 
 mod metrics;
 mod search;

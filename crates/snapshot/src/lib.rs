@@ -23,6 +23,26 @@
 //!
 //! What this crate is not: it runs no stages; it reads and writes tables only through
 //! `noisebench-pipeline`'s table I/O.
+//!
+//! # Modules
+//!
+//! `publish.rs` (diff against the parent, semver bump, staging folder, the tables under `data/` and
+//! the export stages' files under `exports/<format>/`, rename), `changes.rs` (row diff by id and
+//! content hash; export files by sha256, `diff_exports`; rows that differ only in core's
+//! `FETCH_COLUMNS`, `fetched_at` and `archive_ref`, are "refetched", not changed; `report_changes`
+//! attributes the report track's row changes to reports by their `report_id`/`report_ids`),
+//! `card.rs` (Hugging Face card, one config per table, `test`/`train` splits for the question
+//! tables: typed values rendered by minijinja through the template `card/card.md.j2`, which holds
+//! all the card's text), `croissant.rs` (`croissant.json`, Croissant 1.1 metadata written before
+//! the manifest and hashed in it, built from the typed JSON-LD nodes of `croissant/types.rs` with
+//! serde), `splits.rs` (per-split copies of the question tables, cut by `question_splits`, for
+//! Hugging Face splits), `manifest.rs` (with every gate and check of the build, `checks`, and the
+//! run's stage counts, `stages`), `verify.rs`, `request.rs` (what a caller asks to publish; a leaf,
+//! so `card`, `croissant` and `publish` import no circle), `version.rs` (`PublishedVersion`: typed
+//! reads of a published version, each table found by kind, for `eval`, `export`, `report` and
+//! `validate`); `publish::parent_checks` fails a table that had rows in the parent version and has
+//! none now. Invariant: a published version is never modified, and a publish leaves a whole version
+//! or none.
 
 pub mod card;
 pub mod changes;

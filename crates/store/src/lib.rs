@@ -21,6 +21,27 @@
 //! What this crate is not: it runs no stages and decides no versions (the snapshot crate does);
 //! it never deletes a published version; it is no general sync tool (one writer per stage folder,
 //! as the pipeline runs them).
+//!
+//! # Modules
+//!
+//! Object storage (`s3://bucket/prefix`, or a local folder) through the `object_store` crate, so
+//! shards on different machines share snapshots, stage folders, the web archive and the LLM cache.
+//! `location.rs` (`Location`: a local path or `s3://bucket/prefix`; any other scheme is an error
+//! naming it), `remote.rs` (`Remote::open`: a location as an object store with blocking operations;
+//! S3 settings from the `AWS_*` variables only, never logged), `snapshot.rs` (publish a finished
+//! version: claim it with a create-only `.claim.json`, upload, write `manifest.json` last and
+//! create-only; list the versions that have a manifest; download into a hidden folder, check it
+//! with `noisebench-snapshot`'s verify, rename), `stage.rs` (push and pull a stage folder:
+//! `stage.json` removed first and written last on a push, read first and written last on a pull;
+//! `.push.json` lists the pushed files with their sha256 and size, so a pull fetches and checks
+//! exactly those and a push removes only what an earlier push listed; never `shards/` or hidden
+//! files), `archive.rs` (the web archive synced additively: content-addressed objects copied once,
+//! the append-only index kept on the remote as create-only parts), `llm_cache.rs` (the LLM cache's
+//! shared layer: `noisebench_llm::cache::RemoteCache` over a `Remote`, entries the local files'
+//! bytes), `cli.rs` (the work of `noisebench store ...`, tested without the binary). Its tests run
+//! against moto's S3 server on 127.0.0.1. Invariant: nothing on the remote is deleted by a publish
+//! or overwritten; a version or a stage folder counts as there only once its last file
+//! (`manifest.json`, `stage.json`) is.
 
 pub mod archive;
 pub mod cli;

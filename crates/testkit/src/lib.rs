@@ -12,6 +12,26 @@
 //! meant for production code. It is not a mock of the real services' quirks beyond what the tests
 //! name, it never reaches the internet (servers bind loopback addresses only), and it knows no
 //! noisebench types, so any crate's tests can use it without a dependency cycle.
+//!
+//! # Modules
+//!
+//! Test support, only ever a dev-dependency. `served.rs` (`Served`: an axum `Router` on 127.0.0.1,
+//! on a background thread, stopped on drop; `respond`, `refused_addr`), `openai.rs` (`FakeServer`:
+//! a fake OpenAI-compatible chat-completions and embeddings endpoint answering from a script, a
+//! default `Reply` or a rule over the request body (`Reply::rule`, `FakeServer::answering`), with
+//! 429/Retry-After, 5xx, slow, raw/truncated and custom-usage replies (and
+//! `count_usage_like_openai`: `usage.rs` counts prompt, completion and prompt-cache tokens as
+//! OpenAI reports them), recording arrivals, requests in flight, bodies and Authorization headers;
+//! `openai_config`, and `strict_openai_config` with no retries or re-asks), `python.rs`
+//! (`pandas_available`, `run_python_json` for the release-loader checks), `checkout.rs` (a
+//! temporary copy of the repository's pipelines and fixtures for end-to-end tests), `hub.rs`
+//! (`FakeHub`: dataset repositories in memory behind the Hub API's whoami, create, info, refs,
+//! preupload, commit, tag and resolve endpoints, with a step that can be made to fail once),
+//! `logs.rs` (`capture_logs`: every log line of a test binary, for the checks that no secret
+//! reaches one). It knows no noisebench types, so any crate's tests can use it without a dependency
+//! cycle; helpers that need a crate's own types (llm's `keywords`, label's `task_of`/`FakeLlm`)
+//! stay in that crate's `tests/it/common`. Invariant: a dev-dependency only, depending on no crate
+//! of ours; every server it starts listens on 127.0.0.1 and stops when dropped.
 
 mod checkout;
 mod hub;

@@ -21,6 +21,35 @@
 //!
 //! What this crate is not: a text extractor (stages do that on [`Page::text`]), a
 //! crawler (it fetches the URLs it is given and follows only redirects), or a cache with expiry.
+//!
+//! # Modules
+//!
+//! Polite HTTP, the one way out to the network: pages, search APIs and LLM endpoints. `http.rs`
+//! (`HttpClient`: the transport everything goes through, and the non-archiving request API:
+//! GET/POST, headers, JSON/form/byte bodies, named secrets kept out of every error, log line and
+//! excerpt (errors never hold the URL), per-host pacing with governor, timeouts, body caps while
+//! streaming, the address guard, reqwest's redirects off and environment proxies ignored),
+//! `retry.rs` (`RetryPolicy`: which failures are retried, backon's exponential backoff with equal
+//! jitter, the one Retry-After parser), `client.rs` (`Web` and `Page` over `HttpClient`: robots.txt
+//! with texting_robots fetched once per host, redirects followed hop by hop, the archive, replay;
+//! `Web::request` sends a request under the `Web`'s own guard and pacing without archiving it),
+//! `guard.rs` (address classes and `GuardedResolver`, a reqwest resolver that refuses names
+//! resolving to disallowed addresses, so connections go only to checked addresses), `charset.rs`
+//! (BOM, HTTP charset, `<meta>`, UTF-8, else windows-1252; encoding_rs), `archive.rs`
+//! (content-addressed zstd objects and `index.jsonl`), `replay.rs` (fixture folders, one or a list
+//! of them, no URL in two, and archives), `config.rs` (`[web]`), `error.rs` (one reason code per
+//! failure, the drop reasons stages record). A `Web` fetches one page or many concurrently (results
+//! in input order), blocking or async; an `HttpClient` sends retried or single attempts for callers
+//! with their own retry loop (the LLM client). It owns a small tokio runtime (2 workers) so stage
+//! code stays synchronous; called inside another runtime, the blocking methods run on a scoped
+//! thread. Not a text extractor, a crawler or a cache with expiry. `nesting.rs` cuts HTML nested
+//! past 512 elements in one pass before any parser sees it (html5ever's scope checks walk the
+//! open-element stack, minutes on a 100,000-deep page). Invariant: every request noisebench sends
+//! goes through `HttpClient` and its address guard; replay mode never touches the network.
+//! `visible.rs` is the one rule of what a browser renders (`is_rendered`: no `display:none`,
+//! `hidden`, `ix:header`, script, style, template, noscript, comment; `prune_unrendered` takes them
+//! out of a parsed page, `strip_unrendered` of a string, `visible_text` is `innerText`'s words);
+//! the chunk crate's HTML paths and the documents extraction's entry apply it.
 
 pub mod archive;
 pub mod charset;

@@ -5,8 +5,9 @@
 //! and `text` of ours; `report` depends on `core` alone unless its `read` feature (reading a
 //! published version: snapshot, pipeline) is on, so the page builds and tests without polars.
 //! Read from the sources: no import circle between a crate's modules (through `crate::`,
-//! `super::` and `self::` paths), stages named from their crate's root, every module in
-//! ARCHITECTURE.md's code map, no function over 150 lines, one integration-test binary per crate.
+//! `super::` and `self::` paths), stages named from their crate's root, every crate in
+//! ARCHITECTURE.md's code map (an entry short enough to be a map) and every module in its crate's
+//! root doc, no function over 150 lines, one integration-test binary per crate.
 
 use std::collections::BTreeMap;
 
@@ -748,11 +749,22 @@ fn stages_and_configs_are_named_from_their_crate_root() {
     );
 }
 
-/// What ARCHITECTURE.md's code map leaves out: every crate folder has an entry (`- `crates/<name>``)
-/// stating its invariant, and every module file of the crate is named in that entry, by its path
-/// under `src/` (`scrape/config.rs`) or by its name (`config.rs`) beside its folder's (`scrape/`);
-/// a folder's `mod.rs` by the folder. `lib.rs` and `main.rs` need no mention.
-fn unmapped(map: &str, crates: &[(String, Vec<Vec<String>>)]) -> Vec<String> {
+/// The longest a crate's entry in ARCHITECTURE.md's code map may be: the map says what a crate
+/// is, what others may name of it and its invariant; the walk through its modules is its root
+/// doc's.
+const MAP_ENTRY_LINES: usize = 12;
+
+/// What the code map and the crates' root docs leave out: every crate folder has an entry in
+/// ARCHITECTURE.md's code map (`- `crates/<name>``) of at most `MAP_ENTRY_LINES` lines stating
+/// its "Architecture invariant:", and every module file of the crate is named in its root doc
+/// (`docs`: the `//!` text of its `lib.rs`), by its path under `src/` (`scrape/config.rs`) or by
+/// its name (`config.rs`) beside its folder's (`scrape/`); a folder's `mod.rs` by the folder.
+/// `lib.rs` and `main.rs` need no mention.
+fn unmapped(
+    map: &str,
+    crates: &[(String, Vec<Vec<String>>)],
+    docs: &BTreeMap<String, String>,
+) -> Vec<String> {
     let start = map
         .find("## Code map")
         .expect("ARCHITECTURE.md has a `## Code map` section");
@@ -765,33 +777,67 @@ fn unmapped(map: &str, crates: &[(String, Vec<Vec<String>>)]) -> Vec<String> {
         .collect();
     let mut out = Vec::new();
     for (name, files) in crates {
-        let Some(entry) = entries.get(name.as_str()) else {
-            out.push(format!("crate {name}: no entry"));
-            continue;
-        };
-        if !entry.contains("Invariant") {
-            out.push(format!("crate {name}: no invariant"));
+        match entries.get(name.as_str()) {
+            None => out.push(format!("crate {name}: no entry")),
+            Some(entry) => {
+                if !entry.contains("Architecture invariant:") {
+                    out.push(format!("crate {name}: no invariant"));
+                }
+                let lines = entry.trim_end().lines().count();
+                if lines > MAP_ENTRY_LINES {
+                    out.push(format!(
+                        "crate {name}: {lines} lines in the map (at most {MAP_ENTRY_LINES}: \
+                         the detail goes to its root doc)"
+                    ));
+                }
+            }
         }
+        let doc = docs.get(name).map_or("", String::as_str);
         for parts in files {
             let (file, folders) = parts.split_last().expect("a file name");
             if folders.is_empty() && (file == "lib.rs" || file == "main.rs") {
                 continue;
             }
             let named = if file == "mod.rs" {
-                entry.contains(&format!("`{}/", folders.join("/")))
+                doc.contains(&format!("`{}/", folders.join("/")))
             } else {
-                entry.contains(&parts.join("/"))
-                    || (entry.contains(&format!("`{file}`"))
+                doc.contains(&parts.join("/"))
+                    || (doc.contains(&format!("`{file}`"))
                         && folders.iter().all(|f| {
-                            entry.contains(&format!("{f}/")) || entry.contains(&format!("`{f}.rs`"))
+                            doc.contains(&format!("{f}/")) || doc.contains(&format!("`{f}.rs`"))
                         }))
             };
             if !named {
-                out.push(format!("crate {name}: {}", parts.join("/")));
+                out.push(format!(
+                    "crate {name}: {} not in its root doc",
+                    parts.join("/")
+                ));
             }
         }
     }
     out
+}
+
+/// Each crate's root doc: the `//!` lines of its `src/lib.rs` (or `src/main.rs`).
+fn root_docs(
+    root: &std::path::Path,
+    crates: &[(String, Vec<Vec<String>>)],
+) -> BTreeMap<String, String> {
+    crates
+        .iter()
+        .map(|(name, _)| {
+            let src = root.join("crates").join(name).join("src");
+            let text = std::fs::read_to_string(src.join("lib.rs"))
+                .or_else(|_| std::fs::read_to_string(src.join("main.rs")))
+                .unwrap_or_default();
+            let doc: Vec<&str> = text
+                .lines()
+                .take_while(|l| l.starts_with("//!"))
+                .map(|l| l.trim_start_matches("//!"))
+                .collect();
+            (name.clone(), doc.join("\n"))
+        })
+        .collect()
 }
 
 /// Every crate folder and its `src/**/*.rs` files, as path parts under `src/`.
@@ -830,10 +876,10 @@ fn the_code_map_names_every_crate_and_module() {
     let map = std::fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap();
     let crates = crate_files(&root);
     assert!(crates.len() >= 20, "{crates:?}");
-    let missing = unmapped(&map, &crates);
+    let missing = unmapped(&map, &crates, &root_docs(&root, &crates));
     assert!(
         missing.is_empty(),
-        "ARCHITECTURE.md's code map does not name: {missing:#?}"
+        "ARCHITECTURE.md's code map or a crate's root doc leaves out: {missing:#?}"
     );
 }
 
@@ -861,8 +907,10 @@ fn the_path_check_finds_module_paths_to_stages() {
 
 #[test]
 fn the_code_map_check_finds_what_is_left_out() {
-    let map = "## Code map\n\n- `crates/a` (`a`): `x.rs` and `scrape/`: `y.rs`.\n  Invariant: none.\n\
-               - `crates/b` (`b`): nothing.\n\n## Next\n- `crates/c`: `z.rs`. Invariant.\n";
+    let map = "## Code map\n\n- `crates/a` (`a`): what a is.\n  Architecture invariant: none.\n\
+               - `crates/b` (`b`): nothing.\n  Invariant: unlabelled.\n\
+               - `crates/d` (`d`): a manual.\n1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n\
+               Architecture invariant: none.\n\n## Next\n- `crates/c`: `z.rs`. Invariant.\n";
     let files = |paths: &[&str]| -> Vec<Vec<String>> {
         paths
             .iter()
@@ -876,14 +924,21 @@ fn the_code_map_check_finds_what_is_left_out() {
         ),
         ("b".to_string(), files(&["main.rs"])),
         ("c".to_string(), files(&["z.rs"])),
+        ("d".to_string(), files(&["lib.rs"])),
     ];
+    let docs: BTreeMap<String, String> =
+        [("a", " `x.rs` and `scrape/`: `y.rs`."), ("c", " `z.rs`")]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
     assert_eq!(
-        unmapped(map, &crates),
+        unmapped(map, &crates, &docs),
         [
-            "crate a: scrape/w.rs",
-            "crate a: q/mod.rs",
+            "crate a: scrape/w.rs not in its root doc",
+            "crate a: q/mod.rs not in its root doc",
             "crate b: no invariant",
             "crate c: no entry",
+            "crate d: 13 lines in the map (at most 12: the detail goes to its root doc)",
         ]
     );
 }
