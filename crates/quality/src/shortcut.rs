@@ -3,10 +3,10 @@
 //! benchmark whose gold chunks all rank first is easy for BM25 and says little about dense
 //! retrievers.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use noisebench_core::{Chunk, Question, default_threads, parallel_map, parallel_map_with};
-use noisebench_index::bm25::analyse;
+use noisebench_index::bm25::analyse_only;
 use noisebench_index::{Impacts, Scratch, terms};
 use serde::{Deserialize, Serialize};
 
@@ -87,33 +87,45 @@ pub fn lexical_shortcut(
         return None;
     }
     let ids: Vec<String> = chunks.iter().map(|c| c.id.clone()).collect();
-    // Analysing the chunks is most of the cost: spread over the cores (results in chunk order).
-    let analysed = parallel_map(chunks, default_threads(), |c| analyse(&c.text));
-    let impacts = Impacts::from_analysed(ids, &analysed);
-    let position: std::collections::HashMap<&str, u32> = (0..impacts.len() as u32)
-        .map(|d| (impacts.id(d), d))
-        .collect();
     let asked: Vec<&Question> = questions
         .iter()
         .filter(|q| !q.answer_chunk_ids.is_empty())
         .collect();
-    let ranks = parallel_map_with(&asked, default_threads(), Scratch::default, |scratch, q| {
-        let gold: HashSet<u32> = q
-            .answer_chunk_ids
-            .iter()
-            .filter_map(|id| position.get(id.as_str()).copied())
-            .collect();
-        let terms = terms(&q.question);
-        // Most gold chunks rank near the top: a search of the first few prunes far more than
-        // one of `depth` (its k-th best score is higher), and its hits are the deeper search's
-        // first ones (ties by id), so the rank is the same.
-        let shallow = depth.min(SHALLOW);
-        rank_of(&impacts.search(&terms, shallow, scratch), &gold).or_else(|| {
-            (depth > shallow)
-                .then(|| rank_of(&impacts.search(&terms, depth, scratch), &gold))
-                .flatten()
-        })
+    let asked_terms = parallel_map(&asked, default_threads(), |q| terms(&q.question));
+    let vocabulary: HashSet<String> = asked_terms.iter().flatten().cloned().collect();
+    // Analysing the chunks is most of the cost: spread over the cores (results in chunk order),
+    // and only the questions' terms kept, which rank them as the whole analysis would.
+    let analysed = parallel_map(chunks, default_threads(), |c| {
+        analyse_only(&c.text, &vocabulary)
     });
+    let impacts = Impacts::from_analysed(ids, &analysed);
+    drop(analysed);
+    let position: std::collections::HashMap<&str, u32> = (0..impacts.len() as u32)
+        .map(|d| (impacts.id(d), d))
+        .collect();
+    let work: Vec<(&Question, &BTreeSet<String>)> =
+        asked.iter().copied().zip(&asked_terms).collect();
+    let ranks = parallel_map_with(
+        &work,
+        default_threads(),
+        Scratch::default,
+        |scratch, (q, terms)| {
+            let gold: HashSet<u32> = q
+                .answer_chunk_ids
+                .iter()
+                .filter_map(|id| position.get(id.as_str()).copied())
+                .collect();
+            // Most gold chunks rank near the top: a search of the first few prunes far more than
+            // one of `depth` (its k-th best score is higher), and its hits are the deeper search's
+            // first ones (ties by id), so the rank is the same.
+            let shallow = depth.min(SHALLOW);
+            rank_of(&impacts.search(terms, shallow, scratch), &gold).or_else(|| {
+                (depth > shallow)
+                    .then(|| rank_of(&impacts.search(terms, depth, scratch), &gold))
+                    .flatten()
+            })
+        },
+    );
     let mut by_kind: BTreeMap<String, Vec<Option<usize>>> = BTreeMap::new();
     for (q, rank) in asked.iter().zip(&ranks) {
         by_kind.entry(q.kind.clone()).or_default().push(*rank);
@@ -202,7 +214,10 @@ mod tests {
         };
         let deep = lexical_shortcut(std::slice::from_ref(&q), &chunks, 100).unwrap();
         let ids: Vec<String> = chunks.iter().map(|c| c.id.clone()).collect();
-        let analysed: Vec<_> = chunks.iter().map(|c| analyse(&c.text)).collect();
+        let analysed: Vec<_> = chunks
+            .iter()
+            .map(|c| noisebench_index::bm25::analyse(&c.text))
+            .collect();
         let impacts = Impacts::from_analysed(ids, &analysed);
         let hits = impacts.search(&terms(&q.question), 100, &mut Scratch::default());
         let rank = hits
