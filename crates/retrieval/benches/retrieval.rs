@@ -1,4 +1,5 @@
-//! BM25 retrieval against Python's `rank_bm25`, side by side in one run.
+//! BM25 retrieval against Python's `rank_bm25`, and the pruned search against scoring every
+//! posting, side by side in one run.
 //!
 //! `cargo bench -p noisebench-retrieval --bench retrieval` generates a RARE-sized synthetic corpus
 //! (40K chunks of 150-600 words drawn from a Zipf vocabulary with English stopwords between)
@@ -9,8 +10,13 @@
 //! seconds and queries/s of both, their ratio, and how many sampled queries got the same top-10
 //! ids (and where the others part) three times: against stock BM25Okapi, against it with
 //! Lucene's idf (tantivy's), and with tantivy's one-byte document lengths too, so each cause of
-//! difference is measured apart. Exits non-zero when all queries take 60 s or more, the ratio
-//! is under 50x, or under 95% of sampled queries agree with the aligned run.
+//! difference is measured apart. Before the Python side, it times the first 20,000 queries on one
+//! thread at half the corpus and at the whole, exhaustive (every posting of each query's terms
+//! scored) and pruned (MaxScore, what the stage runs), prints microseconds per query, the
+//! ratio, and each one's growth from the half to the whole (per query, and for a run whose
+//! queries double with the chunks), and checks that both give every query the same top 10,
+//! bit for bit. Exits non-zero when the two differ, when all queries take 60 s or more, the
+//! queries/s ratio to `rank_bm25` is under 50x, or under 95% of sampled queries agree with the aligned run.
 //!
 //! `NOISEBENCH_PYTHON` names the interpreter (default: `.venv-bench/bin/python3` at the
 //! repository root if present, else `python3`; it needs `rank_bm25`, `snowballstemmer` and
@@ -19,7 +25,7 @@
 //! that cannot run fails the bench unless `NOISEBENCH_BENCH_SKIP_BASELINE=1` asks to skip it.
 //! Plain `main` with `std::time`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -268,6 +274,28 @@ fn main() -> ExitCode {
         probe.len()
     );
     let mut failed = false;
+    // Pruned against exhaustive, at half the size and at this size.
+    let half = generate(scale / 2.0);
+    let at_half = side_by_side(&half);
+    drop(half);
+    let at_full = side_by_side(&corpus);
+    match (at_half, at_full) {
+        (Some(h), Some(f)) => {
+            // Per doubling of chunks and queries together: twice the queries, each costing
+            // its per-query growth.
+            let per = |name: &str, a: f64, b: f64| {
+                println!(
+                    "  {name}: per query {:.2}x, whole run (queries doubled too) {:.2}x per doubling",
+                    b / a,
+                    2.0 * b / a
+                )
+            };
+            println!("growth from {} to {} chunks:", h.chunks, f.chunks);
+            per("exhaustive", h.exhaustive, f.exhaustive);
+            per("pruned (MaxScore)", h.pruned, f.pruned);
+        }
+        _ => failed = true,
+    }
     if query_s >= MAX_SECONDS {
         println!("FAIL: all queries took {query_s:.1} s, not under {MAX_SECONDS} s");
         failed = true;
@@ -376,6 +404,77 @@ fn main() -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// Queries timed per size by [`side_by_side`] (one thread each way).
+const SIDE_BY_SIDE_QUERIES: usize = 20_000;
+
+/// Seconds per query of each way of searching, at one corpus size.
+struct PerQuery {
+    chunks: usize,
+    exhaustive: f64,
+    pruned: f64,
+}
+
+/// The first [`SIDE_BY_SIDE_QUERIES`] queries of `corpus` for their top 10 on one thread,
+/// exhaustive (every posting of the query's terms scored into one array, every matched chunk
+/// offered to the top 10) and pruned (`Impacts::search`, MaxScore: what the stage runs), each
+/// timed alone; prints microseconds per query and the ratio. `None` (and a FAIL line) when any
+/// query's hits differ between them (ids, order or score bits).
+fn side_by_side(corpus: &Corpus) -> Option<PerQuery> {
+    use noisebench_index::bm25::analyse;
+    use noisebench_index::{Impacts, Scratch, terms};
+    let ids: Vec<String> = corpus.chunks.iter().map(|(id, _)| id.clone()).collect();
+    let texts: Vec<&str> = corpus.chunks.iter().map(|(_, t)| t.as_str()).collect();
+    let analysed = noisebench_core::parallel_map(&texts, default_threads(), |t| analyse(t));
+    let impacts = Impacts::from_analysed(ids, &analysed);
+    drop(analysed);
+    let keys: Vec<_> = corpus
+        .queries
+        .iter()
+        .take(SIDE_BY_SIDE_QUERIES)
+        .map(|(_, q)| terms(q))
+        .collect();
+    let mut scratch = Scratch::default();
+    type Search<'a> = &'a dyn Fn(&mut Scratch, &BTreeSet<String>) -> Vec<(f32, u32)>;
+    let mut time = |f: Search| {
+        let t = Instant::now();
+        let hits: Vec<_> = keys.iter().map(|q| f(&mut scratch, q)).collect();
+        (t.elapsed().as_secs_f64() / keys.len() as f64, hits)
+    };
+    let (exhaustive, want) = time(&|s, q| impacts.search_exhaustive(q, K, s));
+    let (pruned, got) = time(&|s, q| impacts.search(q, K, s));
+    println!(
+        "pruning, {} chunks, {} queries, top {K}, one thread: exhaustive {:.1} us/query, pruned {:.1} us/query: {:.1}x faster",
+        impacts.len(),
+        keys.len(),
+        exhaustive * 1e6,
+        pruned * 1e6,
+        exhaustive / pruned,
+    );
+    let same = got
+        .iter()
+        .zip(&want)
+        .filter(|(g, w)| {
+            g.len() == w.len()
+                && g.iter()
+                    .zip(w.iter())
+                    .all(|(a, b)| a.0.to_bits() == b.0.to_bits() && a.1 == b.1)
+        })
+        .count();
+    println!(
+        "  the same top {K} as exhaustive (ids, order, score bits): {same} of {}",
+        keys.len()
+    );
+    if same != keys.len() {
+        println!("FAIL: the pruned search differs from the exhaustive one");
+        return None;
+    }
+    Some(PerQuery {
+        chunks: impacts.len(),
+        exhaustive,
+        pruned,
+    })
 }
 
 /// Share of sampled queries whose top-10 ids equal `results`', printing where the first few part.
