@@ -215,7 +215,7 @@ impl Impacts {
     /// first, ties by id, as `(score, document)`. Documents matching no term are never hits.
     ///
     /// A document's score is its terms' scores added from the term with the highest maximum
-    /// down (`Impacts::search_exhaustive`, in tests, adds them in the same order, every list whole).
+    /// down ([`Impacts::search_exhaustive`] adds them in the same order, every list whole).
     /// Terms are taken in that order (MaxScore): each is added to a score array while a
     /// document matching none of the terms so far could still reach the k-th best partial
     /// score, which is a lower bound of the k-th best score (scores are positive). Once the
@@ -420,18 +420,32 @@ impl Impacts {
         lists
     }
 
-    /// [`Impacts::search`] without pruning: every list added whole, in the same order, every
-    /// document matched offered. The reference the pruned search is tested against.
-    #[cfg(test)]
-    fn search_exhaustive(&self, terms: &BTreeSet<String>, k: usize) -> Vec<(f32, u32)> {
-        let mut acc: HashMap<u32, f32> = HashMap::new();
+    /// [`Impacts::search`] without pruning: every list of the query added whole into one score
+    /// per document, in the same order as the pruned search adds them, and every document
+    /// matched offered to the top k. The reference the pruned search is tested and benchmarked
+    /// against (the same hits, scores equal bit for bit).
+    pub fn search_exhaustive(
+        &self,
+        terms: &BTreeSet<String>,
+        k: usize,
+        scratch: &mut Scratch,
+    ) -> Vec<(f32, u32)> {
+        if scratch.acc.len() != self.ids.len() {
+            scratch.acc = vec![0.0; self.ids.len()];
+        }
+        scratch.touched.clear();
         for p in self.lists(terms) {
             for (&d, &s) in p.docs.iter().zip(&p.scores) {
-                *acc.entry(d).or_default() += s;
+                let a = &mut scratch.acc[d as usize];
+                if *a == 0.0 {
+                    scratch.touched.push(d);
+                }
+                *a += s;
             }
         }
         let mut top = TopK::new(k);
-        for (d, s) in acc {
+        for &d in &scratch.touched {
+            let s = std::mem::take(&mut scratch.acc[d as usize]);
             top.offer(s, self.rank[d as usize]);
         }
         top.best
@@ -541,24 +555,39 @@ mod tests {
         }
 
         /// Pruning changes nothing: the same hits, bit for bit, as adding every list whole, on
-        /// documents with a skewed vocabulary (a few words in most of them, most in few);
-        /// neither do hints, good or bad.
+        /// documents with a skewed vocabulary (a few words in most of them, most in few), some
+        /// of them twice under another id (whole-score ties, broken by id), and k up to more
+        /// than the documents matched; neither do hints, good or bad. The exhaustive hits
+        /// themselves are every matched document while k allows, best first, ties by id.
         #[test]
         fn pruned_search_is_exhaustive_search(
             docs in proptest::collection::vec(
                 proptest::collection::vec((0u32..1000).prop_map(|x| x * x / 25_000), 1..30),
                 1..150,
             ),
+            copies in proptest::collection::vec(0usize..150, 0..20),
             queries in proptest::collection::vec(proptest::collection::vec(0u32..40, 1..9), 1..12),
-            k in 0usize..6,
+            k in prop_oneof![0usize..6, 6usize..60],
             hints in proptest::collection::vec(0u32..150, 0..8),
         ) {
             let word = |w: u32| format!("w{w}x");
+            let text = |d: &Vec<u32>| d.iter().map(|w| word(*w)).collect::<Vec<_>>().join(" ");
+            // Ids out of insertion order; the copies' ids sort before and after their originals'.
+            let mut all: Vec<(String, String)> = docs
+                .iter()
+                .enumerate()
+                .map(|(i, d)| (format!("d{:03}", (i * 37) % 151), text(d)))
+                .collect();
+            for (j, c) in copies.iter().enumerate() {
+                let (id, t) = all[c % docs.len()].clone();
+                let prefix = if j % 2 == 0 { "c" } else { "e" };
+                all.push((format!("{prefix}{j:02}{id}"), t));
+            }
             let index = Bm25::in_ram(
                 &Spec::one_text("text"),
-                docs.iter().enumerate().map(|(i, d)| Doc {
-                    id: format!("d{:03}", (i * 37) % 151),
-                    text: vec![d.iter().map(|w| word(*w)).collect::<Vec<_>>().join(" ")],
+                all.iter().map(|(id, t)| Doc {
+                    id: id.clone(),
+                    text: vec![t.clone()],
                     stored: Vec::new(),
                     time: None,
                 }),
@@ -569,7 +598,16 @@ mod tests {
             for q in &queries {
                 let qtext = q.iter().map(|w| word(*w)).collect::<Vec<_>>().join(" ");
                 let t = terms(&qtext);
-                let want = impacts.search_exhaustive(&t, k);
+                let want = impacts.search_exhaustive(&t, k, &mut scratch);
+                let matched: BTreeSet<u32> =
+                    impacts.lists(&t).iter().flat_map(|p| p.docs.iter().copied()).collect();
+                prop_assert_eq!(want.len(), k.min(matched.len()));
+                for w in want.windows(2) {
+                    prop_assert!(
+                        w[0].0 > w[1].0 || (w[0].0 == w[1].0 && impacts.id(w[0].1) < impacts.id(w[1].1)),
+                        "best first, ties by id"
+                    );
+                }
                 prop_assert_eq!(impacts.search(&t, k, &mut scratch), want.clone());
                 // Any documents as hints (matching or not): the same hits.
                 let hints: Vec<u32> = hints.iter().map(|h| h % impacts.len() as u32).collect();

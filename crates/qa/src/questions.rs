@@ -694,7 +694,12 @@ impl TypedStage for QuestionsStage {
         let (patterns, not_sampled) = sample_toward_mix(patterns, &c.target_mix, c.mix_seed);
         let triplets: Vec<Triplet> = inputs.take("triplets")?;
         let chunks: Vec<Chunk> = inputs.take("chunks")?;
-        let reports: Vec<Report> = inputs.take("reports")?;
+        let mut reports: Vec<Report> = inputs.take("reports")?;
+        // Questions read a report's title, domain and metadata only: its blocks (the whole
+        // text of every report) are let go for the rest of the stage.
+        for r in &mut reports {
+            r.blocks = Vec::new();
+        }
         let stage = ctx.stage_id.as_str();
         let mut drops = Drops::new(stage);
         let corpus = Corpus::new(&triplets, &chunks, &reports);

@@ -1,4 +1,5 @@
-//! BM25 retrieval against Python's `rank_bm25`, side by side in one run.
+//! BM25 retrieval against Python's `rank_bm25`, and the pruned search against scoring every
+//! posting, side by side in one run.
 //!
 //! `cargo bench -p noisebench-retrieval --bench retrieval` generates a RARE-sized synthetic corpus
 //! (40K chunks of 150-600 words drawn from a Zipf vocabulary with English stopwords between)
@@ -9,7 +10,14 @@
 //! seconds and queries/s of both, their ratio, and how many sampled queries got the same top-10
 //! ids (and where the others part) three times: against stock BM25Okapi, against it with
 //! Lucene's idf (tantivy's), and with tantivy's one-byte document lengths too, so each cause of
-//! difference is measured apart. Exits non-zero when all queries take 60 s or more, the ratio
+//! difference is measured apart. Before the Python side, it times every query of half the
+//! corpus the same way (the stage's search, half to whole: its growth per doubling), then the
+//! first 20,000 queries on one thread at half the corpus and at the whole (three rounds in turn,
+//! the fastest kept), exhaustive (every posting of each query's terms scored) and pruned
+//! (MaxScore, what the stage runs); it prints microseconds per query, the ratio, and each one's
+//! growth from the half to the whole (per query, and for a run whose queries double with the
+//! chunks), and checks that both give every query the same top 10, bit for bit. Exits non-zero
+//! when the two differ, when all queries take 60 s or more, the queries/s ratio to `rank_bm25`
 //! is under 50x, or under 95% of sampled queries agree with the aligned run.
 //!
 //! `NOISEBENCH_PYTHON` names the interpreter (default: `.venv-bench/bin/python3` at the
@@ -19,7 +27,7 @@
 //! that cannot run fails the bench unless `NOISEBENCH_BENCH_SKIP_BASELINE=1` asks to skip it.
 //! Plain `main` with `std::time`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -268,6 +276,53 @@ fn main() -> ExitCode {
         probe.len()
     );
     let mut failed = false;
+    // Pruned against exhaustive, at half the size and at this size.
+    let half_corpus = generate(scale / 2.0);
+    // The stage's whole search at half the size: every query, every core.
+    let half_index = Bm25Chunks::build(
+        half_corpus
+            .chunks
+            .iter()
+            .map(|(id, text)| (id.as_str(), text.as_str())),
+    )
+    .expect("index");
+    let half_texts: Vec<&str> = half_corpus
+        .queries
+        .iter()
+        .map(|(_, q)| q.as_str())
+        .collect();
+    let t = Instant::now();
+    let _ = half_index.search_all(&half_texts, &[], K, threads, &|| {});
+    let half_s = t.elapsed().as_secs_f64();
+    drop(half_index);
+    println!(
+        "  at half the size ({} chunks, {} queries): {half_s:.1} s; {:.2}x from half to whole",
+        half_corpus.chunks.len(),
+        half_texts.len(),
+        query_s / half_s
+    );
+    let half = Prepared::new(&half_corpus);
+    drop(half_texts);
+    drop(half_corpus);
+    let full = Prepared::new(&corpus);
+    match side_by_side(&[half, full]) {
+        Some(sizes) => {
+            let (h, f) = (&sizes[0], &sizes[1]);
+            // Per doubling of chunks and queries together: twice the queries, each costing
+            // its per-query growth.
+            let per = |name: &str, a: f64, b: f64| {
+                println!(
+                    "  {name}: per query {:.2}x, whole run (queries doubled too) {:.2}x per doubling",
+                    b / a,
+                    2.0 * b / a
+                )
+            };
+            println!("growth from {} to {} chunks:", h.chunks, f.chunks);
+            per("exhaustive", h.exhaustive, f.exhaustive);
+            per("pruned (MaxScore)", h.pruned, f.pruned);
+        }
+        None => failed = true,
+    }
     if query_s >= MAX_SECONDS {
         println!("FAIL: all queries took {query_s:.1} s, not under {MAX_SECONDS} s");
         failed = true;
@@ -376,6 +431,112 @@ fn main() -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// Queries timed per size by [`side_by_side`] (one thread each way).
+const SIDE_BY_SIDE_QUERIES: usize = 20_000;
+
+/// Rounds of [`side_by_side`]: the sizes and ways take turns, the fastest round of each kept
+/// (the machine is shared).
+const ROUNDS: usize = 3;
+
+/// One corpus's scored postings and its first [`SIDE_BY_SIDE_QUERIES`] queries' terms.
+struct Prepared {
+    impacts: noisebench_index::Impacts,
+    keys: Vec<BTreeSet<String>>,
+}
+
+impl Prepared {
+    fn new(corpus: &Corpus) -> Self {
+        use noisebench_index::bm25::analyse;
+        use noisebench_index::{Impacts, terms};
+        let ids: Vec<String> = corpus.chunks.iter().map(|(id, _)| id.clone()).collect();
+        let texts: Vec<&str> = corpus.chunks.iter().map(|(_, t)| t.as_str()).collect();
+        let analysed = noisebench_core::parallel_map(&texts, default_threads(), |t| analyse(t));
+        let impacts = Impacts::from_analysed(ids, &analysed);
+        let keys = corpus
+            .queries
+            .iter()
+            .take(SIDE_BY_SIDE_QUERIES)
+            .map(|(_, q)| terms(q))
+            .collect();
+        Prepared { impacts, keys }
+    }
+}
+
+/// Seconds per query of each way of searching, at one corpus size.
+struct PerQuery {
+    chunks: usize,
+    exhaustive: f64,
+    pruned: f64,
+}
+
+/// Each size's queries for their top 10 on one thread, exhaustive (every posting of the
+/// query's terms scored into one array, every matched chunk offered to the top 10) and pruned
+/// (`Impacts::search`, MaxScore: what the stage runs), [`ROUNDS`] times in turn, the fastest of
+/// each kept; prints microseconds per query and the ratio. `None` (and a FAIL line) when any
+/// query's hits differ between them (ids, order or score bits).
+fn side_by_side(sizes: &[Prepared]) -> Option<Vec<PerQuery>> {
+    use noisebench_index::Scratch;
+    let mut scratch = Scratch::default();
+    let mut best = vec![(f64::INFINITY, f64::INFINITY); sizes.len()];
+    let mut ok = true;
+    for _ in 0..ROUNDS {
+        for (p, best) in sizes.iter().zip(best.iter_mut()) {
+            let t = Instant::now();
+            let want: Vec<_> = p
+                .keys
+                .iter()
+                .map(|q| p.impacts.search_exhaustive(q, K, &mut scratch))
+                .collect();
+            let exhaustive = t.elapsed().as_secs_f64() / p.keys.len() as f64;
+            let t = Instant::now();
+            let got: Vec<_> = p
+                .keys
+                .iter()
+                .map(|q| p.impacts.search(q, K, &mut scratch))
+                .collect();
+            let pruned = t.elapsed().as_secs_f64() / p.keys.len() as f64;
+            *best = (best.0.min(exhaustive), best.1.min(pruned));
+            let same = got
+                .iter()
+                .zip(&want)
+                .filter(|(g, w)| {
+                    g.len() == w.len()
+                        && g.iter()
+                            .zip(w.iter())
+                            .all(|(a, b)| a.0.to_bits() == b.0.to_bits() && a.1 == b.1)
+                })
+                .count();
+            ok &= same == p.keys.len();
+        }
+    }
+    for (p, (exhaustive, pruned)) in sizes.iter().zip(&best) {
+        println!(
+            "pruning, {} chunks, {} queries, top {K}, one thread (fastest of {ROUNDS}): exhaustive {:.1} us/query, pruned {:.1} us/query: {:.1}x faster",
+            p.impacts.len(),
+            p.keys.len(),
+            exhaustive * 1e6,
+            pruned * 1e6,
+            exhaustive / pruned,
+        );
+    }
+    if !ok {
+        println!("FAIL: the pruned search differs from the exhaustive one");
+        return None;
+    }
+    println!("  the same top {K} as exhaustive for every query (ids, order, score bits)");
+    Some(
+        sizes
+            .iter()
+            .zip(best)
+            .map(|(p, (exhaustive, pruned))| PerQuery {
+                chunks: p.impacts.len(),
+                exhaustive,
+                pruned,
+            })
+            .collect(),
+    )
 }
 
 /// Share of sampled queries whose top-10 ids equal `results`', printing where the first few part.

@@ -61,6 +61,16 @@ impl Bm25Chunks {
         Ok(self.scored(hits))
     }
 
+    /// [`Bm25Chunks::search`] without pruning: every posting of the query's terms scored
+    /// ([`Impacts::search_exhaustive`]). The same hits, bit for bit; the reference the pruned
+    /// search is tested and benchmarked against.
+    pub fn search_exhaustive(&self, text: &str, k: usize) -> Vec<Scored> {
+        let hits = self
+            .impacts
+            .search_exhaustive(&terms(text), k, &mut Scratch::default());
+        self.scored(hits)
+    }
+
     /// [`Bm25Chunks::search`] for many queries on `threads` threads; results in input order.
     /// Queries with the same analysed terms (a reordering, a changed stopword or punctuation)
     /// are searched once: a BM25 query is the set of its terms. `families` (one number per
