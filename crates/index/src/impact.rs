@@ -241,6 +241,57 @@ impl Impacts {
         scratch: &mut Scratch,
         hints: &[u32],
     ) -> Vec<(f32, u32)> {
+        self.search_above(terms, k, scratch, hints, f64::NEG_INFINITY)
+    }
+
+    /// The place (1-based) of the best of `docs` among [`Impacts::search`]'s `k` hits for
+    /// `terms`, if one of them is there. Faster than searching: the best document's score is
+    /// worked out first, and only documents that could reach it are followed.
+    pub fn place_of(
+        &self,
+        terms: &BTreeSet<String>,
+        docs: &[u32],
+        k: usize,
+        scratch: &mut Scratch,
+    ) -> Option<usize> {
+        let lists = self.lists(terms);
+        // Each document's whole score, added in list order as the search adds it (so exactly
+        // its score there); a document matching no term is no hit.
+        let best = docs
+            .iter()
+            .filter_map(|&d| {
+                let mut score = 0f32;
+                let mut matched = false;
+                for p in &lists {
+                    if let Some(x) = p.score_from(d, &mut 0) {
+                        score += x;
+                        matched = true;
+                    }
+                }
+                matched.then_some((score, d))
+            })
+            .max_by(|a, b| {
+                a.0.total_cmp(&b.0)
+                    .then(self.rank[b.1 as usize].cmp(&self.rank[a.1 as usize]))
+            })?;
+        // Every document ranked before the best one scores at least as much, so a search that
+        // follows only documents that could reach its score still holds them all.
+        self.search_above(terms, k, scratch, &[], f64::from(best.0))
+            .iter()
+            .position(|&(_, d)| d == best.1)
+            .map(|p| p + 1)
+    }
+
+    /// [`Impacts::search_hinted`], following only documents that could score at least `floor`:
+    /// a prefix of its hits that holds every hit scoring `floor` or more.
+    fn search_above(
+        &self,
+        terms: &BTreeSet<String>,
+        k: usize,
+        scratch: &mut Scratch,
+        hints: &[u32],
+        floor: f64,
+    ) -> Vec<(f32, u32)> {
         if k == 0 {
             return Vec::new();
         }
@@ -259,7 +310,7 @@ impl Impacts {
         // of n such steps (twice over) covers every sum here.
         let steps = (lists.len() + 1) as f64;
         let margin = |theta: f64| 2.0 * steps * f64::from(f32::EPSILON) * theta.abs().max(1.0);
-        let mut theta = self.seed_theta(&lists, k, hints);
+        let mut theta = self.seed_theta(&lists, k, hints).max(floor);
         let mut open = 0;
         while open < lists.len() && rest[open] >= theta - margin(theta) {
             let p = lists[open];
@@ -293,7 +344,8 @@ impl Impacts {
                 theta = f64::from(kth_largest(
                     scratch.touched.iter().map(|&d| scratch.acc[d as usize]),
                     k,
-                ));
+                ))
+                .max(floor);
             }
         }
         let mut top = TopK::new(k);
@@ -614,7 +666,14 @@ mod tests {
                 prop_assert_eq!(impacts.search_hinted(&t, k, &mut scratch, &hints), want.clone());
                 // The hits themselves as hints (a family's earlier query): the same hits.
                 let own: Vec<u32> = want.iter().map(|(_, d)| *d).collect();
-                prop_assert_eq!(impacts.search_hinted(&t, k, &mut scratch, &own), want);
+                prop_assert_eq!(impacts.search_hinted(&t, k, &mut scratch, &own), want.clone());
+                // The place of the best of a few documents (the hints) is where the search
+                // puts the first of them.
+                let place = want
+                    .iter()
+                    .position(|(_, d)| hints.contains(d))
+                    .map(|p| p + 1);
+                prop_assert_eq!(impacts.place_of(&t, &hints, k, &mut scratch), place);
             }
             prop_assert!(scratch.acc.iter().all(|a| *a == 0.0));
         }

@@ -10,10 +10,6 @@ use noisebench_index::bm25::analyse_only;
 use noisebench_index::{Impacts, Scratch, terms};
 use serde::{Deserialize, Serialize};
 
-/// How deep the first search of a question looks (the rest only when its gold chunk is not
-/// there).
-const SHALLOW: usize = 10;
-
 /// Where the gold chunks rank, in one stratum (a question kind, or all).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RankStratum {
@@ -42,13 +38,6 @@ pub struct Shortcut {
     pub all: RankStratum,
     /// By question kind.
     pub kinds: BTreeMap<String, RankStratum>,
-}
-
-/// The rank (1-based) of the best of `gold` among `hits`, if there.
-fn rank_of(hits: &[(f32, u32)], gold: &HashSet<u32>) -> Option<usize> {
-    hits.iter()
-        .position(|(_, d)| gold.contains(d))
-        .map(|p| p + 1)
 }
 
 fn stratum(ranks: &[Option<usize>]) -> RankStratum {
@@ -110,20 +99,14 @@ pub fn lexical_shortcut(
         default_threads(),
         Scratch::default,
         |scratch, (q, terms)| {
-            let gold: HashSet<u32> = q
+            let gold: Vec<u32> = q
                 .answer_chunk_ids
                 .iter()
                 .filter_map(|id| position.get(id.as_str()).copied())
                 .collect();
-            // Most gold chunks rank near the top: a search of the first few prunes far more than
-            // one of `depth` (its k-th best score is higher), and its hits are the deeper search's
-            // first ones (ties by id), so the rank is the same.
-            let shallow = depth.min(SHALLOW);
-            rank_of(&impacts.search(terms, shallow, scratch), &gold).or_else(|| {
-                (depth > shallow)
-                    .then(|| rank_of(&impacts.search(terms, depth, scratch), &gold))
-                    .flatten()
-            })
+            // The place the search would give the gold chunk, found by following only the
+            // chunks that could outscore it.
+            impacts.place_of(terms, &gold, depth, scratch)
         },
     );
     let mut by_kind: BTreeMap<String, Vec<Option<usize>>> = BTreeMap::new();
@@ -194,7 +177,7 @@ mod tests {
     }
 
     #[test]
-    fn a_gold_chunk_below_the_first_search_is_found_by_the_deeper_one() {
+    fn a_gold_chunk_below_the_tenth_place_is_found_as_deep_as_asked() {
         // Fourteen chunks say "copper" more often than the gold chunk, and so outrank it; the
         // rest say it less, or not at all.
         let mut chunks: Vec<Chunk> = (0..14)
@@ -225,10 +208,10 @@ mod tests {
             .position(|(_, d)| impacts.id(*d) == "gold")
             .unwrap()
             + 1;
-        assert!(rank > SHALLOW, "the gold chunk ranks {rank}");
+        assert!(rank > 10, "the gold chunk ranks {rank}");
         assert_eq!(deep.all.median_rank, Some(rank));
         assert_eq!(deep.all.deeper, 1);
-        let shallow = lexical_shortcut(std::slice::from_ref(&q), &chunks, SHALLOW).unwrap();
+        let shallow = lexical_shortcut(std::slice::from_ref(&q), &chunks, 10).unwrap();
         assert_eq!(shallow.all.not_found, 1);
     }
 }
