@@ -103,7 +103,8 @@ fn on_site(host: &str, site: &str) -> bool {
 impl TypedStage for SearchStage {
     type Config = SearchConfig;
     const KIND: &'static str = "search";
-    const VERSION: u32 = 1;
+    // 2: `search_hits` has `corpus_id` and `text` (set by the `corpus` backend).
+    const VERSION: u32 = 2;
 
     fn inputs(&self) -> Vec<InputSpec> {
         vec![InputSpec::required("queries", TableKind::Queries)]
@@ -249,9 +250,13 @@ impl TypedStage for SearchStage {
                         drops.add(hit_item, "missing_url", "the result has no URL");
                         continue;
                     };
+                    // A corpus document's address is `corpus://<name>/<id>`.
+                    let local = h.corpus_id.is_some() && h.text.is_some();
                     let host = match url::Url::parse(&url) {
                         Ok(u)
-                            if matches!(u.scheme(), "http" | "https") && u.host_str().is_some() =>
+                            if (matches!(u.scheme(), "http" | "https")
+                                || (local && u.scheme() == "corpus"))
+                                && u.host_str().is_some() =>
                         {
                             u.host_str().unwrap_or_default().to_string()
                         }
@@ -293,6 +298,8 @@ impl TypedStage for SearchStage {
                         title: h.title,
                         snippet: h.snippet,
                         published: h.published,
+                        corpus_id: h.corpus_id,
+                        text: h.text,
                     });
                 }
             }

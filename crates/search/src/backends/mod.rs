@@ -8,6 +8,7 @@
 pub mod api;
 pub mod brave;
 mod config;
+pub mod corpus;
 pub mod fixture;
 pub mod google;
 #[cfg(test)]
@@ -40,6 +41,10 @@ pub struct RawHit {
     pub title: Option<String>,
     pub snippet: Option<String>,
     pub published: Option<String>,
+    /// A document of a local corpus: its id there (the `corpus` backend).
+    pub corpus_id: Option<String>,
+    /// A document of a local corpus: its whole text, so it is never fetched.
+    pub text: Option<String>,
 }
 
 /// A parsed answer: hits in rank order, and how many results lacked each field.

@@ -3,6 +3,7 @@
 
 mod common;
 
+mod corpus;
 mod counter;
 mod dump;
 mod hostile;
