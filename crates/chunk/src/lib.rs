@@ -3,7 +3,8 @@
 //! blocks with domain metadata, and `chunks` cuts them into retrieval-sized chunks counted in
 //! cl100k tokens, never splitting a table or a paragraph that fits, keeping captions and
 //! footnotes with their table and section titles with their first chunk (RARE, section 3.1 and
-//! Appendix A).
+//! Appendix A). `chunks-import` starts the track from a user's own chunk table instead, keeping
+//! the user's chunk and document ids.
 //!
 //! What this crate is not: it fetches nothing itself (an EDGAR source fetches through the run's
 //! `noisebench-web` `Web`), calls no LLM and writes no tables; the pipeline
@@ -20,6 +21,7 @@ pub mod fidelity;
 #[doc(hidden)]
 pub mod flat_table;
 mod html;
+mod import;
 mod markdown;
 mod mineru;
 mod preset;
@@ -34,6 +36,10 @@ pub use chunker::{ChunkConfig, Chunker, ReportChunk, block_text, chunk_report};
 pub use chunks::{ChunksConfig, ChunksStage, chunk_reports};
 pub use edgar::read_filing;
 pub use html::html_blocks;
+pub use import::{
+    ChunkColumns, ChunksImportConfig, ChunksImportStage, ImportError, ImportedChunk, import_chunks,
+    read_chunk_table,
+};
 pub use markdown::markdown_blocks;
 pub use mineru::mineru_blocks;
 /// The token counter the chunker measures with (exact cl100k counts), from `noisebench-text`.
