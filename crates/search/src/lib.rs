@@ -6,8 +6,8 @@
 //!   draft verdict (CounterRefine 3.3); its LLM tasks are in `query_tasks`.
 //! - [`SearchStage`] (`search`): every query through the configured [`backends`]: Google
 //!   Programmable Search, Brave, SearxNG, Reddit's API, a local Reddit dump indexed for BM25 with
-//!   `noisebench-index`, the user's own corpus (files or a folder) indexed the same way, and
-//!   recorded fixtures. Site restriction, top k, date window.
+//!   `noisebench-index`, the user's own corpus (files or a folder) indexed the same way, the
+//!   user's own retriever's run over that corpus, and recorded fixtures. Site restriction, top k, date window.
 //! - [`DocumentsStage`] (`documents`): each distinct hit fetched once through `noisebench-web`,
 //!   Reddit posts from their JSON, other pages through a readability extractor, canonical URLs,
 //!   duplicates merged, claim-document links, source types, and passages of at most 256 words.
@@ -38,6 +38,7 @@ pub use backends::fixture::FixtureConfig;
 pub use backends::google::GoogleConfig;
 pub use backends::reddit_api::RedditApiConfig;
 pub use backends::reddit_dump::RedditDumpConfig;
+pub use backends::run::RunConfig;
 pub use backends::searxng::SearxngConfig;
 pub use documents::{DocumentsConfig, DocumentsStage};
 pub use extract::extract_html;

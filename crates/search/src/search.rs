@@ -100,6 +100,19 @@ fn on_site(host: &str, site: &str) -> bool {
     host == site || host.ends_with(&format!(".{site}"))
 }
 
+/// What a backend left out of its answer (drops) or kept altered (failures), under the query's
+/// item (`<query id>:<backend>:<doc id>`).
+fn record_notes(drops: &mut Drops, item: &str, notes: &[crate::backends::HitNote]) {
+    for note in notes {
+        let at = format!("{item}:{}", note.at);
+        if note.kept {
+            drops.add_failure(at, note.code, note.detail.clone());
+        } else {
+            drops.add(at, note.code, note.detail.clone());
+        }
+    }
+}
+
 impl TypedStage for SearchStage {
     type Config = SearchConfig;
     const KIND: &'static str = "search";
@@ -216,6 +229,7 @@ impl TypedStage for SearchStage {
                 bar.inc(1);
                 let item = format!("{}:{name}", q.id);
                 let request = SearchRequest {
+                    query_id: q.id.clone(),
                     text: q.text.clone(),
                     site: resolved.site.clone(),
                     top_k: resolved.top_k,
@@ -229,6 +243,7 @@ impl TypedStage for SearchStage {
                         continue;
                     }
                 };
+                record_notes(&mut drops, &item, &parsed.notes);
                 for (field, n) in &parsed.missing {
                     *missing
                         .entry((name.to_string(), field.clone()))

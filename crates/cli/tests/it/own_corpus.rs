@@ -1,12 +1,13 @@
 //! docs/own-corpus.md followed end to end: the shipped `own-corpus` pipeline builds both tracks
 //! offline from a local corpus and a user's chunk table, the documents keep their corpus ids, the
-//! RARE export cites the user's chunk ids, and a changed document reruns the claims track only.
+//! RARE export cites the user's chunk ids, a changed document reruns the claims track only, and
+//! the user's retriever's run chooses documents, its losses counted with their reasons.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use noisebench_cli::{Workspace, build_snapshot};
-use noisebench_core::{Chunk, Document, NoProgress};
+use noisebench_core::{Chunk, Document, NoProgress, Query};
 use noisebench_pipeline::table_io;
 use noisebench_snapshot::{PublishOptions, PublishOutcome};
 use noisebench_testkit::checkout;
@@ -157,4 +158,53 @@ fn own_corpus_builds_both_tracks_offline_with_the_users_ids() {
         .unwrap()
         .count();
     assert_eq!(indexes, 2, "one index per corpus content");
+
+    // 6. The user's retriever: a run over the queries (here every document for every query, in
+    // reverse name order), which names one document the corpus lacks and leaves a query out.
+    let queries: Vec<Query> =
+        table_io::read_rows(&root.join("work/own-corpus/queries/queries.parquet")).unwrap();
+    assert_eq!(queries.len(), 15);
+    let mut names: Vec<String> = std::fs::read_dir(&corpus)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names.reverse();
+    let mut run = String::new();
+    for q in &queries[1..] {
+        for (i, name) in names.iter().enumerate() {
+            run.push_str(&format!("{} Q0 {name} {} {} mine\n", q.id, i + 1, 10 - i));
+        }
+    }
+    run.push_str(&format!("{} Q0 gone.html 2 9.5 mine\n", queries[1].id));
+    std::fs::write(root.join("fixtures/own-corpus/mine.run"), run).unwrap();
+    let pipeline = root.join("pipelines/own-corpus.toml");
+    let mut text = std::fs::read_to_string(&pipeline).unwrap();
+    text = text.replace(
+        "name = \"own-corpus\"\n\n",
+        "name = \"own-corpus\"\n[[stages.search.config.backends]]\ntype = \"run\"\n\
+         path = \"fixtures/own-corpus/mine.run\"\ncorpus = \"fixtures/own-corpus/documents\"\n\
+         name = \"own-corpus\"\n\n",
+    );
+    assert!(text.contains("type = \"run\""));
+    std::fs::write(&pipeline, text).unwrap();
+    let with_run = build_snapshot(&ws, "own-corpus", false, &PublishOptions::default()).unwrap();
+    let search = with_run
+        .run
+        .summary
+        .iter()
+        .find(|s| s.id == "search")
+        .unwrap();
+    assert_eq!(search.status, "ran");
+    assert_eq!(search.drop_reasons.get("not_in_run"), Some(&1));
+    assert_eq!(search.drop_reasons.get("unknown_doc_id"), Some(&1));
+    let snapshot = published(&with_run);
+    let documents: Vec<Document> =
+        table_io::read_rows(&snapshot.join("data/documents.parquet")).unwrap();
+    let found: BTreeSet<&str> = documents
+        .iter()
+        .filter_map(|d| d.corpus_id.as_deref())
+        .collect();
+    let all: BTreeSet<&str> = names.iter().map(String::as_str).collect();
+    assert_eq!(found, all, "the run brought every document of the corpus");
 }

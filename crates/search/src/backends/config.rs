@@ -18,6 +18,7 @@ use super::fixture::{Fixture, FixtureConfig};
 use super::google::{Google, GoogleConfig};
 use super::reddit_api::{RedditApi, RedditApiConfig};
 use super::reddit_dump::{DumpIndex, RedditDump, RedditDumpConfig};
+use super::run::{Run, RunConfig};
 use super::searxng::{Searxng, SearxngConfig};
 
 /// One backend of the `search` stage; `type` picks it.
@@ -38,6 +39,9 @@ pub enum BackendConfig {
     /// Markdown and text files), indexed once per content with BM25 (no network); hits carry
     /// their text, so the documents stage fetches nothing.
     Corpus(CorpusConfig),
+    /// The user's own retriever: its run (a TREC run file or a Parquet of query id, doc id, rank
+    /// and score) over the user's corpus chooses each query's documents.
+    Run(RunConfig),
     /// Recorded answers under `fixtures/search/` (tests and the demo; no network).
     Fixture(FixtureConfig),
 }
@@ -60,6 +64,7 @@ impl BackendConfig {
             BackendConfig::Reddit(_) => "reddit",
             BackendConfig::RedditDump(_) => "reddit-dump",
             BackendConfig::Corpus(_) => "corpus",
+            BackendConfig::Run(_) => "run",
             BackendConfig::Fixture(_) => "fixture",
         }
     }
@@ -106,6 +111,14 @@ impl BackendConfig {
                 .map_err(|e| StageError::Other(format!("{field}: {e}")))?;
                 Box::new(Corpus::new(index, c))
             }
+            BackendConfig::Run(c) => Box::new(
+                Run::load(
+                    &resolve_path(root, &c.path),
+                    &resolve_path(root, &c.corpus),
+                    c,
+                )
+                .map_err(|e| StageError::Other(format!("{field}: {e}")))?,
+            ),
         })
     }
 
@@ -159,17 +172,31 @@ impl BackendConfig {
                     .and_then(|_| super::corpus::corpus_files(&path))
                     .map_err(|e| ConfigError::new(f("path"), e.to_string()))?;
             }
+            BackendConfig::Run(c) => {
+                check_name(&c.name).map_err(|m| ConfigError::new(f("name"), m))?;
+                if !resolve_path(root, &c.path).is_file() {
+                    return Err(ConfigError::new(
+                        f("path"),
+                        format!("{} does not exist", c.path.display()),
+                    ));
+                }
+                let corpus = resolve_path(root, &c.corpus);
+                super::corpus::CorpusFormat::of(&corpus)
+                    .and_then(|_| super::corpus::corpus_files(&corpus))
+                    .map_err(|e| ConfigError::new(f("corpus"), e.to_string()))?;
+            }
         }
         Ok(())
     }
 
     /// Whether the backend answers differently over time: the APIs do, a dump and recorded
-    /// answers and a corpus do not, and SearxNG does unless the web layer (`web_mode`) replays.
+    /// answers, a corpus and a run do not, and SearxNG does unless the web layer (`web_mode`) replays.
     pub(crate) fn reads_live_sources(&self, web_mode: Mode) -> bool {
         match self {
-            BackendConfig::RedditDump(_) | BackendConfig::Corpus(_) | BackendConfig::Fixture(_) => {
-                false
-            }
+            BackendConfig::RedditDump(_)
+            | BackendConfig::Corpus(_)
+            | BackendConfig::Run(_)
+            | BackendConfig::Fixture(_) => false,
             BackendConfig::Searxng(_) => web_mode == Mode::Live,
             _ => true,
         }
@@ -181,6 +208,12 @@ impl BackendConfig {
             BackendConfig::RedditDump(d) => vec![resolve_path(root, &d.path)],
             BackendConfig::Corpus(c) => {
                 super::corpus::corpus_files(&resolve_path(root, &c.path)).unwrap_or_default()
+            }
+            BackendConfig::Run(c) => {
+                let mut files =
+                    super::corpus::corpus_files(&resolve_path(root, &c.corpus)).unwrap_or_default();
+                files.push(resolve_path(root, &c.path));
+                files
             }
             BackendConfig::Fixture(d) => Fixture::load(&resolve_path(root, &d.dir))
                 .map(|f| f.files())

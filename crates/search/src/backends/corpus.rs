@@ -86,7 +86,7 @@ impl Default for CorpusColumns {
     }
 }
 
-fn default_name() -> String {
+pub(crate) fn default_name() -> String {
     "corpus".into()
 }
 fn default_title_boost() -> f32 {
@@ -278,7 +278,7 @@ pub fn read_corpus(path: &Path, columns: &CorpusColumns) -> Result<Vec<CorpusDoc
 }
 
 /// A row's fields as text (a JSON string as is, a number as written; null or absent: missing).
-type Fields = BTreeMap<String, String>;
+pub(crate) type Fields = BTreeMap<String, String>;
 
 fn to_doc(fields: &Fields, columns: &CorpusColumns) -> Result<CorpusDoc, String> {
     let get = |name: &str| fields.get(name).map(|v| v.trim()).filter(|v| !v.is_empty());
@@ -345,7 +345,7 @@ fn jsonl_rows(path: &Path) -> Result<Vec<(u64, Fields)>, CorpusError> {
 /// Parquet, row by row (the `parquet` crate's record reader: no Arrow, no polars), each row
 /// numbered from 1 as its "line". Strings as they are, binary as UTF-8, dates as `YYYY-MM-DD`,
 /// other values as the reader writes them; nulls are missing.
-fn parquet_rows(path: &Path) -> Result<Vec<(u64, Fields)>, CorpusError> {
+pub(crate) fn parquet_rows(path: &Path) -> Result<Vec<(u64, Fields)>, CorpusError> {
     use parquet::file::reader::SerializedFileReader;
     use parquet::record::Field;
     let file = std::fs::File::open(path).map_err(io_err(path))?;

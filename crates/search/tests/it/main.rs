@@ -9,6 +9,7 @@ mod dump;
 mod hostile;
 mod live;
 mod offline;
+mod run;
 mod sense;
 mod servers;
 mod site_and_dates;
