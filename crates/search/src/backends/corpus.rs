@@ -285,6 +285,7 @@ fn to_doc(fields: &Fields, columns: &CorpusColumns) -> Result<CorpusDoc, String>
     let id = get(&columns.id)
         .ok_or_else(|| format!("no `{}` (the document's id)", columns.id))?
         .to_string();
+    check_id(&id)?;
     let text = fields
         .get(&columns.text)
         .map(|t| tidy_text(t))
@@ -485,18 +486,28 @@ fn read_folder(root: &Path) -> Result<Vec<CorpusDoc>, CorpusError> {
 }
 
 /// A corpus document's address: `corpus://<name>/<id>`, the id percent-encoded as one path
-/// segment.
+/// segment: every byte but ASCII letters, digits, `-`, `_`, `~` and `.`, so distinct ids give
+/// distinct addresses and a URL parser keeps them as they are (the readers refuse an empty id and
+/// one of dots alone, which a URL resolves away). Hand-written: `url`'s path-segment encoding
+/// leaves `%` alone, so `a b` and `a%20b` would share an address.
 pub fn corpus_url(name: &str, id: &str) -> String {
-    match url::Url::parse(&format!("corpus://{name}/")) {
-        Ok(mut u) => {
-            if let Ok(mut segments) = u.path_segments_mut() {
-                segments.pop().push(id);
-            }
-            u.to_string()
+    let mut encoded = String::with_capacity(id.len());
+    for b in id.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'~' | b'.') {
+            encoded.push(char::from(b));
+        } else {
+            encoded.push_str(&format!("%{b:02X}"));
         }
-        // `check_name` refuses a name that is no host before any document is read.
-        Err(_) => format!("corpus://{name}/{id}"),
     }
+    format!("corpus://{name}/{encoded}")
+}
+
+/// Whether `id` can be a document's id: not empty, not dots alone.
+fn check_id(id: &str) -> Result<(), String> {
+    if id.is_empty() || id.bytes().all(|b| b == b'.') {
+        return Err(format!("the id `{id}` is no address (empty or dots alone)"));
+    }
+    Ok(())
 }
 
 /// Whether `name` can be a corpus's name (the host of its addresses).
@@ -712,6 +723,23 @@ impl Backend for Corpus {
 mod tests {
     use super::*;
 
+    proptest::proptest! {
+        /// Distinct ids, distinct addresses; each parses as a URL unchanged, on the corpus's
+        /// host, one path segment.
+        #[test]
+        fn addresses_are_distinct_urls(a in "\\PC{1,12}", b in "[a%. /]{1,6}") {
+            proptest::prop_assume!(check_id(&a).is_ok() && check_id(&b).is_ok());
+            let (ua, ub) = (corpus_url("docs", &a), corpus_url("docs", &b));
+            proptest::prop_assert_eq!(ua == ub, a == b);
+            for u in [&ua, &ub] {
+                let parsed = url::Url::parse(u).unwrap();
+                proptest::prop_assert_eq!(parsed.as_str(), u.as_str());
+                proptest::prop_assert_eq!(parsed.host_str(), Some("docs"));
+                proptest::prop_assert_eq!(parsed.path_segments().map(|s| s.count()), Some(1));
+            }
+        }
+    }
+
     #[test]
     fn addresses_encode_the_id_as_one_segment() {
         assert_eq!(corpus_url("docs", "a/b c.md"), "corpus://docs/a%2Fb%20c.md");
@@ -755,6 +783,11 @@ mod tests {
             to_doc(&f(&[("id", "1"), ("text", "  ")]), &cols)
                 .unwrap_err()
                 .contains("`text`")
+        );
+        assert!(
+            to_doc(&f(&[("id", ".."), ("text", "x")]), &cols)
+                .unwrap_err()
+                .contains("dots alone")
         );
     }
 }
