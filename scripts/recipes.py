@@ -421,6 +421,7 @@ pub fn parse(body: &str) -> Result<Parsed, SearchFailure> {{
             title: text_of(r.get("name")),
             snippet: text_of(r.get("text")),
             published: None,
+            ..RawHit::default()
         }})
         .collect();
     Ok(Parsed::from_hits(hits))

@@ -3,7 +3,8 @@
 //! blocks with domain metadata, and `chunks` cuts them into retrieval-sized chunks counted in
 //! cl100k tokens, never splitting a table or a paragraph that fits, keeping captions and
 //! footnotes with their table and section titles with their first chunk (RARE, section 3.1 and
-//! Appendix A).
+//! Appendix A). `chunks-import` starts the track from a user's own chunk table instead, keeping
+//! the user's chunk and document ids.
 //!
 //! What this crate is not: it fetches nothing itself (an EDGAR source fetches through the run's
 //! `noisebench-web` `Web`), calls no LLM and writes no tables; the pipeline
@@ -12,7 +13,10 @@
 //!
 //! # Modules
 //!
-//! The report track's first half, two stages. `reports.rs` (`ReportsStage::new(web)`, `ingest`)
+//! The report track's first half, three stages. `import.rs` (`ChunksImportStage`,
+//! `chunks-import`): the user's own chunk table (JSON Lines, or Parquet through the `parquet`
+//! crate's row reader) as `chunks` and `reports` rows, ids kept, a malformed row an error naming
+//! file and line. `reports.rs` (`ReportsStage::new(web)`, `ingest`)
 //! reads reports from files, or from EDGAR through `reports/edgar_live.rs` (the SEC's submissions
 //! JSON and each filing's primary document, fetched through the run's `Web` at most 10 requests per
 //! second with the configured User-Agent, amendments by rule, the 10-K family's forms taken or
@@ -51,6 +55,7 @@ pub mod fidelity;
 #[doc(hidden)]
 pub mod flat_table;
 mod html;
+mod import;
 mod markdown;
 mod mineru;
 mod preset;
@@ -65,6 +70,10 @@ pub use chunker::{ChunkConfig, Chunker, ReportChunk, block_text, chunk_report};
 pub use chunks::{ChunksConfig, ChunksStage, chunk_reports};
 pub use edgar::read_filing;
 pub use html::html_blocks;
+pub use import::{
+    ChunkColumns, ChunksImportConfig, ChunksImportStage, ImportError, ImportedChunk, import_chunks,
+    read_chunk_table,
+};
 pub use markdown::markdown_blocks;
 pub use mineru::mineru_blocks;
 /// The token counter the chunker measures with (exact cl100k counts), from `noisebench-text`.

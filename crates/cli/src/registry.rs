@@ -32,6 +32,7 @@ pub fn registry(layers: &Layers) -> Registry {
             layers.web.clone(),
         )))
         .register(Arc::new(noisebench_chunk::ChunksStage))
+        .register(Arc::new(noisebench_chunk::ChunksImportStage))
         .register(Arc::new(noisebench_kg::TripletsStage::new(
             layers.llm.clone(),
         )))

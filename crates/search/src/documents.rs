@@ -6,7 +6,9 @@
 //! removed bodies are kept and flagged. Other pages go through the readability extractor
 //! ([`crate::extract`]). Hits resolve to canonical URLs ([`crate::canonical`]); documents with the
 //! same normalised title and text are merged into the first one, and every hit of a claim is kept
-//! as a link (`claim_documents`) to the document it resolved to.
+//! as a link (`claim_documents`) to the document it resolved to. A hit that carries its text (a
+//! document of the user's corpus, the `corpus` backend) becomes a document without any fetch,
+//! its address (`corpus://<name>/<id>`) its canonical URL and its corpus id kept.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -102,36 +104,53 @@ struct Target {
     first_url: String,
     hits: Vec<usize>,
     reddit_id: Option<String>,
+    /// A hit that carries the document's text (a corpus document): nothing to fetch.
+    local: Option<usize>,
 }
 
 /// How a target is fetched.
 enum Plan {
     Dump(String),
     Fetch(String),
+    /// Made from the text the hit at this index carries.
+    Local(usize),
+}
+
+/// Whether a hit carries its document's text (a corpus document), so nothing is fetched.
+fn is_local(h: &SearchHit) -> bool {
+    h.corpus_id.is_some() && h.text.is_some()
 }
 
 /// Distinct canonical URLs of the hits, in order of first appearance; a hit whose URL does
-/// not parse is a drop.
+/// not parse is a drop. A corpus document's address (`corpus://<name>/<id>`) is its own
+/// canonical URL.
 fn targets_of(hits: &[SearchHit], drops: &mut Drops) -> Vec<Target> {
     let mut targets: Vec<Target> = Vec::new();
     let mut by_canonical: BTreeMap<String, usize> = BTreeMap::new();
     for (i, h) in hits.iter().enumerate() {
-        let canonical = match canonical_url(&h.url) {
-            Ok(u) => u,
-            Err(e) => {
-                drops.add(&h.id, "bad_url", e.to_string());
-                continue;
+        let canonical = if is_local(h) {
+            h.url.clone()
+        } else {
+            match canonical_url(&h.url) {
+                Ok(u) => u,
+                Err(e) => {
+                    drops.add(&h.id, "bad_url", e.to_string());
+                    continue;
+                }
             }
         };
+        let local = is_local(h).then_some(i);
         let t = *by_canonical.entry(canonical.clone()).or_insert_with(|| {
             let reddit_id = url::Url::parse(&canonical)
                 .ok()
+                .filter(|_| local.is_none())
                 .and_then(|u| reddit_post_id(&u));
             targets.push(Target {
                 canonical,
                 first_url: h.url.clone(),
                 hits: Vec::new(),
                 reddit_id,
+                local,
             });
             targets.len() - 1
         });
@@ -240,6 +259,10 @@ impl DocumentsStage {
     ) -> Vec<Option<Plan>> {
         let mut plans: Vec<Option<Plan>> = Vec::with_capacity(targets.len());
         for t in targets {
+            if let Some(hit) = t.local {
+                plans.push(Some(Plan::Local(hit)));
+                continue;
+            }
             plans.push(match &t.reddit_id {
                 Some(id) if local.contains_key(id) => Some(Plan::Dump(id.clone())),
                 Some(_) if !c.fetch_reddit => {
@@ -268,6 +291,7 @@ impl DocumentsStage {
     /// merge into the first. `pages` answers the targets planned for fetching, in order.
     fn documents(
         c: &DocumentsConfig,
+        hits: &[SearchHit],
         targets: &[Target],
         plans: &[Option<Plan>],
         local: &BTreeMap<String, RedditPost>,
@@ -285,6 +309,7 @@ impl DocumentsStage {
                     Some(p) => Self::from_post(p, t, c, None),
                     None => continue,
                 },
+                Some(Plan::Local(hi)) => Self::from_hit(&hits[*hi], t, c),
                 Some(Plan::Fetch(_)) => match pages.next() {
                     Some(Ok(page)) => match Self::from_page(&page, t, c) {
                         Ok(d) => d,
@@ -369,6 +394,34 @@ impl DocumentsStage {
             score: p.score,
             is_link_post: p.is_link_post(),
             body_removed: p.body_removed(),
+            corpus_id: None,
+        }
+    }
+
+    /// A document from a hit that carries its text (a corpus document): its domain is the
+    /// corpus's name, the host of its address.
+    fn from_hit(h: &SearchHit, t: &Target, cfg: &DocumentsConfig) -> Document {
+        let text = h.text.clone().unwrap_or_default();
+        let host = url::Url::parse(&t.canonical)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_string))
+            .unwrap_or_default();
+        let (source_type, source_type_source) = classify_source(&host, &cfg.source_types);
+        let lang_text = format!("{} {}", h.title.as_deref().unwrap_or(""), text);
+        Document {
+            id: stable_id("doc", &[&t.canonical]),
+            url: t.first_url.clone(),
+            canonical_url: t.canonical.clone(),
+            domain: host,
+            source_type,
+            source_type_source: source_type_source.into(),
+            content_hash: content_hash(h.title.as_deref(), &text),
+            language: detect_language(&lang_text),
+            title: h.title.clone(),
+            text,
+            published: h.published.clone(),
+            corpus_id: h.corpus_id.clone(),
+            ..Document::default()
         }
     }
 
@@ -452,6 +505,7 @@ impl DocumentsStage {
             score: None,
             is_link_post: false,
             body_removed: false,
+            corpus_id: None,
         })
     }
 }
@@ -460,7 +514,8 @@ impl TypedStage for DocumentsStage {
     type Config = DocumentsConfig;
     const KIND: &'static str = "documents";
     // 2: no credibility columns (the labels stage rates credibility in a table of its own).
-    const VERSION: u32 = 2;
+    // 3: documents of hits that carry their text (the `corpus` backend), with `corpus_id`.
+    const VERSION: u32 = 3;
 
     fn inputs(&self) -> Vec<InputSpec> {
         vec![
@@ -566,7 +621,7 @@ impl TypedStage for DocumentsStage {
         bar.inc(fetch_urls.len() as u64);
         bar.finish();
         let (documents, doc_of_target) =
-            Self::documents(c, &targets, &plans, &local, pages, &mut drops);
+            Self::documents(c, &hits, &targets, &plans, &local, pages, &mut drops);
         let claim_documents =
             claim_documents(&hits, &queries, &targets, &documents, &doc_of_target);
         let passages = passages(c, &documents);

@@ -6,7 +6,8 @@
 //!   draft verdict (CounterRefine 3.3); its LLM tasks are in `query_tasks`.
 //! - [`SearchStage`] (`search`): every query through the configured [`backends`]: Google
 //!   Programmable Search, Brave, SearxNG, Reddit's API, a local Reddit dump indexed for BM25 with
-//!   `noisebench-index`, and recorded fixtures. Site restriction, top k, date window.
+//!   `noisebench-index`, the user's own corpus (files or a folder) indexed the same way, the
+//!   user's own retriever's run over that corpus, and recorded fixtures. Site restriction, top k, date window.
 //! - [`DocumentsStage`] (`documents`): each distinct hit fetched once through `noisebench-web`,
 //!   Reddit posts from their JSON, other pages through a readability extractor, canonical URLs,
 //!   duplicates merged, claim-document links, source types, and passages of at most 256 words.
@@ -25,7 +26,12 @@
 //! filters; two backends of one type are told apart as `google[0]`, `google[1]` in hit ids, drops
 //! and `search_hits.backend`) over `backends/` (`google.rs`, `brave.rs`, `searxng.rs`,
 //! `reddit_api.rs`, `reddit_dump.rs`: a dump indexed once per content with `noisebench-index`'s
-//! BM25, `fixture.rs`; `real_inputs.rs` tests the parsers on `fixtures/real/search/`),
+//! BM25, `corpus.rs`: the user's documents (JSON Lines, CSV, Parquet through the `parquet`
+//! crate's row reader, a folder of HTML, Markdown and text) indexed the same way once per
+//! fingerprint, hits carrying their id and text so `documents.rs` fetches nothing, `run.rs`: the
+//! user's retriever's run (TREC or Parquet) over such a corpus choosing the documents (the one
+//! backend that reads `SearchRequest::query_id`; its losses come back as `Parsed::notes`),
+//! `fixture.rs`; `real_inputs.rs` tests the parsers on `fixtures/real/search/`),
 //! `documents.rs` (`DocumentsStage::new(Arc<Web>)`: fetch each distinct hit once, extract, merge
 //! duplicates, link claims to documents, passages) with `canonical.rs` (canonical URLs, domains,
 //! source types), `extract.rs` (dom_smoothie main text, date, language) with `boilerplate.rs`
@@ -59,10 +65,12 @@ mod search;
 
 pub use backends::BackendConfig;
 pub use backends::brave::BraveConfig;
+pub use backends::corpus::{CorpusColumns, CorpusConfig};
 pub use backends::fixture::FixtureConfig;
 pub use backends::google::GoogleConfig;
 pub use backends::reddit_api::RedditApiConfig;
 pub use backends::reddit_dump::RedditDumpConfig;
+pub use backends::run::RunConfig;
 pub use backends::searxng::SearxngConfig;
 pub use documents::{DocumentsConfig, DocumentsStage};
 pub use extract::extract_html;

@@ -100,10 +100,24 @@ fn on_site(host: &str, site: &str) -> bool {
     host == site || host.ends_with(&format!(".{site}"))
 }
 
+/// What a backend left out of its answer (drops) or kept altered (failures), under the query's
+/// item (`<query id>:<backend>:<doc id>`).
+fn record_notes(drops: &mut Drops, item: &str, notes: &[crate::backends::HitNote]) {
+    for note in notes {
+        let at = format!("{item}:{}", note.at);
+        if note.kept {
+            drops.add_failure(at, note.code, note.detail.clone());
+        } else {
+            drops.add(at, note.code, note.detail.clone());
+        }
+    }
+}
+
 impl TypedStage for SearchStage {
     type Config = SearchConfig;
     const KIND: &'static str = "search";
-    const VERSION: u32 = 1;
+    // 2: `search_hits` has `corpus_id` and `text` (set by the `corpus` backend).
+    const VERSION: u32 = 2;
 
     fn inputs(&self) -> Vec<InputSpec> {
         vec![InputSpec::required("queries", TableKind::Queries)]
@@ -215,6 +229,7 @@ impl TypedStage for SearchStage {
                 bar.inc(1);
                 let item = format!("{}:{name}", q.id);
                 let request = SearchRequest {
+                    query_id: q.id.clone(),
                     text: q.text.clone(),
                     site: resolved.site.clone(),
                     top_k: resolved.top_k,
@@ -228,6 +243,7 @@ impl TypedStage for SearchStage {
                         continue;
                     }
                 };
+                record_notes(&mut drops, &item, &parsed.notes);
                 for (field, n) in &parsed.missing {
                     *missing
                         .entry((name.to_string(), field.clone()))
@@ -249,9 +265,13 @@ impl TypedStage for SearchStage {
                         drops.add(hit_item, "missing_url", "the result has no URL");
                         continue;
                     };
+                    // A corpus document's address is `corpus://<name>/<id>`.
+                    let local = h.corpus_id.is_some() && h.text.is_some();
                     let host = match url::Url::parse(&url) {
                         Ok(u)
-                            if matches!(u.scheme(), "http" | "https") && u.host_str().is_some() =>
+                            if (matches!(u.scheme(), "http" | "https")
+                                || (local && u.scheme() == "corpus"))
+                                && u.host_str().is_some() =>
                         {
                             u.host_str().unwrap_or_default().to_string()
                         }
@@ -293,6 +313,8 @@ impl TypedStage for SearchStage {
                         title: h.title,
                         snippet: h.snippet,
                         published: h.published,
+                        corpus_id: h.corpus_id,
+                        text: h.text,
                     });
                 }
             }

@@ -7,5 +7,6 @@ mod edgar_live;
 mod fixtures;
 mod flat_tables;
 mod hostile;
+mod import;
 mod properties;
 mod rare_bugs;

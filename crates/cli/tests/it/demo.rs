@@ -780,6 +780,7 @@ fn every_shipped_pipeline_checks_and_rare_finance_builds() {
         [
             "confact",
             "demo",
+            "own-corpus",
             "raguard",
             "rare-finance",
             "rare-finance-live"

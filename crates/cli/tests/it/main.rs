@@ -15,6 +15,7 @@ mod full_disk;
 mod hub;
 mod hub_refresh;
 mod logging;
+mod own_corpus;
 mod quality;
 mod quote;
 mod real_llm;

@@ -156,13 +156,15 @@ pub struct SearchHit {
     pub title: Option<String>,
     pub snippet: Option<String>,
     pub published: Option<String>,
+    pub corpus_id: Option<String>,
+    pub text: Option<String>,
 }
 
 impl Record for SearchHit {
     fn schema() -> TableSchema {
         TableSchema {
             table: "search_hits".into(),
-            version: 1,
+            version: 2,
             description: "Ranked search results per query and backend.".into(),
             columns: vec![
                 Column::new("id", Str, "Stable id from query id, backend and URL."),
@@ -171,16 +173,30 @@ impl Record for SearchHit {
                 Column::new(
                     "backend",
                     Str,
-                    "Search backend (`google`, `brave`, `searxng`, `reddit`, `reddit-dump`, `fixture`).",
+                    "Search backend (`google`, `brave`, `searxng`, `reddit`, `reddit-dump`, `corpus`, `fixture`).",
                 ),
                 Column::new("rank", Int, "1-based rank in the backend's answer."),
-                Column::new("url", Str, "The result's URL as returned."),
+                Column::new(
+                    "url",
+                    Str,
+                    "The result's URL as returned (a corpus document: `corpus://<corpus name>/<its id>`).",
+                ),
                 Column::nullable("title", Str, "Result title."),
                 Column::nullable("snippet", Str, "Result snippet."),
                 Column::nullable(
                     "published",
                     Str,
                     "Publication date if the backend gives one.",
+                ),
+                Column::nullable(
+                    "corpus_id",
+                    Str,
+                    "A corpus document: its id in the user's corpus.",
+                ),
+                Column::nullable(
+                    "text",
+                    Str,
+                    "A corpus document: its whole text, so the documents stage fetches nothing.",
                 ),
             ],
         }
@@ -211,13 +227,14 @@ pub struct Document {
     pub score: Option<i64>,
     pub is_link_post: bool,
     pub body_removed: bool,
+    pub corpus_id: Option<String>,
 }
 
 impl Record for Document {
     fn schema() -> TableSchema {
         TableSchema {
             table: "documents".into(),
-            version: 3,
+            version: 4,
             description: "Fetched documents with extracted text and source type (their credibility, as the labels stage rates it, is the `document_credibility` table)."
                 .into(),
             columns: vec![
@@ -226,7 +243,7 @@ impl Record for Document {
                 Column::new(
                     "canonical_url",
                     Str,
-                    "URL without tracking parameters, fragment, mobile or old Reddit host.",
+                    "URL without tracking parameters, fragment, mobile or old Reddit host (a corpus document: `corpus://<corpus name>/<its id>`).",
                 ),
                 Column::new("domain", Str, "Registrable host of the canonical URL."),
                 Column::new(
@@ -262,6 +279,11 @@ impl Record for Document {
                     "body_removed",
                     Bool,
                     "Reddit: the body was deleted or removed.",
+                ),
+                Column::nullable(
+                    "corpus_id",
+                    Str,
+                    "A document of the user's corpus (`corpus` search backend): its id there.",
                 ),
             ],
         }

@@ -138,6 +138,7 @@ pub fn parse(body: &str) -> Result<Parsed, SearchFailure> {
                 .map(|d| crate::entities::fragment_text(&d))
                 .filter(|d| !d.is_empty()),
             published: text_of(r.get("page_age")).and_then(|d| crate::extract::normalise_date(&d)),
+            ..RawHit::default()
         })
         .collect();
     Ok(Parsed::from_hits(hits))

@@ -13,10 +13,12 @@ use serde::Deserialize;
 
 use super::Backend;
 use super::brave::{Brave, BraveConfig};
+use super::corpus::{Corpus, CorpusConfig, CorpusIndex, check_name};
 use super::fixture::{Fixture, FixtureConfig};
 use super::google::{Google, GoogleConfig};
 use super::reddit_api::{RedditApi, RedditApiConfig};
 use super::reddit_dump::{DumpIndex, RedditDump, RedditDumpConfig};
+use super::run::{Run, RunConfig};
 use super::searxng::{Searxng, SearxngConfig};
 
 /// One backend of the `search` stage; `type` picks it.
@@ -33,6 +35,13 @@ pub enum BackendConfig {
     Reddit(RedditApiConfig),
     /// A Reddit dump file, indexed once per content with BM25 (no network).
     RedditDump(RedditDumpConfig),
+    /// The user's own documents (a JSON Lines, CSV or Parquet file, or a folder of HTML,
+    /// Markdown and text files), indexed once per content with BM25 (no network); hits carry
+    /// their text, so the documents stage fetches nothing.
+    Corpus(CorpusConfig),
+    /// The user's own retriever: its run (a TREC run file or a Parquet of query id, doc id, rank
+    /// and score) over the user's corpus chooses each query's documents.
+    Run(RunConfig),
     /// Recorded answers under `fixtures/search/` (tests and the demo; no network).
     Fixture(FixtureConfig),
 }
@@ -54,6 +63,8 @@ impl BackendConfig {
             BackendConfig::Searxng(_) => "searxng",
             BackendConfig::Reddit(_) => "reddit",
             BackendConfig::RedditDump(_) => "reddit-dump",
+            BackendConfig::Corpus(_) => "corpus",
+            BackendConfig::Run(_) => "run",
             BackendConfig::Fixture(_) => "fixture",
         }
     }
@@ -87,6 +98,27 @@ impl BackendConfig {
                     .map_err(|e| StageError::Other(format!("{field}: {e}")))?;
                 Box::new(RedditDump::new(index, c))
             }
+            BackendConfig::Corpus(c) => {
+                let index_root = match &c.index_dir {
+                    Some(d) => resolve_path(root, d),
+                    None => stage_dir.join("corpus-index"),
+                };
+                let index = CorpusIndex::open_or_build(
+                    &resolve_path(root, &c.path),
+                    &c.columns,
+                    &index_root,
+                )
+                .map_err(|e| StageError::Other(format!("{field}: {e}")))?;
+                Box::new(Corpus::new(index, c))
+            }
+            BackendConfig::Run(c) => Box::new(
+                Run::load(
+                    &resolve_path(root, &c.path),
+                    &resolve_path(root, &c.corpus),
+                    c,
+                )
+                .map_err(|e| StageError::Other(format!("{field}: {e}")))?,
+            ),
         })
     }
 
@@ -133,15 +165,38 @@ impl BackendConfig {
                 Fixture::load(&resolve_path(root, &d.dir))
                     .map_err(|m| ConfigError::new(f("dir"), m))?;
             }
+            BackendConfig::Corpus(c) => {
+                check_name(&c.name).map_err(|m| ConfigError::new(f("name"), m))?;
+                let path = resolve_path(root, &c.path);
+                super::corpus::CorpusFormat::of(&path)
+                    .and_then(|_| super::corpus::corpus_files(&path))
+                    .map_err(|e| ConfigError::new(f("path"), e.to_string()))?;
+            }
+            BackendConfig::Run(c) => {
+                check_name(&c.name).map_err(|m| ConfigError::new(f("name"), m))?;
+                if !resolve_path(root, &c.path).is_file() {
+                    return Err(ConfigError::new(
+                        f("path"),
+                        format!("{} does not exist", c.path.display()),
+                    ));
+                }
+                let corpus = resolve_path(root, &c.corpus);
+                super::corpus::CorpusFormat::of(&corpus)
+                    .and_then(|_| super::corpus::corpus_files(&corpus))
+                    .map_err(|e| ConfigError::new(f("corpus"), e.to_string()))?;
+            }
         }
         Ok(())
     }
 
     /// Whether the backend answers differently over time: the APIs do, a dump and recorded
-    /// answers do not, and SearxNG does unless the web layer (`web_mode`) replays.
+    /// answers, a corpus and a run do not, and SearxNG does unless the web layer (`web_mode`) replays.
     pub(crate) fn reads_live_sources(&self, web_mode: Mode) -> bool {
         match self {
-            BackendConfig::RedditDump(_) | BackendConfig::Fixture(_) => false,
+            BackendConfig::RedditDump(_)
+            | BackendConfig::Corpus(_)
+            | BackendConfig::Run(_)
+            | BackendConfig::Fixture(_) => false,
             BackendConfig::Searxng(_) => web_mode == Mode::Live,
             _ => true,
         }
@@ -151,6 +206,15 @@ impl BackendConfig {
     pub(crate) fn external_files(&self, web: &Web, root: &Path) -> Vec<PathBuf> {
         match self {
             BackendConfig::RedditDump(d) => vec![resolve_path(root, &d.path)],
+            BackendConfig::Corpus(c) => {
+                super::corpus::corpus_files(&resolve_path(root, &c.path)).unwrap_or_default()
+            }
+            BackendConfig::Run(c) => {
+                let mut files =
+                    super::corpus::corpus_files(&resolve_path(root, &c.corpus)).unwrap_or_default();
+                files.push(resolve_path(root, &c.path));
+                files
+            }
             BackendConfig::Fixture(d) => Fixture::load(&resolve_path(root, &d.dir))
                 .map(|f| f.files())
                 .unwrap_or_default(),

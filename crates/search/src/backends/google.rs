@@ -150,6 +150,7 @@ pub fn parse(body: &str) -> Result<Parsed, SearchFailure> {
                 .pointer("/pagemap/metatags/0/article:published_time")
                 .and_then(Value::as_str)
                 .and_then(crate::extract::normalise_date),
+            ..RawHit::default()
         })
         .collect();
     Ok(Parsed::from_hits(hits))

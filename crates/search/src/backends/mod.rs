@@ -8,12 +8,14 @@
 pub mod api;
 pub mod brave;
 mod config;
+pub mod corpus;
 pub mod fixture;
 pub mod google;
 #[cfg(test)]
 mod real_inputs;
 pub mod reddit_api;
 pub mod reddit_dump;
+pub mod run;
 pub mod searxng;
 
 use std::collections::BTreeMap;
@@ -24,6 +26,8 @@ pub(crate) use config::backend_labels;
 /// One query as a backend receives it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SearchRequest {
+    /// The query's id (`queries.id`): what a user's run file names (the `run` backend).
+    pub query_id: String,
     pub text: String,
     /// Restrict results to this site (`reddit.com`).
     pub site: Option<String>,
@@ -40,6 +44,10 @@ pub struct RawHit {
     pub title: Option<String>,
     pub snippet: Option<String>,
     pub published: Option<String>,
+    /// A document of a local corpus: its id there (the `corpus` backend).
+    pub corpus_id: Option<String>,
+    /// A document of a local corpus: its whole text, so it is never fetched.
+    pub text: Option<String>,
 }
 
 /// A parsed answer: hits in rank order, and how many results lacked each field.
@@ -48,6 +56,19 @@ pub struct Parsed {
     pub hits: Vec<RawHit>,
     /// Field name -> results of this answer that lacked it (`url`, `title`, `snippet`).
     pub missing: BTreeMap<String, u64>,
+    /// Results the backend read and left out, or kept altered, each with its reason (a run
+    /// file's unknown doc id, a tie broken): the stage records them as drops or failures.
+    pub notes: Vec<HitNote>,
+}
+
+/// A result a backend left out (`kept: false`, a drop) or kept altered (`kept: true`, a failure
+/// that did not cost it), `at` naming it within the answer (a doc id).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HitNote {
+    pub at: String,
+    pub code: &'static str,
+    pub detail: String,
+    pub kept: bool,
 }
 
 impl Parsed {
@@ -65,7 +86,11 @@ impl Parsed {
                 }
             }
         }
-        Parsed { hits, missing }
+        Parsed {
+            hits,
+            missing,
+            notes: Vec::new(),
+        }
     }
 }
 

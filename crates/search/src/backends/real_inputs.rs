@@ -23,6 +23,7 @@ fn hit(url: &str, title: Option<&str>, snippet: Option<&str>, published: Option<
         title: title.map(Into::into),
         snippet: snippet.map(Into::into),
         published: published.map(Into::into),
+        ..RawHit::default()
     }
 }
 

@@ -196,6 +196,7 @@ pub fn post_hit(p: &RedditPost) -> RawHit {
         published: p
             .published()
             .and_then(|d| crate::extract::normalise_date(&d)),
+        ..RawHit::default()
     }
 }
 

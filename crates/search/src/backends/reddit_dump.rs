@@ -387,6 +387,7 @@ impl Backend for RedditDump {
                         .created_utc
                         .and_then(|c| chrono::DateTime::from_timestamp(c, 0))
                         .map(|t| t.format("%Y-%m-%d").to_string()),
+                    ..RawHit::default()
                 })
                 .collect(),
         ))

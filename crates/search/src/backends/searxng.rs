@@ -126,6 +126,7 @@ pub fn parse(body: &str) -> Result<Parsed, SearchFailure> {
             snippet: text_of(r.get("content")),
             published: text_of(r.get("publishedDate"))
                 .and_then(|d| crate::extract::normalise_date(&d)),
+            ..RawHit::default()
         })
         .collect();
     Ok(Parsed::from_hits(hits))

@@ -3,11 +3,13 @@
 
 mod common;
 
+mod corpus;
 mod counter;
 mod dump;
 mod hostile;
 mod live;
 mod offline;
+mod run;
 mod sense;
 mod servers;
 mod site_and_dates;
