@@ -96,7 +96,12 @@ fn main() {
         duplicates::within(&texts, 1, config.near_duplicate_threshold, 5);
     });
     time("lexical shortcut", &mut || {
-        shortcut::lexical_shortcut(&questions, &chunks, config.rank_depth);
+        shortcut::lexical_shortcut(
+            &questions,
+            &chunks,
+            config.rank_depth,
+            config.shortcut_sample,
+        );
     });
     time("whole card", &mut || {
         noisebench_quality::measure(

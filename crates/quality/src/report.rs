@@ -225,7 +225,12 @@ pub fn measure(tables: &Tables<'_>, config: &QualityConfig) -> QualityReport {
         },
         mix: mix(dims, &config.mix),
         shortcut: timed("lexical shortcut", || {
-            lexical_shortcut(tables.questions, tables.chunks, config.rank_depth)
+            lexical_shortcut(
+                tables.questions,
+                tables.chunks,
+                config.rank_depth,
+                config.shortcut_sample,
+            )
         }),
         closed_book: ClosedBook::not_run(
             "no model asked the questions closed-book (measured without one; a build with a \
@@ -480,11 +485,19 @@ pub fn headline(r: &QualityReport) -> Vec<(String, String)> {
         out.push((
             "gold chunk ranked first by BM25".into(),
             format!(
-                "{} of {} ({}); median rank {}",
+                "{} of {} ({}); median rank {}{}",
                 sc.all.rank_1,
                 sc.all.questions,
                 pct(sc.all.share_rank_1),
-                sc.all.median_rank.map_or("n/a".into(), |m| m.to_string())
+                sc.all.median_rank.map_or("n/a".into(), |m| m.to_string()),
+                if sc.all.questions < sc.asked {
+                    format!(
+                        " (a sample of {} of the {} questions with gold chunks)",
+                        sc.all.questions, sc.asked
+                    )
+                } else {
+                    String::new()
+                }
             ),
         ));
         for (kind, st) in &sc.kinds {

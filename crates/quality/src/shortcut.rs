@@ -5,7 +5,9 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
-use noisebench_core::{Chunk, Question, default_threads, parallel_map, parallel_map_with};
+use noisebench_core::{
+    Chunk, Question, default_threads, parallel_map, parallel_map_with, sample_key,
+};
 use noisebench_index::bm25::analyse_only;
 use noisebench_index::{Impacts, Scratch, terms};
 use serde::{Deserialize, Serialize};
@@ -35,6 +37,10 @@ pub struct RankStratum {
 pub struct Shortcut {
     pub chunks: usize,
     pub depth: usize,
+    /// Questions with gold chunks in the version; `all.questions` of them were ranked (the
+    /// sample, when there are more than the configured `shortcut_sample`).
+    #[serde(default)]
+    pub asked: usize,
     pub all: RankStratum,
     /// By question kind.
     pub kinds: BTreeMap<String, RankStratum>,
@@ -65,21 +71,28 @@ fn stratum(ranks: &[Option<usize>]) -> RankStratum {
     s
 }
 
-/// The gold chunk's BM25 rank for each question with gold chunks, by kind; `None` when there
-/// are no such questions or no chunks.
+/// The gold chunk's BM25 rank for each question with gold chunks (at most `sample` of them,
+/// those whose ids hash lowest; `0`: all), by kind; `None` when there are no such questions or
+/// no chunks.
 pub fn lexical_shortcut(
     questions: &[Question],
     chunks: &[Chunk],
     depth: usize,
+    sample: usize,
 ) -> Option<Shortcut> {
     if chunks.is_empty() || questions.iter().all(|q| q.answer_chunk_ids.is_empty()) {
         return None;
     }
     let ids: Vec<String> = chunks.iter().map(|c| c.id.clone()).collect();
-    let asked: Vec<&Question> = questions
+    let mut asked: Vec<&Question> = questions
         .iter()
         .filter(|q| !q.answer_chunk_ids.is_empty())
         .collect();
+    let with_gold = asked.len();
+    if sample > 0 && asked.len() > sample {
+        asked.sort_by_cached_key(|q| (sample_key(&q.id), q.id.clone()));
+        asked.truncate(sample);
+    }
     let asked_terms = parallel_map(&asked, default_threads(), |q| terms(&q.question));
     let vocabulary: HashSet<String> = asked_terms.iter().flatten().cloned().collect();
     // Analysing the chunks is most of the cost: spread over the cores (results in chunk order),
@@ -117,6 +130,7 @@ pub fn lexical_shortcut(
     Some(Shortcut {
         chunks: chunks.len(),
         depth,
+        asked: with_gold,
         all: stratum(&all),
         kinds: by_kind
             .iter()
@@ -168,7 +182,7 @@ mod tests {
             ),
             q("q2", "What is the capital of France?", "c2"),
         ];
-        let s = lexical_shortcut(&qs, &chunks, 10).unwrap();
+        let s = lexical_shortcut(&qs, &chunks, 10, 0).unwrap();
         assert_eq!(s.all.questions, 2);
         assert_eq!(s.all.rank_1, 1);
         assert_eq!(s.all.not_found, 1);
@@ -195,7 +209,7 @@ mod tests {
             answer_chunk_ids: vec!["gold".into()],
             ..Question::default()
         };
-        let deep = lexical_shortcut(std::slice::from_ref(&q), &chunks, 100).unwrap();
+        let deep = lexical_shortcut(std::slice::from_ref(&q), &chunks, 100, 0).unwrap();
         let ids: Vec<String> = chunks.iter().map(|c| c.id.clone()).collect();
         let analysed: Vec<_> = chunks
             .iter()
@@ -211,7 +225,39 @@ mod tests {
         assert!(rank > 10, "the gold chunk ranks {rank}");
         assert_eq!(deep.all.median_rank, Some(rank));
         assert_eq!(deep.all.deeper, 1);
-        let shallow = lexical_shortcut(std::slice::from_ref(&q), &chunks, 10).unwrap();
+        let shallow = lexical_shortcut(std::slice::from_ref(&q), &chunks, 10, 0).unwrap();
         assert_eq!(shallow.all.not_found, 1);
+    }
+
+    #[test]
+    fn a_sample_ranks_the_questions_whose_ids_hash_lowest_and_says_of_how_many() {
+        let chunks: Vec<Chunk> = (0..6)
+            .map(|i| {
+                chunk(
+                    &format!("c{i}"),
+                    &format!("report {i} says revenue rose {i}"),
+                )
+            })
+            .collect();
+        let questions: Vec<Question> = (0..6)
+            .map(|i| Question {
+                id: format!("q{i}"),
+                kind: ["single_hop", "star_shaped"][i % 2].into(),
+                question: format!("What did report {i} say?"),
+                answer_chunk_ids: vec![format!("c{i}")],
+                ..Question::default()
+            })
+            .collect();
+        let all = lexical_shortcut(&questions, &chunks, 100, 0).unwrap();
+        assert_eq!((all.all.questions, all.asked), (6, 6));
+        let some = lexical_shortcut(&questions, &chunks, 100, 3).unwrap();
+        assert_eq!((some.all.questions, some.asked), (3, 6));
+        // The three whose ids hash lowest, ranked as in the whole run.
+        let mut lowest: Vec<&Question> = questions.iter().collect();
+        lowest.sort_by_key(|q| sample_key(&q.id));
+        let chosen: Vec<Question> = lowest[..3].iter().map(|q| (*q).clone()).collect();
+        let alone = lexical_shortcut(&chosen, &chunks, 100, 0).unwrap();
+        assert_eq!(some.all, alone.all);
+        assert_eq!(some.kinds, alone.kinds);
     }
 }
