@@ -51,7 +51,8 @@ pub enum Shape {
 pub struct RetrieverConfig {
     /// Where each query is posted (Elasticsearch: `http://localhost:9200/<index>/_search`).
     pub endpoint: String,
-    /// The request and answer shape: `generic` or `elasticsearch` (also OpenSearch).
+    /// The request and answer shape: `generic` (the default) or `elasticsearch` (also
+    /// OpenSearch).
     #[serde(default)]
     pub shape: Shape,
     /// Elasticsearch: the field the `match` query searches.
