@@ -7,7 +7,8 @@
 //! - [`SearchStage`] (`search`): every query through the configured [`backends`]: Google
 //!   Programmable Search, Brave, SearxNG, Reddit's API, a local Reddit dump indexed for BM25 with
 //!   `noisebench-index`, the user's own corpus (files or a folder) indexed the same way, the
-//!   user's own retriever's run over that corpus, and recorded fixtures. Site restriction, top k, date window.
+//!   user's own retriever's run over that corpus or its answers as an HTTP service, and recorded
+//!   fixtures. Site restriction, top k, date window.
 //! - [`DocumentsStage`] (`documents`): each distinct hit fetched once through `noisebench-web`,
 //!   Reddit posts from their JSON, other pages through a readability extractor, canonical URLs,
 //!   duplicates merged, claim-document links, source types, and passages of at most 256 words.
@@ -31,7 +32,9 @@
 //! fingerprint, hits carrying their id and text so `documents.rs` fetches nothing, `run.rs`: the
 //! user's retriever's run (TREC or Parquet) over such a corpus choosing the documents (the one
 //! backend that reads `SearchRequest::query_id`; its losses come back as `Parsed::notes`),
-//! `fixture.rs`; `real_inputs.rs` tests the parsers on `fixtures/real/search/`),
+//! `retriever.rs`: the user's retriever as an HTTP service (a documented JSON shape, or
+//! Elasticsearch/OpenSearch `_search`) through `api.rs`'s client, text from the answer or the
+//! corpus by id, `fixture.rs`; `real_inputs.rs` tests the parsers on `fixtures/real/search/`),
 //! `documents.rs` (`DocumentsStage::new(Arc<Web>)`: fetch each distinct hit once, extract, merge
 //! duplicates, link claims to documents, passages) with `canonical.rs` (canonical URLs, domains,
 //! source types), `extract.rs` (dom_smoothie main text, date, language) with `boilerplate.rs`
@@ -70,6 +73,7 @@ pub use backends::fixture::FixtureConfig;
 pub use backends::google::GoogleConfig;
 pub use backends::reddit_api::RedditApiConfig;
 pub use backends::reddit_dump::RedditDumpConfig;
+pub use backends::retriever::{RetrieverConfig, Shape as RetrieverShape};
 pub use backends::run::RunConfig;
 pub use backends::searxng::SearxngConfig;
 pub use documents::{DocumentsConfig, DocumentsStage};

@@ -18,6 +18,7 @@ use super::fixture::{Fixture, FixtureConfig};
 use super::google::{Google, GoogleConfig};
 use super::reddit_api::{RedditApi, RedditApiConfig};
 use super::reddit_dump::{DumpIndex, RedditDump, RedditDumpConfig};
+use super::retriever::{Retriever, RetrieverConfig};
 use super::run::{Run, RunConfig};
 use super::searxng::{Searxng, SearxngConfig};
 
@@ -42,6 +43,9 @@ pub enum BackendConfig {
     /// The user's own retriever: its run (a TREC run file or a Parquet of query id, doc id, rank
     /// and score) over the user's corpus chooses each query's documents.
     Run(RunConfig),
+    /// The user's own retriever as an HTTP service (a documented JSON shape, or Elasticsearch
+    /// and OpenSearch `_search`): its answer to each query chooses the query's documents.
+    Retriever(RetrieverConfig),
     /// Recorded answers under `fixtures/search/` (tests and the demo; no network).
     Fixture(FixtureConfig),
 }
@@ -65,6 +69,7 @@ impl BackendConfig {
             BackendConfig::RedditDump(_) => "reddit-dump",
             BackendConfig::Corpus(_) => "corpus",
             BackendConfig::Run(_) => "run",
+            BackendConfig::Retriever(_) => "retriever",
             BackendConfig::Fixture(_) => "fixture",
         }
     }
@@ -119,6 +124,14 @@ impl BackendConfig {
                 )
                 .map_err(|e| StageError::Other(format!("{field}: {e}")))?,
             ),
+            BackendConfig::Retriever(c) => Box::new(
+                Retriever::new(
+                    c,
+                    c.corpus.as_ref().map(|p| resolve_path(root, p)).as_deref(),
+                    &ua,
+                )
+                .map_err(|e| StageError::Other(format!("{field}: {e}")))?,
+            ),
         })
     }
 
@@ -136,6 +149,9 @@ impl BackendConfig {
                 f("client_id_env", &g.client_id_env),
                 f("client_secret_env", &g.client_secret_env),
             ],
+            BackendConfig::Retriever(r) => {
+                r.api_key_env.iter().map(|v| f("api_key_env", v)).collect()
+            }
             BackendConfig::Searxng(g) if g.base_url.is_none() => {
                 vec![f("base_url_env", &g.base_url_env)]
             }
@@ -185,6 +201,18 @@ impl BackendConfig {
                     .and_then(|_| super::corpus::corpus_files(&corpus))
                     .map_err(|e| ConfigError::new(f("corpus"), e.to_string()))?;
             }
+            BackendConfig::Retriever(c) => {
+                check_name(&c.name).map_err(|m| ConfigError::new(f("name"), m))?;
+                url::Url::parse(&c.endpoint).map_err(|e| {
+                    ConfigError::new(f("endpoint"), format!("`{}`: {e}", c.endpoint))
+                })?;
+                if let Some(corpus) = &c.corpus {
+                    let corpus = resolve_path(root, corpus);
+                    super::corpus::CorpusFormat::of(&corpus)
+                        .and_then(|_| super::corpus::corpus_files(&corpus))
+                        .map_err(|e| ConfigError::new(f("corpus"), e.to_string()))?;
+                }
+            }
         }
         Ok(())
     }
@@ -215,6 +243,12 @@ impl BackendConfig {
                 files.push(resolve_path(root, &c.path));
                 files
             }
+            // The answers are live; the corpus the ids name is an input.
+            BackendConfig::Retriever(c) => c
+                .corpus
+                .as_ref()
+                .and_then(|p| super::corpus::corpus_files(&resolve_path(root, p)).ok())
+                .unwrap_or_default(),
             BackendConfig::Fixture(d) => Fixture::load(&resolve_path(root, &d.dir))
                 .map(|f| f.files())
                 .unwrap_or_default(),

@@ -5,7 +5,7 @@
 //! ```toml
 //! [[responses]]
 //! query = "hot water lemon coronavirus"   # the query text (case and spacing ignored)
-//! format = "searxng"                      # google | brave | searxng | reddit
+//! format = "searxng"                      # google | brave | searxng | reddit | elasticsearch
 //! file = "searxng/hot-water-lemon.json"   # relative to the folder
 //! ```
 //!
@@ -41,7 +41,7 @@ struct Recording {
     file: PathBuf,
 }
 
-pub const FORMATS: &[&str] = &["google", "brave", "searxng", "reddit"];
+pub const FORMATS: &[&str] = &["google", "brave", "searxng", "reddit", "elasticsearch"];
 
 pub struct Fixture {
     dir: PathBuf,
@@ -123,6 +123,10 @@ impl Backend for Fixture {
             "brave" => super::brave::parse(&body),
             "searxng" => super::searxng::parse(&body),
             "reddit" => super::reddit_api::parse(&body),
+            // An `_search` answer read as the `retriever` backend reads one with its default
+            // fields; a hit without `_source.text` is dropped (no corpus here).
+            "elasticsearch" => super::retriever::parse_elasticsearch(&body, "text", "title")
+                .map(|a| super::retriever::to_parsed(a, None, "retriever", usize::MAX)),
             // `load` refuses a format not in FORMATS: one listed there without a parser here.
             other => Err(SearchFailure::new(
                 "fixture_format",

@@ -15,6 +15,7 @@ pub mod google;
 mod real_inputs;
 pub mod reddit_api;
 pub mod reddit_dump;
+pub mod retriever;
 pub mod run;
 pub mod searxng;
 

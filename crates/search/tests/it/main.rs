@@ -9,6 +9,7 @@ mod dump;
 mod hostile;
 mod live;
 mod offline;
+mod retriever;
 mod run;
 mod sense;
 mod servers;
