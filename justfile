@@ -43,8 +43,9 @@ recipes:
     python3 scripts/recipes.py
 
 # Benchmarks (release builds): snapshot writing, and each stage crate's own benches. First installs
-# what the side-by-side baselines need (NetworkX for patterns, rank_bm25 for retrieval): a
-# baseline that cannot run fails its bench (NOISEBENCH_BENCH_SKIP_BASELINE=1 skips them).
+# what the side-by-side baselines need (NetworkX for patterns, rank_bm25 for retrieval and the
+# corpus backend): a baseline that cannot run fails its bench (NOISEBENCH_BENCH_SKIP_BASELINE=1
+# skips them).
 bench:
     python3 -m pip install --quiet networkx rank_bm25 snowballstemmer numpy
     cargo bench --workspace
