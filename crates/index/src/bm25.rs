@@ -255,21 +255,7 @@ pub struct Analysed {
 
 /// Analyse `text` as the index does for a text field ([`crate::Impacts::from_analysed`]).
 pub fn analyse(text: &str) -> Analysed {
-    let mut counts: std::collections::BTreeMap<String, u32> = std::collections::BTreeMap::new();
-    let mut tokens = 0u32;
-    each_term(text, |t| {
-        tokens += 1;
-        match counts.get_mut(t) {
-            Some(n) => *n += 1,
-            None => {
-                counts.insert(t.to_string(), 1);
-            }
-        }
-    });
-    Analysed {
-        terms: counts.into_iter().collect(),
-        tokens,
-    }
+    analyse_kept(text, |_| true)
 }
 
 /// [`analyse`], keeping only the terms in `keep`, every token still counted in `tokens`: all
@@ -278,16 +264,22 @@ pub fn analyse(text: &str) -> Analysed {
 /// postings, the number of documents and their lengths), at a fraction of the memory and time
 /// when the queries use few of the texts' terms.
 pub fn analyse_only(text: &str, keep: &std::collections::HashSet<String>) -> Analysed {
+    analyse_kept(text, |t| keep.contains(t))
+}
+
+/// Each term of `text` that `kept` keeps, with its frequency; every token counted.
+fn analyse_kept(text: &str, kept: impl Fn(&str) -> bool) -> Analysed {
     let mut counts: BTreeMap<String, u32> = BTreeMap::new();
     let mut tokens = 0u32;
     each_term(text, |t| {
         tokens += 1;
-        if keep.contains(t) {
-            match counts.get_mut(t) {
-                Some(n) => *n += 1,
-                None => {
-                    counts.insert(t.to_string(), 1);
-                }
+        if !kept(t) {
+            return;
+        }
+        match counts.get_mut(t) {
+            Some(n) => *n += 1,
+            None => {
+                counts.insert(t.to_string(), 1);
             }
         }
     });
