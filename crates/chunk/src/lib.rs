@@ -81,6 +81,7 @@ pub use noisebench_text::TokenCounter;
 pub use preset::Domain;
 pub use reports::annual::{FilingDocument, family, read_document};
 pub use reports::edgar_live::{parse_submissions, parse_tickers};
+pub use reports::exhibit13::{ExhibitCut, cut_exhibit};
 pub use reports::items::{cut_items, filing_items};
 pub use reports::submission::{Submission, SubmissionDocument, parse_submission};
 pub use reports::text_filing::text_filing_blocks;

@@ -5,6 +5,7 @@
 
 pub mod annual;
 pub mod edgar_live;
+pub mod exhibit13;
 pub mod items;
 pub mod submission;
 pub mod text_filing;

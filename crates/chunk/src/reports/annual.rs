@@ -19,11 +19,12 @@ use std::sync::OnceLock;
 use noisebench_core::Block;
 use regex::Regex;
 
-use super::items::FilingItems;
+use super::exhibit13::cut_exhibit;
+use super::items::{FilingItems, heading_key, item_key};
 use super::submission::{
     Submission, SubmissionDocument, looks_like_html, normal_form, parse_submission,
 };
-use super::text_filing::text_filing_blocks;
+use super::text_filing::{text_exhibit_blocks, text_filing_blocks};
 use crate::chunker::block_text;
 use crate::html::html_blocks;
 
@@ -153,9 +154,13 @@ fn from_submission(sub: Submission) -> FilingDocument {
 
 /// Follow the items that point to the annual report to shareholders: the report's
 /// `incorporated_by_reference` metadata names them and, when the submission holds that report
-/// (exhibit 13, `EX-13` or `EX-13.1`), it is read (as text or HTML) and appended after the items as
-/// a level-2 section of its own headed by its type and description, its type in
-/// `annual_report_exhibit`: the MD&A an item 7 points to reaches chunks.
+/// (exhibit 13, `EX-13` or `EX-13.1`), it is read (as text or HTML) and cut into the sections the
+/// pointers name ([`exhibit13::cut_exhibit`]): each pointer item gets its section after its own
+/// text, under a level-3 heading naming the exhibit, and `item_<key>_source` (`item_7_source =
+/// "EX-13"`) in the metadata. What no pointer takes follows the items as a level-2 section of its
+/// own headed by the exhibit's type and description (the whole exhibit when no section is
+/// found); its type is in `annual_report_exhibit`, the count of its blocks no item took in
+/// `annual_report_rest_blocks`.
 pub fn follow_pointers(
     cut: &mut FilingItems,
     exhibits: &[SubmissionDocument],
@@ -170,11 +175,21 @@ pub fn follow_pointers(
         kind == "EX-13" || kind.starts_with("EX-13.")
     });
     let Some(exhibit) = exhibit else { return };
-    let blocks = if exhibit.is_html() {
+    let blocks: Vec<Block> = if exhibit.is_html() {
         html_blocks(&exhibit.text).blocks
     } else {
-        text_filing_blocks(&exhibit.text)
-    };
+        text_exhibit_blocks(&exhibit.text)
+    }
+    .into_iter()
+    .map(|b| match b {
+        // The items' headings are level 2: the exhibit's sit under them.
+        Block::Heading { level, text } => Block::Heading {
+            level: level.max(3),
+            text,
+        },
+        other => other,
+    })
+    .collect();
     if blocks.is_empty() {
         return;
     }
@@ -183,12 +198,81 @@ pub fn follow_pointers(
     } else {
         format!("{} {}", exhibit.kind, exhibit.description)
     };
-    cut.blocks.push(Block::Heading {
-        level: 2,
-        text: title.trim().to_string(),
-    });
-    cut.blocks.extend(blocks);
+    let title = title.trim().to_string();
+    // Each pointer item's key and its own text; where its body ends in the cut blocks.
+    let items = item_bodies(&cut.blocks);
+    let pointers: Vec<(String, String)> = cut
+        .pointers
+        .iter()
+        .filter_map(|name| item_key(name))
+        .filter_map(|key| {
+            let (_, range) = items.iter().find(|(k, _)| *k == key)?;
+            let text = cut.blocks[range.clone()]
+                .iter()
+                .map(block_text)
+                .collect::<Vec<_>>()
+                .join(" ");
+            Some((key, text))
+        })
+        .collect();
+    let sections = cut_exhibit(&blocks, &pointers);
+    // Insert each item's sections after its body, the last item first so ranges hold.
+    let mut placed: Vec<(usize, Vec<Block>)> = Vec::new();
+    for (key, ranges) in &sections.sections {
+        let Some((_, range)) = items.iter().find(|(k, _)| k == key) else {
+            continue;
+        };
+        let mut add = vec![Block::Heading {
+            level: 3,
+            text: title.clone(),
+        }];
+        for r in ranges {
+            add.extend(blocks[r.clone()].iter().cloned());
+        }
+        metadata.insert(
+            format!("item_{}_source", key.to_ascii_lowercase()),
+            exhibit.kind.clone(),
+        );
+        placed.push((range.end, add));
+    }
+    placed.sort_by_key(|(at, _)| std::cmp::Reverse(*at));
+    for (at, add) in placed {
+        cut.blocks.splice(at..at, add);
+    }
+    if !sections.rest.is_empty() {
+        cut.blocks.push(Block::Heading {
+            level: 2,
+            text: title,
+        });
+        cut.blocks
+            .extend(sections.rest.iter().map(|&i| blocks[i].clone()));
+    }
     metadata.insert("annual_report_exhibit".into(), exhibit.kind.clone());
+    metadata.insert(
+        "annual_report_rest_blocks".into(),
+        sections.rest.len().to_string(),
+    );
+}
+
+/// The items cut: each level-2 item heading's key and the range of its body (the blocks to the
+/// next level-2 heading).
+fn item_bodies(blocks: &[Block]) -> Vec<(String, std::ops::Range<usize>)> {
+    let heads: Vec<(usize, Option<String>)> = blocks
+        .iter()
+        .enumerate()
+        .filter_map(|(i, b)| match b {
+            Block::Heading { level: 2, text } => Some((i, heading_key(text))),
+            _ => None,
+        })
+        .collect();
+    heads
+        .iter()
+        .enumerate()
+        .filter_map(|(n, (i, key))| {
+            let end = heads.get(n + 1).map_or(blocks.len(), |(j, _)| *j);
+            key.clone().map(|k| (k, i + 1..end))
+        })
+        .collect()
 }
 
 /// What a cover page says: the form, when it is an annual report of the 10-K family, and the

@@ -20,9 +20,22 @@ use crate::text_layout::{Layout, text_blocks};
 
 /// Blocks of a plain-text filing document.
 pub fn text_filing_blocks(text: &str) -> Vec<Block> {
+    blocks_of(text, false)
+}
+
+/// Blocks of a plain-text exhibit such as the annual report to shareholders (exhibit 13): as
+/// [`text_filing_blocks`], and a short all-capital line the text follows without a blank line
+/// ("FINANCIAL RISK MANAGEMENT" / "Our Company uses ...") is a paragraph of its own, so that
+/// section headings can be found ([`super::exhibit13`]); a table's title printed above its
+/// `<CAPTION>` ("CONSOLIDATED BALANCE SHEETS") is its caption, not a header row.
+pub fn text_exhibit_blocks(text: &str) -> Vec<Block> {
+    blocks_of(text, true)
+}
+
+fn blocks_of(text: &str, exhibit: bool) -> Vec<Block> {
     let lines: Vec<String> = clean_lines(text);
     let pages = split_pages(&lines);
-    let joined = join_pages(drop_furniture(pages));
+    let joined = join_pages(drop_furniture(pages, exhibit), exhibit);
     let mut blocks = Vec::new();
     let mut prose: Vec<&str> = Vec::new();
     let mut i = 0;
@@ -31,8 +44,8 @@ pub fn text_filing_blocks(text: &str) -> Vec<Block> {
             let end = (i + 1..joined.len())
                 .find(|&j| is_tag(&joined[j], "/TABLE"))
                 .unwrap_or(joined.len());
-            flush_prose(&mut prose, &mut blocks);
-            if let Some(t) = sgml_table(&joined[i + 1..end]) {
+            flush_prose(&mut prose, &mut blocks, exhibit);
+            if let Some(t) = sgml_table(&joined[i + 1..end], exhibit) {
                 blocks.push(t);
             }
             i = end + 1;
@@ -41,11 +54,11 @@ pub fn text_filing_blocks(text: &str) -> Vec<Block> {
         prose.push(&joined[i]);
         i += 1;
     }
-    flush_prose(&mut prose, &mut blocks);
+    flush_prose(&mut prose, &mut blocks, exhibit);
     blocks
 }
 
-fn flush_prose(prose: &mut Vec<&str>, blocks: &mut Vec<Block>) {
+fn flush_prose(prose: &mut Vec<&str>, blocks: &mut Vec<Block>, caps_headings: bool) {
     if prose.is_empty() {
         return;
     }
@@ -54,7 +67,7 @@ fn flush_prose(prose: &mut Vec<&str>, blocks: &mut Vec<Block>) {
         .map(|l| strip_tags(l))
         .filter(|l| !is_rule(l))
         .collect();
-    let text = with_heading_breaks(&lines).join("\n");
+    let text = with_heading_breaks(&lines, caps_headings).join("\n");
     prose.clear();
     let (b, _) = text_blocks(&text, Layout::BlankLineSeparated);
     blocks.extend(b.into_iter().filter(|b| !is_bare_furniture(b)).map(tidy));
@@ -62,8 +75,9 @@ fn flush_prose(prose: &mut Vec<&str>, blocks: &mut Vec<Block>) {
 
 /// Lines with a paragraph break before each item heading and `PART` line, and after a `PART`
 /// line or an all-capital item heading the text under it follows without a blank line ("PART I"
-/// / "ITEM 1. BUSINESS." / "Merck & Co., Inc. is ...").
-fn with_heading_breaks(lines: &[String]) -> Vec<String> {
+/// / "ITEM 1. BUSINESS." / "Merck & Co., Inc. is ..."); with `caps_headings`, after any short
+/// all-capital line too.
+fn with_heading_breaks(lines: &[String], caps_headings: bool) -> Vec<String> {
     static PART: OnceLock<Regex> = OnceLock::new();
     // Invariant: constant pattern.
     let part =
@@ -83,7 +97,12 @@ fn with_heading_breaks(lines: &[String]) -> Vec<String> {
         if blank_before {
             out.push(String::new());
         }
-        after_heading = (is_part || (is_item && caps(t))) || (after_heading && caps(t));
+        let caps_heading = caps_headings
+            && caps(t)
+            && t.split_whitespace().count() <= 10
+            && !t.ends_with(['.', ',', ';', ':']);
+        after_heading =
+            (is_part || (is_item && caps(t))) || (after_heading && caps(t)) || caps_heading;
         out.push(line.clone());
     }
     out
@@ -204,8 +223,10 @@ fn is_rule(line: &str) -> bool {
     t.len() >= 3 && t.chars().all(|c| matches!(c, '-' | '=' | '_' | ' '))
 }
 
-/// Each page without its page number and the lines that head or foot most pages.
-fn drop_furniture(mut pages: Vec<Vec<String>>) -> Vec<Vec<String>> {
+/// Each page without its page number and the lines that head or foot most pages; with
+/// `exhibit`, a running head stays where it changes (an annual report's section title atop each
+/// of its pages heads the section once).
+fn drop_furniture(mut pages: Vec<Vec<String>>, exhibit: bool) -> Vec<Vec<String>> {
     let squash = |l: &str| l.split_whitespace().collect::<Vec<_>>().join(" ");
     let first = |p: &Vec<String>| p.iter().position(|l| !l.trim().is_empty());
     let last = |p: &Vec<String>| p.iter().rposition(|l| !l.trim().is_empty());
@@ -241,9 +262,15 @@ fn drop_furniture(mut pages: Vec<Vec<String>>) -> Vec<Vec<String>> {
             .get(&(top, s.to_string()))
             .is_some_and(|&n| n >= 3 && n * 5 >= total)
     };
-    for page in &mut pages {
+    let tops: Vec<Option<String>> = pages
+        .iter()
+        .map(|p| first(p).map(|i| squash(&p[i])))
+        .collect();
+    for (n, page) in pages.iter_mut().enumerate() {
+        let repeated = n > 0 && tops[n - 1] == tops[n];
         if let Some(i) = first(page)
             && running(true, &squash(&page[i]))
+            && (!exhibit || repeated)
         {
             page.remove(i);
         }
@@ -257,8 +284,9 @@ fn drop_furniture(mut pages: Vec<Vec<String>>) -> Vec<Vec<String>> {
 }
 
 /// The pages as one run of lines: a blank line between two pages, none when the last line of a
-/// page ends mid-sentence and the next page goes on in lower case.
-fn join_pages(pages: Vec<Vec<String>>) -> Vec<String> {
+/// page ends mid-sentence and the next page goes on in lower case (with `exhibit`, not when that
+/// line stands alone: a lower-case title such as "report of independent accountants").
+fn join_pages(pages: Vec<Vec<String>>, exhibit: bool) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for page in pages {
         let body: Vec<String> = {
@@ -274,7 +302,8 @@ fn join_pages(pages: Vec<Vec<String>>) -> Vec<String> {
         }) && body
             .first()
             .and_then(|l| l.trim_start().chars().next())
-            .is_some_and(char::is_lowercase);
+            .is_some_and(char::is_lowercase)
+            && (!exhibit || body.get(1).is_some_and(|l| !l.trim().is_empty()));
         if !out.is_empty() && !goes_on {
             out.push(String::new());
         }
@@ -420,15 +449,34 @@ fn row_of(assigned: Vec<(usize, Field)>, n: usize) -> Vec<String> {
 /// A `<TABLE>` block's lines (between `<TABLE>` and `</TABLE>`) as a table: the lines before the
 /// marker line are the header (joined per column), the lines after it the rows, `<FN>` and what
 /// follows the footnotes. Without a marker line the columns come from the first data line.
-fn sgml_table(lines: &[String]) -> Option<Block> {
+fn sgml_table(lines: &[String], titled: bool) -> Option<Block> {
     let marker = lines.iter().position(|l| markers(l).is_some());
+    // With `titled`, the lines above `<CAPTION>` are the table's title.
+    let caption_at = lines
+        .iter()
+        .position(|l| is_tag(l, "CAPTION"))
+        .filter(|&c| titled && marker.is_some_and(|m| c < m));
+    let title = caption_at.map(|c| {
+        lines[..c]
+            .iter()
+            .filter(|l| !is_rule(l))
+            .flat_map(|l| {
+                strip_tags(l)
+                    .split_whitespace()
+                    .map(str::to_string)
+                    .collect::<Vec<_>>()
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    });
+    let head_from = caption_at.map_or(0, |c| c + 1);
     let fn_at = lines
         .iter()
         .position(|l| is_tag(l, "FN"))
         .unwrap_or(lines.len());
     let (head, body, starts) = match marker {
         Some(m) if m < fn_at => (
-            &lines[..m],
+            &lines[head_from..m],
             &lines[m + 1..fn_at],
             markers(&lines[m]).unwrap_or_default(),
         ),
@@ -494,7 +542,7 @@ fn sgml_table(lines: &[String]) -> Option<Block> {
     }
     Some(Block::Table {
         markdown: pipe_table(&grid),
-        caption: None,
+        caption: title.filter(|t| !t.is_empty()),
         footnotes,
         page: None,
     })
@@ -563,6 +611,69 @@ mod tests {
                 "The contract may be ended in the event of default which may vary from contract to contract.",
                 "Next paragraph."
             ]
+        );
+    }
+
+    /// An annual report read as an exhibit: a section title atop each of its pages heads it once,
+    /// a lower-case title after a page break is not glued to the page before, a capital title
+    /// the text follows without a blank line stands alone, a table's title is its caption. The
+    /// same text read as a filing document loses the running title and glues the lower-case one.
+    #[test]
+    fn an_exhibit_keeps_its_section_titles() {
+        let page = |head: &str, body: &str, n: usize| {
+            format!("{head}\n\nInternational Widgets Inc.\n\n{body}\n\n{n:>40}\n<PAGE>\n")
+        };
+        let mut text = String::new();
+        text.push_str(&page("management discussion", "Sales rose.", 1));
+        text.push_str(&page("management discussion", "Costs fell.", 2));
+        text.push_str(&page(
+            "management discussion",
+            "FINANCIAL RISK MANAGEMENT\nWe hedge rates.\n\nChairman and Chief Executive Officer",
+            3,
+        ));
+        text.push_str(&page(
+            "report of independent accountants",
+            "In our opinion, fine.",
+            4,
+        ));
+        text.push_str(
+            "<TABLE>\nCONSOLIDATED BALANCE SHEETS\n<CAPTION>\n                 1997     1996\n<S>              <C>      <C>\nCash             5        4\n</TABLE>\n",
+        );
+        let texts =
+            |blocks: Vec<Block>| -> Vec<String> { blocks.iter().map(crate::block_text).collect() };
+        let exhibit = texts(text_exhibit_blocks(&text));
+        let mdna: Vec<&String> = exhibit
+            .iter()
+            .filter(|t| *t == "management discussion")
+            .collect();
+        assert_eq!(mdna.len(), 1, "{exhibit:?}");
+        assert!(
+            exhibit.contains(&"FINANCIAL RISK MANAGEMENT".to_string()),
+            "{exhibit:?}"
+        );
+        assert!(
+            exhibit.contains(&"We hedge rates.".to_string()),
+            "{exhibit:?}"
+        );
+        assert!(
+            exhibit.contains(&"report of independent accountants".to_string()),
+            "{exhibit:?}"
+        );
+        let table = exhibit.last().expect("the table");
+        assert!(
+            table.starts_with("CONSOLIDATED BALANCE SHEETS\n|"),
+            "{table}"
+        );
+        let filing = texts(text_filing_blocks(&text));
+        assert!(
+            !filing.iter().any(|t| t == "management discussion"),
+            "{filing:?}"
+        );
+        assert!(
+            filing
+                .iter()
+                .any(|t| t.ends_with("Officer report of independent accountants")),
+            "{filing:?}"
         );
     }
 }

@@ -929,7 +929,8 @@ fn a_relative_root_replays_and_a_failed_web_setup_fails_the_stage() {
 }
 
 /// Through EDGAR too, an item that only points to the annual report brings the submission's
-/// EX-13: IBM's item 7 (1998) is flagged and followed by the exhibit's MD&A (read in the file).
+/// EX-13: IBM's item 7 (1998) is flagged and gets the exhibit's MD&A under a level-3 heading
+/// naming the exhibit (read in the file).
 #[test]
 fn a_pointer_item_brings_the_annual_report_exhibit() {
     let (served, _edgar) = serve();
@@ -946,6 +947,8 @@ fn a_pointer_item_brings_the_annual_report_exhibit() {
     assert_eq!(ibm.metadata["filing_type"], "10-K405");
     assert_eq!(ibm.metadata["incorporated_by_reference"], "item_7");
     assert_eq!(ibm.metadata["annual_report_exhibit"], "EX-13");
+    // The exhibit's MD&A under item 7, by the same cut as a file's.
+    assert_eq!(ibm.metadata["item_7_source"], "EX-13");
     let t = texts(ibm);
     assert_eq!(
         t[..3],
@@ -955,7 +958,12 @@ fn a_pointer_item_brings_the_annual_report_exhibit() {
             "h:EX-13",
         ]
     );
-    assert!(t.iter().any(|p| p.starts_with(
-        "p:IBM's financial results in 1997 increasingly reflect the successful implementation"
-    )));
+    let mdna = t.iter().position(|p| {
+        p.starts_with(
+            "p:IBM's financial results in 1997 increasingly reflect the successful implementation",
+        )
+    });
+    // The rest of the exhibit follows, after the MD&A placed under the item.
+    let rest = t.iter().rposition(|p| p == "h:EX-13");
+    assert!(mdna.is_some() && rest.is_some_and(|r| r > 2 && mdna < Some(r)));
 }

@@ -179,3 +179,87 @@ proptest! {
         }
     }
 }
+
+/// Lines an annual report to shareholders is made of: section titles of every kind, in any case,
+/// sub-headings, sentences, a captioned table.
+fn exhibit_block() -> impl Strategy<Value = Block> {
+    let para = |t: &str| Block::Paragraph {
+        text: t.to_string(),
+        page: None,
+    };
+    prop_oneof![
+        prop::sample::select(vec![
+            "Management's Discussion and Analysis",
+            "management discussion",
+            "FINANCIAL REVIEW INCORPORATING MANAGEMENT'S DISCUSSION",
+            "Market Risk",
+            "FINANCIAL RISK MANAGEMENT",
+            "Report of Independent Auditors",
+            "notes to consolidated financial statements",
+            "Quarterly Data (Unaudited)",
+            "Five-Year Comparison of Selected Financial Data",
+            "Stockholder Information",
+            "STOCK PRICES",
+            "Glossary",
+            "Letter to Shareholders",
+            "Overview",
+            "Year 2000",
+            "Foreign Currency Exchange Rate Risk:",
+        ])
+        .prop_map(para),
+        prop::sample::select(vec![
+            "Revenue rose 4 percent on strong demand.",
+            "The company's market risk is managed centrally.",
+            "stock prices are shown below.",
+        ])
+        .prop_map(para),
+        prop::sample::select(vec![Some("CONSOLIDATED BALANCE SHEETS"), None]).prop_map(|c| {
+            Block::Table {
+                markdown: "| a | b |\n| --- | --- |\n| 1 | 2 |".into(),
+                caption: c.map(str::to_string),
+                footnotes: Vec::new(),
+                page: None,
+            }
+        }),
+    ]
+}
+
+proptest! {
+    /// The exhibit cut is a partition: every block goes to exactly one pointer item's section or
+    /// to the rest, sections are ordered, disjoint, non-empty ranges of items asked for; with no
+    /// pointer everything is rest.
+    #[test]
+    fn the_exhibit_cut_loses_and_repeats_nothing(
+        blocks in prop::collection::vec(exhibit_block(), 0..60),
+        keys in prop::sample::subsequence(vec!["5", "6", "7", "7A", "8"], 0..=5),
+        quarterly in any::<bool>(),
+    ) {
+        let pointers: Vec<(String, String)> = keys
+            .iter()
+            .map(|k| {
+                let text = if quarterly { "\"Quarterly Data\" on page 63" } else { "pages 40 to 49" };
+                (k.to_string(), text.to_string())
+            })
+            .collect();
+        let cut = noisebench_chunk::cut_exhibit(&blocks, &pointers);
+        let mut seen = vec![0usize; blocks.len()];
+        for (key, ranges) in &cut.sections {
+            prop_assert!(keys.contains(&key.as_str()), "section of {} not asked for", key);
+            let mut end = 0;
+            for r in ranges {
+                prop_assert!(r.start < r.end && r.start >= end, "ranges {:?}", ranges);
+                end = r.end;
+                for i in r.clone() {
+                    seen[i] += 1;
+                }
+            }
+        }
+        for &i in &cut.rest {
+            seen[i] += 1;
+        }
+        prop_assert!(seen.iter().all(|&n| n == 1), "blocks taken {:?}", seen);
+        if keys.is_empty() {
+            prop_assert!(cut.sections.is_empty());
+        }
+    }
+}
