@@ -11,7 +11,8 @@
 //! else from the cover page.
 //!
 //! What it is not: a judge of forms taken (the EDGAR source's `forms` decides), or a reader of the
-//! exhibits it keeps apart (`EX-13`, the annual report to shareholders, is kept for a reader).
+//! exhibits it keeps apart, exhibit 13 aside: when items point to that annual report to
+//! shareholders, [`follow_pointers`] cuts it into their sections ([`super::exhibit13`]).
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
