@@ -492,4 +492,43 @@ mod tests {
         assert_eq!(d.metadata["cik"], "320193");
         assert_eq!(d.metadata["period_of_report"], "2024-09-28");
     }
+
+    /// An HTML exhibit 13 (a 2000s submission): its headings are cut as a text one's, sit under
+    /// the item's level-2 heading at level 3, and the part no pointer takes follows the items.
+    #[test]
+    fn an_html_exhibit_13_is_cut_under_the_items() {
+        let sub = "<SEC-DOCUMENT>0000000001-05-000001.txt\n<SEC-HEADER>\nCONFORMED SUBMISSION TYPE:\t10-K\n</SEC-HEADER>\n<DOCUMENT>\n<TYPE>10-K\n<TEXT>\nITEM 7. MANAGEMENT'S DISCUSSION AND ANALYSIS\n\nThe information on pages 10 through 20 of the Annual Report to Shareholders is incorporated herein by reference.\n\nITEM 8. FINANCIAL STATEMENTS\n\nThe statements on pages 21 through 40 of the Annual Report to Shareholders are incorporated herein by reference.\n\nITEM 9. CHANGES IN ACCOUNTANTS\n\nNone.\n</TEXT>\n</DOCUMENT>\n<DOCUMENT>\n<TYPE>EX-13\n<DESCRIPTION>ANNUAL REPORT\n<TEXT>\n<html><body><h1>Letter to Shareholders</h1><p>A good year.</p><h2>Management&#8217;s Discussion and Analysis</h2><p>Sales rose 4 percent.</p><h3>Liquidity</h3><p>Cash grew.</p><h2>Consolidated Statements of Income</h2><table><tr><td>Sales</td><td>10</td></tr></table><h2>Report of Independent Auditors</h2><p>In our opinion, fine.</p></body></html>\n</TEXT>\n</DOCUMENT>\n</SEC-DOCUMENT>\n";
+        let doc = read_document(sub, false);
+        assert_eq!(doc.exhibit_types(), "EX-13");
+        let items = ["7".to_string(), "8".to_string(), "9".to_string()];
+        let mut cut = super::super::items::cut_items(doc.blocks, &items);
+        let mut metadata = BTreeMap::new();
+        follow_pointers(&mut cut, &doc.exhibits, &mut metadata);
+        assert_eq!(metadata["incorporated_by_reference"], "7,8");
+        assert_eq!(metadata["item_7_source"], "EX-13");
+        assert_eq!(metadata["item_8_source"], "EX-13");
+        let texts: Vec<String> = cut
+            .blocks
+            .iter()
+            .map(|b| match b {
+                Block::Heading { level, text } => format!("h{level}:{text}"),
+                other => block_text(other),
+            })
+            .collect();
+        let at = |t: &str| {
+            texts
+                .iter()
+                .position(|x| x.starts_with(t))
+                .unwrap_or_else(|| panic!("{t} not in {texts:?}"))
+        };
+        assert!(at("h2:ITEM 7") < at("h3:EX-13 ANNUAL REPORT"));
+        assert!(at("h3:Management") < at("Sales rose") && at("Cash grew.") < at("h2:ITEM 8"));
+        assert!(at("h2:ITEM 8") < at("h3:Consolidated") && at("In our opinion") < at("h2:ITEM 9"));
+        // The letter no item points to follows the items.
+        assert!(at("h2:EX-13 ANNUAL REPORT") > at("h2:ITEM 9"));
+        assert!(at("A good year.") > at("h2:EX-13 ANNUAL REPORT"));
+        assert_eq!(metadata["annual_report_rest_blocks"], "2");
+        assert!(cut.blocks.iter().all(|b| !matches!(b,
+            Block::Heading { level, text } if *level < 2 || (*level == 2 && text.starts_with("Management")))));
+    }
 }
