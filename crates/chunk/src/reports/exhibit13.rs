@@ -106,9 +106,7 @@ pub fn heading_text(block: &Block) -> Option<String> {
         Block::Paragraph { text, .. } => {
             let t = text.trim();
             let words = t.split_whitespace().count();
-            let closed = t.ends_with(['.', ',', ';', ':', '?', '!', ')'])
-                && !t.ends_with("(UNAUDITED)")
-                && !t.to_ascii_lowercase().ends_with("(unaudited)");
+            let closed = t.ends_with(['.', ',', ';', ':', '?', '!']);
             if words == 0 || words > 16 || t.len() > 140 || closed {
                 return None;
             }
