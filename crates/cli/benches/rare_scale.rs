@@ -6,7 +6,8 @@
 //! build), then the totals side by side. A stage's peak is the process's highest resident memory
 //! while it ran (with its table checks and writes): the runner logs `running` as each stage
 //! starts and the build `quality card` and `publishing`; at each mark the peak so far is booked
-//! to the step it ends and reset (`/proc/self/clear_refs`).
+//! to the step it ends and reset (`/proc/self/clear_refs`). Beside each peak, `start_MB` is the
+//! resident memory the step started from: what the steps before it left held.
 //!
 //! `cargo bench -p noisebench-cli --bench rare_scale` (or `just bench-rare`). Environment:
 //! `RARE_SCALE_REPORTS=527` (the full size), `RARE_SCALE_FRACTIONS=8,4,2,1` (divisors; `x4` is
@@ -33,7 +34,7 @@ const CHILD: &str = "RARE_SCALE_CHILD";
 fn main() {
     if let Ok(reports) = std::env::var(CHILD) {
         // As the binary does.
-        noisebench_cli::no_huge_pages();
+        noisebench_cli::memory_settings();
         child(reports.parse().expect("a report count"));
         return;
     }
@@ -121,7 +122,10 @@ fn env_or(name: &str, default: usize) -> usize {
 #[derive(Default)]
 struct StepPeaks {
     current: String,
-    done: Vec<(String, f64)>,
+    /// The resident memory when the step running now started, in MB.
+    current_start: f64,
+    /// Each step ended: its name, its peak and the resident memory it started from.
+    done: Vec<(String, f64, f64)>,
 }
 
 /// A tracing layer booking the peak memory to each step at the marks the runner and the build
@@ -165,7 +169,8 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for StepMemory {
         };
         let mut peaks = self.0.lock().expect("the step list");
         let ended = std::mem::replace(&mut peaks.current, next);
-        peaks.done.push((ended, peak_mb()));
+        let start = std::mem::replace(&mut peaks.current_start, status_mb("VmRSS:"));
+        peaks.done.push((ended, peak_mb(), start));
         reset_peak();
     }
 }
@@ -177,10 +182,15 @@ fn reset_peak() {
 
 /// Peak resident memory of this process, in MB (VmHWM).
 fn peak_mb() -> f64 {
+    status_mb("VmHWM:")
+}
+
+/// A memory figure of this process's `/proc/self/status` (`VmHWM:`, `VmRSS:`), in MB.
+fn status_mb(field: &str) -> f64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .find_map(|l| l.strip_prefix(field))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
         .map(|kb| kb / 1024.0)
         .unwrap_or(f64::NAN)
@@ -228,19 +238,21 @@ fn child(reports: usize) {
     .expect("build the snapshot");
     let total = started.elapsed().as_secs_f64();
     assert!(built.outcome.is_some(), "{:?}", built.withheld);
-    let step_peaks: Vec<(String, f64)> = {
+    let step_peaks: Vec<(String, f64, f64)> = {
         let mut peaks = steps.lock().expect("the step list");
         let last = std::mem::take(&mut peaks.current);
+        let start = peaks.current_start;
         let mut done = std::mem::take(&mut peaks.done);
-        done.push((last, peak_mb()));
+        done.push((last, peak_mb(), start));
         done
     };
+    // A step's peak, and the resident memory it started from (what earlier steps left).
     let step_peak = |id: &str| {
         step_peaks
             .iter()
-            .filter(|(s, _)| s == id)
-            .map(|(_, mb)| *mb)
-            .fold(f64::NAN, f64::max)
+            .filter(|(s, _, _)| s == id)
+            .map(|(_, mb, start)| (*mb, *start))
+            .fold((f64::NAN, f64::NAN), |a, b| if a.0 >= b.0 { a } else { b })
     };
     let mut stage_sum = 0.0;
     let rows_of = |id: &str| {
@@ -253,43 +265,33 @@ fn child(reports: usize) {
             .unwrap_or(-1)
     };
     println!(
-        "{:<24} {:>8} {:>9} {:>9} {:>8}",
-        "stage", "seconds", "items_in", "items_out", "peak_MB"
+        "{:<24} {:>8} {:>9} {:>9} {:>8} {:>8}",
+        "stage", "seconds", "items_in", "items_out", "start_MB", "peak_MB"
     );
     for s in &built.run.summary {
         stage_sum += s.seconds;
+        let (peak, start) = step_peak(&s.id);
         println!(
-            "{:<24} {:>8.2} {:>9} {:>9} {:>8.0}",
-            s.id,
-            s.seconds,
-            s.items_in,
-            s.items_out,
-            step_peak(&s.id)
+            "{:<24} {:>8.2} {:>9} {:>9} {:>8.0} {:>8.0}",
+            s.id, s.seconds, s.items_in, s.items_out, start, peak
         );
     }
-    println!(
-        "{:<24} {:>8} {:>9} {:>9} {:>8.0}\n{:<24} {:>8} {:>9} {:>9} {:>8.0}\n{:<24} {:>8} {:>9} {:>9} {:>8.0}",
-        "(loading the pipeline)",
-        "",
-        "",
-        "",
-        step_peak("load"),
-        "(quality card)",
-        "",
-        "",
-        "",
-        step_peak("quality card"),
-        "(publishing)",
-        "",
-        "",
-        "",
-        step_peak("publishing")
-    );
-    if let Some((step, mb)) = step_peaks.iter().max_by(|a, b| a.1.total_cmp(&b.1)) {
+    for (label, id) in [
+        ("(loading the pipeline)", "load"),
+        ("(quality card)", "quality card"),
+        ("(publishing)", "publishing"),
+    ] {
+        let (peak, start) = step_peak(id);
+        println!(
+            "{label:<24} {:>8} {:>9} {:>9} {start:>8.0} {peak:>8.0}",
+            "", "", ""
+        );
+    }
+    if let Some((step, mb, _)) = step_peaks.iter().max_by(|a, b| a.1.total_cmp(&b.1)) {
         println!("the peak: {mb:.0} MB, during {step}");
     }
     // The whole build's peak: the highest of its steps' (the corpus was written before).
-    let peak = step_peaks.iter().map(|(_, mb)| *mb).fold(0.0, f64::max);
+    let peak = step_peaks.iter().map(|(_, mb, _)| *mb).fold(0.0, f64::max);
     println!(
         "{:<24} {:>8.2}\n{:<24} {:>8.2}\n{:<24} {:>8.2}\npeak memory {peak:.0} MB",
         "quality card",

@@ -30,7 +30,7 @@
 //! i/n`), `merge`, `plan`, `verify`, `validate`, `diff`, `quality`, `inspect`, `export`, `eval`,
 //! `report`, `generate-reports`, `store`, `hub`, `schemas`; the binary allocates with mimalloc,
 //! since rows read from Parquet are millions of small strings, and turns transparent huge pages off
-//! for itself, `no_huge_pages`) over a library the end-to-end tests drive, one module per concern.
+//! for itself and has freed memory returned at once, `memory_settings`) over a library the end-to-end tests drive, one module per concern.
 //! `layers.rs` builds the run's one `Llm` and one `Web` from the pipeline file's `[llm]` and
 //! `[web]` tables and `registry.rs` registers every stage kind with them (`registry()`, one line
 //! per kind, and `table_checks()`), so every stage of a run shares one cache, one set of rate
@@ -127,12 +127,19 @@ pub fn write_schemas(dir: &Path) -> Result<usize> {
     Ok(TableKind::ALL.len())
 }
 
+/// How the `noisebench` binary (and the benches that measure it) uses memory: no transparent
+/// huge pages, and memory freed returned to the system at once.
+pub fn memory_settings() {
+    no_huge_pages();
+    purge_at_once();
+}
+
 /// No transparent huge pages for this process: mimalloc takes fresh pages for each stage's
 /// tables, and with THP the kernel zeroes a whole 2 MiB page on the first touch of each. At RARE
 /// scale (docs/performance.md, "RARE scale") a build spent about a twentieth of its time there; without them
 /// it is that much faster at the same peak memory. The setting is the process's and is inherited
 /// by the processes it starts; where the kernel refuses it, nothing changes.
-pub fn no_huge_pages() {
+fn no_huge_pages() {
     #[cfg(target_os = "linux")]
     // SAFETY: PR_SET_THP_DISABLE takes plain integer arguments and touches no memory of ours.
     unsafe {
@@ -140,13 +147,72 @@ pub fn no_huge_pages() {
     }
 }
 
+/// `mi_option_purge_delay` in mimalloc's `mi_option_e` (v2 and v3 alike; `libmimalloc-sys`
+/// names no constant for it).
+const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+
+/// Memory the allocator frees goes back to the system at once (mimalloc's `purge_delay` 0, by
+/// default 10 ms). Delayed, a purge waits for the freeing thread to allocate again, and the
+/// threads of a stage's parallel work sit idle once it ends: at RARE scale the card ended with
+/// 1.2 GB freed but still resident, which publishing's own memory then came on top of
+/// (docs/performance.md, "RARE scale"). Has no effect where mimalloc is not the allocator.
+fn purge_at_once() {
+    // SAFETY: mi_option_set stores an integer option; any thread may call it at any time.
+    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 0) }
+}
+
 #[cfg(test)]
 mod tests {
+    /// The unit tests allocate as the binary does, so the allocator's settings are tested as set.
+    #[global_allocator]
+    static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+    /// This process's resident memory, in MB.
+    #[cfg(target_os = "linux")]
+    fn resident_mb() -> f64 {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap();
+        let kb: f64 = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap();
+        kb / 1024.0
+    }
+
+    /// A thread that frees what it allocated and then sits idle (as a stage's parallel workers
+    /// do once it ends) leaves no freed memory resident.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn memory_freed_by_a_thread_that_then_idles_leaves_the_process() {
+        super::memory_settings();
+        let before = resident_mb();
+        let (freed, wait) = std::sync::mpsc::channel();
+        let (release, idle) = std::sync::mpsc::channel::<()>();
+        let worker = std::thread::spawn(move || {
+            // 400 MB in 4 million short strings, as rows read from Parquet are.
+            let rows: Vec<String> = (0..4_000_000).map(|i| format!("{i:>90}")).collect();
+            assert_eq!(rows.len(), 4_000_000);
+            drop(rows);
+            freed.send(()).unwrap();
+            idle.recv().unwrap();
+        });
+        wait.recv().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let after = resident_mb();
+        release.send(()).unwrap();
+        worker.join().unwrap();
+        assert!(
+            after - before < 100.0,
+            "{:.0} MB resident after the worker freed its 400 MB ({before:.0} MB before)",
+            after - before
+        );
+    }
+
     /// The kernel reports the process's THP switch in /proc/self/status (Linux 5.0 on).
     #[cfg(target_os = "linux")]
     #[test]
     fn huge_pages_are_off_after_the_call() {
-        super::no_huge_pages();
+        super::memory_settings();
         let status = std::fs::read_to_string("/proc/self/status").unwrap();
         let line = status
             .lines()

@@ -478,7 +478,7 @@ struct ItemArgs {
 }
 
 fn main() {
-    noisebench_cli::no_huge_pages();
+    noisebench_cli::memory_settings();
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("NOISEBENCH_LOG")

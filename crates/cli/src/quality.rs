@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use noisebench_core::LlmCall;
 use noisebench_core::{
-    Chunk, Claim, ClaimDocumentLabel, Document, DocumentPerturbation, QueryPerturbation, Question,
-    QuestionSplit, Report, TableKind, TableRow,
+    Chunk, Claim, ClaimDocumentLabel, Document, QueryPerturbation, Question, QuestionSplit,
+    TableKind, TableRow,
 };
 use noisebench_eval::ClosedBookItem;
 use noisebench_llm::Llm;
@@ -26,10 +26,12 @@ struct Rows {
     labels: Vec<ClaimDocumentLabel>,
     questions: Vec<Question>,
     chunks: Vec<Chunk>,
-    reports: Vec<Report>,
+    /// Each report's id and domain: the card reads no other field of the reports.
+    report_domains: Vec<(String, String)>,
     splits: Vec<QuestionSplit>,
     query_perturbations: Vec<QueryPerturbation>,
-    document_perturbations: Vec<DocumentPerturbation>,
+    /// Each document perturbation's kind: the card reads no other field of them.
+    document_perturbation_kinds: Vec<String>,
 }
 
 impl Rows {
@@ -42,6 +44,19 @@ impl Rows {
                 None => Ok(Vec::new()),
             }
         }
+        /// The string columns `names` of `kind`'s table, none when there is no such table.
+        fn columns(
+            path: &impl Fn(TableKind) -> Option<PathBuf>,
+            kind: TableKind,
+            names: &[&str],
+        ) -> Result<Option<Vec<Vec<Option<String>>>>> {
+            path(kind)
+                .map(|p| {
+                    table_io::string_columns(&p, names)
+                        .with_context(|| format!("quality card: {}", p.display()))
+                })
+                .transpose()
+        }
         let start = std::time::Instant::now();
         let rows = Rows {
             claims: one(&path)?,
@@ -49,10 +64,28 @@ impl Rows {
             labels: one(&path)?,
             questions: one(&path)?,
             chunks: one(&path)?,
-            reports: one(&path)?,
+            report_domains: columns(&path, TableKind::Reports, &["id", "domain"])?
+                .map(|mut c| {
+                    let domains = c.pop().unwrap_or_default();
+                    let ids = c.pop().unwrap_or_default();
+                    ids.into_iter()
+                        .zip(domains)
+                        .map(|(id, domain)| (id.unwrap_or_default(), domain.unwrap_or_default()))
+                        .collect()
+                })
+                .unwrap_or_default(),
             splits: one(&path)?,
             query_perturbations: one(&path)?,
-            document_perturbations: one(&path)?,
+            document_perturbation_kinds: columns(
+                &path,
+                TableKind::DocumentPerturbations,
+                &["kind"],
+            )?
+            .and_then(|mut c| c.pop())
+            .unwrap_or_default()
+            .into_iter()
+            .map(Option::unwrap_or_default)
+            .collect(),
         };
         tracing::info!(
             "quality card: tables read in {:.2} s",
@@ -68,10 +101,10 @@ impl Rows {
             labels: &self.labels,
             questions: &self.questions,
             chunks: &self.chunks,
-            reports: &self.reports,
+            report_domains: &self.report_domains,
             splits: &self.splits,
             query_perturbations: &self.query_perturbations,
-            document_perturbations: &self.document_perturbations,
+            document_perturbation_kinds: &self.document_perturbation_kinds,
         }
     }
 }

@@ -43,6 +43,46 @@ pub(crate) fn write_atomic_with(
     result
 }
 
+/// Create every file of `paths` atomically from what `fill` writes into their temporary files
+/// (in the same order): all are renamed into place once `fill` and every fsync succeed; on a
+/// failure before that, every temporary file is removed and no target is touched.
+pub(crate) fn write_atomic_many(
+    paths: &[PathBuf],
+    fill: impl FnOnce(&mut [File]) -> io::Result<()>,
+) -> io::Result<()> {
+    let temps: Vec<PathBuf> = paths.iter().map(|p| temp_path(p)).collect();
+    let result = (|| {
+        let mut files = Vec::with_capacity(paths.len());
+        for (path, tmp) in paths.iter().zip(&temps) {
+            if let Some(parent) = path.parent() {
+                fs::create_dir_all(parent)?;
+            }
+            files.push(File::create(tmp)?);
+            injected_full_disk(path)?;
+        }
+        fill(&mut files)?;
+        for file in &files {
+            file.sync_all()?;
+        }
+        drop(files);
+        for (path, tmp) in paths.iter().zip(&temps) {
+            fs::rename(tmp, path)?;
+        }
+        let mut dirs: Vec<&Path> = paths
+            .iter()
+            .map(|p| p.parent().unwrap_or(Path::new(".")))
+            .collect();
+        dirs.dedup();
+        dirs.into_iter().try_for_each(sync_dir)
+    })();
+    if result.is_err() {
+        for tmp in &temps {
+            let _ = fs::remove_file(tmp);
+        }
+    }
+    result
+}
+
 /// The environment variable naming a folder whose files every atomic write fails on with
 /// `ENOSPC`, as on a full disk: a test hook for machines where a test cannot mount a small file
 /// system (it needs root). Unset, it costs one lookup per write.

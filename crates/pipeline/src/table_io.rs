@@ -15,7 +15,7 @@ use noisebench_core::{DType, Rows, TableKind, TableSchema};
 use polars::prelude::*;
 use sha2::{Digest, Sha256};
 
-use crate::atomic::write_atomic_with;
+use crate::atomic::{write_atomic_many, write_atomic_with};
 use crate::columns::{Builder, ColumnCells, ColumnReader, ColumnWriter, list_values};
 
 #[derive(Debug, thiserror::Error)]
@@ -288,6 +288,150 @@ fn group_rows(rows: &Rows) -> Result<usize, TableError> {
     Ok((ROW_GROUP_BYTES / per_row.max(1)).clamp(PROBE_ROWS, ROW_GROUP_ROWS))
 }
 
+/// Copy the rows of the table of `kind` at `source` into one file per part, each row to the part
+/// `part_of` names for its `column` value (`None` for a null), the file of part `p` at
+/// `path_of(p)`; a part no row falls in gets no file. Rows keep their order. The source is read
+/// one row group at a time and each group's rows written to their parts' files as they come, so
+/// at most one row group is held, never the table (RARE's perturbed documents are 600 MB of
+/// text); only `column` is read whole. Every file is written atomically, all or none.
+pub fn split_table(
+    source: &Path,
+    kind: TableKind,
+    column: &str,
+    part_of: impl Fn(Option<&str>) -> String,
+    path_of: impl Fn(&str) -> PathBuf,
+) -> Result<BTreeMap<String, WrittenTable>, TableError> {
+    let parquet = |e: PolarsError| parquet_error(source, e);
+    // Each row's part, as an index into `names`.
+    let keys = read_columns(source, &[column])?;
+    let mut names: BTreeMap<String, u32> = BTreeMap::new();
+    let mut of_row: Vec<String> = Vec::with_capacity(keys.height());
+    for value in keys
+        .column(column)
+        .map_err(parquet)?
+        .str()
+        .map_err(parquet)?
+        .iter()
+    {
+        of_row.push(part_of(value));
+    }
+    drop(keys);
+    for name in &of_row {
+        names.entry(name.clone()).or_insert(0);
+    }
+    for (i, index) in names.values_mut().enumerate() {
+        *index = i as u32;
+    }
+    let part: Vec<u32> = of_row.iter().map(|n| names[n]).collect();
+    drop(of_row);
+    let mut rows = vec![0u64; names.len()];
+    for &p in &part {
+        rows[p as usize] += 1;
+    }
+    if names.is_empty() {
+        return Ok(BTreeMap::new());
+    }
+    // The source's row groups, as (first row, rows).
+    let mut reader = parquet_reader(source)?;
+    let metadata = reader.get_metadata().map_err(parquet)?.clone();
+    let mut groups = Vec::with_capacity(metadata.row_groups.len());
+    let mut offset = 0;
+    for group in &metadata.row_groups {
+        groups.push((offset, group.num_rows()));
+        offset += group.num_rows();
+    }
+    let schema = kind.schema();
+    let read_group = |(offset, len): (usize, usize)| -> Result<DataFrame, TableError> {
+        let mut reader = parquet_reader(source)?;
+        reader.set_metadata(metadata.clone());
+        let df = reader
+            .with_slice(Some((offset, len)))
+            .finish()
+            .map_err(parquet)?;
+        check_frame(&df, &schema).map_err(|problems| TableError::Schema {
+            path: source.into(),
+            table: schema.table.clone(),
+            problems,
+        })?;
+        Ok(df)
+    };
+    let first = read_group(groups[0])?;
+    let frame_schema = first.schema().clone();
+    let arrow_schema = reader_compatible_arrow_schema(&first);
+    let mut first = Some(first);
+    let paths: Vec<PathBuf> = names.keys().map(|n| path_of(n)).collect();
+    let mut failure: Option<TableError> = None;
+    write_atomic_many(&paths, |files| {
+        let mut writers: Vec<BufWriter<&mut File>> = files.iter_mut().map(BufWriter::new).collect();
+        let written = (|| {
+            let mut batched = Vec::with_capacity(writers.len());
+            for (writer, path) in writers.iter_mut().zip(&paths) {
+                batched.push(
+                    ParquetWriter::new(writer)
+                        .with_compression(ParquetCompression::Zstd(None))
+                        .with_key_value_metadata(Some(KeyValueMetadata::Static(vec![
+                            arrow_schema.clone(),
+                        ])))
+                        .batched(&frame_schema)
+                        .map_err(|e| parquet_error(path, e))?,
+                );
+            }
+            for &(offset, len) in &groups {
+                let df = match first.take() {
+                    Some(df) => df,
+                    None => read_group((offset, len))?,
+                };
+                let of_group = &part[offset..offset + len];
+                for (p, writer) in batched.iter_mut().enumerate() {
+                    let mask: BooleanChunked = of_group
+                        .iter()
+                        .map(|&q| q as usize == p)
+                        .collect::<BooleanChunked>()
+                        .with_name(PlSmallStr::EMPTY);
+                    if !mask.any() {
+                        continue;
+                    }
+                    let rows = df.filter(&mask).map_err(parquet)?;
+                    writer
+                        .write_batch(&rows)
+                        .map_err(|e| parquet_error(&paths[p], e))?;
+                }
+            }
+            for (writer, path) in batched.iter_mut().zip(&paths) {
+                writer.finish().map_err(|e| parquet_error(path, e))?;
+            }
+            Ok(())
+        })();
+        if let Err(e) = written {
+            failure = Some(e);
+            return Err(std::io::Error::other("parquet writer failed"));
+        }
+        writers.iter_mut().try_for_each(Write::flush)
+    })
+    .map_err(|e| {
+        failure.take().unwrap_or_else(|| TableError::Io {
+            path: source.into(),
+            source: e,
+        })
+    })?;
+    let mut out = BTreeMap::new();
+    for ((name, &p), path) in names.iter().zip(&paths) {
+        let (sha256, bytes) = hash_file(path).map_err(|source| TableError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        out.insert(
+            name.clone(),
+            WrittenTable {
+                sha256,
+                rows: rows[p as usize],
+                bytes,
+            },
+        );
+    }
+    Ok(out)
+}
+
 /// Write a frame to `path` as zstd Parquet, atomically, in one call to polars (the tests'
 /// reference for [`write_table`]).
 #[cfg(test)]
@@ -396,6 +540,14 @@ pub fn read_table(path: &Path, kind: TableKind) -> Result<Rows, TableError> {
     frame_to_rows(kind, &df, path)
 }
 
+/// The rows of the Parquet file at `path`, from its footer: no column is read.
+pub fn row_count(path: &Path) -> Result<u64, TableError> {
+    parquet_reader(path)?
+        .num_rows()
+        .map(|n| n as u64)
+        .map_err(|e| parquet_error(path, e))
+}
+
 /// Every row's id (the `id` column), in order, reading only that column: what a change list
 /// needs of a table with nothing to compare against.
 pub fn read_ids(path: &Path) -> Result<Vec<String>, TableError> {
@@ -449,6 +601,78 @@ pub fn value_counts(
             counts.insert(value.map(str::to_string), n);
         }
         out.insert(name.to_string(), counts);
+    }
+    Ok(out)
+}
+
+/// The string columns `columns` of the table at `path`, each a value per row (`None` for a
+/// null), reading only those columns: what a reader that needs two fields of a table of long
+/// texts (a report's id and domain) reads. A column the file lacks, or not of strings, is an
+/// error naming it.
+pub fn string_columns(
+    path: &Path,
+    columns: &[&str],
+) -> Result<Vec<Vec<Option<String>>>, TableError> {
+    let parquet = |e: PolarsError| parquet_error(path, e);
+    let df = read_columns(path, columns)?;
+    columns
+        .iter()
+        .map(|name| {
+            let values = df.column(name).map_err(parquet)?.str().map_err(parquet)?;
+            Ok(values.iter().map(|v| v.map(str::to_string)).collect())
+        })
+        .collect()
+}
+
+/// The float column `column` of the table at `path`, a value per row (`None` for a null),
+/// reading only that column.
+pub fn float_column(path: &Path, column: &str) -> Result<Vec<Option<f64>>, TableError> {
+    let parquet = |e: PolarsError| parquet_error(path, e);
+    let df = read_columns(path, &[column])?;
+    let values = df.column(column).map_err(parquet)?.f64().map_err(parquet)?;
+    Ok(values.iter().collect())
+}
+
+/// The rows of the table of `kind` at `path` whose `column` value `keep` accepts (`None` for a
+/// null), in order, read one row group at a time: only the kept rows are decoded, and only
+/// `column` and one row group are held besides them (a report's sampled questions' retrievals
+/// out of a million).
+pub fn read_table_where(
+    path: &Path,
+    kind: TableKind,
+    column: &str,
+    keep: impl Fn(Option<&str>) -> bool,
+) -> Result<Rows, TableError> {
+    let parquet = |e: PolarsError| parquet_error(path, e);
+    let keys = read_columns(path, &[column])?;
+    let kept: Vec<bool> = keys
+        .column(column)
+        .map_err(parquet)?
+        .str()
+        .map_err(parquet)?
+        .iter()
+        .map(&keep)
+        .collect();
+    drop(keys);
+    let mut out = Rows::empty(kind);
+    let mut reader = parquet_reader(path)?;
+    let metadata = reader.get_metadata().map_err(parquet)?.clone();
+    let mut offset = 0;
+    for group in &metadata.row_groups {
+        let len = group.num_rows();
+        let of_group = &kept[offset..offset + len];
+        if of_group.iter().any(|&k| k) {
+            let mut reader = parquet_reader(path)?;
+            reader.set_metadata(metadata.clone());
+            let df = reader
+                .with_slice(Some((offset, len)))
+                .finish()
+                .map_err(parquet)?;
+            let mask: BooleanChunked = of_group.iter().copied().collect();
+            let df = df.filter(&mask).map_err(parquet)?;
+            out.append(frame_to_rows(kind, &df, path)?);
+        }
+        offset += len;
     }
     Ok(out)
 }

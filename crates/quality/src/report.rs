@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use noisebench_core::{
     CheckKind, CheckResult, CheckStatus, Chunk, Claim, ClaimDocumentLabel, Document,
-    DocumentPerturbation, QueryPerturbation, Question, QuestionSplit, Report,
+    QueryPerturbation, Question, QuestionSplit,
 };
 use serde::{Deserialize, Serialize};
 
@@ -28,10 +28,12 @@ pub struct Tables<'a> {
     pub labels: &'a [ClaimDocumentLabel],
     pub questions: &'a [Question],
     pub chunks: &'a [Chunk],
-    pub reports: &'a [Report],
+    /// Each report's id and domain (all the card reads of the reports).
+    pub report_domains: &'a [(String, String)],
     pub splits: &'a [QuestionSplit],
     pub query_perturbations: &'a [QueryPerturbation],
-    pub document_perturbations: &'a [DocumentPerturbation],
+    /// Each document perturbation's kind (all the card reads of them).
+    pub document_perturbation_kinds: &'a [String],
 }
 
 /// Near-duplicates within each table and across splits.
@@ -152,9 +154,9 @@ pub fn measure(tables: &Tables<'_>, config: &QualityConfig) -> QualityReport {
     });
 
     let domain: HashMap<&str, &str> = tables
-        .reports
+        .report_domains
         .iter()
-        .map(|r| (r.id.as_str(), r.domain.as_str()))
+        .map(|(id, domain)| (id.as_str(), domain.as_str()))
         .collect();
     let mut dims = BTreeMap::new();
     let mut add = |name: &str, c: BTreeMap<String, usize>| {
@@ -191,9 +193,9 @@ pub fn measure(tables: &Tables<'_>, config: &QualityConfig) -> QualityReport {
                 .map(|p| p.kind.as_str())
                 .chain(
                     tables
-                        .document_perturbations
+                        .document_perturbation_kinds
                         .iter()
-                        .map(|p| p.kind.as_str()),
+                        .map(String::as_str),
                 ),
         ),
     );

@@ -21,6 +21,7 @@ pub(crate) struct VersionRows {
     pub documents: Vec<Document>,
     pub credibility: Vec<DocumentCredibility>,
     pub queries: Vec<Query>,
+    /// Each report's id and domain; no other field is read (the page shows no report text).
     pub reports: Vec<Report>,
     pub chunks: Vec<Chunk>,
     pub triplets: Vec<Triplet>,
@@ -31,6 +32,10 @@ pub(crate) struct VersionRows {
     pub questions: Vec<Question>,
     pub judgements: Vec<QuestionJudgement>,
     pub query_perturbations: Vec<QueryPerturbation>,
+    /// Each document perturbation's kind and similarity, the whole table.
+    pub document_perturbation_kinds: Vec<(String, Option<f64>)>,
+    /// The rows of `document_perturbations` and `retrievals` for the sampled questions only
+    /// (what the items show): the rest is never decoded.
     pub document_perturbations: Vec<DocumentPerturbation>,
     pub retrievals: Vec<Retrieval>,
     /// The `retrieval_metrics` table.
@@ -57,7 +62,7 @@ pub(crate) fn aggregate(data: &mut ReportData, rows: &VersionRows, facts: GraphF
     perturbations(
         data,
         &rows.query_perturbations,
-        &rows.document_perturbations,
+        &rows.document_perturbation_kinds,
     );
     data.retrieval = rows
         .metrics
@@ -220,7 +225,7 @@ fn questions_track(data: &mut ReportData, rows: &VersionRows) {
 fn perturbations(
     data: &mut ReportData,
     query_perturbations: &[QueryPerturbation],
-    document_perturbations: &[DocumentPerturbation],
+    document_perturbations: &[(String, Option<f64>)],
 ) {
     for q in query_perturbations {
         data.query_similarity.push(q.similarity);
@@ -229,11 +234,11 @@ fn perturbations(
             .entry(q.kind.clone())
             .or_default() += 1;
     }
-    for d in document_perturbations {
-        data.document_similarity.extend(d.similarity);
+    for (kind, similarity) in document_perturbations {
+        data.document_similarity.extend(*similarity);
         *data
             .document_perturbation_kinds
-            .entry(d.kind.clone())
+            .entry(kind.clone())
             .or_default() += 1;
     }
 }
@@ -485,17 +490,9 @@ mod tests {
                 similarity: 0.9,
                 ..Default::default()
             }],
-            document_perturbations: vec![
-                DocumentPerturbation {
-                    kind: "negation".into(),
-                    similarity: Some(0.5),
-                    ..Default::default()
-                },
-                DocumentPerturbation {
-                    kind: "negation".into(),
-                    similarity: None,
-                    ..Default::default()
-                },
+            document_perturbation_kinds: vec![
+                ("negation".into(), Some(0.5)),
+                ("negation".into(), None),
             ],
             metrics: vec![Metric {
                 scope: "retrieval".into(),

@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use noisebench_core::{DropRecord, Metric, TableRow};
+use noisebench_core::{DropRecord, Metric, Report, TableKind, TableRow};
 use noisebench_pipeline::{runner, table_io};
 use noisebench_snapshot::{Manifest, PublishedVersion, VersionError};
 
@@ -51,7 +51,7 @@ pub fn report_data(
 ) -> Result<ReportData, ReadError> {
     let version = PublishedVersion::open(version_dir)?;
     let manifest = version.manifest();
-    let rows = version_rows(&version)?;
+    let mut rows = version_rows(&version)?;
     let mut data = ReportData {
         overview: overview(manifest, version.dir()),
         stages: stages(manifest),
@@ -68,7 +68,16 @@ pub fn report_data(
     data.changes = changes(version.dir())?;
     data.quality = quality(version.dir())?;
 
-    // Sampled items end to end (`sample_items`).
+    // Sampled items end to end (`sample_items`). The two largest tables (a million retrievals,
+    // every perturbed chunk's text) are read for the sampled questions alone.
+    let sampled: BTreeSet<String> =
+        noisebench_core::sample_questions(&rows.questions, &rows.question_splits, per_stratum)
+            .iter()
+            .flat_map(|s| s.items.iter().map(|q| q.id.clone()))
+            .collect();
+    let of_sampled = |question: Option<&str>| question.is_some_and(|q| sampled.contains(q));
+    rows.document_perturbations = version.read_where("question_id", of_sampled)?;
+    rows.retrievals = version.read_where("question_id", of_sampled)?;
     let stage_ids: Vec<&str> = manifest.stages.iter().map(|s| s.id.as_str()).collect();
     let drops = run_drops(version.dir(), manifest, &stage_ids);
     let items = ItemRows {
@@ -99,6 +108,32 @@ fn version_rows(version: &PublishedVersion) -> Result<VersionRows, VersionError>
     fn read<T: TableRow>(version: &PublishedVersion) -> Result<Vec<T>, VersionError> {
         Ok(version.read::<T>()?.unwrap_or_default())
     }
+    // Of the reports, their ids and domains (the page shows no report's text).
+    let reports = version
+        .string_columns(TableKind::Reports, &["id", "domain"])?
+        .map(|columns| {
+            let [ids, domains] = <[_; 2]>::try_from(columns).unwrap_or_default();
+            ids.into_iter()
+                .zip(domains)
+                .map(|(id, domain)| Report {
+                    id: id.unwrap_or_default(),
+                    domain: domain.unwrap_or_default(),
+                    ..Report::default()
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    // Of the document perturbations, each one's kind and similarity; their rows are read later,
+    // for the sampled questions.
+    let kinds = version.string_columns(TableKind::DocumentPerturbations, &["kind"])?;
+    let similarities = version.float_column(TableKind::DocumentPerturbations, "similarity")?;
+    let document_perturbation_kinds = kinds
+        .and_then(|mut c| c.pop())
+        .unwrap_or_default()
+        .into_iter()
+        .map(Option::unwrap_or_default)
+        .zip(similarities.unwrap_or_default())
+        .collect();
     Ok(VersionRows {
         claims: read(version)?,
         labels: read(version)?,
@@ -106,7 +141,7 @@ fn version_rows(version: &PublishedVersion) -> Result<VersionRows, VersionError>
         documents: read(version)?,
         credibility: read(version)?,
         queries: read(version)?,
-        reports: read(version)?,
+        reports,
         chunks: read(version)?,
         triplets: read(version)?,
         entities: read(version)?,
@@ -116,8 +151,9 @@ fn version_rows(version: &PublishedVersion) -> Result<VersionRows, VersionError>
         questions: read(version)?,
         judgements: read(version)?,
         query_perturbations: read(version)?,
-        document_perturbations: read(version)?,
-        retrievals: read(version)?,
+        document_perturbation_kinds,
+        document_perturbations: Vec::new(),
+        retrievals: Vec::new(),
         metrics: read(version)?,
     })
 }

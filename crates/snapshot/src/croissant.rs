@@ -133,11 +133,13 @@ impl TableSource {
 }
 
 /// Distinct non-empty values of `column` in a published table, sorted.
-fn distinct(dir: &Path, file: &str, kind: TableKind, column: &str) -> Result<Vec<String>, String> {
-    let rows = table_io::read_table(&dir.join(file), kind).map_err(|e| e.to_string())?;
-    let values: BTreeSet<String> = rows
-        .json_rows()
-        .filter_map(|r| r.get(column).and_then(|v| v.as_str()).map(String::from))
+fn distinct(dir: &Path, file: &str, column: &str) -> Result<Vec<String>, String> {
+    // Only the column is read: a table's other columns (a report's text) never leave the file.
+    let counts = table_io::value_counts(&dir.join(file), &[column]).map_err(|e| e.to_string())?;
+    let values: BTreeSet<String> = counts
+        .into_values()
+        .flat_map(BTreeMap::into_keys)
+        .flatten()
         .filter(|v| !v.is_empty())
         .collect();
     Ok(values.into_iter().collect())
@@ -158,7 +160,7 @@ fn derived_from(manifest: &Manifest, dir: &Path) -> Result<Vec<Entity>, String> 
             TableKind::Reports => ("source_path", "Report file"),
             _ => continue,
         };
-        for value in distinct(dir, &entry.file, kind, column)? {
+        for value in distinct(dir, &entry.file, column)? {
             // Two values may map to one safe id (`a b`, `a-b`); `@id`s must stay unique.
             let base = format!("source/{name}/{column}/{}", id_safe(&value));
             let mut id = base.clone();

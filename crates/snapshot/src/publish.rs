@@ -364,9 +364,8 @@ impl Staging {
             let target = self.copy_file(&t.path, &file)?;
             let (sha256, bytes) = hashes[&t.name].clone();
             let schema = t.kind.schema();
-            let rows = table_io::Table::open(&target)
-                .map_err(|e| PublishError::Table(e.to_string()))?
-                .rows() as u64;
+            let rows =
+                table_io::row_count(&target).map_err(|e| PublishError::Table(e.to_string()))?;
             entries.insert(
                 t.name.clone(),
                 TableEntry {
@@ -557,9 +556,7 @@ pub fn parent_checks(
         let Some(before) = manifest.tables.get(&t.name) else {
             continue;
         };
-        let rows = table_io::Table::open(&t.path)
-            .map_err(|e| PublishError::Table(e.to_string()))?
-            .rows() as u64;
+        let rows = table_io::row_count(&t.path).map_err(|e| PublishError::Table(e.to_string()))?;
         let emptied = before.rows > 0 && rows == 0;
         results.push(CheckResult {
             kind: CheckKind::Check,

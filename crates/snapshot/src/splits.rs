@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use noisebench_core::{Rows, TableKind};
+use noisebench_core::TableKind;
 use noisebench_pipeline::table_io;
 
 use crate::manifest::SplitEntry;
@@ -24,16 +24,6 @@ pub(crate) fn question_column(kind: TableKind) -> Option<&'static str> {
         TableKind::Questions => Some("id"),
         TableKind::QueryPerturbations | TableKind::DocumentPerturbations => Some("question_id"),
         _ => None,
-    }
-}
-
-/// Each row's question id (the [`question_column`] of its kind; empty for other kinds).
-fn question_ids(rows: &Rows) -> Vec<&str> {
-    match rows {
-        Rows::Questions(v) => v.iter().map(|r| r.id.as_str()).collect(),
-        Rows::QueryPerturbations(v) => v.iter().map(|r| r.question_id.as_str()).collect(),
-        Rows::DocumentPerturbations(v) => v.iter().map(|r| r.question_id.as_str()).collect(),
-        _ => Vec::new(),
     }
 }
 
@@ -51,6 +41,11 @@ pub(crate) fn read_assignment(path: &Path) -> Result<BTreeMap<String, String>, S
         .collect())
 }
 
+/// A split's file of table `name`, relative to the version's folder.
+fn split_file(name: &str, split: &str) -> String {
+    format!("data/{name}/{split}.parquet")
+}
+
 /// Write `data/<name>/<split>.parquet` under `dir` for each split the table's rows fall in;
 /// `None` when the table's kind has no question column.
 pub(crate) fn write_split_files(
@@ -60,55 +55,61 @@ pub(crate) fn write_split_files(
     source: &Path,
     assignment: &BTreeMap<String, String>,
 ) -> Result<Option<BTreeMap<String, SplitEntry>>, String> {
-    if question_column(kind).is_none() {
+    let Some(column) = question_column(kind) else {
         return Ok(None);
-    }
-    let rows = table_io::read_table(source, kind).map_err(|e| e.to_string())?;
-    // The rows of each split by place, then copied out typed: no row passes through JSON.
-    let mut by_split: BTreeMap<String, Vec<usize>> = BTreeMap::new();
-    for (i, question) in question_ids(&rows).into_iter().enumerate() {
-        let split = assignment
-            .get(question)
-            .map_or(UNASSIGNED, String::as_str)
-            .to_string();
-        by_split.entry(split).or_default().push(i);
-    }
+    };
     let folder = dir.join("data").join(name);
     std::fs::create_dir_all(&folder).map_err(|e| format!("{}: {e}", folder.display()))?;
-    let mut entries = BTreeMap::new();
-    for (split, indices) in by_split {
-        let part = rows.select(&indices);
-        let file = format!("data/{name}/{split}.parquet");
-        let written = table_io::write_table(&dir.join(&file), &part).map_err(|e| e.to_string())?;
-        entries.insert(
-            split,
-            SplitEntry {
-                file,
+    // A row group at a time: no table is held whole, and no row passes through JSON.
+    let written = table_io::split_table(
+        source,
+        kind,
+        column,
+        |question| {
+            question
+                .and_then(|q| assignment.get(q))
+                .map_or(UNASSIGNED, String::as_str)
+                .to_string()
+        },
+        |split| dir.join(split_file(name, split)),
+    )
+    .map_err(|e| e.to_string())?;
+    let entries = written
+        .into_iter()
+        .map(|(split, written)| {
+            let entry = SplitEntry {
+                file: split_file(name, &split),
                 sha256: written.sha256,
                 rows: written.rows,
                 bytes: written.bytes,
-            },
-        );
-    }
+            };
+            (split, entry)
+        })
+        .collect();
     Ok(Some(entries))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use noisebench_core::Rows;
 
     #[test]
-    fn question_ids_read_each_kinds_question_column() {
+    fn each_question_column_is_a_string_column_of_its_table() {
+        let mut kinds = 0;
         for kind in TableKind::ALL {
             let Some(column) = question_column(*kind) else {
-                assert!(question_ids(&Rows::one_default(*kind)).is_empty());
                 continue;
             };
-            let mut row = Rows::one_default(*kind).json_rows().next().unwrap();
-            row[column] = serde_json::json!("q7");
-            let rows = Rows::from_json_rows(*kind, [row]).unwrap();
-            assert_eq!(question_ids(&rows), ["q7"], "{kind:?}");
+            kinds += 1;
+            let schema = kind.schema();
+            let found = schema.columns.iter().find(|c| c.name == column);
+            assert!(
+                found.is_some_and(|c| c.dtype == noisebench_core::DType::Str),
+                "{kind:?}: `{column}`"
+            );
         }
+        assert_eq!(kinds, 3);
     }
 
     #[test]

@@ -95,13 +95,17 @@ impl PublishedVersion {
         self.entry(kind).is_some()
     }
 
-    /// The rows of `kind`'s table, untyped; `None` when the version has none.
-    pub fn rows(&self, kind: TableKind) -> Result<Option<Rows>, VersionError> {
+    /// `read` applied to the file of `kind`'s table; `None` when the version has none, and an
+    /// error naming the table when the file cannot be read.
+    fn with_table<R>(
+        &self,
+        kind: TableKind,
+        read: impl FnOnce(&Path) -> Result<R, table_io::TableError>,
+    ) -> Result<Option<R>, VersionError> {
         let Some((name, entry)) = self.entry(kind) else {
             return Ok(None);
         };
-        let path = self.dir.join(&entry.file);
-        table_io::read_table(&path, kind)
+        read(&self.dir.join(&entry.file))
             .map(Some)
             .map_err(|e| VersionError::Table {
                 path: self.dir.clone(),
@@ -110,19 +114,50 @@ impl PublishedVersion {
             })
     }
 
+    /// The rows of `kind`'s table, untyped; `None` when the version has none.
+    pub fn rows(&self, kind: TableKind) -> Result<Option<Rows>, VersionError> {
+        self.with_table(kind, |path| table_io::read_table(path, kind))
+    }
+
     /// The rows of `T`'s table, `None` when the version has none.
     pub fn read<T: TableRow>(&self) -> Result<Option<Vec<T>>, VersionError> {
-        let Some((name, entry)) = self.entry(T::KIND) else {
-            return Ok(None);
-        };
-        let path = self.dir.join(&entry.file);
-        table_io::read_rows::<T>(&path)
-            .map(Some)
-            .map_err(|e| VersionError::Table {
-                path: self.dir.clone(),
-                name: name.to_string(),
-                message: e.to_string(),
-            })
+        self.with_table(T::KIND, |path| table_io::read_rows::<T>(path))
+    }
+
+    /// The rows of `T`'s table whose `column` value `keep` accepts, in order (none when the
+    /// version has no such table), decoding only those rows
+    /// ([`table_io::read_table_where`]).
+    pub fn read_where<T: TableRow>(
+        &self,
+        column: &str,
+        keep: impl Fn(Option<&str>) -> bool,
+    ) -> Result<Vec<T>, VersionError> {
+        let rows = self.with_table(T::KIND, |path| {
+            table_io::read_table_where(path, T::KIND, column, keep)
+        })?;
+        Ok(rows
+            .and_then(|rows| T::from_rows(rows).ok())
+            .unwrap_or_default())
+    }
+
+    /// The string columns `columns` of `kind`'s table, a value per row each, reading no other
+    /// column; `None` when the version has no such table.
+    pub fn string_columns(
+        &self,
+        kind: TableKind,
+        columns: &[&str],
+    ) -> Result<Option<Vec<Vec<Option<String>>>>, VersionError> {
+        self.with_table(kind, |path| table_io::string_columns(path, columns))
+    }
+
+    /// The float column `column` of `kind`'s table, a value per row, reading no other column;
+    /// `None` when the version has no such table.
+    pub fn float_column(
+        &self,
+        kind: TableKind,
+        column: &str,
+    ) -> Result<Option<Vec<Option<f64>>>, VersionError> {
+        self.with_table(kind, |path| table_io::float_column(path, column))
     }
 
     /// The rows of `T`'s table; an error naming the version's tables when it has none.

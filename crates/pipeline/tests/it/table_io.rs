@@ -99,3 +99,83 @@ fn a_table_decoded_on_several_threads_keeps_its_rows_in_order() {
         rows
     );
 }
+
+#[test]
+fn a_table_split_by_a_column_keeps_every_row_in_order_in_its_part() {
+    // 70,000 rows: two row groups (65,536 rows at most each), read and split one at a time.
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("claims.parquet");
+    let claims: Vec<Claim> = (0..70_000)
+        .map(|i| Claim {
+            id: format!("claim_{i:06}"),
+            text: format!("claim {i}"),
+            speaker: (i % 5 != 0).then(|| format!("speaker {}", i % 3)),
+            topics: (0..i % 3).map(|k| format!("t{k}")).collect(),
+            ..Claim::default()
+        })
+        .collect();
+    table_io::write_table(&source, &Rows::Claims(claims.clone())).unwrap();
+    let part_of = |speaker: Option<&str>| match speaker {
+        Some("speaker 2") => "two".to_string(),
+        Some(_) => "other".to_string(),
+        None => "none".to_string(),
+    };
+    let written = table_io::split_table(&source, TableKind::Claims, "speaker", part_of, |part| {
+        dir.path().join("parts").join(format!("{part}.parquet"))
+    })
+    .unwrap();
+    assert_eq!(written.keys().collect::<Vec<_>>(), ["none", "other", "two"]);
+    let mut total = 0;
+    for (part, entry) in &written {
+        let path = dir.path().join("parts").join(format!("{part}.parquet"));
+        let expected: Vec<Claim> = claims
+            .iter()
+            .filter(|c| part_of(c.speaker.as_deref()) == *part)
+            .cloned()
+            .collect();
+        assert_eq!(entry.rows, expected.len() as u64, "{part}");
+        assert_eq!(
+            table_io::read_table(&path, TableKind::Claims).unwrap(),
+            Rows::Claims(expected),
+            "{part}"
+        );
+        assert_eq!(entry.sha256, table_io::hash_file(&path).unwrap().0);
+        total += entry.rows;
+    }
+    assert_eq!(total, 70_000);
+}
+
+#[test]
+fn a_split_that_cannot_write_a_part_leaves_no_part() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("claims.parquet");
+    let claims: Vec<Claim> = ["a", "b"]
+        .iter()
+        .map(|s| Claim {
+            id: format!("claim_{s}"),
+            speaker: Some(s.to_string()),
+            ..Claim::default()
+        })
+        .collect();
+    table_io::write_table(&source, &Rows::Claims(claims)).unwrap();
+    // Part `b`'s folder would sit under a file: it cannot be made.
+    std::fs::write(dir.path().join("blocked"), "").unwrap();
+    let err = table_io::split_table(
+        &source,
+        TableKind::Claims,
+        "speaker",
+        |s| s.unwrap_or_default().to_string(),
+        |part| match part {
+            "b" => dir.path().join("blocked/b.parquet"),
+            _ => dir.path().join(format!("{part}.parquet")),
+        },
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("claims.parquet"), "{err}");
+    assert!(!dir.path().join("a.parquet").exists());
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left.len(), 2, "{left:?}");
+}
