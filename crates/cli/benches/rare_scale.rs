@@ -7,7 +7,8 @@
 //! while it ran (with its table checks and writes): the runner logs `running` as each stage
 //! starts and the build `quality card` and `publishing`; at each mark the peak so far is booked
 //! to the step it ends and reset (`/proc/self/clear_refs`). Beside each peak, `start_MB` is the
-//! resident memory the step started from: what the steps before it left held.
+//! resident memory at the step's mark: for a stage, once its input tables are read (the runner
+//! logs `running` as it hands them over), so `peak_MB - start_MB` is the stage's own work.
 //!
 //! `cargo bench -p noisebench-cli --bench rare_scale` (or `just bench-rare`). Environment:
 //! `RARE_SCALE_REPORTS=527` (the full size), `RARE_SCALE_FRACTIONS=8,4,2,1` (divisors; `x4` is
