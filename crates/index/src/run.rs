@@ -271,6 +271,41 @@ pub fn rank_rows(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// On any rows: at most k kept, each doc once and known, in `by_query`'s order; every
+        /// row before the cut is kept or noted as left out, and every tie among the kept noted.
+        #[test]
+        fn ranking_keeps_or_notes_every_row(
+            raw in proptest::collection::vec((0u8..6, 1i64..5, 0u8..4), 0..20),
+            k in 1usize..6,
+        ) {
+            let rows: Vec<RunRow> = raw
+                .iter()
+                .enumerate()
+                .map(|(i, (d, rank, s))| row("q", &format!("d{d}"), *rank, f64::from(*s), i as u64 + 1))
+                .collect();
+            let grouped = by_query(rows);
+            let ordered = grouped.get("q").cloned().unwrap_or_default();
+            let known = |d: &str| d != "d5";
+            let (kept, notes) = rank_rows(&ordered, known, k);
+            prop_assert!(kept.len() <= k);
+            let docs: BTreeSet<&str> = kept.iter().map(|r| r.doc_id.as_str()).collect();
+            prop_assert_eq!(docs.len(), kept.len());
+            prop_assert!(kept.iter().all(|r| known(&r.doc_id)));
+            let position = |r: &RunRow| ordered.iter().position(|o| std::ptr::eq(o, r));
+            let at: Vec<usize> = kept.iter().filter_map(|r| position(r)).collect();
+            prop_assert!(at.windows(2).all(|w| w[0] < w[1]));
+            let seen = at.last().map_or(ordered.len(), |&last| {
+                if kept.len() == k { last + 1 } else { ordered.len() }
+            });
+            let left_out = notes.iter().filter(|n| !n.kept).count();
+            prop_assert_eq!(kept.len() + left_out, seen);
+            let ties = kept.windows(2).filter(|w| w[0].rank == w[1].rank).count();
+            prop_assert_eq!(notes.iter().filter(|n| n.kept).count(), ties);
+        }
+    }
 
     fn row(q: &str, d: &str, rank: i64, score: f64, line: u64) -> RunRow {
         RunRow {
