@@ -2,17 +2,19 @@
 //! ([`Bm25`], tantivy, in RAM or on disk; [`Impacts`], its scored postings in memory for many
 //! short queries) and exact cosine top-k over vectors in memory ([`VectorIndex`]), and the
 //! ranking metrics both the `retrieval` stage and the evaluation score rankings with
-//! ([`ranking`]: precision, recall, reciprocal rank, DCG and NDCG at k).
+//! ([`ranking`]: precision, recall, reciprocal rank, DCG and NDCG at k), and a user's retriever's
+//! run read and put in order ([`run`]: TREC or Parquet), for the `run` search backend and the
+//! `retrieval` stage alike.
 //!
 //! The Reddit dump search backend indexes posts with it, the `retrieval` stage searches chunks
 //! with both (BM25 through [`Impacts`], embeddings through [`VectorIndex`]), and the evaluation
 //! ranks documents and passages with it. Results are deterministic: the same documents added in
 //! the same order give the same ranking on every run, ties broken by id.
 //!
-//! What this crate is not: it reads no dumps or tables and knows no noisebench row type (callers
-//! turn theirs into [`Doc`]s and vectors), embeds nothing (vectors come from `noisebench-llm`),
-//! and does no approximate nearest-neighbour search: collections here are small enough (chunks of
-//! one benchmark) for an exact scan.
+//! What this crate is not: it reads no dumps or tables (only a run, [`run`]) and knows no
+//! noisebench row type (callers turn theirs into [`Doc`]s and vectors), embeds nothing (vectors
+//! come from `noisebench-llm`), and does no approximate nearest-neighbour search: collections
+//! here are small enough (chunks of one benchmark) for an exact scan.
 //!
 //! # Modules
 //!
@@ -31,7 +33,11 @@
 //! every list). The first pass takes 4 queries x 4 rows per step (`scan4x4`: AVX-512 VNNI's kernel,
 //! else the portable or AVX2 integer dot product). `ranking.rs`: the ranking metrics (precision,
 //! recall, reciprocal rank, DCG, NDCG at k; binary or graded), defined once for the `retrieval`
-//! stage and the evaluation, with property tests against their definitions. `vector/cpu.rs` is the
+//! stage and the evaluation, with property tests against their definitions. `run.rs`: a
+//! retriever's run (TREC `qid Q0 docid rank score tag`, or Parquet `query_id`, `doc_id`, `rank`,
+//! `score`) read strictly or leniently (malformed lines returned, each naming file and line), one
+//! query's rows ordered (rank, score, doc id) with unknown and repeated docs left out and ties
+//! noted. `vector/cpu.rs` is the
 //! one choice of vector unit for both kinds of vector work (the f32 dot product and the int8 first
 //! pass): cumulative levels (portable, AVX2 with FMA, AVX-512 F, AVX-512 VNNI), each requiring
 //! every feature its kernels enable, detected once; tests run every kernel the CPU reaches against
@@ -44,6 +50,7 @@
 pub mod bm25;
 pub mod impact;
 pub mod ranking;
+pub mod run;
 pub mod vector;
 
 pub use bm25::{Bm25, Bm25Builder, Doc, Hit, IndexError, Location, Query, Spec, TextField, terms};

@@ -3,15 +3,19 @@
 //! queries, scored against the question's answer chunks.
 //!
 //! Retrievers (`search`): BM25 through `noisebench-index` (tantivy), exact nearest neighbours
-//! over the LLM layer's embedder, and an optional reranker behind an OpenAI-compatible `/v1/rerank` endpoint that
-//! reorders the first stage's candidates. Each keeps its top k (RARE: 3) per query as
-//! `retrievals` rows, and Recall@k, MRR@k and NDCG@k (`metrics`) per retriever, overall, per
-//! pattern kind and per query kind, as `retrieval_metrics` rows and in the stage facts.
+//! over the LLM layer's embedder, an optional reranker behind an OpenAI-compatible `/v1/rerank`
+//! endpoint that reorders the first stage's candidates, and the user's own retriever (`user`: a
+//! TREC or Parquet run, or an HTTP endpoint, generic JSON or Elasticsearch `_search`) as
+//! `user:<name>`. Each keeps its top k (RARE: 3) per query as `retrievals` rows, and Recall@k,
+//! MRR@k and NDCG@k (`metrics`) per retriever, overall, per pattern kind and per query kind, as
+//! `retrieval_metrics` rows and in the stage facts.
 //!
 //! A question without answer chunks, or whose answer chunks are none of the chunks, is a counted
 //! drop, and so is a perturbation of a question not kept. A failing reranker costs only its
 //! own rows: the first-stage results stay, and the failure is recorded (`rerank_failed`, and
-//! `rerank_abandoned` when it keeps failing and the rest is not sent).
+//! `rerank_abandoned` when it keeps failing and the rest is not sent); so does a failing user
+//! endpoint, and every run row or hit of the user's retriever left out is a counted record with
+//! its reason.
 //!
 //! What this crate is not: a perturbation (it reads the `query_perturbations` the `perturb`
 //! crate writes, and perturbs nothing), an index (BM25 and vector search are `noisebench-index`'s,
@@ -25,16 +29,23 @@
 //! `noisebench-index`'s `Impacts`, identical term sets searched once and a question's family
 //! together; exact vector search through its `VectorIndex`; an optional reranker) and `metrics.rs`
 //! (Recall, MRR, NDCG at k per query by `noisebench_index::ranking`'s definitions, and their means
-//! per retriever, pattern kind and query kind). `benches/retrieval.rs` measures BM25 against
-//! Python's `rank_bm25`. Invariant: every question and perturbation read becomes its retrievers'
-//! rows or a counted drop; a failing reranker costs only its own rows.
+//! per retriever, pattern kind and query kind), and `user.rs` (the user's retriever: a run read by
+//! `noisebench_index::run`, or an endpoint called through `noisebench_web::retriever`; its top k
+//! per query as chunk positions, and a record per row, hit or query left out).
+//! `benches/retrieval.rs` measures BM25 against Python's `rank_bm25`. Invariant: every question
+//! and perturbation read becomes its retrievers' rows or a counted drop; a failing reranker or
+//! user endpoint costs only its own rows.
 
 mod metrics;
 mod search;
+mod user;
 
+pub use noisebench_web::retriever::{HttpRetrieverConfig, Shape as UserRetrieverShape};
 pub use search::{Bm25Chunks, Scored};
+pub use user::UserRetrieverConfig;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use noisebench_core::{
@@ -82,6 +93,10 @@ pub struct RetrievalConfig {
     /// Threads for BM25 and nearest-neighbour queries (0: every core).
     #[serde(default)]
     pub threads: usize,
+    /// The user's own retriever, scored beside BM25 and dense as the retriever `user:<name>`:
+    /// `{ name, run = "<TREC or Parquet run>" }` or `{ name, http = { endpoint, shape, ... } }`.
+    #[serde(default)]
+    pub user: Option<UserRetrieverConfig>,
 }
 
 /// The first-stage retriever whose candidates are reranked.
@@ -307,6 +322,8 @@ pub(crate) struct RetrievalSummary {
     pub rerank_failed: usize,
     /// Queries never sent to the reranker after it kept failing.
     pub rerank_skipped: usize,
+    /// The user's retriever, when configured: what it left out.
+    pub user: Option<user::UserSummary>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -375,6 +392,12 @@ impl RetrievalSummary {
                 self.rerank_failed, self.rerank_skipped
             ));
         }
+        if let Some(u) = &self.user {
+            lines.push(format!(
+                "{}: {} queries without a ranking, {} rows or hits left out, {} run queries naming no query.",
+                u.retriever, u.queries_without_results, u.rows_left_out, u.run_queries_unused
+            ));
+        }
         if !self.drops.is_empty() {
             let reasons: Vec<String> = self.drops.iter().map(|(r, n)| format!("{r} {n}")).collect();
             lines.push(format!("Dropped: {}.", reasons.join(", ")));
@@ -403,14 +426,14 @@ impl TypedStage for RetrievalStage {
         ]
     }
 
-    fn validate(&self, c: &RetrievalConfig, _root: &std::path::Path) -> Result<(), ConfigError> {
+    fn validate(&self, c: &RetrievalConfig, root: &std::path::Path) -> Result<(), ConfigError> {
         if c.top_k == 0 {
             return Err(ConfigError::new("top_k", "must be at least 1"));
         }
-        if !c.bm25 && !c.embedding {
+        if !c.bm25 && !c.embedding && c.user.is_none() {
             return Err(ConfigError::new(
                 "bm25",
-                "at least one of bm25 and embedding must be on",
+                "at least one of bm25, embedding and user must be on",
             ));
         }
         if c.embed_batch == 0 {
@@ -441,7 +464,30 @@ impl TypedStage for RetrievalStage {
             }
             Reranker::new(r).map_err(|e| ConfigError::new("rerank", e.to_string()))?;
         }
+        if let Some(u) = &c.user {
+            u.validate(root)?;
+        }
         Ok(())
+    }
+
+    fn secret_variables(&self, c: &RetrievalConfig) -> Vec<(String, String)> {
+        c.user
+            .iter()
+            .filter_map(|u| u.http.as_ref()?.api_key_env.clone())
+            .map(|var| ("user.http.api_key_env".to_string(), var))
+            .collect()
+    }
+
+    fn external_files(&self, c: &RetrievalConfig, root: &std::path::Path) -> Vec<PathBuf> {
+        c.user
+            .iter()
+            .filter_map(|u| u.run.as_ref())
+            .map(|p| root.join(p))
+            .collect()
+    }
+
+    fn reads_live_sources(&self, c: &RetrievalConfig) -> bool {
+        c.user.as_ref().is_some_and(|u| u.http.is_some())
     }
 
     fn environment(&self) -> serde_json::Value {
@@ -568,6 +614,19 @@ impl TypedStage for RetrievalStage {
             });
         }
 
+        if let Some(u) = &c.user
+            && !items.is_empty()
+        {
+            let ids: Vec<&str> = chunks.iter().map(|c| c.id.as_str()).collect();
+            let (results, user_summary) =
+                user::user_results(u, &ctx.root, &items, &ids, k, &mut drops)?;
+            summary.user = Some(user_summary);
+            ranked.push(Ranked {
+                retriever: u.retriever(),
+                results,
+            });
+        }
+
         let (rows, means) = assemble(&items, &chunks, &ranked, k);
         let metric_rows = metric_rows(&means, k);
         summary.record(&means);
@@ -632,7 +691,7 @@ fn bm25_results(
 type EmbedFailure = (String, noisebench_core::DropReason, String);
 
 /// Per query its ranked chunks (`None`: not run).
-type PerQuery = Vec<Option<Vec<Scored>>>;
+pub(crate) type PerQuery = Vec<Option<Vec<Scored>>>;
 
 impl RetrievalStage {
     /// Embed chunks and queries in batches, build the vector search and run every query.

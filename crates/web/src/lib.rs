@@ -49,8 +49,14 @@
 //! `visible.rs` is the one rule of what a browser renders (`is_rendered`: no `display:none`,
 //! `hidden`, `ix:header`, script, style, template, noscript, comment; `prune_unrendered` takes them
 //! out of a parsed page, `strip_unrendered` of a string, `visible_text` is `innerText`'s words);
-//! the chunk crate's HTML paths and the documents extraction's entry apply it.
+//! the chunk crate's HTML paths and the documents extraction's entry apply it. `api.rs`
+//! (`ApiClient` over `HttpClient` for JSON APIs a pipeline file names: `ApiLimits` for pacing,
+//! retries, timeout and size cap, secrets named on every request, `ApiFailure` with a reason
+//! code) and `retriever.rs` (a user's HTTP retriever: the `generic` and Elasticsearch/OpenSearch
+//! `_search` request and answer shapes, and the call), used by the search stage's API backends
+//! and `retriever` backend and by the `retrieval` stage's `user` retriever.
 
+pub mod api;
 pub mod archive;
 pub mod charset;
 mod client;
@@ -60,6 +66,7 @@ pub mod guard;
 mod http;
 pub mod nesting;
 pub mod replay;
+pub mod retriever;
 mod retry;
 pub mod visible;
 

@@ -1,13 +1,16 @@
 //! docs/own-corpus.md followed end to end: the shipped `own-corpus` pipeline builds both tracks
 //! offline from a local corpus and a user's chunk table, the documents keep their corpus ids, the
 //! RARE export cites the user's chunk ids, a changed document reruns the claims track only, and
-//! the user's retriever's run chooses documents, its losses counted with their reasons.
+//! the user's retriever's run chooses documents, its losses counted with their reasons, and a
+//! run over chunk ids is scored in the retrieval metrics as `user:<name>`.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use noisebench_cli::{Workspace, build_snapshot};
-use noisebench_core::{Chunk, Document, NoProgress, Query};
+use noisebench_core::{
+    Chunk, Document, Metric, NoProgress, Query, QueryPerturbation, Question, Retrieval,
+};
 use noisebench_pipeline::table_io;
 use noisebench_snapshot::{PublishOptions, PublishOutcome};
 use noisebench_testkit::checkout;
@@ -207,4 +210,100 @@ fn own_corpus_builds_both_tracks_offline_with_the_users_ids() {
         .collect();
     let all: BTreeSet<&str> = names.iter().map(String::as_str).collect();
     assert_eq!(found, all, "the run brought every document of the corpus");
+
+    // 7. The user's retriever in the retrieval metrics: a run over chunk ids for the question
+    // (its answer chunk first) and its perturbed queries (the answer second; the second after a
+    // chunk id that is none; the third left out), scored beside BM25 as `user:mine`.
+    let questions: Vec<Question> =
+        table_io::read_rows(&root.join("work/own-corpus/qa-judge/questions.parquet")).unwrap();
+    let perturbations: Vec<QueryPerturbation> = table_io::read_rows(
+        &root.join("work/own-corpus/query-perturbations/query_perturbations.parquet"),
+    )
+    .unwrap();
+    assert_eq!((questions.len(), perturbations.len()), (1, 3));
+    let question = &questions[0];
+    let answer = question.answer_chunk_ids[0].clone();
+    let others: Vec<&String> = user_ids.iter().filter(|c| **c != answer).take(2).collect();
+    let mut run = String::new();
+    for (rank, chunk) in [&answer, others[0], others[1]].iter().enumerate() {
+        run.push_str(&format!(
+            "{} Q0 {chunk} {} {} mine\n",
+            question.id,
+            rank + 1,
+            3 - rank
+        ));
+    }
+    for (rank, chunk) in [others[0], &answer].iter().enumerate() {
+        run.push_str(&format!(
+            "{} Q0 {chunk} {} 1.0 mine\n",
+            perturbations[0].id,
+            rank + 1
+        ));
+    }
+    for (rank, chunk) in ["no-such-chunk", answer.as_str()].iter().enumerate() {
+        run.push_str(&format!(
+            "{} Q0 {chunk} {} 1.0 mine\n",
+            perturbations[1].id,
+            rank + 1
+        ));
+    }
+    std::fs::write(root.join("fixtures/own-corpus/mine-chunks.run"), run).unwrap();
+    let retrieval_inputs = "inputs = { questions = \"qa-judge\", query_perturbations = \"query-perturbations\", chunks = \"chunks\" }\n";
+    let text = std::fs::read_to_string(&pipeline).unwrap();
+    assert!(text.contains(retrieval_inputs));
+    let text = text.replace(
+        retrieval_inputs,
+        &format!(
+            "{retrieval_inputs}[stages.retrieval.config]\n\
+             user = {{ name = \"mine\", run = \"fixtures/own-corpus/mine-chunks.run\" }}\n"
+        ),
+    );
+    std::fs::write(&pipeline, text).unwrap();
+    let with_user = build_snapshot(&ws, "own-corpus", false, &PublishOptions::default()).unwrap();
+    published(&with_user);
+    let retrieval = with_user
+        .run
+        .summary
+        .iter()
+        .find(|s| s.id == "retrieval")
+        .unwrap();
+    assert_eq!(retrieval.status, "ran");
+    assert_eq!(retrieval.drop_reasons.get("not_in_run"), Some(&1));
+    assert_eq!(retrieval.drop_reasons.get("unknown_doc_id"), Some(&1));
+    let rows: Vec<Retrieval> =
+        table_io::read_rows(&root.join("work/own-corpus/retrieval/retrievals.parquet")).unwrap();
+    let mut user: Vec<(&str, i64, &str, bool)> = rows
+        .iter()
+        .filter(|r| r.retriever == "user:mine")
+        .map(|r| {
+            (
+                r.query_id.as_str(),
+                r.rank,
+                r.chunk_id.as_str(),
+                r.ground_truth,
+            )
+        })
+        .collect();
+    user.sort();
+    let mut want: Vec<(&str, i64, &str, bool)> = vec![
+        (question.id.as_str(), 1, answer.as_str(), true),
+        (question.id.as_str(), 2, others[0].as_str(), false),
+        (question.id.as_str(), 3, others[1].as_str(), false),
+        (perturbations[0].id.as_str(), 1, others[0].as_str(), false),
+        (perturbations[0].id.as_str(), 2, answer.as_str(), true),
+        (perturbations[1].id.as_str(), 1, answer.as_str(), true),
+    ];
+    want.sort();
+    assert_eq!(user, want);
+    assert!(rows.iter().any(|r| r.retriever == "bm25"));
+    let metrics: Vec<Metric> =
+        table_io::read_rows(&root.join("work/own-corpus/retrieval/retrieval_metrics.parquet"))
+            .unwrap();
+    let mrr = metrics
+        .iter()
+        .find(|m| m.scope == "user:mine" && m.metric == "mrr" && m.group == "all")
+        .unwrap();
+    // Reciprocal ranks 1, 1/2 and 1 over the three queries the run ranks.
+    assert_eq!(mrr.n, 3);
+    assert!((mrr.value - 2.5 / 3.0).abs() < 1e-9, "{}", mrr.value);
 }

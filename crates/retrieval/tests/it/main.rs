@@ -3,3 +3,4 @@
 
 mod pruning;
 mod stage;
+mod user;

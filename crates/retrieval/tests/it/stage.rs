@@ -18,7 +18,7 @@ use noisebench_retrieval::{RetrievalConfig, RetrievalStage};
 use noisebench_testkit::{Served, respond};
 use serde_json::{Value, json};
 
-fn repo_root() -> std::path::PathBuf {
+pub(crate) fn repo_root() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
@@ -41,7 +41,7 @@ fn question(id: &str, kind: &str, text: &str, answers: &[&str]) -> Question {
     }
 }
 
-fn fixture() -> (Vec<Question>, Vec<QueryPerturbation>, Vec<Chunk>) {
+pub(crate) fn fixture() -> (Vec<Question>, Vec<QueryPerturbation>, Vec<Chunk>) {
     let chunks = vec![
         chunk(
             "c1",
@@ -106,7 +106,7 @@ fn fixture() -> (Vec<Question>, Vec<QueryPerturbation>, Vec<Chunk>) {
     (questions, perturbations, chunks)
 }
 
-fn run(llm: Llm, config: Value) -> StageOutput {
+pub(crate) fn run(llm: Llm, config: Value) -> StageOutput {
     let (questions, perturbations, chunks) = fixture();
     let stage = RetrievalStage::new(llm);
     let config: RetrievalConfig = parse_config(&config).unwrap();
@@ -129,15 +129,15 @@ fn run(llm: Llm, config: Value) -> StageOutput {
     stage.run(&config, Inputs::new(tables), &ctx).unwrap()
 }
 
-fn retrievals(out: &mut StageOutput) -> Vec<Retrieval> {
+pub(crate) fn retrievals(out: &mut StageOutput) -> Vec<Retrieval> {
     Retrieval::from_rows(out.tables.remove("retrievals").unwrap()).unwrap()
 }
 
-fn metrics(out: &mut StageOutput) -> Vec<Metric> {
+pub(crate) fn metrics(out: &mut StageOutput) -> Vec<Metric> {
     Metric::from_rows(out.tables.remove("retrieval_metrics").unwrap()).unwrap()
 }
 
-fn drops(out: &StageOutput) -> Vec<(String, String, bool)> {
+pub(crate) fn drops(out: &StageOutput) -> Vec<(String, String, bool)> {
     let mut d: Vec<_> = out
         .report
         .drops
@@ -148,7 +148,7 @@ fn drops(out: &StageOutput) -> Vec<(String, String, bool)> {
     d
 }
 
-fn metric<'a>(ms: &'a [Metric], scope: &str, metric: &str, group: &str) -> &'a Metric {
+pub(crate) fn metric<'a>(ms: &'a [Metric], scope: &str, metric: &str, group: &str) -> &'a Metric {
     ms.iter()
         .find(|m| m.scope == scope && m.metric == metric && m.group == group)
         .unwrap_or_else(|| panic!("no {scope} {metric} {group}"))

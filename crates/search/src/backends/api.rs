@@ -1,87 +1,30 @@
-//! The credentialed search APIs' transport (Google, Brave, Reddit OAuth): `noisebench-web`'s
-//! [`HttpClient`], which sends the custom headers, form bodies and keys these APIs need, never
-//! archives, and keeps the secrets each request names out of every error detail and log line.
-//! This module only turns a backend's [`ApiLimits`] into the client's settings and its answers
-//! into [`SearchFailure`]s. Page URLs from search results always go through `noisebench-web`'s
-//! archiving [`noisebench_web::Web`].
+//! The credentialed search APIs' transport (Google, Brave, Reddit OAuth, the user's retriever):
+//! `noisebench-web`'s [`noisebench_web::api::ApiClient`] over its `HttpClient`, which sends the
+//! custom headers, form bodies and keys these APIs need, never archives, and keeps the secrets
+//! each request names out of every error detail and log line. This module only turns its
+//! failures into [`SearchFailure`]s. Page URLs from search results always go through
+//! `noisebench-web`'s archiving [`noisebench_web::Web`].
 
-use std::time::Duration;
-
-use noisebench_web::{
-    AddressClass, HttpClient, HttpConfig, HttpRequest, LongRetryAfter, RetryPolicy, Secret,
-};
+use noisebench_web::HttpRequest;
+use noisebench_web::api::ApiFailure;
+pub use noisebench_web::api::ApiLimits;
+pub(crate) use noisebench_web::api::env_secret;
 
 use crate::backends::SearchFailure;
 
-/// Pacing and retry settings shared by the API backends (each backend has its own client).
-// Serialize only so the configuration reference shows the defaults (Reddit's differ).
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ApiLimits {
-    /// Minimum time between two requests of this backend to one host (0: unpaced).
-    #[serde(default = "default_interval")]
-    pub min_interval_ms: u64,
-    /// Retries after the first attempt on 408, 429, 5xx and timeouts.
-    #[serde(default = "default_retries")]
-    pub max_retries: u32,
-    /// First backoff delay; doubles each retry, equal jitter, at most a minute (which also caps
-    /// a Retry-After).
-    #[serde(default = "default_backoff")]
-    pub backoff_ms: u64,
-    /// Whole-request timeout, seconds.
-    #[serde(default = "default_timeout")]
-    pub timeout_seconds: f64,
-    /// Answers larger than this are refused, checked while streaming.
-    #[serde(default = "default_max_body")]
-    pub max_body_bytes: usize,
-}
-
-fn default_interval() -> u64 {
-    1000
-}
-fn default_retries() -> u32 {
-    3
-}
-fn default_backoff() -> u64 {
-    500
-}
-fn default_timeout() -> f64 {
-    30.0
-}
-fn default_max_body() -> usize {
-    5 * 1024 * 1024
-}
-
-impl Default for ApiLimits {
-    fn default() -> Self {
+impl From<ApiFailure> for SearchFailure {
+    fn from(f: ApiFailure) -> Self {
         Self {
-            min_interval_ms: default_interval(),
-            max_retries: default_retries(),
-            backoff_ms: default_backoff(),
-            timeout_seconds: default_timeout(),
-            max_body_bytes: default_max_body(),
+            code: f.code,
+            transient: f.transient,
+            detail: f.detail,
         }
     }
 }
 
-/// Longest wait between two attempts, and the longest Retry-After honoured as asked.
-const MAX_WAIT: Duration = Duration::from_secs(60);
-
 /// One backend's client: its limits, and the secrets removed from every error it reports.
-pub(crate) struct ApiClient {
-    backend: &'static str,
-    http: HttpClient,
-    secrets: Vec<String>,
-}
-
-impl std::fmt::Debug for ApiClient {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ApiClient")
-            .field("backend", &self.backend)
-            .field("http", &self.http)
-            .finish_non_exhaustive()
-    }
-}
+#[derive(Debug)]
+pub(crate) struct ApiClient(noisebench_web::api::ApiClient);
 
 impl ApiClient {
     /// `secrets` are named on every request this client sends, on top of the request's own.
@@ -91,64 +34,11 @@ impl ApiClient {
         limits: ApiLimits,
         secrets: Vec<String>,
     ) -> Result<Self, String> {
-        let timeout = Duration::from_secs_f64(limits.timeout_seconds.max(0.1));
-        let http = HttpClient::new(HttpConfig {
-            user_agent: user_agent.to_string(),
-            rate_per_second: (limits.min_interval_ms > 0)
-                .then(|| 1000.0 / limits.min_interval_ms as f64),
-            timeout,
-            connect_timeout: timeout,
-            max_body_bytes: limits.max_body_bytes as u64,
-            retry: RetryPolicy {
-                max_retries: limits.max_retries,
-                first_delay: Duration::from_millis(limits.backoff_ms),
-                max_delay: MAX_WAIT,
-                long_retry_after: LongRetryAfter::WaitMax,
-                retry_connect_errors: false,
-            },
-            // Endpoints come from the pipeline file, never from data (a self-hosted or fake API
-            // on 127.0.0.1 is normal), so no address class is refused.
-            allow_addresses: AddressClass::ALL.to_vec(),
-            ..HttpConfig::default()
-        })
-        .map_err(|e| format!("{backend}: http client: {e}"))?;
-        Ok(Self {
-            backend,
-            http,
-            secrets: secrets.into_iter().filter(|s| !s.is_empty()).collect(),
-        })
+        noisebench_web::api::ApiClient::new(backend, user_agent, limits, secrets).map(Self)
     }
 
     /// Send (blocking), retrying 408/429/5xx and timeouts; the body of a 2xx answer.
     pub fn send(&self, request: HttpRequest) -> Result<String, SearchFailure> {
-        let backend = self.backend;
-        let request = self
-            .secrets
-            .iter()
-            .fold(request, |r, s| r.secret(Secret::Value(s.clone())));
-        // Error texts from `HttpClient` hold no URL and no named secret.
-        let response = self
-            .http
-            .send_blocking(&request)
-            .map_err(|e| SearchFailure::fetch(&e, format!("{backend}: {e}")))?;
-        if !response.is_success() {
-            let status = response.status;
-            return Err(SearchFailure::http(
-                status,
-                format!(
-                    "{backend} answered HTTP {status}: {}",
-                    response.excerpt(200)
-                ),
-            ));
-        }
-        Ok(String::from_utf8_lossy(&response.body).into_owned())
-    }
-}
-
-/// Read a required secret from the environment; the error names the variable, never a value.
-pub(crate) fn env_secret(var: &str) -> Result<String, String> {
-    match std::env::var(var) {
-        Ok(v) if !v.trim().is_empty() => Ok(v.trim().to_string()),
-        _ => Err(format!("environment variable {var} is not set")),
+        Ok(self.0.send(request)?)
     }
 }

@@ -127,6 +127,25 @@ pub enum CorpusError {
     Index { path: PathBuf, message: String },
 }
 
+impl From<noisebench_index::run::RunError> for CorpusError {
+    fn from(e: noisebench_index::run::RunError) -> Self {
+        use noisebench_index::run::RunError;
+        match e {
+            RunError::Io { path, source } => CorpusError::Io { path, source },
+            RunError::Row {
+                path,
+                line,
+                message,
+            } => CorpusError::Row {
+                path,
+                line,
+                message,
+            },
+            RunError::File { path, message } => CorpusError::File { path, message },
+        }
+    }
+}
+
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> CorpusError + '_ {
     move |source| CorpusError::Io {
         path: path.to_path_buf(),
@@ -278,7 +297,7 @@ pub fn read_corpus(path: &Path, columns: &CorpusColumns) -> Result<Vec<CorpusDoc
 }
 
 /// A row's fields as text (a JSON string as is, a number as written; null or absent: missing).
-pub(crate) type Fields = BTreeMap<String, String>;
+pub(crate) type Fields = noisebench_index::run::Fields;
 
 fn to_doc(fields: &Fields, columns: &CorpusColumns) -> Result<CorpusDoc, String> {
     let get = |name: &str| fields.get(name).map(|v| v.trim()).filter(|v| !v.is_empty());
@@ -343,39 +362,10 @@ fn jsonl_rows(path: &Path) -> Result<Vec<(u64, Fields)>, CorpusError> {
     Ok(rows)
 }
 
-/// Parquet, row by row (the `parquet` crate's record reader: no Arrow, no polars), each row
-/// numbered from 1 as its "line". Strings as they are, binary as UTF-8, dates as `YYYY-MM-DD`,
-/// other values as the reader writes them; nulls are missing.
+/// Parquet, row by row, as `noisebench-index` reads a run's (each row numbered from 1 as its
+/// "line"; nulls missing).
 pub(crate) fn parquet_rows(path: &Path) -> Result<Vec<(u64, Fields)>, CorpusError> {
-    use parquet::file::reader::SerializedFileReader;
-    use parquet::record::Field;
-    let file = std::fs::File::open(path).map_err(io_err(path))?;
-    let reader = SerializedFileReader::new(file)
-        .map_err(|e| file_err(path, format!("not a Parquet file: {e}")))?;
-    let mut rows = Vec::new();
-    for (i, row) in reader.into_iter().enumerate() {
-        let line = i as u64 + 1;
-        let row = row.map_err(|e| CorpusError::Row {
-            path: path.to_path_buf(),
-            line,
-            message: format!("unreadable row: {e}"),
-        })?;
-        let fields = row
-            .into_columns()
-            .into_iter()
-            .filter_map(|(name, value)| {
-                let text = match value {
-                    Field::Null => return None,
-                    Field::Str(s) => s,
-                    Field::Bytes(b) => String::from_utf8_lossy(b.data()).into_owned(),
-                    other => other.to_string(),
-                };
-                Some((name, text))
-            })
-            .collect();
-        rows.push((line, fields));
-    }
-    Ok(rows)
+    Ok(noisebench_index::run::parquet_rows(path)?)
 }
 
 /// CSV with a header row; every record must have the header's number of fields.

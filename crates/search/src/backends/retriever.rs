@@ -16,34 +16,26 @@
 //! answer's `url`, fetched by the documents stage like a web hit; with none of these the hit is
 //! dropped as `no_text`. A hit without an id (`missing_id`), with a score that is not a number
 //! (`bad_score`) or repeating an id (`duplicate_doc`) is dropped with its reason. A body that is
-//! not the shape is `malformed_response`. Requests go through `noisebench-web`'s `HttpClient`
-//! (pacing, timeouts, retries of 408/429/5xx and timeouts, size cap); the optional API key is
-//! read from `api_key_env`, sent as a header and kept out of every error and log line. The
-//! search stage's site and date window are not sent: a retriever over the user's corpus has
-//! neither.
+//! not the shape is `malformed_response`. The shapes and the call are `noisebench-web`'s
+//! ([`noisebench_web::retriever`], shared with the `retrieval` stage's `user` retriever):
+//! requests go through its `ApiClient` (pacing, timeouts, retries of 408/429/5xx and timeouts,
+//! size cap); the optional API key is read from `api_key_env`, sent as a header and kept out of
+//! every error and log line. The search stage's site and date window are not sent: a retriever
+//! over the user's corpus has neither.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use noisebench_web::HttpRequest;
+pub use noisebench_web::retriever::{Answer, AnswerNote, Retrieved, Shape};
+use noisebench_web::retriever::{
+    HttpRetriever, HttpRetrieverConfig, default_key_header, default_text_field, default_title_field,
+};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
 
-use super::api::{ApiClient, ApiLimits, env_secret};
+use super::api::ApiLimits;
 use super::corpus::{CorpusColumns, CorpusDoc, CorpusError, corpus_url, default_name, read_corpus};
-use super::{Backend, HitNote, Parsed, RawHit, SearchFailure, SearchRequest, json_object};
-
-/// The request and answer shape a retriever speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum Shape {
-    /// `{"query_id", "query", "k"}` in, `{"hits": [{"id", "score", "text", "title", "url"}]}` out.
-    #[default]
-    Generic,
-    /// Elasticsearch or OpenSearch `_search`: a `match` query in, `hits.hits[]` out.
-    Elasticsearch,
-}
+use super::{Backend, HitNote, Parsed, RawHit, SearchFailure, SearchRequest};
 
 /// The `retriever` backend's configuration.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
@@ -86,53 +78,22 @@ pub struct RetrieverConfig {
     pub limits: ApiLimits,
 }
 
-fn default_text_field() -> String {
-    "text".into()
+impl RetrieverConfig {
+    /// The endpoint's part of the configuration, as `noisebench-web` takes it.
+    pub fn http(&self) -> HttpRetrieverConfig {
+        HttpRetrieverConfig {
+            endpoint: self.endpoint.clone(),
+            shape: self.shape,
+            query_field: self.query_field.clone(),
+            text_field: self.text_field.clone(),
+            title_field: self.title_field.clone(),
+            api_key_env: self.api_key_env.clone(),
+            api_key_header: self.api_key_header.clone(),
+            api_key_prefix: self.api_key_prefix.clone(),
+            limits: self.limits.clone(),
+        }
+    }
 }
-fn default_title_field() -> String {
-    "title".into()
-}
-fn default_key_header() -> String {
-    "authorization".into()
-}
-
-/// One hit as the retriever answered it.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Retrieved {
-    pub id: String,
-    pub score: Option<f64>,
-    pub text: Option<String>,
-    pub title: Option<String>,
-    pub url: Option<String>,
-}
-
-/// An answer: its hits in order, and the hits left out while reading it.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Answer {
-    pub hits: Vec<Retrieved>,
-    pub notes: Vec<HitNote>,
-}
-
-/// The fields one answer's hits are read from.
-#[derive(Debug, Clone, Copy)]
-struct Fields<'a> {
-    id: &'a str,
-    score: &'a str,
-    text: &'a str,
-    title: &'a str,
-    url: &'a str,
-    /// Elasticsearch keeps the document's fields under `_source`.
-    source: Option<&'a str>,
-}
-
-const GENERIC: Fields<'static> = Fields {
-    id: "id",
-    score: "score",
-    text: "text",
-    title: "title",
-    url: "url",
-    source: None,
-};
 
 fn note(at: String, code: &'static str, detail: String) -> HitNote {
     HitNote {
@@ -143,88 +104,23 @@ fn note(at: String, code: &'static str, detail: String) -> HitNote {
     }
 }
 
-/// A trimmed, non-empty string, or an integer written as one (ids may be numbers).
-fn string_of(v: Option<&Value>) -> Option<String> {
-    match v? {
-        Value::String(s) => Some(s.trim().to_string()).filter(|s| !s.is_empty()),
-        Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    }
-}
-
-fn read_hits(list: &[Value], f: Fields<'_>) -> Answer {
-    let mut answer = Answer::default();
-    for (i, hit) in list.iter().enumerate() {
-        let at = format!("#{}", i + 1);
-        let Some(id) = string_of(hit.get(f.id)) else {
-            answer.notes.push(note(
-                at,
-                "missing_id",
-                format!("hit {} has no `{}`", i + 1, f.id),
-            ));
-            continue;
-        };
-        let score = match hit.get(f.score) {
-            None | Some(Value::Null) => None,
-            Some(Value::Number(n)) => n.as_f64(),
-            Some(other) => {
-                answer.notes.push(note(
-                    id.clone(),
-                    "bad_score",
-                    format!("hit {}: `{}` is {other}, not a number", i + 1, f.score),
-                ));
-                continue;
-            }
-        };
-        let fields = match f.source {
-            Some(s) => hit.get(s),
-            None => Some(hit),
-        };
-        let field = |name: &str| super::text_of(fields.and_then(|o| o.get(name)));
-        answer.hits.push(Retrieved {
-            id,
-            score,
-            text: field(f.text),
-            title: field(f.title),
-            url: field(f.url),
-        });
-    }
-    answer
-}
-
-/// Read a `generic` answer: `{"hits": [...]}`; no `hits` list is malformed.
+/// Read a `generic` answer ([`noisebench_web::retriever::parse_generic`]).
 pub fn parse_generic(body: &str) -> Result<Answer, SearchFailure> {
-    let obj = json_object(body, "retriever")?;
-    match obj.get("hits") {
-        Some(Value::Array(list)) => Ok(read_hits(list, GENERIC)),
-        _ => Err(SearchFailure::malformed("retriever: no `hits` list")),
-    }
+    Ok(noisebench_web::retriever::parse_generic(body)?)
 }
 
-/// Read an Elasticsearch/OpenSearch `_search` answer: `hits.hits[]` with `_id`, `_score` and
-/// `_source.<text_field>`/`_source.<title_field>`; no `hits.hits` list is malformed.
+/// Read an Elasticsearch/OpenSearch `_search` answer
+/// ([`noisebench_web::retriever::parse_elasticsearch`]).
 pub fn parse_elasticsearch(
     body: &str,
     text_field: &str,
     title_field: &str,
 ) -> Result<Answer, SearchFailure> {
-    let obj = json_object(body, "elasticsearch")?;
-    match obj.get("hits").and_then(|h| h.get("hits")) {
-        Some(Value::Array(list)) => Ok(read_hits(
-            list,
-            Fields {
-                id: "_id",
-                score: "_score",
-                text: text_field,
-                title: title_field,
-                url: "url",
-                source: Some("_source"),
-            },
-        )),
-        _ => Err(SearchFailure::malformed(
-            "elasticsearch: no `hits.hits` list",
-        )),
-    }
+    Ok(noisebench_web::retriever::parse_elasticsearch(
+        body,
+        text_field,
+        title_field,
+    )?)
 }
 
 /// An answer's hits as search hits: text from the answer, else from `docs` by id, else the
@@ -236,7 +132,11 @@ pub fn to_parsed(
     top_k: usize,
 ) -> Parsed {
     let mut hits = Vec::new();
-    let mut notes = answer.notes;
+    let mut notes: Vec<HitNote> = answer
+        .notes
+        .into_iter()
+        .map(|n| note(n.at, n.code, n.detail))
+        .collect();
     let mut seen = BTreeSet::new();
     for h in answer.hits {
         if hits.len() == top_k {
@@ -296,12 +196,9 @@ pub fn to_parsed(
 
 /// The retriever as a search backend.
 pub(crate) struct Retriever {
-    endpoint: url::Url,
-    config: RetrieverConfig,
-    /// The header and its value, when a key is configured.
-    key: Option<(String, String)>,
+    http: HttpRetriever,
+    name: String,
     docs: Option<BTreeMap<String, CorpusDoc>>,
-    client: ApiClient,
 }
 
 /// Why the backend could not be built.
@@ -320,26 +217,8 @@ impl Retriever {
         corpus: Option<&Path>,
         user_agent: &str,
     ) -> Result<Self, RetrieverError> {
-        let endpoint = url::Url::parse(&config.endpoint)
-            .map_err(|e| RetrieverError::Config(format!("endpoint `{}`: {e}", config.endpoint)))?;
-        let key = match &config.api_key_env {
-            Some(var) => Some(env_secret(var).map_err(RetrieverError::Config)?),
-            None => None,
-        };
-        let client = ApiClient::new(
-            "retriever",
-            user_agent,
-            config.limits.clone(),
-            key.iter().cloned().collect(),
-        )
-        .map_err(RetrieverError::Config)?;
-        let prefix = config
-            .api_key_prefix
-            .clone()
-            .unwrap_or_else(|| match config.shape {
-                Shape::Generic => "Bearer ".into(),
-                Shape::Elasticsearch => "ApiKey ".into(),
-            });
+        let http =
+            HttpRetriever::new(&config.http(), user_agent).map_err(RetrieverError::Config)?;
         let docs = match corpus {
             Some(path) => Some(
                 read_corpus(path, &config.columns)?
@@ -350,23 +229,10 @@ impl Retriever {
             None => None,
         };
         Ok(Self {
-            endpoint,
-            key: key.map(|k| (config.api_key_header.clone(), format!("{prefix}{k}"))),
-            config: config.clone(),
+            http,
+            name: config.name.clone(),
             docs,
-            client,
         })
-    }
-
-    /// The request body of one query.
-    pub(crate) fn body(&self, req: &SearchRequest) -> Value {
-        match self.config.shape {
-            Shape::Generic => json!({"query_id": req.query_id, "query": req.text, "k": req.top_k}),
-            Shape::Elasticsearch => json!({
-                "size": req.top_k,
-                "query": {"match": {self.config.query_field.as_str(): req.text}},
-            }),
-        }
     }
 }
 
@@ -376,73 +242,14 @@ impl Backend for Retriever {
     }
 
     fn search(&self, req: &SearchRequest) -> Result<Parsed, SearchFailure> {
-        let mut request = HttpRequest::post(self.endpoint.clone())
-            .header("accept", "application/json")
-            .json(&self.body(req));
-        if let Some((header, value)) = &self.key {
-            // The whole value is a secret too, so a prefixed key never shows either.
-            request = request.secret_header(header, value.clone());
-        }
-        let body = self.client.send(request)?;
-        let answer = match self.config.shape {
-            Shape::Generic => parse_generic(&body)?,
-            Shape::Elasticsearch => {
-                parse_elasticsearch(&body, &self.config.text_field, &self.config.title_field)?
-            }
-        };
-        Ok(to_parsed(
-            answer,
-            self.docs.as_ref(),
-            &self.config.name,
-            req.top_k,
-        ))
+        let answer = self.http.retrieve(&req.query_id, &req.text, req.top_k)?;
+        Ok(to_parsed(answer, self.docs.as_ref(), &self.name, req.top_k))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn reads_both_shapes_and_counts_bad_hits() {
-        let a = parse_generic(
-            r#"{"hits":[{"id":"a","score":2.5,"text":"A text"},{"score":1},{"id":7,"score":"high"},{"id":"b"}]}"#,
-        )
-        .unwrap();
-        assert_eq!(a.hits.len(), 2);
-        assert_eq!(a.hits[0].score, Some(2.5));
-        let codes: Vec<&str> = a.notes.iter().map(|n| n.code).collect();
-        assert_eq!(codes, ["missing_id", "bad_score"]);
-        assert_eq!(a.notes[1].at, "7");
-
-        let e = parse_elasticsearch(
-            r#"{"took":1,"hits":{"total":{"value":1},"hits":[{"_id":"d1","_score":3.0,"_source":{"body":"B","name":"N"}}]}}"#,
-            "body",
-            "name",
-        )
-        .unwrap();
-        assert_eq!(
-            e.hits,
-            [Retrieved {
-                id: "d1".into(),
-                score: Some(3.0),
-                text: Some("B".into()),
-                title: Some("N".into()),
-                url: None,
-            }]
-        );
-        for bad in [r#"{"hits":[]}"#, "[1]", "<html>", r#"{"hits":{"total":0}}"#] {
-            assert_eq!(
-                parse_elasticsearch(bad, "text", "title").unwrap_err().code,
-                "malformed_response",
-                "{bad}"
-            );
-        }
-        assert_eq!(
-            parse_generic(r#"{"results":[]}"#).unwrap_err().code,
-            "malformed_response"
-        );
-    }
 
     #[test]
     fn text_comes_from_the_answer_the_corpus_or_a_url() {

@@ -11,16 +11,13 @@
 //! `not_in_run`. A malformed line is an error naming the file and line. Hits carry their
 //! document's id and text, as the `corpus` backend's do.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::corpus::{
-    CorpusColumns, CorpusDoc, CorpusError, Fields, corpus_url, default_name, parquet_rows,
-    read_corpus,
-};
+use super::corpus::{CorpusColumns, CorpusDoc, CorpusError, corpus_url, default_name, read_corpus};
 use super::{Backend, HitNote, Parsed, RawHit, SearchFailure, SearchRequest};
 
 /// The `run` backend's configuration.
@@ -42,97 +39,12 @@ pub struct RunConfig {
     pub columns: CorpusColumns,
 }
 
-/// One row of a run.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RunRow {
-    pub query_id: String,
-    pub doc_id: String,
-    pub rank: i64,
-    pub score: f64,
-    /// The row's line in the file (a Parquet row, from 1).
-    pub line: u64,
-}
+pub use noisebench_index::run::RunRow;
 
-fn row_err(path: &Path, line: u64, message: String) -> CorpusError {
-    CorpusError::Row {
-        path: path.to_path_buf(),
-        line,
-        message,
-    }
-}
-
-/// Every row of a run file, in file order.
+/// Every row of a run file, in file order; a malformed line is an error naming file and line
+/// (`noisebench_index::run::read_run`).
 pub fn read_run(path: &Path) -> Result<Vec<RunRow>, CorpusError> {
-    let parquet = path
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("parquet"));
-    if parquet {
-        return parquet_rows(path)?
-            .into_iter()
-            .map(|(line, fields)| parquet_row(path, line, &fields))
-            .collect();
-    }
-    let text = std::fs::read_to_string(path).map_err(|source| CorpusError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let mut rows = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let line_no = i as u64 + 1;
-        let parts: Vec<&str> = line.split_whitespace().collect();
-        if parts.is_empty() {
-            continue;
-        }
-        let [qid, _q0, doc, rank, score, _tag] = parts[..] else {
-            return Err(row_err(
-                path,
-                line_no,
-                format!(
-                    "{} fields where a TREC run line has 6 (qid Q0 docid rank score tag)",
-                    parts.len()
-                ),
-            ));
-        };
-        rows.push(RunRow {
-            query_id: qid.to_string(),
-            doc_id: doc.to_string(),
-            rank: parse_rank(path, line_no, rank)?,
-            score: parse_score(path, line_no, score)?,
-            line: line_no,
-        });
-    }
-    Ok(rows)
-}
-
-fn parse_rank(path: &Path, line: u64, v: &str) -> Result<i64, CorpusError> {
-    v.trim()
-        .parse::<i64>()
-        .map_err(|_| row_err(path, line, format!("rank `{v}` is not an integer")))
-}
-
-fn parse_score(path: &Path, line: u64, v: &str) -> Result<f64, CorpusError> {
-    v.trim()
-        .parse::<f64>()
-        .ok()
-        .filter(|s| s.is_finite())
-        .ok_or_else(|| row_err(path, line, format!("score `{v}` is not a number")))
-}
-
-fn parquet_row(path: &Path, line: u64, fields: &Fields) -> Result<RunRow, CorpusError> {
-    let get = |name: &str| {
-        fields
-            .get(name)
-            .map(|v| v.trim())
-            .filter(|v| !v.is_empty())
-            .ok_or_else(|| row_err(path, line, format!("no `{name}`")))
-    };
-    Ok(RunRow {
-        query_id: get("query_id")?.to_string(),
-        doc_id: get("doc_id")?.to_string(),
-        rank: parse_rank(path, line, get("rank")?)?,
-        score: parse_score(path, line, get("score")?)?,
-        line,
-    })
+    Ok(noisebench_index::run::read_run(path)?)
 }
 
 /// The run as a search backend.
@@ -145,18 +57,7 @@ pub(crate) struct Run {
 impl Run {
     /// Read the run at `run` and the corpus at `corpus`.
     pub fn load(run: &Path, corpus: &Path, config: &RunConfig) -> Result<Run, CorpusError> {
-        let mut by_query: BTreeMap<String, Vec<RunRow>> = BTreeMap::new();
-        for row in read_run(run)? {
-            by_query.entry(row.query_id.clone()).or_default().push(row);
-        }
-        for rows in by_query.values_mut() {
-            rows.sort_by(|a, b| {
-                a.rank
-                    .cmp(&b.rank)
-                    .then(b.score.total_cmp(&a.score))
-                    .then(a.doc_id.cmp(&b.doc_id))
-            });
-        }
+        let by_query = noisebench_index::run::by_query(read_run(run)?);
         let docs = read_corpus(corpus, &config.columns)?
             .into_iter()
             .map(|d| (d.id.clone(), d))
@@ -170,70 +71,40 @@ impl Run {
 }
 
 /// A query's rows, in order, as hits and notes: unknown and repeated docs left out, ties kept
-/// and noted; at most `top_k` hits.
+/// and noted (`noisebench_index::run::rank_rows`); at most `top_k` hits.
 pub(crate) fn rank_rows(
     rows: &[RunRow],
     docs: &BTreeMap<String, CorpusDoc>,
     name: &str,
     top_k: usize,
 ) -> Parsed {
-    let mut hits = Vec::new();
-    let mut notes = Vec::new();
-    let mut seen = BTreeSet::new();
-    let mut last: Option<&RunRow> = None;
-    for row in rows {
-        if hits.len() == top_k {
-            break;
-        }
-        let note = |code, detail: String, kept| HitNote {
-            at: row.doc_id.clone(),
-            code,
-            detail,
-            kept,
-        };
-        let Some(doc) = docs.get(&row.doc_id) else {
-            notes.push(note(
-                "unknown_doc_id",
-                format!(
-                    "line {}: no document `{}` in the corpus",
-                    row.line, row.doc_id
-                ),
-                false,
-            ));
-            continue;
-        };
-        if !seen.insert(row.doc_id.as_str()) {
-            notes.push(note(
-                "duplicate_doc",
-                format!("line {}: `{}` listed again", row.line, row.doc_id),
-                false,
-            ));
-            continue;
-        }
-        if let Some(prev) = last
-            && prev.rank == row.rank
-        {
-            notes.push(note(
-                "tied_rank",
-                format!(
-                    "line {}: rank {} also given to `{}`; ordered by score, then doc id",
-                    row.line, row.rank, prev.doc_id
-                ),
-                true,
-            ));
-        }
-        last = Some(row);
-        hits.push(RawHit {
+    let (kept, run_notes) =
+        noisebench_index::run::rank_rows(rows, |id| docs.contains_key(id), top_k);
+    let hits = kept
+        .iter()
+        .filter_map(|row| docs.get(&row.doc_id))
+        .map(|doc| RawHit {
             url: Some(corpus_url(name, &doc.id)),
             title: doc.title.clone(),
             snippet: Some(doc.text.chars().take(300).collect()),
             published: doc.published.clone(),
             corpus_id: Some(doc.id.clone()),
             text: Some(doc.text.clone()),
-        });
-    }
+        })
+        .collect();
     let mut parsed = Parsed::from_hits(hits);
-    parsed.notes = notes;
+    parsed.notes = run_notes
+        .into_iter()
+        .map(|n| HitNote {
+            detail: match n.code {
+                "unknown_doc_id" => format!("{} in the corpus", n.detail),
+                _ => n.detail,
+            },
+            at: n.doc_id,
+            code: n.code,
+            kept: n.kept,
+        })
+        .collect();
     parsed
 }
 
