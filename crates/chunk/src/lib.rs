@@ -28,7 +28,9 @@
 //! page; form, company, CIK, period), `reports/submission.rs` (EDGAR's SGML submissions:
 //! `<SEC-HEADER>`/`<IMS-HEADER>` fields, `<DOCUMENT>` blocks, exhibits kept apart) and
 //! `reports/text_filing.rs` (a plain-text document to blocks: markup and page furniture gone,
-//! `<TABLE>` laid out by its `<S>`/`<C>` columns) to the same item cutter; other files through
+//! `<TABLE>` laid out by its `<S>`/`<C>` columns) to the same item cutter, and
+//! `reports/exhibit13.rs` (the annual report exhibit cut into the sections its pointer items
+//! name, pure); other files through
 //! `edgar.rs`, `mineru.rs`, `html.rs`, `markdown.rs` and `text_layout.rs` into ordered blocks, with
 //! `flat_table.rs` (tables edgar-crawler flattened to one cell per line, rebuilt as Markdown or
 //! kept whole as one table block), with `table.rs` (HTML tables laid out as HTML's table model lays
