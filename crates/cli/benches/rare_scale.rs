@@ -5,8 +5,9 @@
 //! publish time and peak memory per scale (and the quality card's seconds and share of the
 //! build), then the totals side by side. A stage's peak is the process's highest resident memory
 //! while it ran (with its table checks and writes): the runner logs `running` as each stage
-//! starts and the build `quality card` and `publishing`; at each mark the peak so far is booked
-//! to the step it ends and reset (`/proc/self/clear_refs`). Beside each peak, `start_MB` is the
+//! starts and the build `checking the tables to publish`, `quality card` and `publishing`; at
+//! each mark the peak so far is booked to the step it ends and reset (`/proc/self/clear_refs`).
+//! Beside each peak, `start_MB` is the
 //! resident memory at the step's mark: for a stage, once its input tables are read (the runner
 //! logs `running` as it hands them over), so `peak_MB - start_MB` is the stage's own work.
 //!
@@ -160,7 +161,7 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for StepMemory {
         event.record(&mut fields);
         let next = match fields.message.as_str() {
             "running" => fields.stage,
-            "quality card" | "publishing" => fields.message,
+            "checking the tables to publish" | "quality card" | "publishing" => fields.message,
             part if part.starts_with("quality card: ") => {
                 // Where the card's time goes, one line per measure.
                 eprintln!("  {part}");
@@ -279,6 +280,7 @@ fn child(reports: usize) {
     }
     for (label, id) in [
         ("(loading the pipeline)", "load"),
+        ("(checks before publishing)", "checking the tables to publish"),
         ("(quality card)", "quality card"),
         ("(publishing)", "publishing"),
     ] {

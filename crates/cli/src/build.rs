@@ -289,6 +289,7 @@ pub fn build_snapshot(
     }
     let (tables, partial) = crate::quality::snapshot_tables(plan, section, &run)?;
     // The tables' checks again, over what is to be published, and against the last version.
+    tracing::info!(pipeline = plan.name(), "checking the tables to publish");
     let mut checks = run.checks.clone();
     checks.extend(checks_before_publishing(plan, &tables, &partial));
     checks.extend(parent_checks(&ws.snapshots_dir, &section.dataset, &tables)?);
