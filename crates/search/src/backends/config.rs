@@ -38,8 +38,9 @@ pub enum BackendConfig {
     /// A Reddit dump file, indexed once per content with BM25 (no network).
     RedditDump(RedditDumpConfig),
     /// The user's own documents (a JSON Lines, CSV or Parquet file, or a folder of HTML,
-    /// Markdown and text files), indexed once per content with BM25 (no network); hits carry
-    /// their text, so the documents stage fetches nothing.
+    /// Markdown and text files), indexed once per content with BM25 (no network) and, with
+    /// `retrieval = "dense"` or `"hybrid"`, the LLM layer's embedder; hits carry their text, so
+    /// the documents stage fetches nothing.
     Corpus(CorpusConfig),
     /// The user's own retriever: its run (a TREC run file or a Parquet of query id, doc id, rank
     /// and score) over the user's corpus chooses each query's documents.

@@ -1,5 +1,6 @@
 //! The `corpus` backend: the user's own documents, searched with BM25 (`noisebench-index`,
-//! tantivy) instead of the web.
+//! tantivy) instead of the web, or, with `retrieval = "dense"` or `"hybrid"`, by the LLM layer's
+//! embeddings ([`super::dense`]).
 //!
 //! A corpus is a table of documents (JSON Lines, CSV or Parquet, one document a row: an id, a
 //! text, optionally a title and a publication date) or a folder of files (`.html`/`.htm` read
