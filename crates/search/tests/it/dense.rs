@@ -251,3 +251,22 @@ fn dense_without_an_embedder_is_a_configuration_error_naming_the_field() {
     }));
     assert!(bad.is_err());
 }
+
+#[test]
+fn damaged_vectors_are_made_again_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = write_jsonl(dir.path());
+    let index = dir.path().join("index");
+    let llm = hashed_llm(dir.path(), 16);
+    let first = search(&llm, &corpus, &index, "dense", 3, &dir.path().join("a"));
+    let f32_file = walk(&index)
+        .into_iter()
+        .find(|p| p.ends_with(".f32"))
+        .unwrap();
+    // Four documents of 16 dimensions, four bytes each.
+    assert_eq!(std::fs::metadata(&f32_file).unwrap().len(), 4 * 16 * 4);
+    std::fs::write(&f32_file, [0u8; 10]).unwrap();
+    let second = search(&llm, &corpus, &index, "dense", 3, &dir.path().join("b"));
+    assert_eq!(second, first);
+    assert_eq!(std::fs::metadata(&f32_file).unwrap().len(), 4 * 16 * 4);
+}
