@@ -19,9 +19,9 @@ pub fn registry(layers: &Layers) -> Registry {
         .register(Arc::new(noisebench_search::QueriesStage::new(
             layers.llm.clone(),
         )))
-        .register(Arc::new(noisebench_search::SearchStage::new(
-            layers.web.clone(),
-        )))
+        .register(Arc::new(
+            noisebench_search::SearchStage::new(layers.web.clone()).with_llm(layers.llm.clone()),
+        ))
         .register(Arc::new(noisebench_search::DocumentsStage::new(
             layers.web.clone(),
         )))

@@ -8,6 +8,7 @@ use noisebench_core::{
     ConfigError, Drops, InputSpec, Inputs, OutputSpec, Query, SearchHit, ShardKey, StageContext,
     StageError, StageOutput, StageReport, TableKind, TypedStage, stable_id,
 };
+use noisebench_llm::Llm;
 use noisebench_web::Web;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -80,15 +81,26 @@ impl SearchConfig {
 }
 
 /// The `search` stage. Build with the run's [`Web`] (used by SearxNG; the credentialed APIs
-/// use their own client, see [`crate::backends::api`]).
+/// use their own client, see [`crate::backends::api`]) and, for a `corpus` backend's `dense`
+/// or `hybrid` retrieval, the run's [`Llm`] ([`SearchStage::with_llm`]: its embedder).
 #[derive(Debug, Clone)]
 pub struct SearchStage {
     web: Arc<Web>,
+    llm: Option<Llm>,
 }
 
 impl SearchStage {
     pub fn new(web: Arc<Web>) -> Self {
-        Self { web }
+        Self { web, llm: None }
+    }
+
+    /// The stage with the run's LLM layer, whose embedder (`llm.embeddings`) makes a corpus's
+    /// document and query vectors.
+    pub fn with_llm(self, llm: Llm) -> Self {
+        Self {
+            llm: Some(llm),
+            ..self
+        }
     }
 }
 
@@ -117,7 +129,8 @@ impl TypedStage for SearchStage {
     type Config = SearchConfig;
     const KIND: &'static str = "search";
     // 2: `search_hits` has `corpus_id` and `text` (set by the `corpus` backend).
-    const VERSION: u32 = 2;
+    // 3: and `retrieved_by` (a corpus's dense and hybrid retrieval).
+    const VERSION: u32 = 3;
 
     fn inputs(&self) -> Vec<InputSpec> {
         vec![InputSpec::required("queries", TableKind::Queries)]
@@ -164,13 +177,20 @@ impl TypedStage for SearchStage {
             ));
         }
         for (i, b) in c.backends.iter().enumerate() {
-            b.check(&format!("backends[{i}]"), root)?;
+            b.check(&format!("backends[{i}]"), root, self.llm.is_some())?;
         }
         Ok(())
     }
 
     fn environment(&self) -> serde_json::Value {
-        serde_json::json!({ "web_mode": self.web.config().mode })
+        match &self.llm {
+            // The embedder decides a corpus's dense hits.
+            Some(llm) => serde_json::json!({
+                "web_mode": self.web.config().mode,
+                "embedder": llm.embedder_name(),
+            }),
+            None => serde_json::json!({ "web_mode": self.web.config().mode }),
+        }
     }
 
     /// The API backends answer differently over time; a dump and recorded answers do not.
@@ -212,6 +232,7 @@ impl TypedStage for SearchStage {
                 b.build(
                     &format!("backends[{i}]"),
                     &self.web,
+                    self.llm.as_ref(),
                     &ctx.root,
                     &ctx.stage_dir,
                 )
@@ -315,6 +336,7 @@ impl TypedStage for SearchStage {
                         published: h.published,
                         corpus_id: h.corpus_id,
                         text: h.text,
+                        retrieved_by: h.retrieved_by,
                     });
                 }
             }

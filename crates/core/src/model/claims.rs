@@ -158,13 +158,14 @@ pub struct SearchHit {
     pub published: Option<String>,
     pub corpus_id: Option<String>,
     pub text: Option<String>,
+    pub retrieved_by: Option<String>,
 }
 
 impl Record for SearchHit {
     fn schema() -> TableSchema {
         TableSchema {
             table: "search_hits".into(),
-            version: 2,
+            version: 3,
             description: "Ranked search results per query and backend.".into(),
             columns: vec![
                 Column::new("id", Str, "Stable id from query id, backend and URL."),
@@ -197,6 +198,11 @@ impl Record for SearchHit {
                     "text",
                     Str,
                     "A corpus document: its whole text, so the documents stage fetches nothing.",
+                ),
+                Column::nullable(
+                    "retrieved_by",
+                    Str,
+                    "A corpus backend's `dense` or `hybrid` hit: each retriever that found it and its rank there (`bm25:2 dense:1`).",
                 ),
             ],
         }

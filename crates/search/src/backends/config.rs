@@ -7,13 +7,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use noisebench_core::{ConfigError, StageError};
+use noisebench_llm::Llm;
 use noisebench_web::{Mode, Web};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::Backend;
 use super::brave::{Brave, BraveConfig};
-use super::corpus::{Corpus, CorpusConfig, CorpusIndex, check_name};
+use super::corpus::{Corpus, CorpusConfig, CorpusIndex, Dense, check_name};
 use super::fixture::{Fixture, FixtureConfig};
 use super::google::{Google, GoogleConfig};
 use super::reddit_api::{RedditApi, RedditApiConfig};
@@ -37,8 +38,9 @@ pub enum BackendConfig {
     /// A Reddit dump file, indexed once per content with BM25 (no network).
     RedditDump(RedditDumpConfig),
     /// The user's own documents (a JSON Lines, CSV or Parquet file, or a folder of HTML,
-    /// Markdown and text files), indexed once per content with BM25 (no network); hits carry
-    /// their text, so the documents stage fetches nothing.
+    /// Markdown and text files), indexed once per content with BM25 (no network) and, with
+    /// `retrieval = "dense"` or `"hybrid"`, the LLM layer's embedder; hits carry their text, so
+    /// the documents stage fetches nothing.
     Corpus(CorpusConfig),
     /// The user's own retriever: its run (a TREC run file or a Parquet of query id, doc id, rank
     /// and score) over the user's corpus chooses each query's documents.
@@ -76,10 +78,13 @@ impl BackendConfig {
 
     /// The backend ready to answer; `field` (`backends[2]`) names it in errors, relative paths
     /// are under `root`, and a dump's index goes under `stage_dir` unless `index_dir` says where.
+    /// `llm` is the run's LLM layer, whose embedder a corpus's `dense` and `hybrid` retrieval
+    /// use (`None`: the stage has none).
     pub(crate) fn build(
         &self,
         field: &str,
         web: &Arc<Web>,
+        llm: Option<&Llm>,
         root: &Path,
         stage_dir: &Path,
     ) -> Result<Box<dyn Backend>, StageError> {
@@ -108,13 +113,21 @@ impl BackendConfig {
                     Some(d) => resolve_path(root, d),
                     None => stage_dir.join("corpus-index"),
                 };
-                let index = CorpusIndex::open_or_build(
-                    &resolve_path(root, &c.path),
-                    &c.columns,
-                    &index_root,
-                )
-                .map_err(|e| StageError::Other(format!("{field}: {e}")))?;
-                Box::new(Corpus::new(index, c))
+                let path = resolve_path(root, &c.path);
+                let index = CorpusIndex::open_or_build(&path, &c.columns, &index_root)
+                    .map_err(|e| StageError::Other(format!("{field}: {e}")))?;
+                if !c.retrieval.needs_embedder() {
+                    return Ok(Box::new(Corpus::new(index, c)));
+                }
+                let llm = llm.ok_or_else(|| {
+                    cfg(format!(
+                        "retrieval = \"{}\" needs the LLM layer's embedder (`llm.embeddings`)",
+                        c.retrieval.name()
+                    ))
+                })?;
+                let dense = Dense::open_or_build(&path, c, &index, llm)
+                    .map_err(|e| StageError::Other(format!("{field}: {e}")))?;
+                Box::new(Corpus::new(index, c).with_dense(c.retrieval, dense))
             }
             BackendConfig::Run(c) => Box::new(
                 Run::load(
@@ -160,9 +173,15 @@ impl BackendConfig {
     }
 
     /// What can be checked before a run besides the variables ([`Self::variables`]): the dump
-    /// exists, the recorded answers load. `field` (`backends[2]`) prefixes the field an error
-    /// names.
-    pub(crate) fn check(&self, field: &str, root: &Path) -> Result<(), ConfigError> {
+    /// exists, the recorded answers load, a corpus's `dense` retrieval has an embedder
+    /// (`has_embedder`: the stage was given the run's LLM layer). `field` (`backends[2]`)
+    /// prefixes the field an error names.
+    pub(crate) fn check(
+        &self,
+        field: &str,
+        root: &Path,
+        has_embedder: bool,
+    ) -> Result<(), ConfigError> {
         let f = |name: &str| format!("{field}.{name}");
         match self {
             BackendConfig::Google(_)
@@ -183,6 +202,18 @@ impl BackendConfig {
             }
             BackendConfig::Corpus(c) => {
                 check_name(&c.name).map_err(|m| ConfigError::new(f("name"), m))?;
+                if c.retrieval.needs_embedder() && !has_embedder {
+                    return Err(ConfigError::new(
+                        f("retrieval"),
+                        format!(
+                            "`{}` needs an embedder (`llm.embeddings`), and this search stage was built without the LLM layer",
+                            c.retrieval.name()
+                        ),
+                    ));
+                }
+                if c.embed_batch == 0 {
+                    return Err(ConfigError::new(f("embed_batch"), "must be at least 1"));
+                }
                 let path = resolve_path(root, &c.path);
                 super::corpus::CorpusFormat::of(&path)
                     .and_then(|_| super::corpus::corpus_files(&path))

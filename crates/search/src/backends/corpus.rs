@@ -1,5 +1,6 @@
 //! The `corpus` backend: the user's own documents, searched with BM25 (`noisebench-index`,
-//! tantivy) instead of the web.
+//! tantivy) instead of the web, or, with `retrieval = "dense"` or `"hybrid"`, by the LLM layer's
+//! embeddings ([`super::dense`]).
 //!
 //! A corpus is a table of documents (JSON Lines, CSV or Parquet, one document a row: an id, a
 //! text, optionally a title and a publication date) or a folder of files (`.html`/`.htm` read
@@ -19,10 +20,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use noisebench_index::{Bm25, Doc, IndexError, Location, Query, Spec, TextField};
+use noisebench_llm::Llm;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
+use super::dense::{CorpusVectors, ranks_note, rrf};
 use super::reddit_dump::{day_bound, file_sha256};
 use super::{Backend, Parsed, RawHit, SearchFailure, SearchRequest};
 use crate::extract::{extract_html, normalise_date, tidy_text};
@@ -54,6 +57,44 @@ pub struct CorpusConfig {
     /// Weight of a title match relative to a text match.
     #[serde(default = "default_title_boost")]
     pub title_boost: f32,
+    /// How documents are ranked: `bm25` (the default), `dense` (nearest neighbours of the
+    /// query's embedding among the documents', through the LLM layer's embedder,
+    /// `llm.embeddings`) or `hybrid` (both lists fused by reciprocal rank fusion:
+    /// score(d) = sum over the lists holding d of 1 / (60 + its rank there), ties by doc id).
+    #[serde(default)]
+    pub retrieval: CorpusRetrieval,
+    /// Documents per embedding request when the documents' vectors are made (`dense`,
+    /// `hybrid`); they are made once per corpus content and embedder.
+    #[serde(default = "default_embed_batch")]
+    pub embed_batch: usize,
+}
+
+/// How the `corpus` backend ranks documents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CorpusRetrieval {
+    /// BM25 over title (boosted) and text.
+    #[default]
+    Bm25,
+    /// Cosine nearest neighbours of the query's embedding among the documents' (exact).
+    Dense,
+    /// BM25 and dense, each its top k, fused by reciprocal rank fusion (k = 60).
+    Hybrid,
+}
+
+impl CorpusRetrieval {
+    /// Whether documents' vectors are needed.
+    pub fn needs_embedder(self) -> bool {
+        self != CorpusRetrieval::Bm25
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            CorpusRetrieval::Bm25 => "bm25",
+            CorpusRetrieval::Dense => "dense",
+            CorpusRetrieval::Hybrid => "hybrid",
+        }
+    }
 }
 
 /// The columns of a table corpus.
@@ -88,6 +129,9 @@ impl Default for CorpusColumns {
 
 pub(crate) fn default_name() -> String {
     "corpus".into()
+}
+fn default_embed_batch() -> usize {
+    64
 }
 fn default_title_boost() -> f32 {
     2.0
@@ -125,6 +169,9 @@ pub enum CorpusError {
     File { path: PathBuf, message: String },
     #[error("index {path}: {message}")]
     Index { path: PathBuf, message: String },
+    /// The documents' vectors could not be made.
+    #[error("{message}")]
+    Embed { message: String },
 }
 
 impl From<noisebench_index::run::RunError> for CorpusError {
@@ -664,6 +711,89 @@ pub(crate) struct Corpus {
     index: CorpusIndex,
     name: String,
     title_boost: f32,
+    retrieval: CorpusRetrieval,
+    dense: Option<Dense>,
+}
+
+/// What `dense` and `hybrid` need: the documents' vectors, the embedder for queries, and the
+/// documents by id (a dense hit's title, text and date).
+pub(crate) struct Dense {
+    pub vectors: CorpusVectors,
+    pub llm: Llm,
+    pub docs: BTreeMap<String, CorpusDoc>,
+}
+
+impl Dense {
+    /// Read the corpus and open or make its vectors beside `index`.
+    pub fn open_or_build(
+        path: &Path,
+        config: &CorpusConfig,
+        index: &CorpusIndex,
+        llm: &Llm,
+    ) -> Result<Dense, CorpusError> {
+        let docs = read_corpus(path, &config.columns)?;
+        let vectors = CorpusVectors::open_or_build(
+            &docs,
+            &index.dir,
+            &index.fingerprint,
+            llm,
+            config.embed_batch,
+        )?;
+        Ok(Dense {
+            vectors,
+            llm: llm.clone(),
+            docs: docs.into_iter().map(|d| (d.id.clone(), d)).collect(),
+        })
+    }
+
+    /// The `top_k` documents nearest the query inside the inclusive date window (a window
+    /// leaves out undated documents, as BM25's does), best first, ties by id.
+    fn search(
+        &self,
+        text: &str,
+        top_k: usize,
+        from: Option<i64>,
+        to: Option<i64>,
+    ) -> Result<Vec<CorpusHit>, SearchFailure> {
+        let query = CorpusVectors::embed_query(&self.llm, text).map_err(|e| {
+            let reason = e.as_drop_reason();
+            SearchFailure {
+                code: reason.code().to_string(),
+                transient: reason.is_transient(),
+                detail: format!("embedding the query: {e}"),
+            }
+        })?;
+        let windowed = from.is_some() || to.is_some();
+        // With a window every document is ranked, then those outside it left out.
+        let k = if windowed { self.vectors.len() } else { top_k };
+        let found = self
+            .vectors
+            .search(&query, k)
+            .map_err(|e| SearchFailure::new("embedding_invalid", e))?;
+        let in_window = |d: &CorpusDoc| {
+            if !windowed {
+                return true;
+            }
+            let Some(t) = d.published.as_deref().and_then(|p| day_bound(p, false)) else {
+                return false;
+            };
+            from.is_none_or(|f| t >= f) && to.is_none_or(|u| t <= u)
+        };
+        Ok(found
+            .into_iter()
+            .filter_map(|(id, score)| {
+                let d = self.docs.get(&id)?;
+                in_window(d).then(|| CorpusHit {
+                    id,
+                    score,
+                    title: d.title.clone(),
+                    text: d.text.clone(),
+                    published: d.published.clone(),
+                })
+            })
+            .take(top_k)
+            .collect())
+    }
 }
 
 impl Corpus {
@@ -672,6 +802,29 @@ impl Corpus {
             index,
             name: config.name.clone(),
             title_boost: config.title_boost,
+            retrieval: CorpusRetrieval::Bm25,
+            dense: None,
+        }
+    }
+
+    /// Rank with `retrieval` (`dense` or `hybrid`) over `dense`'s vectors.
+    pub fn with_dense(self, retrieval: CorpusRetrieval, dense: Dense) -> Self {
+        Self {
+            retrieval,
+            dense: Some(dense),
+            ..self
+        }
+    }
+
+    fn raw_hit(&self, h: CorpusHit, found_by: Option<String>) -> RawHit {
+        RawHit {
+            url: Some(corpus_url(&self.name, &h.id)),
+            snippet: Some(h.text.chars().take(SNIPPET_CHARS).collect()),
+            title: h.title,
+            published: h.published,
+            corpus_id: Some(h.id),
+            text: Some(h.text),
+            retrieved_by: found_by,
         }
     }
 }
@@ -690,22 +843,44 @@ impl Backend for Corpus {
         }
         let from = req.date_from.as_deref().and_then(|d| day_bound(d, false));
         let to = req.date_to.as_deref().and_then(|d| day_bound(d, true));
-        let hits = self
-            .index
-            .search(&req.text, req.top_k, self.title_boost, from, to)
-            .map_err(|e| SearchFailure::new("index_error", e.to_string()))?;
-        Ok(Parsed::from_hits(
-            hits.into_iter()
-                .map(|h| RawHit {
-                    url: Some(corpus_url(&self.name, &h.id)),
-                    snippet: Some(h.text.chars().take(SNIPPET_CHARS).collect()),
-                    title: h.title,
-                    published: h.published,
-                    corpus_id: Some(h.id),
-                    text: Some(h.text),
-                })
+        let bm25 = || {
+            self.index
+                .search(&req.text, req.top_k, self.title_boost, from, to)
+                .map_err(|e| SearchFailure::new("index_error", e.to_string()))
+        };
+        let dense = || match &self.dense {
+            Some(d) => d.search(&req.text, req.top_k, from, to),
+            // Invariant: `with_dense` is the only way to a non-bm25 retrieval.
+            None => Err(SearchFailure::new(
+                "no_embedder",
+                "the corpus backend has no document vectors",
+            )),
+        };
+        let hits = match self.retrieval {
+            CorpusRetrieval::Bm25 => bm25()?.into_iter().map(|h| self.raw_hit(h, None)).collect(),
+            CorpusRetrieval::Dense => dense()?
+                .into_iter()
+                .enumerate()
+                .map(|(i, h)| self.raw_hit(h, Some(format!("dense:{}", i + 1))))
                 .collect(),
-        ))
+            CorpusRetrieval::Hybrid => {
+                let (b, d) = (bm25()?, dense()?);
+                let ids = |hits: &[CorpusHit]| -> Vec<String> {
+                    hits.iter().map(|h| h.id.clone()).collect()
+                };
+                let fused = rrf(&[("bm25", ids(&b)), ("dense", ids(&d))], req.top_k);
+                let mut by_id: BTreeMap<String, CorpusHit> =
+                    d.into_iter().chain(b).map(|h| (h.id.clone(), h)).collect();
+                fused
+                    .into_iter()
+                    .filter_map(|f| {
+                        let h = by_id.remove(&f.id)?;
+                        Some(self.raw_hit(h, Some(ranks_note(&f.ranks))))
+                    })
+                    .collect()
+            }
+        };
+        Ok(Parsed::from_hits(hits))
     }
 }
 

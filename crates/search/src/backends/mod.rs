@@ -9,6 +9,7 @@ pub mod api;
 pub mod brave;
 mod config;
 pub mod corpus;
+pub mod dense;
 pub mod fixture;
 pub mod google;
 #[cfg(test)]
@@ -49,6 +50,9 @@ pub struct RawHit {
     pub corpus_id: Option<String>,
     /// A document of a local corpus: its whole text, so it is never fetched.
     pub text: Option<String>,
+    /// Which retrievers found it and its rank in each (`bm25:2 dense:1`): the `corpus`
+    /// backend's `dense` and `hybrid` retrieval.
+    pub retrieved_by: Option<String>,
 }
 
 /// A parsed answer: hits in rank order, and how many results lacked each field.

@@ -156,6 +156,7 @@ pub fn to_parsed(
                 published: None,
                 corpus_id: Some(h.id.clone()),
                 text: Some(text),
+                retrieved_by: None,
             },
             (None, Some(Some(doc))) => RawHit {
                 url: address(),
@@ -164,6 +165,7 @@ pub fn to_parsed(
                 published: doc.published.clone(),
                 corpus_id: Some(doc.id.clone()),
                 text: Some(doc.text.clone()),
+                retrieved_by: None,
             },
             (None, Some(None)) => {
                 let detail = format!("no document `{}` in the corpus", h.id);

@@ -90,6 +90,7 @@ pub(crate) fn rank_rows(
             published: doc.published.clone(),
             corpus_id: Some(doc.id.clone()),
             text: Some(doc.text.clone()),
+            retrieved_by: None,
         })
         .collect();
     let mut parsed = Parsed::from_hits(hits);

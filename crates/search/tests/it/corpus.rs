@@ -17,7 +17,7 @@ use noisebench_web::Web;
 use serde_json::json;
 
 /// (id, title, text, published) of the test corpus.
-const DOCS: &[(&str, &str, &str, &str)] = &[
+pub(crate) const DOCS: &[(&str, &str, &str, &str)] = &[
     (
         "memo-1",
         "Water treatment memo",
@@ -44,7 +44,7 @@ const DOCS: &[(&str, &str, &str, &str)] = &[
     ),
 ];
 
-fn write_jsonl(dir: &Path) -> std::path::PathBuf {
+pub(crate) fn write_jsonl(dir: &Path) -> std::path::PathBuf {
     let path = dir.join("docs.jsonl");
     let lines: Vec<String> = DOCS
         .iter()
@@ -319,7 +319,7 @@ fn the_index_is_rebuilt_only_when_the_corpus_changes() {
     assert_ne!(fingerprint(&folder, &cols).unwrap(), before);
 }
 
-fn query(id: &str, claim_id: &str, text: &str) -> Query {
+pub(crate) fn query(id: &str, claim_id: &str, text: &str) -> Query {
     Query {
         id: id.into(),
         claim_id: claim_id.into(),
@@ -329,7 +329,7 @@ fn query(id: &str, claim_id: &str, text: &str) -> Query {
     }
 }
 
-fn replay_web() -> Arc<Web> {
+pub(crate) fn replay_web() -> Arc<Web> {
     Arc::new(
         Web::from_value(
             &json!({"mode": "replay", "replay_fixtures": "fixtures/web"}),

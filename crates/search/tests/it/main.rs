@@ -5,6 +5,7 @@ mod common;
 
 mod corpus;
 mod counter;
+mod dense;
 mod dump;
 mod hostile;
 mod live;
