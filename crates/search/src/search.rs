@@ -183,14 +183,19 @@ impl TypedStage for SearchStage {
     }
 
     fn environment(&self) -> serde_json::Value {
-        match &self.llm {
-            // The embedder decides a corpus's dense hits.
-            Some(llm) => serde_json::json!({
-                "web_mode": self.web.config().mode,
-                "embedder": llm.embedder_name(),
-            }),
-            None => serde_json::json!({ "web_mode": self.web.config().mode }),
+        serde_json::json!({ "web_mode": self.web.config().mode })
+    }
+
+    /// The embedder decides a corpus's dense and hybrid hits, and nothing else's: only a
+    /// configuration with such a backend reruns when it changes.
+    fn environment_of(&self, c: &SearchConfig) -> serde_json::Value {
+        let mut environment = self.environment();
+        if let Some(llm) = &self.llm
+            && c.backends.iter().any(BackendConfig::embeds)
+        {
+            environment["embedder"] = serde_json::json!(llm.embedder_name());
         }
+        environment
     }
 
     /// The API backends answer differently over time; a dump and recorded answers do not.

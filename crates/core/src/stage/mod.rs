@@ -72,6 +72,13 @@ pub trait TypedStage: Send + Sync {
         serde_json::Value::Null
     }
 
+    /// The environment that decides this configuration's output, where it depends on the
+    /// configuration (a search stage's embedder matters only to a backend that embeds); by
+    /// default [`TypedStage::environment`]. This is what the fingerprint holds.
+    fn environment_of(&self, _config: &Self::Config) -> serde_json::Value {
+        self.environment()
+    }
+
     /// The names of the model tasks the stage may ask, declared once in its adapter
     /// (`noisebench_llm::StageTasks::names`): the registry of stages is thereby the one list of
     /// every task (the preflight, the fuzz targets and the configuration reference read it).
@@ -135,6 +142,11 @@ pub trait Stage: Send + Sync {
     }
     /// See [`TypedStage::environment`].
     fn environment(&self) -> serde_json::Value;
+    /// See [`TypedStage::environment_of`]; [`Stage::environment`] when the configuration does
+    /// not parse, and for a stage whose environment never depends on it.
+    fn environment_of(&self, _config: &serde_json::Value) -> serde_json::Value {
+        self.environment()
+    }
     /// See [`TypedStage::tasks`].
     fn tasks(&self) -> Vec<&'static str>;
     /// See [`TypedStage::reads_live_sources`]; `false` when the configuration does not parse.
@@ -224,6 +236,12 @@ impl<T: TypedStage> Stage for T {
     }
     fn environment(&self) -> serde_json::Value {
         TypedStage::environment(self)
+    }
+    fn environment_of(&self, config: &serde_json::Value) -> serde_json::Value {
+        match parse_config::<T::Config>(config) {
+            Ok(c) => TypedStage::environment_of(self, &c),
+            Err(_) => TypedStage::environment(self),
+        }
     }
     fn tasks(&self) -> Vec<&'static str> {
         TypedStage::tasks(self)

@@ -56,7 +56,7 @@ impl<'a> Runner<'a> {
         });
         // Only stages that declare an environment add the key, so fingerprints of the others do
         // not change with this field's introduction.
-        let environment = stage.stage.environment();
+        let environment = stage.stage.environment_of(&stage.config);
         if !environment.is_null() {
             material["environment"] = environment;
         }

@@ -76,6 +76,12 @@ impl BackendConfig {
         }
     }
 
+    /// Whether the backend embeds its queries (a corpus searched `dense` or `hybrid`), so the
+    /// LLM layer's embedder decides its hits.
+    pub fn embeds(&self) -> bool {
+        matches!(self, BackendConfig::Corpus(c) if c.retrieval != super::corpus::CorpusRetrieval::Bm25)
+    }
+
     /// The backend ready to answer; `field` (`backends[2]`) names it in errors, relative paths
     /// are under `root`, and a dump's index goes under `stage_dir` unless `index_dir` says where.
     /// `llm` is the run's LLM layer, whose embedder a corpus's `dense` and `hybrid` retrieval

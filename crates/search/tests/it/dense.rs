@@ -270,3 +270,24 @@ fn damaged_vectors_are_made_again_not_read() {
     assert_eq!(second, first);
     assert_eq!(std::fs::metadata(&f32_file).unwrap().len(), 4 * 16 * 4);
 }
+
+#[test]
+fn the_embedder_is_in_the_fingerprint_of_an_embedding_backend_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = write_jsonl(dir.path());
+    let stage = SearchStage::new(replay_web()).with_llm(hashed_llm(dir.path(), 32));
+    let environment = |retrieval: &str| {
+        noisebench_core::Stage::environment_of(
+            &stage,
+            &json!({"backends": [{"type": "corpus", "path": corpus, "retrieval": retrieval}]}),
+        )
+    };
+    // BM25 hits do not depend on the embedder: changing it must not rerun (and re-ask paid
+    // search APIs of) a search stage that never embeds.
+    assert!(environment("bm25").get("embedder").is_none());
+    for retrieval in ["dense", "hybrid"] {
+        let named = environment(retrieval)["embedder"].clone();
+        assert!(named.as_str().is_some_and(|n| n.contains("32")), "{named}");
+    }
+    assert_eq!(environment("bm25")["web_mode"], environment("dense")["web_mode"]);
+}
