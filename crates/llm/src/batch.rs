@@ -9,6 +9,7 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
+use crate::batch_api::BatchReply;
 use crate::call_log::Record;
 use crate::error::LlmError;
 use crate::openai::Effort;
@@ -144,29 +145,8 @@ impl Llm {
                 results[i] = Some(r);
             }
         } else if !requests.is_empty() {
-            let me = self.clone();
-            let done = self.block_on(async move {
-                use futures::StreamExt;
-                let mut pending: futures::stream::FuturesUnordered<_> = requests
-                    .into_iter()
-                    .map(|r| {
-                        let h = tokio::spawn(me.clone().remote::<T>(r.prepared));
-                        async move { (r.sender, r.sharers, h.await) }
-                    })
-                    .collect();
-                let mut out = Vec::with_capacity(pending.len());
-                while let Some((i, sharers, r)) = pending.next().await {
-                    let r = r.unwrap_or_else(|e| Err(LlmError::Internal(format!("task: {e}"))));
-                    bar.inc(1);
-                    for (j, p, start) in sharers {
-                        out.push((j, me.share(&p, &r, start)));
-                        bar.inc(1);
-                    }
-                    out.push((i, r));
-                }
-                out
-            });
-            for (i, r) in done {
+            let live = requests.into_iter().map(|r| (r, None)).collect();
+            for (i, r) in self.block_on(self.clone().dispatch::<T>(live, bar)) {
                 results[i] = Some(r);
             }
         }
@@ -237,6 +217,36 @@ impl Llm {
             .unwrap_or_else(|e| Err(LlmError::Internal(format!("task: {e}"))));
         self.quote_answered::<T>(stage, &key, &outcome);
         outcome
+    }
+
+    /// The one dispatch loop of live and batch mode: each distinct request takes the remote
+    /// path on the handle's runtime (its first reply from a Batch API job when one is given,
+    /// [`crate::batch_api`]), and the items sharing it get its outcome as soon as it is in.
+    /// Results by item index, `bar` advanced by one per item.
+    pub(crate) async fn dispatch<T: Task>(
+        self,
+        requests: Vec<(Request<T>, Option<BatchReply>)>,
+        bar: &dyn noisebench_core::ProgressBar,
+    ) -> Vec<(usize, Result<Answer<T::Output>, LlmError>)> {
+        use futures::StreamExt;
+        let mut pending: futures::stream::FuturesUnordered<_> = requests
+            .into_iter()
+            .map(|(r, first)| {
+                let h = tokio::spawn(self.clone().remote_with::<T>(r.prepared, first));
+                async move { (r.sender, r.sharers, h.await) }
+            })
+            .collect();
+        let mut out = Vec::with_capacity(pending.len());
+        while let Some((i, sharers, r)) = pending.next().await {
+            let r = r.unwrap_or_else(|e| Err(LlmError::Internal(format!("task: {e}"))));
+            bar.inc(1);
+            for (j, p, start) in sharers {
+                out.push((j, self.share(&p, &r, start)));
+                bar.inc(1);
+            }
+            out.push((i, r));
+        }
+        out
     }
 
     /// Give an item the outcome of the identical request another item of its batch sent.

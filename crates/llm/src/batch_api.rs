@@ -36,7 +36,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures::StreamExt;
 use noisebench_web::{FetchError, HttpRequest, HttpResponse, Url};
 use serde::{Deserialize, Serialize};
 
@@ -436,32 +435,21 @@ impl Llm {
                 )));
             }
         }
-        let mut pending: futures::stream::FuturesUnordered<_> = requests
-            .into_iter()
-            .zip(firsts)
-            .map(|(r, first)| {
-                if let Some(Ok(reply)) = first.as_ref().map(|f| &f.reply)
-                    && let Some(price) = model.config.price
-                {
-                    self.inner.budget.add(
-                        price.cost_cached(reply.tokens_in, reply.tokens_cached, reply.tokens_out)
-                            * (1.0 - cfg.batch_discount),
-                    );
-                }
-                let h = tokio::spawn(self.clone().remote_with::<T>(r.prepared, first));
-                async move { (r.sender, r.sharers, h.await) }
-            })
-            .collect();
-        let mut out = Vec::with_capacity(pending.len());
-        while let Some((i, sharers, r)) = pending.next().await {
-            let r = r.unwrap_or_else(|e| Err(LlmError::Internal(format!("task: {e}"))));
-            bar.inc(1);
-            for (j, p, start) in sharers {
-                out.push((j, self.share(&p, &r, start)));
-                bar.inc(1);
+        // The batch's tokens are spent at the batch price, before any follow-up goes live.
+        for first in firsts.iter().flatten() {
+            if let Ok(reply) = &first.reply
+                && let Some(price) = model.config.price
+            {
+                self.inner.budget.add(
+                    price.cost_cached(reply.tokens_in, reply.tokens_cached, reply.tokens_out)
+                        * (1.0 - cfg.batch_discount),
+                );
             }
-            out.push((i, r));
         }
+        let out = self
+            .clone()
+            .dispatch::<T>(requests.into_iter().zip(firsts).collect(), bar)
+            .await;
         // Every answer is in the cache now (or failed, to be asked again): the jobs that ended
         // are done with.
         for job in &jobs {
