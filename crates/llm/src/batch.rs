@@ -7,13 +7,13 @@
 //! input order, one per item.
 
 use std::collections::HashMap;
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Instant;
 
-use crate::call_log::Record;
 use crate::error::LlmError;
-use crate::openai::Effort;
 use crate::request::Prepared;
 use crate::task::Task;
+use crate::transport::{NoBar, Request, share};
 use crate::{Answer, Llm};
 
 /// Batches of at least this many items prepare their requests and work out offline answers on
@@ -68,7 +68,7 @@ impl Llm {
             1
         };
         let prepared = noisebench_core::parallel_map_owned(inputs, threads, |input| {
-            self.prepare::<T>(stage, input)
+            self.inner.prepare.prepare::<T>(stage, input)
         });
         let offline = self.offline_answers(&prepared, threads);
         // Items whose prompts render alike make one request between them: a repeated paid
@@ -90,7 +90,7 @@ impl Llm {
                 requests[r].sharers.push((i, p, start));
                 continue;
             }
-            match self.answer_locally(&p, start, offline) {
+            match self.inner.local.answer(&p, start, offline, &self.inner.log) {
                 Some(r) => {
                     bar.inc(1);
                     results[i] = Some(r);
@@ -119,7 +119,7 @@ impl Llm {
                     Some(answer) => {
                         let outcome = Ok(answer);
                         for (j, p, start) in &r.sharers {
-                            results[*j] = Some(self.share(p, &outcome, *start));
+                            results[*j] = Some(share(&self.inner.log, p, &outcome, *start));
                         }
                         bar.inc(1 + r.sharers.len() as u64);
                         results[r.sender] = Some(outcome);
@@ -138,35 +138,10 @@ impl Llm {
         } else {
             Vec::new()
         };
-        if !requests.is_empty() && self.batch_mode() && !self.quoting() {
-            let me = self.clone();
-            for (i, r) in self.block_on(me.remote_batch::<T>(requests, bar)) {
-                results[i] = Some(r);
-            }
-        } else if !requests.is_empty() {
-            let me = self.clone();
-            let done = self.block_on(async move {
-                use futures::StreamExt;
-                let mut pending: futures::stream::FuturesUnordered<_> = requests
-                    .into_iter()
-                    .map(|r| {
-                        let h = tokio::spawn(me.clone().remote::<T>(r.prepared));
-                        async move { (r.sender, r.sharers, h.await) }
-                    })
-                    .collect();
-                let mut out = Vec::with_capacity(pending.len());
-                while let Some((i, sharers, r)) = pending.next().await {
-                    let r = r.unwrap_or_else(|e| Err(LlmError::Internal(format!("task: {e}"))));
-                    bar.inc(1);
-                    for (j, p, start) in sharers {
-                        out.push((j, me.share(&p, &r, start)));
-                        bar.inc(1);
-                    }
-                    out.push((i, r));
-                }
-                out
-            });
-            for (i, r) in done {
+        if !requests.is_empty() {
+            let transport = &self.inner.transport;
+            let send = Arc::clone(transport).send_requests::<T>(requests, self.quoting(), bar);
+            for (i, r) in transport.block_on(send) {
                 results[i] = Some(r);
             }
         }
@@ -190,7 +165,7 @@ impl Llm {
         threads: usize,
     ) -> Vec<Option<T::Output>> {
         noisebench_core::parallel_map(prepared, threads, |p| match p {
-            Ok(p) if self.offline_answer_needed(p) => Some(T::offline(&p.input)),
+            Ok(p) if self.inner.local.offline_answer_needed(p) => Some(T::offline(&p.input)),
             _ => None,
         })
     }
@@ -202,8 +177,8 @@ impl Llm {
         input: T::Input,
     ) -> Result<Answer<T::Output>, LlmError> {
         let start = Instant::now();
-        let p = self.prepare::<T>(stage, input)?;
-        if let Some(r) = self.answer_locally(&p, start, None) {
+        let p = self.inner.prepare.prepare::<T>(stage, input)?;
+        if let Some(r) = self.inner.local.answer(&p, start, None, &self.inner.log) {
             return r;
         }
         if let Some(answer) = self
@@ -212,87 +187,30 @@ impl Llm {
         {
             return Ok(answer);
         }
-        let handle = self.runtime().handle().clone();
-        if self.batch_mode() && !self.quoting() {
-            // A batch of one: batch mode sends every request through the Batch API.
-            let me = self.clone();
-            let request = Request {
-                sender: 0,
-                prepared: p,
-                sharers: Vec::new(),
-            };
-            return handle
-                .spawn(async move { me.remote_batch::<T>(vec![request], &NoBar).await })
+        let transport = Arc::clone(&self.inner.transport);
+        let handle = transport.runtime.get().handle().clone();
+        let key = p.key.clone();
+        let quoting = self.quoting();
+        // A batch of one: in batch mode every request goes through the Batch API.
+        let request = Request {
+            sender: 0,
+            prepared: p,
+            sharers: Vec::new(),
+        };
+        let sent = handle.spawn(async move {
+            transport
+                .send_requests::<T>(vec![request], quoting, &NoBar)
                 .await
-                .map_err(|e| LlmError::Internal(format!("task: {e}")))?
+        });
+        let outcome = match sent.await {
+            Ok(out) => out
                 .into_iter()
                 .next()
                 .map(|(_, r)| r)
-                .unwrap_or_else(|| Err(LlmError::Internal("empty batch result".into())));
-        }
-        let key = p.key.clone();
-        let outcome = handle
-            .spawn(self.clone().remote::<T>(p))
-            .await
-            .unwrap_or_else(|e| Err(LlmError::Internal(format!("task: {e}"))));
+                .unwrap_or_else(|| Err(LlmError::Internal("empty batch result".into()))),
+            Err(e) => Err(LlmError::Internal(format!("task: {e}"))),
+        };
         self.quote_answered::<T>(stage, &key, &outcome);
         outcome
     }
-
-    /// Give an item the outcome of the identical request another item of its batch sent.
-    pub(crate) fn share<T: Task>(
-        &self,
-        p: &Prepared<T>,
-        outcome: &Result<Answer<T::Output>, LlmError>,
-        start: Instant,
-    ) -> Result<Answer<T::Output>, LlmError> {
-        self.record(p, self.served_record(p, outcome.as_ref().err(), start));
-        match outcome {
-            Ok(a) => Ok(Answer {
-                cache_hit: true,
-                ..a.clone()
-            }),
-            Err(e) => Err(e.clone()),
-        }
-    }
-
-    /// The call record of an item that another item's identical request answered: the request
-    /// is counted on the sender's record alone, so this one has no attempts, tokens or cost.
-    pub(crate) fn served_record<T: Task>(
-        &self,
-        p: &Prepared<T>,
-        error: Option<&LlmError>,
-        start: Instant,
-    ) -> Record {
-        Record {
-            endpoint: String::new(),
-            tokens_in: 0,
-            tokens_out: 0,
-            tokens_cached: 0,
-            cache_hit: error.is_none(),
-            cost: self.price_of(p).map(|_| 0.0),
-            error: error.map(|e| self.describe(e)),
-            effort: Effort {
-                attempts: 0,
-                latency: Duration::ZERO,
-                queue: start.elapsed(),
-            },
-        }
-    }
-}
-
-/// A progress bar that draws nothing.
-pub(crate) struct NoBar;
-
-impl noisebench_core::ProgressBar for NoBar {
-    fn inc(&self, _n: u64) {}
-    fn finish(&self) {}
-}
-
-/// One distinct request of a batch: the item that sends it and the items that share its outcome
-/// (with the item's start, from which their wait is measured).
-pub(crate) struct Request<T: Task> {
-    pub(crate) sender: usize,
-    pub(crate) prepared: Prepared<T>,
-    pub(crate) sharers: Vec<(usize, Prepared<T>, Instant)>,
 }

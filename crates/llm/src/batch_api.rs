@@ -7,7 +7,7 @@
 //! `completion_window: 24h`), polled at `GET /v1/batches/{id}` every `llm.batch_poll_seconds`
 //! until it ends (`completed`, `failed`, `expired`, `cancelled`), and read back from its
 //! `output_file_id` and `error_file_id` (`GET /v1/files/{id}/content`). Each answer line then
-//! takes the path a live reply takes ([`Llm::remote_with`]): parse, repair, sense checks, cache,
+//! takes the path a live reply takes ([`Transport::remote_with`]): parse, repair, sense checks, cache,
 //! call log; its tokens are costed at `price * (1 - llm.batch_discount)` in the call log and
 //! against `llm.max_cost`. What that path asks next (a re-ask of an unusable answer, the one
 //! wider budget for a cut-off one) goes live at the full price: each follow-up depends on the
@@ -23,7 +23,7 @@
 //! of submitting a new one. The record goes once the job's answers have been through the cache.
 //! Without a cache (`llm.cache.mode = "off"`) nothing is recorded and a killed job is sent again.
 //!
-//! The same JSONL runs offline on vLLM: [`Llm::batch_jsonl`] writes it without sending it, and
+//! The same JSONL runs offline on vLLM: [`crate::Llm::batch_jsonl`] writes it without sending it, and
 //! `python -m vllm.entrypoints.openai.run_batch -i in.jsonl -o out.jsonl --model M` answers it
 //! with lines of the same output format.
 //!
@@ -36,18 +36,16 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures::StreamExt;
 use noisebench_web::{FetchError, HttpRequest, HttpResponse, Url};
 use serde::{Deserialize, Serialize};
 
-use crate::batch::Request;
-use crate::config::LlmMode;
+use crate::Answer;
 use crate::error::LlmError;
-use crate::openai::{self, Completion, OpenAiModel, Reply};
+use crate::openai::{self, OpenAiModel, Reply};
 use crate::prompt::Message;
 use crate::request::sha256_hex_bytes;
 use crate::task::Task;
-use crate::{Answer, Backend, Llm};
+use crate::transport::{BatchReply, Request, Transport};
 
 /// A job's input file stays under this (OpenAI takes up to 200 MB); a stage call with more
 /// sends several jobs.
@@ -72,7 +70,7 @@ pub struct BatchLine {
 
 impl BatchLine {
     /// The line of a prepared request: what a live call would send, under its request hash.
-    fn of<T: Task>(model: &OpenAiModel, p: &crate::request::Prepared<T>) -> Self {
+    pub(crate) fn of<T: Task>(model: &OpenAiModel, p: &crate::request::Prepared<T>) -> Self {
         BatchLine {
             custom_id: p.key.clone(),
             method: "POST".into(),
@@ -80,34 +78,6 @@ impl BatchLine {
             body: model.chat_request_body(&p.messages, &p.params, p.response_format.clone()),
         }
     }
-}
-
-/// What batch mode did over the life of an [`Llm`].
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct BatchStats {
-    /// Jobs uploaded and created.
-    pub jobs_submitted: u64,
-    /// Jobs found recorded by an earlier run and polled instead of submitted.
-    pub jobs_resumed: u64,
-    /// Jobs this run stopped waiting for (`llm.batch_timeout_seconds`); still recorded.
-    pub jobs_timed_out: u64,
-    /// Jobs that ended `failed`, `expired` or `cancelled`.
-    pub jobs_ended_unfinished: u64,
-    /// Requests sent in new jobs.
-    pub lines_sent: u64,
-    /// Lines answered with HTTP 200.
-    pub lines_answered: u64,
-    /// Lines that came back with an error, or not at all from a job that ended.
-    pub lines_failed: u64,
-}
-
-/// The first reply of an item in batch mode, handed to [`Llm::remote_with`].
-pub(crate) struct BatchReply {
-    pub(crate) reply: Result<Reply<Completion>, LlmError>,
-    /// `batch:<endpoint name>`: the call log's marker of a batch answer.
-    pub(crate) endpoint: String,
-    /// From submitting (or resuming) the job to reading its results.
-    pub(crate) waited: Duration,
 }
 
 /// What is kept on disk while a job runs, so that a killed run resumes it.
@@ -306,72 +276,12 @@ fn write_atomically(path: &Path, value: &[u8]) -> std::io::Result<()> {
     result
 }
 
-impl Llm {
-    /// Whether remote requests go as Batch API jobs.
-    pub(crate) fn batch_mode(&self) -> bool {
-        self.inner.config.mode == LlmMode::Batch
-            && matches!(self.inner.backend, Backend::Openai { .. })
-    }
-
-    /// What batch mode did so far.
-    pub fn batch_stats(&self) -> BatchStats {
-        self.inner
-            .batch_stats
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
-    }
-
-    fn bump_batch(&self, f: impl FnOnce(&mut BatchStats)) {
-        f(&mut self
-            .inner
-            .batch_stats
-            .lock()
-            .unwrap_or_else(|e| e.into_inner()));
-    }
-
-    /// The input file of the job the items that miss the cache would make, without sending it:
-    /// one [`BatchLine`] per distinct request, in input order. For vLLM's `run_batch` or a
-    /// provider's console. Items the cache answers are left out; the offline backend has no
-    /// requests to write.
-    pub fn batch_jsonl<T: Task>(
-        &self,
-        stage: &str,
-        inputs: Vec<T::Input>,
-    ) -> Result<String, LlmError> {
-        let mut seen = std::collections::HashSet::new();
-        let mut out = String::new();
-        for input in inputs {
-            let p = self.prepare::<T>(stage, input)?;
-            let Some(model) = &p.model else {
-                return Err(LlmError::Config(
-                    "batch JSONL needs backend = \"openai\": the offline rules send no requests"
-                        .into(),
-                ));
-            };
-            let cached = self
-                .inner
-                .cache
-                .as_ref()
-                .is_some_and(|c| c.get(&p.key).is_some());
-            if cached || !seen.insert(p.key.clone()) {
-                continue;
-            }
-            let line = BatchLine::of(model, &p);
-            out.push_str(
-                &serde_json::to_string(&line)
-                    .map_err(|e| LlmError::Internal(format!("batch line: {e}")))?,
-            );
-            out.push('\n');
-        }
-        Ok(out)
-    }
-
+impl Transport {
     /// Answer the distinct requests of one stage call through Batch API jobs (one per model,
     /// split at `llm.batch_max_requests` and the file size limit); results by item index, the
     /// sharers of a request included, as the live path gives them.
     pub(crate) async fn remote_batch<T: Task>(
-        self,
+        self: Arc<Self>,
         requests: Vec<Request<T>>,
         bar: &dyn noisebench_core::ProgressBar,
     ) -> Vec<(usize, Result<Answer<T::Output>, LlmError>)> {
@@ -395,18 +305,17 @@ impl Llm {
             }
         }
         for (_, (model, requests)) in by_model {
-            out.extend(self.clone().model_batch(model, requests, bar).await);
+            out.extend(Arc::clone(&self).model_batch(model, requests, bar).await);
         }
         out
     }
 
     async fn model_batch<T: Task>(
-        self,
+        self: Arc<Self>,
         model: Arc<OpenAiModel>,
         requests: Vec<Request<T>>,
         bar: &dyn noisebench_core::ProgressBar,
     ) -> Vec<(usize, Result<Answer<T::Output>, LlmError>)> {
-        let cfg = &self.inner.config;
         let lines: Vec<(String, Vec<u8>)> = requests
             .iter()
             .map(|r| {
@@ -418,7 +327,7 @@ impl Llm {
             })
             .collect();
         let sizes: Vec<usize> = lines.iter().map(|(_, b)| b.len()).collect();
-        let ranges = chunk_ranges(&sizes, cfg.batch_max_requests, MAX_JOB_BYTES);
+        let ranges = chunk_ranges(&sizes, self.config.batch_max_requests, MAX_JOB_BYTES);
         let jobs = futures::future::join_all(
             ranges
                 .iter()
@@ -436,32 +345,20 @@ impl Llm {
                 )));
             }
         }
-        let mut pending: futures::stream::FuturesUnordered<_> = requests
-            .into_iter()
-            .zip(firsts)
-            .map(|(r, first)| {
-                if let Some(Ok(reply)) = first.as_ref().map(|f| &f.reply)
-                    && let Some(price) = model.config.price
-                {
-                    self.inner.budget.add(
-                        price.cost_cached(reply.tokens_in, reply.tokens_cached, reply.tokens_out)
-                            * (1.0 - cfg.batch_discount),
-                    );
-                }
-                let h = tokio::spawn(self.clone().remote_with::<T>(r.prepared, first));
-                async move { (r.sender, r.sharers, h.await) }
-            })
-            .collect();
-        let mut out = Vec::with_capacity(pending.len());
-        while let Some((i, sharers, r)) = pending.next().await {
-            let r = r.unwrap_or_else(|e| Err(LlmError::Internal(format!("task: {e}"))));
-            bar.inc(1);
-            for (j, p, start) in sharers {
-                out.push((j, self.share(&p, &r, start)));
-                bar.inc(1);
+        // The batch's tokens are spent at the batch price, before any follow-up goes live.
+        for first in firsts.iter().flatten() {
+            if let Ok(reply) = &first.reply
+                && let Some(price) = model.config.price
+            {
+                self.budget.add(
+                    price.cost_cached(reply.tokens_in, reply.tokens_cached, reply.tokens_out)
+                        * (1.0 - self.config.batch_discount),
+                );
             }
-            out.push((i, r));
         }
+        let out = Arc::clone(&self)
+            .dispatch::<T>(requests.into_iter().zip(firsts).collect(), bar)
+            .await;
         // Every answer is in the cache now (or failed, to be asked again): the jobs that ended
         // are done with.
         for job in &jobs {
@@ -480,7 +377,7 @@ impl Llm {
     fn first_reply(&self, key: &str, messages: &[Message], job: &JobOutcome) -> BatchReply {
         let failed = |detail: String| LlmError::BatchRequest {
             batch_id: job.batch_id.clone(),
-            detail: self.redact_text(&detail),
+            detail: self.redactor.text(&detail),
         };
         let reply = match &job.lines {
             Err(e) => Err(e.clone()),
@@ -530,9 +427,8 @@ impl Llm {
         let started = Instant::now();
         let key = job_key(lines.iter().map(|(k, _)| k.as_str()));
         let record_path = self
-            .inner
-            .cache
-            .as_ref()
+            .local
+            .cache()
             .map(|c| c.dir().join("batches").join(format!("{key}.json")));
         let mut outcome = JobOutcome {
             lines: Ok(HashMap::new()),
@@ -662,7 +558,7 @@ impl Llm {
         lines: &[(String, Vec<u8>)],
         record_path: Option<&Path>,
     ) -> Result<(String, String, String), (Option<String>, LlmError)> {
-        self.inner.budget.check().map_err(|e| (None, e))?;
+        self.budget.check().map_err(|e| (None, e))?;
         let Some((name, base)) = model.endpoint_base(None) else {
             return Err((None, LlmError::Internal("model has no endpoint".into())));
         };
@@ -737,9 +633,8 @@ impl Llm {
         batch_id: &str,
         started: Instant,
     ) -> Result<Option<BatchObject>, LlmError> {
-        let cfg = &self.inner.config;
-        let poll = Duration::from_secs_f64(cfg.batch_poll_seconds);
-        let timeout = Duration::from_secs_f64(cfg.batch_timeout_seconds);
+        let poll = Duration::from_secs_f64(self.config.batch_poll_seconds);
+        let timeout = Duration::from_secs_f64(self.config.batch_timeout_seconds);
         loop {
             let url = self.batch_url(name, base, &format!("batches/{batch_id}"))?;
             let r = self.send_raw(model, name, HttpRequest::get(url)).await?;
@@ -811,7 +706,7 @@ impl Llm {
             };
             LlmError::RetriesExhausted {
                 attempts: model.config.max_retries + 1,
-                last: self.redact_text(&format!("{kind} at `{name}`: {e}")),
+                last: self.redactor.text(&format!("{kind} at `{name}`: {e}")),
             }
         })
     }
@@ -820,7 +715,7 @@ impl Llm {
         if r.is_success() {
             return Ok(r);
         }
-        let detail = self.redact_text(&r.excerpt(300));
+        let detail = self.redactor.text(&r.excerpt(300));
         if noisebench_web::RetryPolicy::retries_status(r.status) {
             // `send` retried it already.
             return Err(LlmError::RetriesExhausted {
@@ -842,7 +737,9 @@ impl Llm {
     ) -> Result<D, LlmError> {
         serde_json::from_slice(&r.body).map_err(|e| LlmError::RetriesExhausted {
             attempts: r.attempts,
-            last: self.redact_text(&format!("malformed Batch API answer from `{name}`: {e}")),
+            last: self
+                .redactor
+                .text(&format!("malformed Batch API answer from `{name}`: {e}")),
         })
     }
 }

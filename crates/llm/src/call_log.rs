@@ -1,17 +1,18 @@
 //! The call log and counters: an [`LlmCall`] record for every task call and embedding request,
 //! hits and failures included, with its tokens, cost, attempts, latency and queue time and, for a
 //! failure, its reason code first; [`LlmStats`] totals over the handle's life.
-//! The runner takes the records through core's `CallLog` trait, which also tells it that the
+//! [`CallLog`] is the part of the handle that owns them (each behind its own lock); the handle
+//! hands the records to the runner through core's `CallLog` trait, which also tells it that the
 //! budget halted a stage.
 
 use std::collections::BTreeMap;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use noisebench_core::LlmCall;
 use serde::Serialize;
 
-use crate::Llm;
-use crate::error::LlmError;
+use crate::error::{LlmError, Redactor};
 use crate::openai::{Effort, TokenUsage};
 use crate::request::Prepared;
 use crate::task::Task;
@@ -19,7 +20,7 @@ use crate::task::Task;
 /// Answers a task must have had before one category for all of them is flagged.
 pub const CONSTANT_AFTER: u64 = 5;
 
-/// Counters over the life of an [`Llm`].
+/// Counters over the life of an [`crate::Llm`].
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct LlmStats {
     /// Task calls and embedding requests, hits included.
@@ -36,11 +37,39 @@ pub struct LlmStats {
     pub failures_by_reason: BTreeMap<String, u64>,
 }
 
-impl Llm {
-    /// Take the call log recorded so far (sorted by stage, task, request hash, id).
-    pub fn drain_call_log(&self) -> Vec<LlmCall> {
-        let mut calls =
-            std::mem::take(&mut *self.inner.log.lock().unwrap_or_else(|e| e.into_inner()));
+/// The key of the answers counted for constant-answer checks: (task, model, stage).
+type CategoryKey = (String, String, String);
+
+/// The call log part of a handle: the records, their sequence numbers, the totals and the
+/// categorical answers counted for the constant-answer check, each behind its own lock.
+pub(crate) struct CallLog {
+    calls: Mutex<Vec<LlmCall>>,
+    /// Calls so far per `stage/request hash`: the sequence number in each record's id.
+    seq: Mutex<BTreeMap<String, u64>>,
+    stats: Mutex<LlmStats>,
+    /// Categorical answers of models per (task, model, stage) and category.
+    categories: Mutex<BTreeMap<CategoryKey, BTreeMap<String, u64>>>,
+    /// The keys a record's error is redacted of.
+    redactor: Redactor,
+    /// `llm.sense_checks`: without them, no stage is held to the constant-answer check.
+    sense_checks: bool,
+}
+
+impl CallLog {
+    pub(crate) fn new(redactor: Redactor, sense_checks: bool) -> Self {
+        CallLog {
+            calls: Mutex::new(Vec::new()),
+            seq: Mutex::new(BTreeMap::new()),
+            stats: Mutex::new(LlmStats::default()),
+            categories: Mutex::new(BTreeMap::new()),
+            redactor,
+            sense_checks,
+        }
+    }
+
+    /// Take the records so far (sorted by stage, task, request hash, id).
+    pub(crate) fn drain(&self) -> Vec<LlmCall> {
+        let mut calls = std::mem::take(&mut *lock(&self.calls));
         calls.sort_by(|a, b| {
             (&a.stage, &a.task, &a.request_hash, &a.id).cmp(&(
                 &b.stage,
@@ -52,38 +81,22 @@ impl Llm {
         calls
     }
 
-    pub fn stats(&self) -> LlmStats {
-        self.inner
-            .stats
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+    pub(crate) fn stats(&self) -> LlmStats {
+        lock(&self.stats).clone()
     }
 
-    /// Tasks whose categorical answers ([`Task::category`]) from a model all fell in one
-    /// category this run, over at least `CONSTANT_AFTER` answers (cache hits included), one
-    /// line each: `stance_text (openai:smollm2): "support" for all 24 answers`. A model that
-    /// gives every pair the same stance is not reading the pairs; the run summary shows these.
-    pub fn constant_answers(&self) -> Vec<String> {
-        self.constant_where(|_| true)
-    }
-
-    /// [`Llm::constant_answers`] of the answers asked by `stage` only: what the runner holds
-    /// against the stage's gate (`constant_answers`). Like the other sense checks, none with
-    /// `llm.sense_checks = false` (the run summary still shows [`Llm::constant_answers`]).
+    /// [`crate::Llm::constant_answers`] of the answers asked by `stage` only: what the runner
+    /// holds against the stage's gate (`constant_answers`). Like the other sense checks, none
+    /// with `llm.sense_checks = false` (the run summary still shows all of them).
     pub(crate) fn constant_answers_of(&self, stage: &str) -> Vec<String> {
-        if !self.inner.config.sense_checks {
+        if !self.sense_checks {
             return Vec::new();
         }
         self.constant_where(|s| s == stage)
     }
 
-    fn constant_where(&self, stage: impl Fn(&str) -> bool) -> Vec<String> {
-        let categories = self
-            .inner
-            .categories
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
+    pub(crate) fn constant_where(&self, stage: impl Fn(&str) -> bool) -> Vec<String> {
+        let categories = lock(&self.categories);
         let mut by_task: BTreeMap<(&str, &str), BTreeMap<&str, u64>> = BTreeMap::new();
         for ((task, model, s), counts) in categories.iter() {
             if stage(s) {
@@ -107,18 +120,13 @@ impl Llm {
             .collect()
     }
 
-    /// Count a model's categorical answer for [`Llm::constant_answers`].
+    /// Count a model's categorical answer for [`crate::Llm::constant_answers`].
     pub(crate) fn note_category<T: Task>(&self, p: &Prepared<T>, value: &T::Output) {
         if p.model.is_none() {
             return;
         }
         if let Some(c) = T::category(value) {
-            let mut categories = self
-                .inner
-                .categories
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
-            *categories
+            *lock(&self.categories)
                 .entry((T::NAME.to_string(), p.model_name.clone(), p.stage.clone()))
                 .or_default()
                 .entry(c)
@@ -126,18 +134,37 @@ impl Llm {
         }
     }
 
-    /// Estimated USD spent on calls that reached a server.
-    pub fn spent_usd(&self) -> f64 {
-        self.inner.budget.spent()
-    }
-
     pub(crate) fn bump(&self, f: impl FnOnce(&mut LlmStats)) {
-        f(&mut self.inner.stats.lock().unwrap_or_else(|e| e.into_inner()));
+        f(&mut lock(&self.stats));
     }
 
     /// A call record's `error`: the reason code first, so totals can group by it.
     pub(crate) fn describe(&self, e: &LlmError) -> String {
-        format!("{}: {}", e.reason(), self.redact_text(&e.to_string()))
+        format!("{}: {}", e.reason(), self.redactor.text(&e.to_string()))
+    }
+
+    /// The call record of an item that another item's identical request answered: the request
+    /// is counted on the sender's record alone, so this one has no attempts, tokens or cost.
+    pub(crate) fn served<T: Task>(
+        &self,
+        p: &Prepared<T>,
+        error: Option<&LlmError>,
+        start: Instant,
+    ) -> Record {
+        Record {
+            endpoint: String::new(),
+            tokens_in: 0,
+            tokens_out: 0,
+            tokens_cached: 0,
+            cache_hit: error.is_none(),
+            cost: p.price().map(|_| 0.0),
+            error: error.map(|e| self.describe(e)),
+            effort: Effort {
+                attempts: 0,
+                latency: Duration::ZERO,
+                queue: start.elapsed(),
+            },
+        }
     }
 
     pub(crate) fn record_failure<T: Task>(
@@ -147,7 +174,7 @@ impl Llm {
         effort: Effort,
         endpoint: String,
     ) {
-        let cost = self.price_of(p).map(|_| 0.0);
+        let cost = p.price().map(|_| 0.0);
         self.record_failure_priced(p, e, effort, endpoint, TokenUsage::default(), cost);
     }
 
@@ -196,7 +223,7 @@ impl Llm {
 
     fn log_call(&self, l: LogLine<'_>) {
         let n = {
-            let mut seq = self.inner.seq.lock().unwrap_or_else(|e| e.into_inner());
+            let mut seq = lock(&self.seq);
             let c = seq
                 .entry(format!("{}/{}", l.stage, l.request_hash))
                 .or_insert(0);
@@ -205,7 +232,7 @@ impl Llm {
         };
         let r = l.record;
         {
-            let mut s = self.inner.stats.lock().unwrap_or_else(|e| e.into_inner());
+            let mut s = lock(&self.stats);
             s.calls += 1;
             if r.cache_hit {
                 s.cache_hits += 1;
@@ -239,11 +266,7 @@ impl Llm {
             cost_usd: r.cost,
             error: r.error,
         };
-        self.inner
-            .log
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(call);
+        lock(&self.calls).push(call);
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -281,25 +304,10 @@ impl Llm {
     }
 }
 
-impl noisebench_core::CallLog for Llm {
-    fn drain_calls(&self) -> Vec<LlmCall> {
-        self.drain_call_log()
-    }
-
-    fn constant_answers(&self, stage: &str) -> Vec<String> {
-        self.constant_answers_of(stage)
-    }
-
-    fn halted(&self) -> Option<String> {
-        let budget = &self.inner.budget;
-        budget.refused().then(|| {
-            format!(
-                "llm.max_cost reached (estimated {:.4} of {:.4} USD); calls past it were refused",
-                budget.spent(),
-                budget.max.unwrap_or(0.0)
-            )
-        })
-    }
+/// A lock that a panicked holder left is still usable: each part's state is whole between
+/// statements.
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 pub(crate) struct Record {

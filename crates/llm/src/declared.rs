@@ -1,20 +1,19 @@
-//! The tasks a pipeline's stages declare: [`Llm::require`] checks each one's template (with the
+//! The tasks a pipeline's stages declare, kept by the prepare part ([`Preparer`]):
+//! [`crate::Llm::require`] checks each one's template (with the
 //! `openai` backend a missing one is a configuration error) and refuses two rules under one name;
-//! once every stage has declared its tasks, [`Llm::check_task_models`] refuses a `task_models` key
-//! no stage uses. The declared set is what [`Llm::fingerprint`] covers.
+//! once every stage has declared its tasks, [`crate::Llm::check_task_models`] refuses a `task_models` key
+//! no stage uses. The declared set is what [`crate::Llm::fingerprint`] covers.
 
+use crate::call_log::lock;
 use crate::error::LlmError;
 use crate::preflight::TaskInfo;
+use crate::request::Preparer;
 use crate::task;
-use crate::{Backend, Llm};
 
-impl Llm {
-    /// Declare tasks a stage uses, before any work (a stage's configuration check calls it):
-    /// with the `openai` backend each needs a well-formed template, so a missing or malformed
-    /// one is a configuration error naming the file, not a drop per item; the offline backend
-    /// reads a template when there is one. The engine then counts the tasks as the pipeline's
-    /// ([`Llm::fingerprint`], [`Llm::check_task_models`]).
-    pub fn require(&self, tasks: &[TaskInfo]) -> Result<(), LlmError> {
+impl Preparer {
+    /// [`crate::Llm::require`]: each task's template checked (required with `openai`), the
+    /// tasks counted as the pipeline's.
+    pub(crate) fn require(&self, tasks: &[TaskInfo]) -> Result<(), LlmError> {
         let mut missing = Vec::new();
         for t in tasks {
             if !task::valid_name(t.name) {
@@ -23,15 +22,11 @@ impl Llm {
                     t.name
                 )));
             }
-            let prompt = self.inner.prompts.get(t.name)?;
-            if prompt.is_none() && matches!(self.inner.backend, Backend::Openai { .. }) {
+            let prompt = self.prompts.get(t.name)?;
+            if prompt.is_none() && self.is_openai() {
                 missing.push(t.name);
             }
-            let mut declared = self
-                .inner
-                .declared
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
+            let mut declared = lock(&self.declared);
             match declared.get(t.name) {
                 // Two definitions under one name would share cache keys with different rules.
                 Some(d) if d != t => {
@@ -47,7 +42,6 @@ impl Llm {
         }
         if !missing.is_empty() {
             let dir = self
-                .inner
                 .prompts
                 .dir()
                 .map(|d| d.display().to_string())
@@ -60,27 +54,15 @@ impl Llm {
         Ok(())
     }
 
-    /// The tasks the stages declared so far ([`Llm::require`]), in name order: what the
-    /// preflight asks ([`Llm::preflight`]).
-    pub fn declared_tasks(&self) -> Vec<TaskInfo> {
-        self.inner
-            .declared
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .values()
-            .copied()
-            .collect()
+    /// The tasks declared so far, in name order.
+    pub(crate) fn declared_tasks(&self) -> Vec<TaskInfo> {
+        lock(&self.declared).values().copied().collect()
     }
 
-    /// After every stage of a pipeline declared its tasks: `llm.task_models` may name only
-    /// those (a key for a task no stage uses is a typo or a stale setting).
-    pub fn check_task_models(&self) -> Result<(), LlmError> {
-        let declared = self
-            .inner
-            .declared
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        for task in self.inner.config.task_models.keys() {
+    /// [`crate::Llm::check_task_models`]: `llm.task_models` names declared tasks only.
+    pub(crate) fn check_task_models(&self) -> Result<(), LlmError> {
+        let declared = lock(&self.declared);
+        for task in self.config.task_models.keys() {
             if !declared.contains_key(task.as_str()) {
                 let known: Vec<&str> = declared.keys().copied().collect();
                 return Err(LlmError::Config(format!(

@@ -344,14 +344,14 @@ fn cached_embeddings(
     out: &mut [Option<Vec<f32>>],
 ) -> Result<Vec<usize>, LlmError> {
     let mut missing: Vec<usize> = Vec::new();
-    let cache = llm.inner.cache.as_ref();
+    let cache = llm.inner.local.cache();
     for (i, t) in texts.iter().enumerate() {
         let start = Instant::now();
         let key = embedding_key(&model.model_id, t.as_ref());
         let hit = cache.and_then(|c| c.get(&key)).and_then(|b| from_bytes(&b));
         match hit {
             Some(v) => {
-                llm.log_embedding(
+                llm.inner.log.log_embedding(
                     stage,
                     "openai",
                     &model.model_id,
@@ -367,12 +367,12 @@ fn cached_embeddings(
             }
             None => {
                 if cache.is_some() {
-                    llm.bump(|s| s.cache_misses += 1);
-                    if llm.inner.config.cache.mode == CacheMode::CacheOnly {
+                    llm.inner.log.bump(|s| s.cache_misses += 1);
+                    if llm.inner.local.mode() == CacheMode::CacheOnly {
                         let e = LlmError::CacheMiss {
                             request_hash: key.clone(),
                         };
-                        llm.log_embedding(
+                        llm.inner.log.log_embedding(
                             stage,
                             "openai",
                             &model.model_id,
@@ -403,7 +403,7 @@ fn embed_openai(
 ) -> Result<Vec<Vec<f32>>, LlmError> {
     let mut out: Vec<Option<Vec<f32>>> = vec![None; texts.len()];
     let missing = cached_embeddings(llm, stage, model, texts, &mut out)?;
-    let cache = llm.inner.cache.as_ref();
+    let cache = llm.inner.local.cache();
     // Identical texts are sent once.
     let mut unique: Vec<usize> = Vec::new();
     let mut seen = BTreeMap::new();
@@ -432,7 +432,7 @@ fn embed_openai(
     let stage2 = stage.to_string();
     let texts2: Vec<String> = texts.iter().map(|t| t.as_ref().to_string()).collect();
     let model2 = Arc::clone(model);
-    let results = llm.block_on(async move {
+    let results = llm.inner.transport.block_on(async move {
         let mut handles = Vec::new();
         for g in groups {
             let llm = llm2.clone();
@@ -451,7 +451,7 @@ fn embed_openai(
                 match &r {
                     Ok(reply) => {
                         let cost = model.config.price.map(|p| p.cost(reply.tokens_in, 0));
-                        llm.log_embedding(
+                        llm.inner.log.log_embedding(
                             &stage,
                             "openai",
                             &model.model_id,
@@ -464,7 +464,7 @@ fn embed_openai(
                             None,
                         );
                     }
-                    Err(e) => llm.log_embedding(
+                    Err(e) => llm.inner.log.log_embedding(
                         &stage,
                         "openai",
                         &model.model_id,
@@ -494,7 +494,7 @@ fn embed_openai(
         for (i, mut v) in group.into_iter().zip(vectors) {
             normalise(&mut v);
             if let Some(c) = cache
-                && llm.inner.config.cache.mode == CacheMode::ReadWrite
+                && llm.inner.local.mode() == CacheMode::ReadWrite
                 && let Err(e) = c.put(
                     &embedding_key(&model.model_id, texts[i].as_ref()),
                     &to_bytes(&v),

@@ -73,6 +73,66 @@ pub enum LlmError {
     Internal(String),
 }
 
+/// Replace every occurrence of `secret` in `text`.
+pub(crate) fn redact(text: &str, secret: Option<&str>) -> String {
+    match secret {
+        Some(s) if s.len() >= 4 => text.replace(s, "[REDACTED]"),
+        _ => text.to_string(),
+    }
+}
+
+/// The configured API keys, and what redacts them from text a server sent back before it
+/// reaches an error, a log line or the call log.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Redactor {
+    secrets: Vec<String>,
+}
+
+impl Redactor {
+    pub(crate) fn new(secrets: Vec<String>) -> Self {
+        Redactor { secrets }
+    }
+
+    pub(crate) fn text(&self, text: &str) -> String {
+        let mut t = text.to_string();
+        for s in &self.secrets {
+            t = redact(&t, Some(s));
+        }
+        t
+    }
+
+    /// An error with the server's words in it redacted; other errors as they are.
+    pub(crate) fn error(&self, e: LlmError) -> LlmError {
+        match e {
+            LlmError::Http {
+                endpoint,
+                status,
+                detail,
+            } => LlmError::Http {
+                endpoint,
+                status,
+                detail: self.text(&detail),
+            },
+            LlmError::RetriesExhausted { attempts, last } => LlmError::RetriesExhausted {
+                attempts,
+                last: self.text(&last),
+            },
+            other => other,
+        }
+    }
+
+    /// A senseless answer's detail redacted (it may quote the answer); other errors as they are.
+    pub(crate) fn senseless(&self, e: LlmError) -> LlmError {
+        match e {
+            LlmError::Senseless(s) => LlmError::Senseless(crate::sense::Senseless {
+                detail: self.text(&s.detail),
+                ..s
+            }),
+            other => other,
+        }
+    }
+}
+
 impl LlmError {
     /// The drop reason every stage records for an item whose LLM call failed: `llm_<reason>`
     /// (`llm_budget_exhausted`, `llm_retries_exhausted`, `llm_unparseable_output`). One cause has

@@ -1,22 +1,18 @@
 //! What decides a stage's answers, for the runner's fingerprint: per declared task its model,
 //! prompt version and template hash (offline: its rule's version), plus the backend, sampling
-//! parameters and embedder. [`Llm::fingerprint_of`] covers the tasks a stage names;
-//! [`Llm::fingerprint`] every task declared so far.
+//! parameters and embedder, worked out by the prepare part ([`Preparer`]).
+//! [`crate::Llm::fingerprint_of`] covers the tasks a stage names; [`crate::Llm::fingerprint`]
+//! every task declared so far.
 
 use std::collections::BTreeMap;
 
 use crate::preflight::TaskInfo;
-use crate::{Backend, Llm};
+use crate::request::Preparer;
 
-impl Llm {
-    /// What decides the answers of `tasks`, for the fingerprint of a stage that declares them:
-    /// the backend, each task's model, prompt version and (openai) template hash (offline: its
-    /// rule's version), the sampling parameters and the embedder. Only these tasks: a new task or
-    /// another task's model does not rerun the stage.
-    /// Not the cache mode, endpoints, limits or keys: they change how answers are obtained, not
-    /// what they are.
-    pub fn fingerprint_of(&self, tasks: &[TaskInfo]) -> serde_json::Value {
-        let c = &self.inner.config;
+impl Preparer {
+    /// [`crate::Llm::fingerprint_of`], `embedder` naming the embedder.
+    pub(crate) fn fingerprint_of(&self, tasks: &[TaskInfo], embedder: &str) -> serde_json::Value {
+        let c = &self.config;
         let tasks: BTreeMap<&str, serde_json::Value> = tasks
             .iter()
             .map(|t| {
@@ -26,8 +22,8 @@ impl Llm {
                 });
                 // The template's bytes, where a template is used: an edited prompt reruns the
                 // stages that use it even when its version was not bumped.
-                if let (Backend::Openai { .. }, Some(p)) =
-                    (&self.inner.backend, self.prompt(t.name))
+                if self.is_openai()
+                    && let Some(p) = self.prompt(t.name)
                 {
                     v["prompt_sha256"] = serde_json::json!(p.sha256);
                 }
@@ -46,47 +42,27 @@ impl Llm {
             "max_tokens": c.max_tokens,
             "seed": c.seed,
             "max_reasks": c.max_reasks,
-            "embedder": self.embedder_name(),
+            "embedder": embedder,
         });
         // Which of a model's answers are kept: the budget a cut-off answer gets once more, and
         // whether answers must pass their sense checks. The offline rules are neither.
-        if let Backend::Openai { .. } = &self.inner.backend {
+        if self.is_openai() {
             fp["max_tokens_ceiling"] = c.max_tokens_ceiling.into();
             fp["sense_checks"] = c.sense_checks.into();
         }
         fp
     }
 
-    /// How many tokens of input (a window's chunks, a passage) a stage may add to `bare` (the
-    /// task's input with nothing to read: a window without chunks) so that one request of `T`
-    /// fits the model's context with `llm.max_tokens` left for the answer: the context, less
-    /// the answer's budget and `bare`'s rendered prompt, counted with the margin the engine
-    /// counts prompts with ([`crate::Llm`] refuses what does not fit as `context_exceeded`).
-    /// `None`: the offline rules, or a context not known (neither configured as
-    /// `context_tokens` nor said by the server).
-    pub fn input_room<T: crate::Task>(&self, bare: &T::Input) -> Option<u64> {
+    /// [`crate::Llm::input_room`].
+    pub(crate) fn input_room<T: crate::Task>(&self, bare: &T::Input) -> Option<u64> {
         let m = self.model_for(T::NAME)?;
         let context = u64::from(m.context_tokens()?);
-        let (messages, _) = self.inner.prompts.render(T::NAME, bare).ok()?;
+        let (messages, _) = self.prompts.render(T::NAME, bare).ok()?;
         let prompt = crate::request::prompt_tokens_with_margin(&messages);
-        let answer = u64::from(self.inner.config.max_tokens);
+        let answer = u64::from(self.config.max_tokens);
         let left = context.saturating_sub(prompt + answer);
         // Text added to the prompt is counted with the same 15% margin.
         Some(left * 100 / 115)
-    }
-
-    /// [`Llm::fingerprint_of`] every task declared so far ([`Llm::require`]): once a pipeline is
-    /// checked, the LLM layer of the whole pipeline (what `check` prints and the manifest keeps).
-    pub fn fingerprint(&self) -> serde_json::Value {
-        let declared: Vec<TaskInfo> = self
-            .inner
-            .declared
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .values()
-            .copied()
-            .collect();
-        self.fingerprint_of(&declared)
     }
 }
 

@@ -50,71 +50,76 @@
 //! and `TaskInfo`, what a stage declares of a task it uses, with the task's functions over JSON
 //! (`example`, `offline`, `parse`, `self_check`) for code that knows no task's types (the fuzz
 //! target, the fake endpoints); each task lives in the crate of its stage
-//! (`search/src/query_tasks.rs`, `label/src/tasks.rs`). `lib.rs` is the handle (cheap to clone;
-//! clones share limits, cache, log and counters) and its small public surface; the other modules
-//! follow an item's path. `setup.rs` builds the handle from `[llm]` (`config.rs`): prompts, the
-//! models in use and their keys, budget, cache, embedder. `declared.rs` records the tasks each
-//! stage declares when its configuration is checked (with `openai`, a task without a template is a
-//! configuration error; a `task_models` key no stage declared is refused), and `fingerprint.rs`
-//! says what decides a stage's answers: the backend, each of its tasks' model, prompt version and
-//! template sha256 (offline: rule version), sampling parameters, embedder; another task's model
-//! reruns nothing else. `stage_tasks.rs` is `StageTasks`, the one adapter through which a stage (or
-//! the evaluation) declares its task list once: it requires and fingerprints those tasks, and the
-//! stage reports their names to the registry (`TypedStage::tasks`), the one list the fuzz targets
-//! and the configuration reference read. Architecture invariant: no crate but this one calls
+//! (`search/src/query_tasks.rs`, `label/src/tasks.rs`). `stage_tasks.rs` is `StageTasks`, the one
+//! adapter through which a stage (or the evaluation) declares its task list once: it requires and
+//! fingerprints those tasks, and the stage reports their names to the registry
+//! (`TypedStage::tasks`), the one list the fuzz targets and the configuration reference read.
+//!
+//! `lib.rs` is the handle, a thin front (cheap to clone; clones share every part) over four parts
+//! an item goes through in order, each a type that owns its state behind its own locks;
+//! `setup.rs` builds them from `[llm]` (`config.rs`), `batch.rs` walks an item through them.
+//!
+//! 1. **Prepare** (`Preparer`, `request.rs`): the configuration, the prompt templates, the models
+//!    in use and the declared tasks. It turns an item into a request before any I/O: its model or
+//!    offline rule, its messages (from `prompt.rs`: templates in `pipelines/prompts/`, TOML front
+//!    matter and a minijinja body, each read when its task is first declared or asked), the
+//!    schema sent (a task's `bounds` written into it), parameters and budgets (cut by the model's
+//!    context, `server.rs`), and the request hash that keys the cache and joins the call log (over
+//!    the task's `reuse_key` instead of the messages when the task declares one; with a model's
+//!    `send_task`, also the task's name and input in a `noisebench_task` body field, outside the
+//!    hash). `declared.rs` records the tasks each stage declares when its configuration is checked
+//!    (with `openai`, a task without a template is a configuration error; a `task_models` key no
+//!    stage declared is refused), and `fingerprint.rs` says what decides a stage's answers: the
+//!    backend, each of its tasks' model, prompt version and template sha256 (offline: rule
+//!    version), sampling parameters, context, embedder; another task's model reruns nothing else.
+//! 2. **Answer locally** (`LocalAnswers`, `local_answers.rs`): in item order, what needs no
+//!    request (a cache hit, a cache-only miss, the offline rule; a batch of 64 items or more
+//!    prepares its requests and works out the offline rule's answers on every core first,
+//!    `batch.rs`); items whose requests hash alike share one request. It keeps every successful
+//!    answer: in `cache.rs` (the crash-safe response cache, when its mode writes) or, with the
+//!    cache off, in `memo.rs` (in memory, so a run still sends a distinct request once).
+//! 3. **Transport** (`Transport`, `transport.rs`): the remaining requests, live or as Batch API
+//!    jobs, through one dispatch loop on the handle's own two-worker tokio runtime
+//!    (`runtime.rs`). `remote.rs` is one request's path (budget, call, a strict parse with one
+//!    repair from `parse.rs`, re-asks, the sense checks of `sense.rs`, keys redacted from whatever
+//!    comes back, `error.rs`) over `openai.rs` (OpenAI-compatible chat client: endpoints, RPM/TPM
+//!    limits with governor, concurrency, resting failing endpoints, the budget; each attempt sent
+//!    by `noisebench-web`'s `HttpClient` and its delays from the web layer's `RetryPolicy`, the
+//!    loop over attempts kept here because each one passes the limiters again and may go to
+//!    another endpoint). An answer cut off at `max_tokens` is sent once more with
+//!    `max_tokens_ceiling`, never again identically, then fails `truncated`; `max_concurrency`
+//!    item slots are held from an item's first request until its answer is stored, so a kill
+//!    costs at most that many repeated requests. `batch_api.rs` is batch mode (`mode =
+//!    "batch"`): the uncached requests of one stage call as one OpenAI Batch API job (upload to
+//!    `/v1/files`, submit to `/v1/batches`, poll, read the output and error files back), each
+//!    answer line then the first reply of the same remote path at the batch price; the job's id
+//!    is recorded under the cache folder so a killed run polls the same job instead of sending it
+//!    again.
+//! 4. **Call log** (`CallLog`, `call_log.rs`): an `LlmCall` for every call, hits and failures
+//!    included, the totals (`LlmStats`) and the categorical answers of the constant-answer flag;
+//!    through it `Llm` implements core's `CallLog` trait, by which the runner collects the calls
+//!    and learns that the budget halted a stage.
+//!
+//! Beside the parts: `quote.rs` is quote mode: a handle that counts each request it would send
+//! (`tokenizer.rs`: the model's tokenizer, tiktoken by name, a `tokenizer.json`, or a stated
+//! approximation; `prefix.rs`: which tokens a provider's prompt cache would serve) and answers it
+//! with the task's offline rule as a stand-in, never cached, but for a sample sent for real;
+//! `noisebench quote` (`crates/cli/src/quote.rs`) prices what it counted. `embed.rs` makes vectors
+//! (OpenAI-compatible, local all-MiniLM-L6-v2 with candle behind the `local-embeddings` feature,
+//! hashed n-grams); `rerank.rs` is a client for OpenAI-compatible `/v1/rerank` endpoints (vLLM,
+//! TEI) through the web crate's `HttpClient` (not cached or logged yet). `server.rs` reads what a
+//! model's server says of itself (llama.cpp `/props`, vLLM `/v1/models`: context size, chat
+//! template) and tells a context-length refusal (`context_exceeded`). `preflight.rs` asks each
+//! declared task's examples of its model on a handle of its own and reports JSON failures, copied
+//! examples and constant answers (`Llm::preflight`; the cli runs it before runs and in `check
+//! --llm`). docs/llm-weak-models.md.
+//!
+//! Architecture invariant: an item goes prepare → answer locally → transport → call log, and
+//! each part's state is its own (no lock is shared between parts); one dispatch loop serves live
+//! and batch requests; one result per item, in input order; only successful, checked answers are
+//! cached; a key reaches no log line, error, call log or cache file; no crate but this one calls
 //! `require` or `fingerprint_of`, and no crate but a stage crate writes a task list (the
-//! architecture test). `batch.rs` answers items, one result per item in input order, synchronously
-//! (also from inside another runtime) or async, and lets items whose requests hash alike share one
-//! request. `request.rs` prepares an item before any I/O: its model or offline rule, its messages
-//! (from `prompt.rs`: templates in `pipelines/prompts/`, TOML front matter and a minijinja body,
-//! each read when its task is first declared or asked), parameters, and the request hash that keys
-//! the cache and joins the call log (over the task's `reuse_key` instead of the messages when the
-//! task declares one: the question tasks, so an edit outside the facts a question rests on keeps
-//! it; with a model's `send_task`, also the task's name and input in a `noisebench_task` body
-//! field, outside the hash, for endpoints that answer by task). `local_answers.rs` decides, in item
-//! order, what needs no request (a cache hit, a cache-only miss, the offline rule; a batch of 64
-//! items or more prepares its requests and works out the offline rule's answers on every core
-//! first, `batch.rs`) and keeps every successful answer: in `cache.rs` (the response cache, when
-//! its mode writes) or, with the cache off, in `memo.rs` (in memory, so a run still sends a
-//! distinct request once). `remote.rs` is the remote call path (budget, call, a strict parse with
-//! one repair from `parse.rs`, re-asks, keys redacted from whatever comes back), run on the
-//! handle's own two-worker tokio runtime (`runtime.rs`) over `openai.rs` (OpenAI-compatible chat
-//! client: endpoints, RPM/TPM limits with governor, concurrency, resting failing endpoints, the
-//! budget; each attempt sent by `noisebench-web`'s `HttpClient` and its delays from the web layer's
-//! `RetryPolicy`, the loop over attempts kept here because each one passes the limiters again and
-//! may go to another endpoint). `call_log.rs` records an `LlmCall` for every call, hits and
-//! failures included, and keeps the totals; through it `Llm` implements core's `CallLog` trait, by
-//! which the runner collects the calls and learns that the budget halted a stage. `quote.rs` is
-//! quote mode: a handle that counts each request it would send (`tokenizer.rs`: the model's
-//! tokenizer, tiktoken by name, a `tokenizer.json`, or a stated approximation; `prefix.rs`: which
-//! tokens a provider's prompt cache would serve) and answers it with the task's offline rule as a
-//! stand-in, never cached, but for a sample sent for real; `noisebench quote`
-//! (`crates/cli/src/quote.rs`) runs a pipeline so and prices what it counted. `embed.rs` makes
-//! vectors (OpenAI-compatible, local all-MiniLM-L6-v2 with candle behind the `local-embeddings`
-//! feature, hashed n-grams); `rerank.rs` is a client for OpenAI-compatible `/v1/rerank` endpoints
-//! (vLLM, TEI) through the web crate's `HttpClient` (not cached or logged yet); `error.rs` holds
-//! the errors and their reason codes. `server.rs` reads what a model's server says of itself
-//! (llama.cpp `/props`, vLLM `/v1/models`: context size, chat template) and tells a context-length
-//! refusal (`context_exceeded`); the context (or `context_tokens`) cuts each request's budget,
-//! sizes stages' inputs (`Llm::input_room`) and is in the fingerprint. `preflight.rs` asks each
-//! declared task's examples (`Task::examples`, through `TaskInfo`) of its model on a handle of its
-//! own and reports JSON failures, copied examples and constant answers (`Llm::preflight`; the cli
-//! runs it before runs and in `check --llm`). A task's `bounds` are written into the schema sent
-//! and checked on every answer (`task::check_answer`); a prompt's front matter `examples` are
-//! checked on every answer (`sense::not_an_example`). docs/llm-weak-models.md. It writes no tables
-//! and knows nothing of pipelines. `sense.rs`: the answer-level checks a task may declare
-//! (`Task::sense`, `Task::category`): a well-formed answer that is not about its input is a counted
-//! drop with its reason, fresh or cached; a categorical task answered the same all run long is
-//! flagged in the run summary. An answer cut off at `max_tokens` is sent once more with
-//! `max_tokens_ceiling`, never again identically, then fails `truncated`. `max_concurrency` item
-//! slots are held from an item's first request until its answer is stored, so a kill costs at most
-//! that many repeated requests. `batch_api.rs`: batch mode (`mode = "batch"`): the uncached
-//! requests of one stage call as one OpenAI Batch API job (upload to `/v1/files`, submit to
-//! `/v1/batches`, poll, read the output and error files back), each answer line then taking a live
-//! reply's path (parse, repair, sense checks, cache, call log) at the batch price; the job's id is
-//! recorded under the cache folder so a killed run polls the same job instead of sending it again.
-//! Invariant: one result per item, in input order; only successful, checked answers are cached; a
-//! key reaches no log line, error, call log or cache file.
+//! architecture test).
 
 pub mod cache;
 pub mod config;
@@ -139,19 +144,19 @@ mod declared; // the tasks the stages declare: `require`, `check_task_models`
 mod fingerprint; // what decides a stage's answers: `fingerprint_of`, `fingerprint`
 mod local_answers; // cache hits, cache-only misses, offline rules; keeping answers
 mod memo; // the in-memory memo when the cache is off
-mod preflight;
+mod preflight; // one small question per task before a build spends on a model
 mod remote; // the remote call: budget, call, parse, repair, re-ask
 mod request; // preparing an item: model, messages, parameters, request hash
 mod runtime; // the handle's own tokio runtime
 mod server; // what a model's server says of itself: context size, chat template
-mod setup; // building the handle from `[llm]` // one small question per task before a build spends on a model
+mod setup; // building the handle from `[llm]`
+mod transport; // live or batch requests through one dispatch loop
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use noisebench_core::LlmCall;
 
-pub use batch_api::{BatchLine, BatchStats};
+pub use batch_api::BatchLine;
 pub use call_log::LlmStats;
 pub use config::{BackendKind, CacheMode, EmbeddingBackend, LlmConfig, LlmMode, ModelConfig};
 pub use embed::Embeddings;
@@ -163,10 +168,12 @@ pub use rerank::{RerankConfig, RerankHit, Reranker};
 pub use sense::{Sense, Senseless};
 pub use stage_tasks::StageTasks;
 pub use task::{ItemBounds, Task};
+pub use transport::BatchStats;
 
-use cache::Cache;
-use openai::OpenAiModel;
-use prompt::{Prompt, Prompts};
+use call_log::CallLog;
+use local_answers::LocalAnswers;
+use request::Preparer;
+use transport::Transport;
 
 /// One item's answer.
 #[derive(Debug, Clone, PartialEq)]
@@ -182,55 +189,22 @@ pub struct Answer<O> {
     pub cache_hit: bool,
 }
 
-enum Backend {
-    Offline,
-    Openai {
-        models: BTreeMap<String, Arc<OpenAiModel>>,
-    },
-}
-
-/// The key of the answers counted for constant-answer checks: (task, model, stage).
-type CategoryKey = (String, String, String);
-
+/// The parts of a handle, in the order an item goes through them; each owns its state.
 struct Inner {
-    config: LlmConfig,
-    /// What relative paths of `config` are relative to (the preflight's own handle needs it).
+    /// What relative paths of the configuration are relative to (the preflight's own handle
+    /// and quote mode's tokenizer files need it).
     root: std::path::PathBuf,
-    prompts: Prompts,
-    /// The tasks the stages declared through [`Llm::require`]: what [`Llm::fingerprint`] covers
-    /// and `llm.task_models` may name.
-    declared: Mutex<BTreeMap<&'static str, TaskInfo>>,
-    reask: Option<minijinja::Environment<'static>>,
-    cache: Option<Cache>,
-    backend: Backend,
+    /// Prepare: the configuration, prompts, models and declared tasks.
+    prepare: Preparer,
+    /// Answer locally: the offline rules, the response cache, the memo.
+    local: Arc<LocalAnswers>,
+    /// Transport: the live and batch requests, on the handle's own runtime.
+    transport: Arc<Transport>,
+    /// The call log: records, totals, categorical answers.
+    log: Arc<CallLog>,
     embedder: embed::Embedder,
-    runtime: OnceLock<tokio::runtime::Runtime>,
-    log: Mutex<Vec<LlmCall>>,
-    /// Remote answers by request hash when there is no cache to hold them, so that a run with
-    /// the cache off still sends each request once. Only successes: a failure is retried by the
-    /// next item or run that asks, as it would be with the cache on.
-    memo: Mutex<HashMap<String, serde_json::Value>>,
-    seq: Mutex<BTreeMap<String, u64>>,
-    stats: Mutex<LlmStats>,
-    /// What batch mode did: [`Llm::batch_stats`].
-    batch_stats: Mutex<BatchStats>,
-    /// Categorical answers of models per (task, model, stage) and category: what
-    /// [`Llm::constant_answers`] and [`Llm::constant_answers_of`] read.
-    categories: Mutex<BTreeMap<CategoryKey, BTreeMap<String, u64>>>,
-    budget: Arc<openai::Budget>,
-    secrets: Vec<String>,
     /// Set in quote mode ([`Llm::start_quote`]): requests are counted, not sent.
     quote: OnceLock<quote::QuoteState>,
-}
-
-impl Drop for Inner {
-    fn drop(&mut self) {
-        // Dropping a runtime inside another runtime's context panics; shutting down in the
-        // background never does.
-        if let Some(rt) = self.runtime.take() {
-            rt.shutdown_background();
-        }
-    }
 }
 
 /// The handle stages use. Cheap to clone; all clones share limits, cache, log and counters.
@@ -242,49 +216,156 @@ pub struct Llm {
 impl std::fmt::Debug for Llm {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Llm")
-            .field("backend", &self.inner.config.backend)
-            .field("prompts", &self.inner.prompts)
+            .field("backend", &self.config().backend)
+            .field("prompts", self.inner.prepare.prompts())
             .finish()
     }
 }
 
 impl Llm {
     pub fn config(&self) -> &LlmConfig {
-        &self.inner.config
+        self.inner.prepare.config()
     }
 
     /// `offline` or `openai:<model id>` for a task: what rows made from its answers should say.
     pub fn provenance(&self, task: &str) -> String {
-        match self.model_for(task) {
-            Some(m) => format!("openai:{}", m.model_id),
-            None => "offline".into(),
-        }
+        self.inner.prepare.provenance(task)
     }
 
     /// The prompt version used for a task (its offline rule's version for `offline`); `None`
     /// when the task has no readable template.
     pub fn prompt_version(&self, task: TaskInfo) -> Option<String> {
-        match &self.inner.backend {
-            Backend::Offline => Some(task.offline_version.to_string()),
-            Backend::Openai { .. } => self.prompt(task.name).map(|p| p.version.clone()),
+        self.inner.prepare.prompt_version(task)
+    }
+
+    /// Declare tasks a stage uses, before any work (a stage's configuration check calls it):
+    /// with the `openai` backend each needs a well-formed template, so a missing or malformed
+    /// one is a configuration error naming the file, not a drop per item; the offline backend
+    /// reads a template when there is one. The engine then counts the tasks as the pipeline's
+    /// ([`Llm::fingerprint`], [`Llm::check_task_models`]).
+    pub fn require(&self, tasks: &[TaskInfo]) -> Result<(), LlmError> {
+        self.inner.prepare.require(tasks)
+    }
+
+    /// The tasks the stages declared so far ([`Llm::require`]), in name order: what the
+    /// preflight asks ([`Llm::preflight`]).
+    pub fn declared_tasks(&self) -> Vec<TaskInfo> {
+        self.inner.prepare.declared_tasks()
+    }
+
+    /// After every stage of a pipeline declared its tasks: `llm.task_models` may name only
+    /// those (a key for a task no stage uses is a typo or a stale setting).
+    pub fn check_task_models(&self) -> Result<(), LlmError> {
+        self.inner.prepare.check_task_models()
+    }
+
+    /// What decides the answers of `tasks`, for the fingerprint of a stage that declares them:
+    /// the backend, each task's model, prompt version and (openai) template hash (offline: its
+    /// rule's version), the sampling parameters and the embedder. Only these tasks: a new task or
+    /// another task's model does not rerun the stage.
+    /// Not the cache mode, endpoints, limits or keys: they change how answers are obtained, not
+    /// what they are.
+    pub fn fingerprint_of(&self, tasks: &[TaskInfo]) -> serde_json::Value {
+        self.inner
+            .prepare
+            .fingerprint_of(tasks, &self.embedder_name())
+    }
+
+    /// [`Llm::fingerprint_of`] every task declared so far ([`Llm::require`]): once a pipeline is
+    /// checked, the LLM layer of the whole pipeline (what `check` prints and the manifest keeps).
+    pub fn fingerprint(&self) -> serde_json::Value {
+        self.fingerprint_of(&self.declared_tasks())
+    }
+
+    /// How many tokens of input (a window's chunks, a passage) a stage may add to `bare` (the
+    /// task's input with nothing to read: a window without chunks) so that one request of `T`
+    /// fits the model's context with `llm.max_tokens` left for the answer: the context, less
+    /// the answer's budget and `bare`'s rendered prompt, counted with the margin the engine
+    /// counts prompts with ([`crate::Llm`] refuses what does not fit as `context_exceeded`).
+    /// `None`: the offline rules, or a context not known (neither configured as
+    /// `context_tokens` nor said by the server).
+    pub fn input_room<T: Task>(&self, bare: &T::Input) -> Option<u64> {
+        self.inner.prepare.input_room::<T>(bare)
+    }
+
+    /// The input file of the job the items that miss the cache would make, without sending it:
+    /// one [`BatchLine`] per distinct request, in input order. For vLLM's `run_batch` or a
+    /// provider's console. Items the cache answers are left out; the offline backend has no
+    /// requests to write.
+    pub fn batch_jsonl<T: Task>(
+        &self,
+        stage: &str,
+        inputs: Vec<T::Input>,
+    ) -> Result<String, LlmError> {
+        let mut seen = std::collections::HashSet::new();
+        let mut out = String::new();
+        for input in inputs {
+            let p = self.inner.prepare.prepare::<T>(stage, input)?;
+            let Some(model) = &p.model else {
+                return Err(LlmError::Config(
+                    "batch JSONL needs backend = \"openai\": the offline rules send no requests"
+                        .into(),
+                ));
+            };
+            if self.inner.local.cached(&p.key) || !seen.insert(p.key.clone()) {
+                continue;
+            }
+            let line = BatchLine::of(model, &p);
+            out.push_str(
+                &serde_json::to_string(&line)
+                    .map_err(|e| LlmError::Internal(format!("batch line: {e}")))?,
+            );
+            out.push('\n');
         }
+        Ok(out)
     }
 
-    fn prompt(&self, task: &str) -> Option<Arc<Prompt>> {
-        self.inner.prompts.get(task).ok().flatten()
+    /// Take the call log recorded so far (sorted by stage, task, request hash, id).
+    pub fn drain_call_log(&self) -> Vec<LlmCall> {
+        self.inner.log.drain()
     }
 
-    fn model_for(&self, task: &str) -> Option<Arc<OpenAiModel>> {
-        let Backend::Openai { models } = &self.inner.backend else {
-            return None;
-        };
-        let name = self
-            .inner
-            .config
-            .task_models
-            .get(task)
-            .or(self.inner.config.model.as_ref())?;
-        models.get(name).cloned()
+    pub fn stats(&self) -> LlmStats {
+        self.inner.log.stats()
+    }
+
+    /// Tasks whose categorical answers ([`Task::category`]) from a model all fell in one
+    /// category this run, over at least `CONSTANT_AFTER` answers (cache hits included), one
+    /// line each: `stance_text (openai:smollm2): "support" for all 24 answers`. A model that
+    /// gives every pair the same stance is not reading the pairs; the run summary shows these.
+    pub fn constant_answers(&self) -> Vec<String> {
+        self.inner.log.constant_where(|_| true)
+    }
+
+    /// Estimated USD spent on calls that reached a server.
+    pub fn spent_usd(&self) -> f64 {
+        self.inner.transport.budget().spent()
+    }
+
+    /// What batch mode did so far.
+    pub fn batch_stats(&self) -> BatchStats {
+        self.inner.transport.batch_stats()
+    }
+}
+
+impl noisebench_core::CallLog for Llm {
+    fn drain_calls(&self) -> Vec<LlmCall> {
+        self.drain_call_log()
+    }
+
+    fn constant_answers(&self, stage: &str) -> Vec<String> {
+        self.inner.log.constant_answers_of(stage)
+    }
+
+    fn halted(&self) -> Option<String> {
+        let budget = self.inner.transport.budget();
+        budget.refused().then(|| {
+            format!(
+                "llm.max_cost reached (estimated {:.4} of {:.4} USD); calls past it were refused",
+                budget.spent(),
+                budget.max.unwrap_or(0.0)
+            )
+        })
     }
 }
 

@@ -1,42 +1,82 @@
-//! What is decided without a request, in item order: a cache hit (or, with the cache off, an answer
-//! this handle already received: [`crate::memo`]), a cache-only miss, the offline rule (whose
-//! answers a large batch may have worked out ahead on every core). And [`Llm::store`], which keeps
-//! each successful, checked answer for the next item or run that asks (the cache in `read-write`
-//! mode, else the memo); failures are never kept.
+//! The answer-locally part of a handle ([`LocalAnswers`]): what is decided without a request, in
+//! item order: a cache hit (or, with the cache off, an answer this handle already received:
+//! [`crate::memo`]), a cache-only miss, the offline rule (whose answers a large batch may have
+//! worked out ahead on every core). And [`LocalAnswers::store`], which keeps each successful,
+//! checked answer for the next item or run that asks (the cache in `read-write` mode, else the
+//! memo); failures are never kept. Each decision is recorded in the call log it is given.
 
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use crate::call_log::{Record, answered_locally};
-use crate::config::CacheMode;
+use crate::Answer;
+use crate::cache::Cache;
+use crate::call_log::{CallLog, Record, answered_locally};
+use crate::config::{CacheMode, LlmConfig};
 use crate::error::LlmError;
+use crate::memo::Memo;
 use crate::request::Prepared;
 use crate::task::Task;
-use crate::{Answer, Llm};
 
-impl Llm {
+/// The response cache (when on), the memo (when off) and the settings that decide what they
+/// answer.
+pub(crate) struct LocalAnswers {
+    cache: Option<Cache>,
+    memo: Memo,
+    mode: CacheMode,
+    /// `llm.cache.offline`: the offline rules' answers are cached too.
+    offline: bool,
+    /// `llm.sense_checks`: a cached answer passes its checks again.
+    sense_checks: bool,
+}
+
+impl LocalAnswers {
+    pub(crate) fn new(cache: Option<Cache>, config: &LlmConfig) -> Self {
+        LocalAnswers {
+            cache,
+            memo: Memo::default(),
+            mode: config.cache.mode,
+            offline: config.cache.offline,
+            sense_checks: config.sense_checks,
+        }
+    }
+
+    /// The response cache, when on.
+    pub(crate) fn cache(&self) -> Option<&Cache> {
+        self.cache.as_ref()
+    }
+
+    pub(crate) fn mode(&self) -> CacheMode {
+        self.mode
+    }
+
+    /// Whether the cache holds an answer for this request hash.
+    pub(crate) fn cached(&self, key: &str) -> bool {
+        self.cache.as_ref().is_some_and(|c| c.get(key).is_some())
+    }
+
     /// Decide an item without network: cache hit, cache-only miss, or the offline rule
     /// (`offline`: the rule's answer when the caller already worked it out, see
-    /// [`Llm::offline_answer_needed`]).
-    pub(crate) fn answer_locally<T: Task>(
+    /// [`LocalAnswers::offline_answer_needed`]).
+    pub(crate) fn answer<T: Task>(
         &self,
         p: &Prepared<T>,
         start: Instant,
         offline: Option<T::Output>,
+        log: &CallLog,
     ) -> Option<Result<Answer<T::Output>, LlmError>> {
-        if let Some(a) = self.lookup(p, start) {
+        if let Some(a) = self.lookup(p, start, log) {
             return Some(a);
         }
         let use_cache = self.uses_cache(p);
         if use_cache {
-            self.bump(|s| s.cache_misses += 1);
+            log.bump(|s| s.cache_misses += 1);
         }
-        if use_cache && self.inner.config.cache.mode == CacheMode::CacheOnly {
+        if use_cache && self.mode == CacheMode::CacheOnly {
             let e = LlmError::CacheMiss {
                 request_hash: p.key.clone(),
             };
-            self.record_failure(p, &e, answered_locally(start), String::new());
+            log.record_failure(p, &e, answered_locally(start), String::new());
             return Some(Err(e));
         }
         if p.model.is_none() {
@@ -44,7 +84,7 @@ impl Llm {
             if use_cache {
                 self.store(p, &value, 0, 0);
             }
-            self.record(
+            log.record(
                 p,
                 Record {
                     endpoint: String::new(),
@@ -57,25 +97,19 @@ impl Llm {
                     effort: answered_locally(start),
                 },
             );
-            return Some(Ok(Answer {
-                value,
-                provenance: "offline".into(),
-                request_hash: p.key.clone(),
-                prompt_version: p.prompt_version.clone(),
-                cache_hit: false,
-            }));
+            return Some(Ok(p.answer(value, false)));
         }
         None
     }
 
-    /// Whether [`Llm::answer_locally`] surely answers this item with the offline rule: no
+    /// Whether [`LocalAnswers::answer`] surely answers this item with the offline rule: no
     /// model and no cache to look in first. Such answers may be worked out ahead, on any thread.
     pub(crate) fn offline_answer_needed<T: Task>(&self, p: &Prepared<T>) -> bool {
         p.model.is_none() && !self.uses_cache(p)
     }
 
     fn uses_cache<T: Task>(&self, p: &Prepared<T>) -> bool {
-        self.inner.cache.is_some() && (p.model.is_some() || self.inner.config.cache.offline)
+        self.cache.is_some() && (p.model.is_some() || self.offline)
     }
 
     /// A cache hit (or, without a cache, an answer this handle already received), logged;
@@ -86,21 +120,25 @@ impl Llm {
         &self,
         p: &Prepared<T>,
         start: Instant,
+        log: &CallLog,
     ) -> Option<Result<Answer<T::Output>, LlmError>> {
-        if p.model.is_some() && self.inner.cache.is_none() {
-            return self.recall(p, start).map(Ok);
+        if p.model.is_some() && self.cache.is_none() {
+            // Logged like an item an identical request answered (no attempts, tokens or cost).
+            let value = self.memo.recall(p)?;
+            log.record(p, log.served(p, None, start));
+            return Some(Ok(p.answer(value, true)));
         }
         if !self.uses_cache(p) {
             return None;
         }
-        let cache = self.inner.cache.as_ref()?;
+        let cache = self.cache.as_ref()?;
         let bytes = cache.get(&p.key)?;
         let entry: Entry = serde_json::from_slice(&bytes).ok()?;
         let value: T::Output = serde_json::from_value(entry.answer).ok()?;
         if p.model.is_some() {
-            if let Err(senseless) = self.sense_of::<T>(p, &value) {
+            if let Err(senseless) = p.sense(&value, self.sense_checks) {
                 let e = LlmError::Senseless(senseless);
-                self.record(
+                log.record(
                     p,
                     Record {
                         endpoint: String::new(),
@@ -108,16 +146,16 @@ impl Llm {
                         tokens_out: entry.tokens_out,
                         tokens_cached: 0,
                         cache_hit: true,
-                        cost: self.price_of(p).map(|_| 0.0),
-                        error: Some(self.describe(&e)),
+                        cost: p.price().map(|_| 0.0),
+                        error: Some(log.describe(&e)),
                         effort: answered_locally(start),
                     },
                 );
                 return Some(Err(e));
             }
-            self.note_category::<T>(p, &value);
+            log.note_category::<T>(p, &value);
         }
-        self.record(
+        log.record(
             p,
             Record {
                 endpoint: String::new(),
@@ -125,18 +163,12 @@ impl Llm {
                 tokens_out: entry.tokens_out,
                 tokens_cached: 0,
                 cache_hit: true,
-                cost: self.price_of(p).map(|_| 0.0),
+                cost: p.price().map(|_| 0.0),
                 error: None,
                 effort: answered_locally(start),
             },
         );
-        Some(Ok(Answer {
-            value,
-            provenance: Self::provenance_of(p),
-            request_hash: p.key.clone(),
-            prompt_version: p.prompt_version.clone(),
-            cache_hit: true,
-        }))
+        Some(Ok(p.answer(value, true)))
     }
 
     /// Keep a successful, checked answer so that no later item or run pays for it again: in the
@@ -148,11 +180,11 @@ impl Llm {
         tokens_in: u64,
         tokens_out: u64,
     ) {
-        let Some(cache) = &self.inner.cache else {
-            self.remember(p, value);
+        let Some(cache) = &self.cache else {
+            self.memo.remember(p, value);
             return;
         };
-        if self.inner.config.cache.mode != CacheMode::ReadWrite {
+        if self.mode != CacheMode::ReadWrite {
             return;
         }
         let entry = Entry {

@@ -25,7 +25,7 @@ use serde::Deserialize;
 use tokio::sync::Semaphore;
 
 use crate::config::ModelConfig;
-use crate::error::LlmError;
+use crate::error::{LlmError, redact};
 use crate::prompt::Message;
 
 /// The run's spending against `max_cost`, shared by every model.
@@ -176,14 +176,6 @@ impl std::fmt::Debug for OpenAiModel {
                 &self.endpoints.iter().map(|e| &e.name).collect::<Vec<_>>(),
             )
             .finish()
-    }
-}
-
-/// Replace every occurrence of `secret` in `text`.
-pub(crate) fn redact(text: &str, secret: Option<&str>) -> String {
-    match secret {
-        Some(s) if s.len() >= 4 => text.replace(s, "[REDACTED]"),
-        _ => text.to_string(),
     }
 }
 

@@ -12,10 +12,10 @@
 
 use std::collections::BTreeMap;
 
+use crate::Llm;
 use crate::config::CacheMode;
 use crate::error::LlmError;
 use crate::task::Task;
-use crate::{Backend, Llm};
 
 /// One task's probe of its model.
 #[derive(Debug, Clone, PartialEq)]
@@ -102,16 +102,13 @@ impl Llm {
     /// Ask each task's model the task's examples and report ([`PreflightReport`]). Offline, or
     /// with the cache in `cache-only` mode (which must not call a model), nothing is asked.
     pub fn preflight(&self, tasks: &[TaskInfo]) -> Result<PreflightReport, LlmError> {
-        let models = match &self.inner.backend {
-            Backend::Offline => {
-                return Ok(PreflightReport {
-                    skipped: Some("the offline backend calls no model".into()),
-                    ..PreflightReport::default()
-                });
-            }
-            Backend::Openai { models } => models,
+        let Some(models) = self.inner.prepare.models() else {
+            return Ok(PreflightReport {
+                skipped: Some("the offline backend calls no model".into()),
+                ..PreflightReport::default()
+            });
         };
-        if self.inner.config.cache.mode == CacheMode::CacheOnly {
+        if self.config().cache.mode == CacheMode::CacheOnly {
             return Ok(PreflightReport {
                 skipped: Some("llm.cache.mode = \"cache-only\" calls no model".into()),
                 ..PreflightReport::default()
@@ -119,7 +116,7 @@ impl Llm {
         }
         // No cache: a model's answers are judged afresh each time (a server restarted with
         // another chat template answers otherwise under the same model name).
-        let mut config = self.inner.config.clone();
+        let mut config = self.config().clone();
         config.cache.mode = CacheMode::Off;
         let own = Llm::new(config, &self.inner.root)?;
         let mut report = PreflightReport::default();
@@ -128,7 +125,7 @@ impl Llm {
         tasks.dedup();
         let used: std::collections::BTreeSet<String> = tasks
             .iter()
-            .filter_map(|t| own.model_for(t.name).map(|m| m.key.clone()))
+            .filter_map(|t| own.inner.prepare.model_for(t.name).map(|m| m.key.clone()))
             .collect();
         for key in used {
             let Some(m) = models.get(&key) else { continue };
@@ -175,7 +172,7 @@ pub(crate) fn probe<T: Task>(llm: &Llm) -> TaskProbe {
         problems: Vec::new(),
         unchecked: Vec::new(),
     };
-    if examples.is_empty() || llm.model_for(T::NAME).is_none() {
+    if examples.is_empty() || llm.inner.prepare.model_for(T::NAME).is_none() {
         return probe;
     }
     probe.asked = examples.len();

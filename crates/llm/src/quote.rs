@@ -87,7 +87,7 @@ impl Llm {
     /// when the handle already quotes.
     pub fn start_quote(&self, settings: QuoteSettings) -> Result<(), crate::LlmError> {
         let mut tokenizers = BTreeMap::new();
-        if let crate::Backend::Openai { models } = &self.inner.backend {
+        if let Some(models) = self.inner.prepare.models() {
             for (key, m) in models {
                 let file = m.config.tokenizer.as_ref().map(|p| self.inner.root.join(p));
                 tokenizers.insert(
@@ -186,7 +186,7 @@ impl Llm {
         };
         (!sampled).then(|| Answer {
             value: stand_in,
-            provenance: Self::provenance_of(p),
+            provenance: p.provenance(),
             request_hash: p.key.clone(),
             prompt_version: p.prompt_version.clone(),
             cache_hit: false,

@@ -11,7 +11,9 @@
 //! the full price, and the call log row keeps the batch's `batch:<endpoint>` marker.
 
 use std::path::Path;
+use std::sync::Arc;
 
+use crate::Answer;
 use crate::call_log::Record;
 use crate::error::LlmError;
 use crate::openai::{self, Effort, TokenUsage};
@@ -19,22 +21,15 @@ use crate::parse;
 use crate::prompt::Message;
 use crate::request::Prepared;
 use crate::task::Task;
-use crate::{Answer, Llm};
+use crate::transport::Transport;
 
-impl Llm {
-    /// Call the remote backend for one prepared item: budget, call, parse, repair, re-ask.
-    pub(crate) async fn remote<T: Task>(
-        self,
-        p: Prepared<T>,
-    ) -> Result<Answer<T::Output>, LlmError> {
-        self.remote_with(p, None).await
-    }
-
-    /// [`Llm::remote`], the first reply taken from a Batch API job when `first` is given.
+impl Transport {
+    /// Call the remote backend for one prepared item: budget, call, parse, repair, re-ask; the
+    /// first reply taken from a Batch API job when `first` is given.
     pub(crate) async fn remote_with<T: Task>(
-        self,
+        self: Arc<Self>,
         p: Prepared<T>,
-        mut first: Option<crate::batch_api::BatchReply>,
+        mut first: Option<crate::transport::BatchReply>,
     ) -> Result<Answer<T::Output>, LlmError> {
         let Some(model) = p.model.clone() else {
             return Err(LlmError::Internal("remote call without a model".into()));
@@ -46,7 +41,6 @@ impl Llm {
             .await
             .map_err(|_| LlmError::Internal("item slots closed".into()))?;
         let salt = u64::from_str_radix(&p.key[..16], 16).unwrap_or(0);
-        let cfg = &self.inner.config;
         let mut messages = p.messages.clone();
         let mut params = p.params.clone();
         let mut max_tokens = p.max_tokens;
@@ -59,7 +53,7 @@ impl Llm {
         if let Some(b) = &first {
             endpoint = b.endpoint.clone();
         }
-        let batch_factor = 1.0 - cfg.batch_discount;
+        let batch_factor = 1.0 - self.config.batch_discount;
         let cost_of = |all: TokenUsage, batch: TokenUsage| {
             model.config.price.map(|pr| {
                 pr.cost_cached(
@@ -69,7 +63,7 @@ impl Llm {
                 ) + pr.cost_cached(batch.input, batch.cached, batch.output) * batch_factor
             })
         };
-        let max_tries = cfg.max_reasks + 1;
+        let max_tries = self.config.max_reasks + 1;
         // Requests sent, answers that failed to parse or check, and whether the one re-ask for
         // a cut-off answer and the one for a senseless answer were used.
         let (mut sent, mut tries) = (0u64, 0u32);
@@ -96,9 +90,10 @@ impl Llm {
             let reply = match reply {
                 Ok(r) => r,
                 Err(e) => {
-                    let e = self.redact_error(e);
+                    let e = self.redactor.error(e);
                     let cost = cost_of(spent, batch_tokens);
-                    self.record_failure_priced(&p, &e, effort, endpoint, spent, cost);
+                    self.log
+                        .record_failure_priced(&p, &e, effort, endpoint, spent, cost);
                     return Err(e);
                 }
             };
@@ -124,7 +119,7 @@ impl Llm {
                     if how == parse::Parsed::Repaired {
                         tracing::debug!(task = %T::NAME, "answer repaired");
                     }
-                    match self.sense_of::<T>(&p, &value) {
+                    match p.sense(&value, self.config.sense_checks) {
                         Ok(()) => {
                             let cost = cost_of(spent, batch_tokens);
                             let record = Record {
@@ -156,7 +151,7 @@ impl Llm {
             if tries >= max_tries {
                 break LlmError::Unparseable {
                     tries: max_tries,
-                    detail: self.redact_text(&why),
+                    detail: self.redactor.text(&why),
                 };
             }
             messages.extend([
@@ -170,21 +165,11 @@ impl Llm {
                 },
             ]);
         };
-        let e = self.redact_senseless(failure);
+        let e = self.redactor.senseless(failure);
         let cost = cost_of(spent, batch_tokens);
-        self.record_failure_priced(&p, &e, effort, endpoint, spent, cost);
+        self.log
+            .record_failure_priced(&p, &e, effort, endpoint, spent, cost);
         Err(e)
-    }
-
-    /// A senseless answer's detail redacted (it may quote the answer); other errors as they are.
-    fn redact_senseless(&self, e: LlmError) -> LlmError {
-        match e {
-            LlmError::Senseless(s) => LlmError::Senseless(crate::sense::Senseless {
-                detail: self.redact_text(&s.detail),
-                ..s
-            }),
-            other => other,
-        }
     }
 
     /// A usable answer: noted, stored in the cache, its call recorded.
@@ -194,41 +179,15 @@ impl Llm {
         value: T::Output,
         record: Record,
     ) -> Answer<T::Output> {
-        self.note_category::<T>(p, &value);
-        self.store(p, &value, record.tokens_in, record.tokens_out);
-        self.record(p, record);
-        Answer {
-            value,
-            provenance: Self::provenance_of(p),
-            request_hash: p.key.clone(),
-            prompt_version: p.prompt_version.clone(),
-            cache_hit: false,
-        }
-    }
-
-    /// The check that the answer does not repeat an example value of the task's prompt, then
-    /// the task's sense check ([`crate::sense::not_an_example`]); neither when `llm.sense_checks`
-    /// is off.
-    pub(crate) fn sense_of<T: Task>(
-        &self,
-        p: &Prepared<T>,
-        value: &T::Output,
-    ) -> Result<(), crate::sense::Senseless> {
-        if !self.inner.config.sense_checks {
-            return Ok(());
-        }
-        // A copy of the prompt's example first: it is the more telling reason (a copied
-        // example question is off topic too).
-        if !p.examples.is_empty() {
-            let input = serde_json::to_value(&p.input).unwrap_or_default();
-            let answer = serde_json::to_value(value).unwrap_or_default();
-            crate::sense::not_an_example(&p.examples, &input, &answer)?;
-        }
-        T::sense(&p.input, value)
+        self.log.note_category::<T>(p, &value);
+        self.local
+            .store(p, &value, record.tokens_in, record.tokens_out);
+        self.log.record(p, record);
+        p.answer(value, false)
     }
 
     fn reask_text(&self, error: &str) -> String {
-        let rendered = self.inner.reask.as_ref().and_then(|env| {
+        let rendered = self.reask.as_ref().and_then(|env| {
             env.get_template("reask")
                 .ok()?
                 .render(minijinja::context! { error => error })
@@ -238,33 +197,6 @@ impl Llm {
             // Fallback when `reask.md` is absent from the prompts directory.
             format!("Your reply could not be used: {error}. Reply again with only the JSON object.")
         })
-    }
-
-    pub(crate) fn redact_text(&self, text: &str) -> String {
-        let mut t = text.to_string();
-        for s in &self.inner.secrets {
-            t = openai::redact(&t, Some(s));
-        }
-        t
-    }
-
-    fn redact_error(&self, e: LlmError) -> LlmError {
-        match e {
-            LlmError::Http {
-                endpoint,
-                status,
-                detail,
-            } => LlmError::Http {
-                endpoint,
-                status,
-                detail: self.redact_text(&detail),
-            },
-            LlmError::RetriesExhausted { attempts, last } => LlmError::RetriesExhausted {
-                attempts,
-                last: self.redact_text(&last),
-            },
-            other => other,
-        }
     }
 }
 
@@ -289,7 +221,7 @@ pub(crate) fn load_reask(path: &Path) -> Result<Option<minijinja::Environment<'s
 /// The reply a Batch API job gave for the item: its wait and its tokens (costed at the batch
 /// price) counted.
 fn batch_reply(
-    b: crate::batch_api::BatchReply,
+    b: crate::transport::BatchReply,
     effort: &mut Effort,
     batch_tokens: &mut TokenUsage,
 ) -> Result<crate::openai::Reply<crate::openai::Completion>, LlmError> {

@@ -3,17 +3,38 @@
 //! (sha256 over a canonical JSON of everything that determines the answer), which keys the
 //! cache, merges identical requests and joins the call log.
 
-use std::sync::Arc;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use crate::Llm;
-use crate::config;
+use crate::config::{self, LlmConfig};
 use crate::error::LlmError;
 use crate::openai::OpenAiModel;
-use crate::prompt::Message;
+use crate::preflight::TaskInfo;
+use crate::prompt::{Message, Prompt, Prompts};
 use crate::task::Task;
+
+/// Who answers: the offline rules, or the models the configuration names.
+pub(crate) enum Backend {
+    Offline,
+    Openai {
+        models: BTreeMap<String, Arc<OpenAiModel>>,
+    },
+}
+
+/// The prepare part of a handle: the configuration, the prompt templates, the models and the
+/// tasks the stages declared ([`crate::declared`]); it turns an item into a [`Prepared`]
+/// request and says what decides a stage's answers ([`crate::fingerprint`]).
+pub(crate) struct Preparer {
+    pub(crate) config: LlmConfig,
+    pub(crate) prompts: Prompts,
+    pub(crate) backend: Backend,
+    /// The tasks the stages declared through `require`: what the fingerprint covers and
+    /// `llm.task_models` may name.
+    pub(crate) declared: Mutex<BTreeMap<&'static str, TaskInfo>>,
+}
 
 /// Everything needed to answer one item, decided before any I/O.
 pub(crate) struct Prepared<T: Task> {
@@ -69,13 +90,73 @@ fn request_key<M: Serialize>(
     sha256_hex_bytes(&bytes)
 }
 
-impl Llm {
+impl Preparer {
+    pub(crate) fn new(config: LlmConfig, prompts: Prompts, backend: Backend) -> Self {
+        Preparer {
+            config,
+            prompts,
+            backend,
+            declared: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    pub(crate) fn config(&self) -> &LlmConfig {
+        &self.config
+    }
+
+    pub(crate) fn prompts(&self) -> &Prompts {
+        &self.prompts
+    }
+
+    /// The models in use, by key; `None` with the offline backend.
+    pub(crate) fn models(&self) -> Option<&BTreeMap<String, Arc<OpenAiModel>>> {
+        match &self.backend {
+            Backend::Offline => None,
+            Backend::Openai { models } => Some(models),
+        }
+    }
+
+    /// Whether models answer (the `openai` backend) rather than the offline rules.
+    pub(crate) fn is_openai(&self) -> bool {
+        matches!(self.backend, Backend::Openai { .. })
+    }
+
+    /// `offline` or `openai:<model id>` for a task.
+    pub(crate) fn provenance(&self, task: &str) -> String {
+        match self.model_for(task) {
+            Some(m) => format!("openai:{}", m.model_id),
+            None => "offline".into(),
+        }
+    }
+
+    /// The prompt version used for a task (its offline rule's version for `offline`).
+    pub(crate) fn prompt_version(&self, task: TaskInfo) -> Option<String> {
+        match &self.backend {
+            Backend::Offline => Some(task.offline_version.to_string()),
+            Backend::Openai { .. } => self.prompt(task.name).map(|p| p.version.clone()),
+        }
+    }
+
+    pub(crate) fn prompt(&self, task: &str) -> Option<Arc<Prompt>> {
+        self.prompts.get(task).ok().flatten()
+    }
+
+    pub(crate) fn model_for(&self, task: &str) -> Option<Arc<OpenAiModel>> {
+        let models = self.models()?;
+        let name = self
+            .config
+            .task_models
+            .get(task)
+            .or(self.config.model.as_ref())?;
+        models.get(name).cloned()
+    }
+
     pub(crate) fn prepare<T: Task>(
         &self,
         stage: &str,
         input: T::Input,
     ) -> Result<Prepared<T>, LlmError> {
-        let cfg = &self.inner.config;
+        let cfg = &self.config;
         match self.model_for(T::NAME) {
             None => {
                 let input_json = serde_json::to_value(&input)
@@ -105,7 +186,7 @@ impl Llm {
             }
             Some(model) => {
                 let (messages, prompt, schema) =
-                    self.inner.prompts.render_with(T::NAME, &input, |s| {
+                    self.prompts.render_with(T::NAME, &input, |s| {
                         (!T::bounds(&input).is_empty())
                             .then(|| crate::task::schema_for::<T>(s, &input))
                     })?;
@@ -181,7 +262,7 @@ impl Llm {
         input: &T::Input,
         messages: &[Message],
     ) -> Result<(u32, u32), LlmError> {
-        let cfg = &self.inner.config;
+        let cfg = &self.config;
         let wanted = T::answer_tokens(input).map(|t| u32::try_from(t).unwrap_or(u32::MAX));
         let mut max_tokens = cfg.max_tokens.max(wanted.unwrap_or(0));
         let mut ceiling = cfg
@@ -207,15 +288,50 @@ impl Llm {
         }
         Ok((max_tokens, ceiling))
     }
+}
 
-    pub(crate) fn provenance_of<T: Task>(p: &Prepared<T>) -> String {
-        match &p.model {
-            Some(_) => format!("openai:{}", p.model_name),
+impl<T: Task> Prepared<T> {
+    /// `offline` or `openai:<model id>`: what the answer says.
+    pub(crate) fn provenance(&self) -> String {
+        match &self.model {
+            Some(_) => format!("openai:{}", self.model_name),
             None => "offline".into(),
         }
     }
 
-    pub(crate) fn price_of<T: Task>(&self, p: &Prepared<T>) -> Option<config::Price> {
-        p.model.as_ref().and_then(|m| m.config.price)
+    pub(crate) fn price(&self) -> Option<config::Price> {
+        self.model.as_ref().and_then(|m| m.config.price)
+    }
+
+    /// An answer of this item, with the item's provenance, hash and prompt version.
+    pub(crate) fn answer(&self, value: T::Output, cache_hit: bool) -> crate::Answer<T::Output> {
+        crate::Answer {
+            value,
+            provenance: self.provenance(),
+            request_hash: self.key.clone(),
+            prompt_version: self.prompt_version.clone(),
+            cache_hit,
+        }
+    }
+
+    /// The check that the answer does not repeat an example value of the task's prompt, then
+    /// the task's sense check ([`crate::sense::not_an_example`]); neither when `enabled`
+    /// (`llm.sense_checks`) is off.
+    pub(crate) fn sense(
+        &self,
+        value: &T::Output,
+        enabled: bool,
+    ) -> Result<(), crate::sense::Senseless> {
+        if !enabled {
+            return Ok(());
+        }
+        // A copy of the prompt's example first: it is the more telling reason (a copied
+        // example question is off topic too).
+        if !self.examples.is_empty() {
+            let input = serde_json::to_value(&self.input).unwrap_or_default();
+            let answer = serde_json::to_value(value).unwrap_or_default();
+            crate::sense::not_an_example(&self.examples, &input, &answer)?;
+        }
+        T::sense(&self.input, value)
     }
 }

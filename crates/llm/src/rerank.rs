@@ -154,7 +154,7 @@ impl Reranker {
                     last: format!("{} at `{endpoint}`: {e}", e.code()),
                 })?;
         if !response.is_success() {
-            let detail = crate::openai::redact(&response.excerpt(300), self.key.as_deref());
+            let detail = crate::error::redact(&response.excerpt(300), self.key.as_deref());
             return Err(if RetryPolicy::retries_status(response.status) {
                 LlmError::RetriesExhausted {
                     attempts: self.http.config().retry.max_retries + 1,

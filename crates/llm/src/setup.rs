@@ -1,19 +1,23 @@
 //! Building an [`Llm`] from the `[llm]` table: the prompts directory (read per task as stages
 //! declare them) and the re-ask template, the models the configuration names (their API keys
-//! kept as secrets to redact), the shared budget, the response cache, the embedder.
+//! kept as secrets to redact), the shared budget, the response cache, the embedder; and from
+//! them the handle's parts (prepare, answer locally, transport, call log).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use crate::cache::Cache;
-use crate::call_log::LlmStats;
+use crate::call_log::CallLog;
 use crate::config::{BackendKind, CacheMode, EmbeddingBackend, LlmConfig};
-use crate::error::LlmError;
+use crate::error::{LlmError, Redactor};
+use crate::local_answers::LocalAnswers;
 use crate::openai::{self, OpenAiModel};
 use crate::prompt::Prompts;
 use crate::remote::load_reask;
-use crate::{Backend, Inner, Llm, embed};
+use crate::request::{Backend, Preparer};
+use crate::transport::Transport;
+use crate::{Inner, Llm, embed};
 
 impl Llm {
     /// Build from configuration. `root` resolves relative paths (prompts, cache, model dir).
@@ -82,25 +86,27 @@ impl Llm {
             BackendKind::Offline => Backend::Offline,
             BackendKind::Openai => Backend::Openai { models },
         };
+        // The parts, in the order an item goes through them.
+        let redactor = Redactor::new(secrets);
+        let log = Arc::new(CallLog::new(redactor.clone(), config.sense_checks));
+        let local = Arc::new(LocalAnswers::new(cache, &config));
+        let transport = Arc::new(Transport::new(
+            &config,
+            matches!(backend, Backend::Openai { .. }),
+            reask,
+            redactor,
+            budget,
+            Arc::clone(&local),
+            Arc::clone(&log),
+        ));
         Ok(Llm {
             inner: Arc::new(Inner {
-                config,
                 root: root.to_path_buf(),
-                prompts,
-                declared: Mutex::new(BTreeMap::new()),
-                reask,
-                cache,
-                backend,
+                prepare: Preparer::new(config, prompts, backend),
+                local,
+                transport,
+                log,
                 embedder,
-                runtime: OnceLock::new(),
-                log: Mutex::new(Vec::new()),
-                memo: Mutex::new(HashMap::new()),
-                seq: Mutex::new(BTreeMap::new()),
-                stats: Mutex::new(LlmStats::default()),
-                batch_stats: Mutex::new(Default::default()),
-                categories: Mutex::new(BTreeMap::new()),
-                budget,
-                secrets,
                 quote: OnceLock::new(),
             }),
         })
