@@ -280,7 +280,10 @@ fn child(reports: usize) {
     }
     for (label, id) in [
         ("(loading the pipeline)", "load"),
-        ("(checks before publishing)", "checking the tables to publish"),
+        (
+            "(checks before publishing)",
+            "checking the tables to publish",
+        ),
         ("(quality card)", "quality card"),
         ("(publishing)", "publishing"),
     ] {

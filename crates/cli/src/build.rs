@@ -289,7 +289,6 @@ pub fn build_snapshot(
     }
     let (tables, partial) = crate::quality::snapshot_tables(plan, section, &run)?;
     // The tables' checks again, over what is to be published, and against the last version.
-    tracing::info!(pipeline = plan.name(), "checking the tables to publish");
     let mut checks = run.checks.clone();
     checks.extend(checks_before_publishing(plan, &tables, &partial));
     checks.extend(parent_checks(&ws.snapshots_dir, &section.dataset, &tables)?);
@@ -434,6 +433,7 @@ fn checks_before_publishing(
     tables: &[SourceTable],
     partial: &BTreeMap<String, u64>,
 ) -> Vec<CheckResult> {
+    tracing::info!(pipeline = plan.name(), "checking the tables to publish");
     let published: Vec<PublishedTable> = tables
         .iter()
         .map(|t| PublishedTable {

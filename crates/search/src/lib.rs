@@ -31,7 +31,7 @@
 //! Parquet through the `parquet` crate's row reader, a folder of HTML, Markdown and text) indexed
 //! the same way once per fingerprint, hits carrying their id and text so `documents.rs` fetches
 //! nothing, `dense.rs`: its `dense`/`hybrid` retrieval (document vectors kept beside the index,
-//! reciprocal rank fusion), `run.rs`: the user's retriever's run (TREC or Parquet, read and ordered
+//! reciprocal rank fusion), `corpus_doc.rs`: the document and error both share, `run.rs`: the user's retriever's run (TREC or Parquet, read and ordered
 //! by `noisebench_index::run`, which the `retrieval` stage shares) over such a corpus choosing the
 //! documents (the one backend that reads `SearchRequest::query_id`; its losses come back as
 //! `Parsed::notes`), `retriever.rs`: the user's retriever as an HTTP service (a documented JSON

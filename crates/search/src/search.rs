@@ -291,20 +291,10 @@ impl TypedStage for SearchStage {
                         drops.add(hit_item, "missing_url", "the result has no URL");
                         continue;
                     };
-                    // A corpus document's address is `corpus://<name>/<id>`.
-                    let local = h.corpus_id.is_some() && h.text.is_some();
-                    let host = match url::Url::parse(&url) {
-                        Ok(u)
-                            if (matches!(u.scheme(), "http" | "https")
-                                || (local && u.scheme() == "corpus"))
-                                && u.host_str().is_some() =>
-                        {
-                            u.host_str().unwrap_or_default().to_string()
-                        }
-                        _ => {
-                            drops.add(hit_item, "bad_url", url);
-                            continue;
-                        }
+                    let Some(host) = hit_host(&url, h.corpus_id.is_some() && h.text.is_some())
+                    else {
+                        drops.add(hit_item, "bad_url", url);
+                        continue;
                     };
                     if let Some(site) = &resolved.site
                         && !on_site(&host, site)
@@ -366,4 +356,12 @@ impl TypedStage for SearchStage {
         }
         .with_table("search_hits", hits))
     }
+}
+
+/// The host of a hit's address: `http(s)` with a host, or, for a corpus document (`local`: it
+/// has its corpus id and text), `corpus://<name>/<id>`; `None` for anything else.
+fn hit_host(url: &str, local: bool) -> Option<String> {
+    let u = url::Url::parse(url).ok()?;
+    let scheme_ok = matches!(u.scheme(), "http" | "https") || (local && u.scheme() == "corpus");
+    u.host_str().filter(|_| scheme_ok).map(str::to_string)
 }

@@ -25,6 +25,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
+pub use super::corpus_doc::{CorpusDoc, CorpusError};
 use super::dense::{CorpusVectors, ranks_note, rrf};
 use super::reddit_dump::{day_bound, file_sha256};
 use super::{Backend, Parsed, RawHit, SearchFailure, SearchRequest};
@@ -149,50 +150,6 @@ fn default_published() -> String {
     "published".into()
 }
 
-/// Why the corpus could not be read or indexed.
-#[derive(Debug, thiserror::Error)]
-pub enum CorpusError {
-    #[error("{path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    /// A row (a line of JSON Lines or CSV, a Parquet row counted from 1) that is not a whole
-    /// document.
-    #[error("{path}, line {line}: {message}")]
-    Row {
-        path: PathBuf,
-        line: u64,
-        message: String,
-    },
-    #[error("{path}: {message}")]
-    File { path: PathBuf, message: String },
-    #[error("index {path}: {message}")]
-    Index { path: PathBuf, message: String },
-    /// The documents' vectors could not be made.
-    #[error("{message}")]
-    Embed { message: String },
-}
-
-impl From<noisebench_index::run::RunError> for CorpusError {
-    fn from(e: noisebench_index::run::RunError) -> Self {
-        use noisebench_index::run::RunError;
-        match e {
-            RunError::Io { path, source } => CorpusError::Io { path, source },
-            RunError::Row {
-                path,
-                line,
-                message,
-            } => CorpusError::Row {
-                path,
-                line,
-                message,
-            },
-            RunError::File { path, message } => CorpusError::File { path, message },
-        }
-    }
-}
-
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> CorpusError + '_ {
     move |source| CorpusError::Io {
         path: path.to_path_buf(),
@@ -205,16 +162,6 @@ fn file_err(path: &Path, message: impl Into<String>) -> CorpusError {
         path: path.to_path_buf(),
         message: message.into(),
     }
-}
-
-/// One document of a corpus.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CorpusDoc {
-    pub id: String,
-    pub title: Option<String>,
-    pub text: String,
-    /// `YYYY-MM-DD` when the date parses, else as found.
-    pub published: Option<String>,
 }
 
 /// How a corpus is stored.

@@ -19,7 +19,7 @@ use noisebench_index::VectorIndex;
 use noisebench_llm::Llm;
 use sha2::{Digest, Sha256};
 
-use super::corpus::{CorpusDoc, CorpusError};
+use super::corpus_doc::{CorpusDoc, CorpusError};
 
 /// The reciprocal rank fusion constant (Cormack, Clarke and Büttcher, 2009).
 pub const RRF_K: f64 = 60.0;

@@ -9,6 +9,7 @@ pub mod api;
 pub mod brave;
 mod config;
 pub mod corpus;
+mod corpus_doc;
 pub mod dense;
 pub mod fixture;
 pub mod google;

@@ -289,5 +289,8 @@ fn the_embedder_is_in_the_fingerprint_of_an_embedding_backend_only() {
         let named = environment(retrieval)["embedder"].clone();
         assert!(named.as_str().is_some_and(|n| n.contains("32")), "{named}");
     }
-    assert_eq!(environment("bm25")["web_mode"], environment("dense")["web_mode"]);
+    assert_eq!(
+        environment("bm25")["web_mode"],
+        environment("dense")["web_mode"]
+    );
 }
