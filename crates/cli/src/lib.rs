@@ -156,7 +156,11 @@ const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 /// threads of a stage's parallel work sit idle once it ends: at RARE scale the card ended with
 /// 1.2 GB freed but still resident, which publishing's own memory then came on top of
 /// (docs/performance.md, "RARE scale"). Has no effect where mimalloc is not the allocator.
+/// A `MIMALLOC_PURGE_DELAY` set in the environment is mimalloc's own setting and is left as set.
 fn purge_at_once() {
+    if std::env::var_os("MIMALLOC_PURGE_DELAY").is_some() {
+        return;
+    }
     // SAFETY: mi_option_set stores an integer option; any thread may call it at any time.
     unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 0) }
 }
