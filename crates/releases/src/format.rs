@@ -17,7 +17,9 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 /// Where an export's tables come from: a published snapshot version, a stage's inputs, or
 /// tables in memory. Object-safe: a format reads through `dyn TableSource`.
 pub trait TableSource {
-    /// The rows of `kind`'s table, or `None` when the source has no such table.
+    /// The rows of `kind`'s table, or `None` when the source has no such table. A format asks
+    /// for each kind once: a source may hand its rows over rather than copy them, and then
+    /// has none the second time.
     fn rows(&self, kind: TableKind) -> Result<Option<Rows>, BoxError>;
 }
 

@@ -42,14 +42,20 @@ pub fn export_stages() -> Vec<ExportStage> {
         .collect()
 }
 
-/// A stage's inputs as a table source: each kind read from the role the format gave it.
+/// A stage's inputs as a table source: each kind read from the role the format gave it, and
+/// handed over, not copied (a format reads each of its tables once; a second read of a kind
+/// finds none), so no table is held twice while the format writes.
 struct StageInputs {
-    tables: std::collections::BTreeMap<TableKind, Rows>,
+    tables: std::sync::Mutex<std::collections::BTreeMap<TableKind, Rows>>,
 }
 
 impl TableSource for StageInputs {
     fn rows(&self, kind: TableKind) -> Result<Option<Rows>, BoxError> {
-        Ok(self.tables.get(&kind).cloned())
+        let mut tables = self
+            .tables
+            .lock()
+            .map_err(|_| BoxError::from("export inputs: lock poisoned"))?;
+        Ok(tables.remove(&kind))
     }
 }
 
@@ -131,7 +137,12 @@ impl Stage for ExportStage {
         }
         let exported = self
             .format
-            .export(&StageInputs { tables }, &ctx.stage_dir)
+            .export(
+                &StageInputs {
+                    tables: std::sync::Mutex::new(tables),
+                },
+                &ctx.stage_dir,
+            )
             .map_err(|e| StageError::Other(e.to_string()))?;
         let mut drops = Drops::new(&ctx.stage_id);
         let skipped = exported.skipped();
@@ -145,5 +156,38 @@ impl Stage for ExportStage {
             items_out,
             drops: drops.into_records(),
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stage_inputs_hand_each_table_over_once() {
+        let splits = vec![noisebench_core::QuestionSplit {
+            question_id: "q1".into(),
+            split: "test".into(),
+            ..Default::default()
+        }];
+        let source = StageInputs {
+            tables: std::sync::Mutex::new(
+                [(
+                    TableKind::QuestionSplits,
+                    noisebench_core::TableRow::into_rows(splits.clone()),
+                )]
+                .into(),
+            ),
+        };
+        let source: &dyn TableSource = &source;
+        assert_eq!(
+            source.read::<noisebench_core::QuestionSplit>().unwrap(),
+            Some(splits)
+        );
+        assert!(
+            source.rows(TableKind::QuestionSplits).unwrap().is_none(),
+            "handed over, not copied"
+        );
+        assert!(source.rows(TableKind::Questions).unwrap().is_none());
     }
 }

@@ -127,7 +127,7 @@ impl<'a> Runner<'a> {
             let refreshed = self.options.refresh && stage.stage.reads_live_sources(&stage.config);
             let reusable = match &previous {
                 Some(r)
-                    if !self.options.force
+                    if !self.options.forces(&stage.id)
                         && !refreshed
                         && r.fingerprint == fingerprint
                         && r.retry_items == 0 =>

@@ -14,7 +14,8 @@ pub struct RunOptions {
     pub work_dir: PathBuf,
     /// Run only this stage and what it needs.
     pub only: Option<String>,
-    /// Rerun stages even when their fingerprint is unchanged.
+    /// Rerun stages even when their fingerprint is unchanged: with `only`, that stage alone
+    /// (what it needs reruns only when out of date); without, every stage.
     pub force: bool,
     /// Rerun the stages that read live sources (web pages, search APIs) even when their
     /// fingerprint is unchanged; the rest rerun only if their inputs changed.
@@ -32,6 +33,11 @@ pub struct RunOptions {
 }
 
 impl RunOptions {
+    /// Whether `force` reruns stage `id`: the `only` stage when there is one, else every stage.
+    pub fn forces(&self, id: &str) -> bool {
+        self.force && self.only.as_deref().is_none_or(|only| only == id)
+    }
+
     pub fn new(work_dir: impl Into<PathBuf>) -> Self {
         Self {
             work_dir: work_dir.into(),

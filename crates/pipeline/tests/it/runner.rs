@@ -256,6 +256,18 @@ fn unchanged_stages_are_skipped_and_changes_rerun_downstream() {
         (3, 3),
         "same bytes upstream: downstream stays skipped"
     );
+    // `run kept --force` reruns `kept` alone: `seed`, which it needs, is up to date.
+    let mut downstream = RunOptions::new(f.root().join("work"));
+    downstream.force = true;
+    downstream.only = Some("kept".into());
+    Runner::new(&f.plan(&pipeline(25, "false", None)).unwrap(), downstream)
+        .run()
+        .unwrap();
+    assert_eq!(
+        f.runs(),
+        (3, 4),
+        "the named stage reruns, its upstream does not"
+    );
 
     // The run summary table is written.
     let summary = table_io::read_table(
