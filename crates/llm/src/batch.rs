@@ -1,6 +1,7 @@
 //! Answering items: [`Llm::run_batch`] (and [`Llm::run`], [`Llm::run_batch_with_progress`], the
 //! async [`Llm::call`]). Each item is prepared and, where it can be, answered locally (a large
-//! batch renders, hashes and works out offline answers on every core first); items whose requests
+//! batch renders, hashes and works out offline answers on every core, a window of 8,192 items at
+//! a time, so only the requests still to send are held); items whose requests
 //! hash alike share one request (the first sends it, the others get its outcome with a record of no
 //! attempts, tokens or cost); the remaining requests run concurrently on the handle's runtime, or,
 //! with `llm.mode = "batch"`, go as one Batch API job ([`crate::batch_api`]). Results come back in
@@ -19,6 +20,9 @@ use crate::{Answer, Llm};
 /// Batches of at least this many items prepare their requests and work out offline answers on
 /// every core; smaller ones stay on the calling thread (threads cost more than they save).
 const PARALLEL_FROM: usize = 64;
+
+/// Items prepared (rendered, hashed, answered locally where they can be) at a time.
+const PREPARE_WINDOW: usize = 8_192;
 
 impl Llm {
     /// Answer one item (sync).
@@ -67,41 +71,48 @@ impl Llm {
         } else {
             1
         };
-        let prepared = noisebench_core::parallel_map_owned(inputs, threads, |input| {
-            self.inner.prepare.prepare::<T>(stage, input)
-        });
-        let offline = self.offline_answers(&prepared, threads);
-        // Items whose prompts render alike make one request between them: a repeated paid
-        // call would buy the same answer again.
+        // Items are prepared a window at a time: a window's rendered prompts are let go as its
+        // items are answered locally, so a large offline or cached batch never holds every
+        // rendered prompt at once. Only requests that must be sent are kept (in input order).
         let mut requests: Vec<Request<T>> = Vec::new();
         let mut by_key: HashMap<String, usize> = HashMap::new();
-        for (p, offline) in prepared.into_iter().zip(offline) {
-            let i = results.len();
-            results.push(None);
-            let p = match p {
-                Ok(p) => p,
-                Err(e) => {
-                    bar.inc(1);
-                    results[i] = Some(Err(e));
+        let mut inputs = inputs.into_iter().peekable();
+        while inputs.peek().is_some() {
+            let window: Vec<T::Input> = inputs.by_ref().take(PREPARE_WINDOW).collect();
+            let prepared = noisebench_core::parallel_map_owned(window, threads, |input| {
+                self.inner.prepare.prepare::<T>(stage, input)
+            });
+            let offline = self.offline_answers(&prepared, threads);
+            for (p, offline) in prepared.into_iter().zip(offline) {
+                let i = results.len();
+                results.push(None);
+                let p = match p {
+                    Ok(p) => p,
+                    Err(e) => {
+                        bar.inc(1);
+                        results[i] = Some(Err(e));
+                        continue;
+                    }
+                };
+                // Items whose prompts render alike make one request between them: a repeated
+                // paid call would buy the same answer again.
+                if let Some(&r) = by_key.get(&p.key) {
+                    requests[r].sharers.push((i, p, start));
                     continue;
                 }
-            };
-            if let Some(&r) = by_key.get(&p.key) {
-                requests[r].sharers.push((i, p, start));
-                continue;
-            }
-            match self.inner.local.answer(&p, start, offline, &self.inner.log) {
-                Some(r) => {
-                    bar.inc(1);
-                    results[i] = Some(r);
-                }
-                None => {
-                    by_key.insert(p.key.clone(), requests.len());
-                    requests.push(Request {
-                        sender: i,
-                        prepared: p,
-                        sharers: Vec::new(),
-                    });
+                match self.inner.local.answer(&p, start, offline, &self.inner.log) {
+                    Some(r) => {
+                        bar.inc(1);
+                        results[i] = Some(r);
+                    }
+                    None => {
+                        by_key.insert(p.key.clone(), requests.len());
+                        requests.push(Request {
+                            sender: i,
+                            prepared: p,
+                            sharers: Vec::new(),
+                        });
+                    }
                 }
             }
         }

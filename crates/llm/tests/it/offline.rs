@@ -65,13 +65,14 @@ fn the_offline_backend_can_cache_and_replay_in_cache_only_mode() {
     );
 }
 
-/// A batch large enough to be prepared on every core answers, and logs, exactly as its items
-/// asked one at a time: the same values in input order, and the same call records (the offline
-/// rule answers every item, repeated requests included).
+/// A batch large enough to be prepared on every core, and in more than two windows (8,192 items
+/// each), answers, and logs, exactly as its items asked one at a time: the same values in input
+/// order, and the same call records (the offline rule answers every item, repeated requests
+/// included).
 #[test]
 fn a_large_batch_answers_and_logs_as_its_items_asked_alone() {
     let claims = ["Taxes rose sharply", "a b c", "Prices fell in May", "Rain"];
-    let inputs: Vec<KeywordsInput> = (0..300)
+    let inputs: Vec<KeywordsInput> = (0..17_000)
         .map(|i| KeywordsInput {
             // Every third item makes the same request.
             claim: if i % 3 == 2 {
