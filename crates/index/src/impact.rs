@@ -370,7 +370,10 @@ impl Impacts {
             let mut sorted = false;
             for (i, p) in lists.iter().enumerate().skip(open) {
                 let acc = &mut scratch.acc;
-                if scratch.candidates.len() * 16 < p.docs.len() {
+                // The k-th best partial score, when the pass over the candidates can note it.
+                let mut noted = KBest::new(k);
+                let looked_up = scratch.candidates.len() * 16 < p.docs.len();
+                if looked_up {
                     // Few candidates, a long list: look each up.
                     if !sorted {
                         scratch.candidates.sort_unstable();
@@ -378,9 +381,11 @@ impl Impacts {
                     }
                     let mut from = 0;
                     for &d in &scratch.candidates {
+                        let a = &mut acc[d as usize];
                         if let Some(x) = p.score_from(d, &mut from) {
-                            acc[d as usize] += x;
+                            *a += x;
                         }
+                        noted.offer(*a);
                     }
                 } else {
                     // Many: read the list, adding to candidates only.
@@ -395,10 +400,11 @@ impl Impacts {
                 }
                 // Partial scores only grow: the k-th best of them is a better lower bound.
                 if scratch.candidates.len() >= k {
-                    let kth = f64::from(kth_largest(
-                        scratch.candidates.iter().map(|&d| acc[d as usize]),
-                        k,
-                    ));
+                    let kth = f64::from(if looked_up {
+                        noted.kth().unwrap_or(f32::NEG_INFINITY)
+                    } else {
+                        kth_largest(scratch.candidates.iter().map(|&d| acc[d as usize]), k)
+                    });
                     if kth > theta {
                         theta = kth;
                         bound = theta - margin(theta);

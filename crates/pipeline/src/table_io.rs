@@ -534,10 +534,29 @@ pub fn read_rows<T: noisebench_core::TableRow>(path: &Path) -> Result<Vec<T>, Ta
     })
 }
 
-/// Read a Parquet file as typed rows of `kind`.
+/// Read a Parquet file as typed rows of `kind`, one row group at a time: the decoded columns
+/// of one row group are held beside the rows, never the whole table's twice.
 pub fn read_table(path: &Path, kind: TableKind) -> Result<Rows, TableError> {
-    let df = read_frame(path)?;
-    frame_to_rows(kind, &df, path)
+    let parquet = |e: PolarsError| parquet_error(path, e);
+    let mut reader = parquet_reader(path)?;
+    let metadata = reader.get_metadata().map_err(parquet)?.clone();
+    if metadata.row_groups.len() <= 1 {
+        return frame_to_rows(kind, &reader.finish().map_err(parquet)?, path);
+    }
+    let mut out = Rows::empty(kind);
+    let mut offset = 0;
+    for group in &metadata.row_groups {
+        let len = group.num_rows();
+        let mut reader = parquet_reader(path)?;
+        reader.set_metadata(metadata.clone());
+        let df = reader
+            .with_slice(Some((offset, len)))
+            .finish()
+            .map_err(parquet)?;
+        out.append(frame_to_rows(kind, &df, path)?);
+        offset += len;
+    }
+    Ok(out)
 }
 
 /// The rows of the Parquet file at `path`, from its footer: no column is read.

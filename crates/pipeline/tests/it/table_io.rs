@@ -115,6 +115,11 @@ fn a_table_split_by_a_column_keeps_every_row_in_order_in_its_part() {
         })
         .collect();
     table_io::write_table(&source, &Rows::Claims(claims.clone())).unwrap();
+    // Read whole, a row group at a time: every row, in order, nulls and lists included.
+    assert_eq!(
+        table_io::read_table(&source, TableKind::Claims).unwrap(),
+        Rows::Claims(claims.clone())
+    );
     let part_of = |speaker: Option<&str>| match speaker {
         Some("speaker 2") => "two".to_string(),
         Some(_) => "other".to_string(),
