@@ -26,7 +26,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-pub use noisebench_web::retriever::{Answer, AnswerNote, Retrieved, Shape};
+pub use noisebench_web::retriever::{
+    Answer, AnswerNote, Retrieved, Shape, parse_elasticsearch, parse_generic,
+};
 use noisebench_web::retriever::{
     HttpRetriever, HttpRetrieverConfig, default_key_header, default_text_field, default_title_field,
 };
@@ -102,25 +104,6 @@ fn note(at: String, code: &'static str, detail: String) -> HitNote {
         detail,
         kept: false,
     }
-}
-
-/// Read a `generic` answer ([`noisebench_web::retriever::parse_generic`]).
-pub fn parse_generic(body: &str) -> Result<Answer, SearchFailure> {
-    Ok(noisebench_web::retriever::parse_generic(body)?)
-}
-
-/// Read an Elasticsearch/OpenSearch `_search` answer
-/// ([`noisebench_web::retriever::parse_elasticsearch`]).
-pub fn parse_elasticsearch(
-    body: &str,
-    text_field: &str,
-    title_field: &str,
-) -> Result<Answer, SearchFailure> {
-    Ok(noisebench_web::retriever::parse_elasticsearch(
-        body,
-        text_field,
-        title_field,
-    )?)
 }
 
 /// An answer's hits as search hits: text from the answer, else from `docs` by id, else the
