@@ -43,15 +43,16 @@
 //! text, date, language) with `boilerplate.rs` (hidden content removed before Readability;
 //! captions, credits, bylines, galleries, link lists removed from the block it keeps), `reddit.rs`
 //! (posts from dumps and Reddit JSON), `entities.rs` (HTML character references decoded once where
-//! text enters: Brave snippets, Reddit titles and bodies), `passages.rs`. `backends/api.rs` wraps
-//! `noisebench_web::api::ApiClient` (a backend's `limits` turned into an `HttpClient`), its
-//! failures as `SearchFailure`s, for the credentialed search APIs (Google's key named as a secret
-//! query parameter, Brave's as a secret header, Reddit's OAuth as basic auth and a bearer token):
-//! never archived, keys in no error detail or log line. Result pages always go through the
-//! archiving `Web`. `backends/mod.rs` is the `Backend` trait the stage calls, with tolerant parsing
-//! (a result without title or snippet kept and counted, one without URL skipped, an undocumented
-//! shape a `malformed_response` failure); `backends/config.rs` is `BackendConfig` (the `backends`
-//! entries) with every `match` over backend types (build, checks, live sources, files read).
+//! text enters: Brave snippets, Reddit titles and bodies), `passages.rs`. `backends/api.rs` is
+//! `noisebench_web::api::ApiClient` (a backend's `limits` turned into an `HttpClient`; its
+//! `ApiFailure` is the backends' `SearchFailure`), for the credentialed search APIs (Google's key
+//! named as a secret query parameter, Brave's as a secret header, Reddit's OAuth as basic auth
+//! and a bearer token): never archived, keys in no error detail or log line. Result pages always
+//! go through the archiving `Web`. `backends/mod.rs` is the `Backend` trait the stage calls, with
+//! tolerant parsing (a result without title or snippet kept and counted, one without URL skipped,
+//! an undocumented shape a `malformed_response` failure); `backends/config.rs` is
+//! `BackendConfig` (the `backends` entries) with every `match` over backend types (build,
+//! checks, live sources, files read).
 //! Invariant: every fetch goes through the run's one `Web` (one rate limit and robots.txt per
 //! host); search API keys are never archived or logged.
 

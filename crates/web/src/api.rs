@@ -62,7 +62,8 @@ impl Default for ApiLimits {
 
 /// Why a call gave no answer: a reason code (a fetch's, `http_<status>`,
 /// `malformed_response`, ...), whether it is transient (as the web layer says) and a detail free
-/// of secrets.
+/// of secrets. The search stage's backends fail with it too (`noisebench_search`'s
+/// `SearchFailure` is this type).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{code}: {detail}")]
 pub struct ApiFailure {
@@ -103,6 +104,14 @@ impl ApiFailure {
     /// An answer that is not the shape the API documents.
     pub fn malformed(detail: impl Into<String>) -> Self {
         Self::new("malformed_response", detail)
+    }
+
+    /// The same failure under a prefix (`token_http_503`), transient as it was.
+    pub fn prefixed(self, prefix: &str) -> Self {
+        Self {
+            code: format!("{prefix}_{}", self.code),
+            ..self
+        }
     }
 
     /// The drop reason a stage records.
@@ -199,5 +208,25 @@ pub fn env_secret(var: &str) -> Result<String, String> {
     match std::env::var(var) {
         Ok(v) if !v.trim().is_empty() => Ok(v.trim().to_string()),
         _ => Err(format!("environment variable {var} is not set")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_prefixed_failure_keeps_its_transience_and_detail() {
+        let down = ApiFailure::http(503, "reddit answered HTTP 503").prefixed("token");
+        assert_eq!(down.code, "token_http_503");
+        assert!(down.transient);
+        assert_eq!(down.detail, "reddit answered HTTP 503");
+        assert_eq!(
+            down.reason(),
+            noisebench_core::DropReason::transient("token_http_503")
+        );
+        let refused = ApiFailure::http(401, "no").prefixed("token");
+        assert_eq!(refused.code, "token_http_401");
+        assert!(!refused.transient);
     }
 }

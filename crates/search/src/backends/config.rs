@@ -169,7 +169,8 @@ impl BackendConfig {
                 f("client_secret_env", &g.client_secret_env),
             ],
             BackendConfig::Retriever(r) => {
-                r.api_key_env.iter().map(|v| f("api_key_env", v)).collect()
+                let key = r.http.api_key_env.iter();
+                key.map(|v| f("http.api_key_env", v)).collect()
             }
             BackendConfig::Searxng(g) if g.base_url.is_none() => {
                 vec![f("base_url_env", &g.base_url_env)]
@@ -240,8 +241,9 @@ impl BackendConfig {
             }
             BackendConfig::Retriever(c) => {
                 check_name(&c.name).map_err(|m| ConfigError::new(f("name"), m))?;
-                url::Url::parse(&c.endpoint).map_err(|e| {
-                    ConfigError::new(f("endpoint"), format!("`{}`: {e}", c.endpoint))
+                let endpoint = &c.http.endpoint;
+                url::Url::parse(endpoint).map_err(|e| {
+                    ConfigError::new(f("http.endpoint"), format!("`{endpoint}`: {e}"))
                 })?;
                 if let Some(corpus) = &c.corpus {
                     let corpus = resolve_path(root, corpus);

@@ -101,65 +101,10 @@ impl Parsed {
 }
 
 /// Why a query gave no answer: a drop reason code, whether it is transient (a fetch's or an
-/// HTTP status's, as the web layer says) and a detail free of secrets.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{code}: {detail}")]
-pub struct SearchFailure {
-    pub code: String,
-    pub transient: bool,
-    pub detail: String,
-}
-
-impl SearchFailure {
-    /// A permanent failure: the backend's answer or setup, not the network.
-    pub fn new(code: impl Into<String>, detail: impl Into<String>) -> Self {
-        Self {
-            code: code.into(),
-            transient: false,
-            detail: detail.into(),
-        }
-    }
-
-    /// A failed fetch, transient as the web layer says.
-    pub fn fetch(e: &noisebench_web::FetchError, detail: impl Into<String>) -> Self {
-        let reason = e.drop_reason();
-        Self {
-            code: reason.code().to_string(),
-            transient: reason.is_transient(),
-            detail: detail.into(),
-        }
-    }
-
-    /// An HTTP error status (`http_<status>`): transient for 408, 429 and 5xx.
-    pub fn http(status: u16, detail: impl Into<String>) -> Self {
-        Self {
-            code: format!("http_{status}"),
-            transient: noisebench_web::error::http_status_is_transient(status),
-            detail: detail.into(),
-        }
-    }
-
-    /// The same failure under a prefix (`token_http_503`), transient as it was.
-    pub fn prefixed(self, prefix: &str) -> Self {
-        Self {
-            code: format!("{prefix}_{}", self.code),
-            ..self
-        }
-    }
-
-    /// The drop reason the stage records.
-    pub fn reason(&self) -> noisebench_core::DropReason {
-        if self.transient {
-            noisebench_core::DropReason::transient(self.code.clone())
-        } else {
-            noisebench_core::DropReason::permanent(self.code.clone())
-        }
-    }
-
-    pub fn malformed(detail: impl Into<String>) -> Self {
-        Self::new("malformed_response", detail)
-    }
-}
+/// HTTP status's, as the web layer says) and a detail free of secrets. It is the web layer's
+/// [`ApiFailure`](noisebench_web::api::ApiFailure), which the credentialed APIs' client returns,
+/// under the name the backends use.
+pub type SearchFailure = noisebench_web::api::ApiFailure;
 
 /// A search backend, ready to answer queries (synchronous; backends block on their own I/O).
 pub trait Backend: Send + Sync {

@@ -1,7 +1,8 @@
 //! The `retriever` backend: the user's own retriever as an HTTP service chooses each query's
 //! candidate documents.
 //!
-//! Each query is one `POST` to `endpoint` with a JSON body, in one of two shapes (`shape`):
+//! Each query is one `POST` to `http.endpoint` with a JSON body, in one of two shapes
+//! (`http.shape`):
 //!
 //! - `generic`: sends `{"query_id": "<queries.id>", "query": "<text>", "k": <top_k>}` and reads
 //!   `{"hits": [{"id": "<doc id>", "score": <number>, "text": "…", "title": "…", "url": "…"}]}`
@@ -19,21 +20,21 @@
 //! not the shape is `malformed_response`. The shapes and the call are `noisebench-web`'s
 //! ([`noisebench_web::retriever`], shared with the `retrieval` stage's `user` retriever):
 //! requests go through its `ApiClient` (pacing, timeouts, retries of 408/429/5xx and timeouts,
-//! size cap); the optional API key is read from `api_key_env`, sent as a header and kept out of
-//! every error and log line. The search stage's site and date window are not sent: a retriever
-//! over the user's corpus has neither.
+//! size cap); the optional API key is read from `http.api_key_env`, sent as a header and kept
+//! out of every error and log line. The `http` table is `noisebench-web`'s
+//! `HttpRetrieverConfig`, the `retrieval` stage's `user.http` too. The search stage's site and
+//! date window are not sent: a retriever over the user's corpus has neither.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-pub use noisebench_web::retriever::{Answer, AnswerNote, Retrieved, Shape};
-use noisebench_web::retriever::{
-    HttpRetriever, HttpRetrieverConfig, default_key_header, default_text_field, default_title_field,
+pub use noisebench_web::retriever::{
+    Answer, AnswerNote, Retrieved, Shape, parse_elasticsearch, parse_generic,
 };
+use noisebench_web::retriever::{HttpRetriever, HttpRetrieverConfig};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::api::ApiLimits;
 use super::corpus::{CorpusColumns, CorpusDoc, CorpusError, corpus_url, default_name, read_corpus};
 use super::{Backend, HitNote, Parsed, RawHit, SearchFailure, SearchRequest};
 
@@ -41,29 +42,9 @@ use super::{Backend, HitNote, Parsed, RawHit, SearchFailure, SearchRequest};
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RetrieverConfig {
-    /// Where each query is posted (Elasticsearch: `http://localhost:9200/<index>/_search`).
-    pub endpoint: String,
-    /// The request and answer shape: `generic` (the default) or `elasticsearch` (also
-    /// OpenSearch).
-    #[serde(default)]
-    pub shape: Shape,
-    /// Elasticsearch: the field the `match` query searches.
-    #[serde(default = "default_text_field")]
-    pub query_field: String,
-    /// Elasticsearch: the `_source` field holding a hit's text.
-    #[serde(default = "default_text_field")]
-    pub text_field: String,
-    /// Elasticsearch: the `_source` field holding a hit's title (optional in each hit).
-    #[serde(default = "default_title_field")]
-    pub title_field: String,
-    /// Environment variable holding an API key, sent with each request; none when absent.
-    pub api_key_env: Option<String>,
-    /// The header the API key goes in.
-    #[serde(default = "default_key_header")]
-    pub api_key_header: String,
-    /// Written before the key in the header: default `ApiKey ` for `elasticsearch`, `Bearer `
-    /// for `generic`; `""` sends the key alone.
-    pub api_key_prefix: Option<String>,
+    /// Where each query is posted and how: the endpoint, the request and answer shape, the API
+    /// key and the requests' limits (as the `retrieval` stage's `user.http`).
+    pub http: HttpRetrieverConfig,
     /// The corpus's name: the host of its documents' addresses (`corpus://<name>/<id>`).
     #[serde(default = "default_name")]
     pub name: String,
@@ -73,26 +54,6 @@ pub struct RetrieverConfig {
     /// Which column of a table corpus holds what.
     #[serde(default)]
     pub columns: CorpusColumns,
-    /// Pacing, retries, timeout and size cap of this backend's requests.
-    #[serde(default)]
-    pub limits: ApiLimits,
-}
-
-impl RetrieverConfig {
-    /// The endpoint's part of the configuration, as `noisebench-web` takes it.
-    pub fn http(&self) -> HttpRetrieverConfig {
-        HttpRetrieverConfig {
-            endpoint: self.endpoint.clone(),
-            shape: self.shape,
-            query_field: self.query_field.clone(),
-            text_field: self.text_field.clone(),
-            title_field: self.title_field.clone(),
-            api_key_env: self.api_key_env.clone(),
-            api_key_header: self.api_key_header.clone(),
-            api_key_prefix: self.api_key_prefix.clone(),
-            limits: self.limits.clone(),
-        }
-    }
 }
 
 fn note(at: String, code: &'static str, detail: String) -> HitNote {
@@ -102,25 +63,6 @@ fn note(at: String, code: &'static str, detail: String) -> HitNote {
         detail,
         kept: false,
     }
-}
-
-/// Read a `generic` answer ([`noisebench_web::retriever::parse_generic`]).
-pub fn parse_generic(body: &str) -> Result<Answer, SearchFailure> {
-    Ok(noisebench_web::retriever::parse_generic(body)?)
-}
-
-/// Read an Elasticsearch/OpenSearch `_search` answer
-/// ([`noisebench_web::retriever::parse_elasticsearch`]).
-pub fn parse_elasticsearch(
-    body: &str,
-    text_field: &str,
-    title_field: &str,
-) -> Result<Answer, SearchFailure> {
-    Ok(noisebench_web::retriever::parse_elasticsearch(
-        body,
-        text_field,
-        title_field,
-    )?)
 }
 
 /// An answer's hits as search hits: text from the answer, else from `docs` by id, else the
@@ -219,8 +161,7 @@ impl Retriever {
         corpus: Option<&Path>,
         user_agent: &str,
     ) -> Result<Self, RetrieverError> {
-        let http =
-            HttpRetriever::new(&config.http(), user_agent).map_err(RetrieverError::Config)?;
+        let http = HttpRetriever::new(&config.http, user_agent).map_err(RetrieverError::Config)?;
         let docs = match corpus {
             Some(path) => Some(
                 read_corpus(path, &config.columns)?

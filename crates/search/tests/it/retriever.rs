@@ -1,7 +1,7 @@
 //! The `retriever` backend against a fake Elasticsearch on 127.0.0.1 that checks the `_search`
 //! request shape and the API key header: hits with their text from the answer or the corpus,
 //! a timeout retried, a 500 a transient drop, a malformed answer a counted drop with its reason,
-//! and the key in no drop detail.
+//! and the key in no drop detail; the configuration's `http` table, the old flat shape refused.
 
 use crate::common;
 
@@ -136,12 +136,15 @@ fn an_elasticsearch_retriever_chooses_the_documents_through_the_http_client() {
     let config = json!({
         "top_k": 3,
         "backends": [{
-            "type": "retriever", "shape": "elasticsearch",
-            "endpoint": format!("{}/memos/_search", server.url()),
-            "query_field": "body", "text_field": "body", "title_field": "name",
-            "api_key_env": "NB_TEST_ES_KEY",
-            "corpus": dir.path().join("docs.jsonl"), "name": "memos",
-            "limits": {"min_interval_ms": 0, "max_retries": 1, "backoff_ms": 10, "timeout_seconds": 0.5}
+            "type": "retriever",
+            "http": {
+                "shape": "elasticsearch",
+                "endpoint": format!("{}/memos/_search", server.url()),
+                "query_field": "body", "text_field": "body", "title_field": "name",
+                "api_key_env": "NB_TEST_ES_KEY",
+                "limits": {"min_interval_ms": 0, "max_retries": 1, "backoff_ms": 10, "timeout_seconds": 0.5}
+            },
+            "corpus": dir.path().join("docs.jsonl"), "name": "memos"
         }]
     });
     let queries = vec![
@@ -244,24 +247,56 @@ fn an_elasticsearch_retriever_chooses_the_documents_through_the_http_client() {
 fn the_key_variable_is_declared_and_the_endpoint_checked() {
     let stage = SearchStage::new(replay_web());
     let config: noisebench_search::SearchConfig = noisebench_core::parse_config(&json!({
-        "backends": [{"type": "retriever", "endpoint": "http://127.0.0.1:9/x/_search",
-                      "shape": "elasticsearch", "api_key_env": "NB_TEST_RETRIEVER_KEY_UNSET"}]
+        "backends": [{"type": "retriever", "http": {"endpoint": "http://127.0.0.1:9/x/_search",
+                      "shape": "elasticsearch", "api_key_env": "NB_TEST_RETRIEVER_KEY_UNSET"}}]
     }))
     .unwrap();
     assert_eq!(
         noisebench_core::TypedStage::secret_variables(&stage, &config),
         [(
-            "backends[0].api_key_env".to_string(),
+            "backends[0].http.api_key_env".to_string(),
             "NB_TEST_RETRIEVER_KEY_UNSET".to_string()
         )]
     );
     noisebench_core::TypedStage::validate(&stage, &config, &root()).unwrap();
     let bad: noisebench_search::SearchConfig = noisebench_core::parse_config(&json!({
-        "backends": [{"type": "retriever", "endpoint": "not a url"}]
+        "backends": [{"type": "retriever", "http": {"endpoint": "not a url"}}]
     }))
     .unwrap();
     let e = noisebench_core::TypedStage::validate(&stage, &bad, &root()).unwrap_err();
-    assert!(e.to_string().contains("backends[0].endpoint"), "{e}");
+    assert!(e.to_string().contains("backends[0].http.endpoint"), "{e}");
+}
+
+/// The endpoint's settings live in the `http` table (as the retrieval stage's `user.http`); a
+/// pipeline file of the old shape, with them beside `type`, fails naming the first of them, and
+/// an unknown field inside `http` fails too.
+#[test]
+fn the_old_flat_shape_and_unknown_http_fields_are_refused_by_name() {
+    let parse = |backend: Value| {
+        noisebench_core::parse_config::<noisebench_search::SearchConfig>(
+            &json!({"backends": [backend]}),
+        )
+        .map(|_| ())
+        .unwrap_err()
+        .to_string()
+    };
+    let old = parse(
+        json!({"type": "retriever", "endpoint": "http://127.0.0.1:9/x/_search",
+                           "shape": "elasticsearch", "name": "memos"}),
+    );
+    assert!(old.contains("unknown field `endpoint`"), "{old}");
+    assert!(old.contains("`http`"), "{old}");
+    let old = parse(json!({"type": "retriever", "name": "memos",
+                           "http": {"endpoint": "http://127.0.0.1:9/x/_search"},
+                           "limits": {"timeout_seconds": 1.0}}));
+    assert!(old.contains("unknown field `limits`"), "{old}");
+    let inner = parse(json!({"type": "retriever",
+                             "http": {"endpoint": "http://127.0.0.1:9/x/_search", "corpus": "d"}}));
+    assert!(inner.contains("unknown field `corpus`"), "{inner}");
+    // The path stops at the tagged item; the fields it expects are the `http` table's.
+    assert!(inner.contains("expected one of `endpoint`"), "{inner}");
+    let missing = parse(json!({"type": "retriever", "name": "memos"}));
+    assert!(missing.contains("missing field `http`"), "{missing}");
 }
 
 #[test]
