@@ -42,5 +42,5 @@ pub use splits::{SplitsConfig, SplitsStage, assign};
 pub use table_checks::table_checks;
 pub use tasks::{
     GENERATION_TASKS, JUDGE_TASKS, MultiHopPattern, QaMulti, QaMultiInput, QaOutput, QaSingle,
-    QaSingleInput, TripletText,
+    QaSingleInput, SharedText, TripletText,
 };

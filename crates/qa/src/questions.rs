@@ -26,7 +26,7 @@ use crate::checks::{
 };
 use crate::tasks::{
     GENERATION_TASKS, MultiHopPattern, QaMulti, QaMultiInput, QaOutput, QaSingle, QaSingleInput,
-    TripletText,
+    SharedText, TripletText,
 };
 
 /// Configuration of the `questions` stage.
@@ -141,6 +141,8 @@ pub struct Corpus<'a> {
     pub triplets: BTreeMap<&'a str, &'a Triplet>,
     pub chunks: BTreeMap<&'a str, &'a Chunk>,
     pub reports: BTreeMap<&'a str, &'a Report>,
+    /// Each chunk's text once, for the prompts that quote it to share.
+    pub texts: BTreeMap<&'a str, SharedText>,
 }
 
 impl<'a> Corpus<'a> {
@@ -149,6 +151,10 @@ impl<'a> Corpus<'a> {
             triplets: triplets.iter().map(|t| (t.id.as_str(), t)).collect(),
             chunks: chunks.iter().map(|c| (c.id.as_str(), c)).collect(),
             reports: reports.iter().map(|r| (r.id.as_str(), r)).collect(),
+            texts: chunks
+                .iter()
+                .map(|c| (c.id.as_str(), SharedText::from(c.text.as_str())))
+                .collect(),
         }
     }
 }
@@ -281,6 +287,14 @@ fn prepare_one<'a>(
         ));
     }
     let metadata = metadata_of(&triplets, &chunks, corpus, &config.metadata_keys);
+    // The corpus's shared text of a chunk (every chunk here was found in the corpus).
+    let text_of = |c: &Chunk| {
+        corpus
+            .texts
+            .get(c.id.as_str())
+            .cloned()
+            .unwrap_or_else(|| SharedText::from(c.text.as_str()))
+    };
     let texts = |t: &Triplet| TripletText {
         entity_1: t.entity_1.clone(),
         relation: t.relation.clone(),
@@ -291,13 +305,13 @@ fn prepare_one<'a>(
     let prompt = match multi {
         None => Prompt::Single(QaSingleInput {
             triplet: texts(triplets[0]),
-            chunk: chunks[0].text.clone(),
+            chunk: text_of(chunks[0]),
             metadata: without_domain(&metadata),
         }),
         Some(pattern) => Prompt::Multi(QaMultiInput {
             pattern,
             triplets: triplets.iter().map(|t| texts(t)).collect(),
-            chunks: chunks.iter().map(|c| c.text.clone()).collect(),
+            chunks: chunks.iter().map(|c| text_of(c)).collect(),
             pivots: p.pivot_entities.clone(),
             metadata: without_domain(&metadata),
         }),

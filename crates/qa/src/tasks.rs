@@ -15,6 +15,42 @@ use noisebench_llm::{Task, TaskInfo};
 use noisebench_text::{contains_phrase, is_stopword, normalize, upper_first, words};
 use serde::{Deserialize, Serialize};
 
+/// A chunk's text, shared by every prompt input that quotes it (a chunk is in many patterns'
+/// prompts) and written as a plain string: inputs hold a pointer, not a copy, until rendered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SharedText(std::sync::Arc<str>);
+
+impl std::ops::Deref for SharedText {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&str> for SharedText {
+    fn from(text: &str) -> Self {
+        SharedText(text.into())
+    }
+}
+
+impl From<String> for SharedText {
+    fn from(text: String) -> Self {
+        SharedText(text.into())
+    }
+}
+
+impl Serialize for SharedText {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for SharedText {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(SharedText::from)
+    }
+}
+
 /// The tasks the `questions` stage may call.
 pub const GENERATION_TASKS: &[TaskInfo] = &[TaskInfo::of::<QaSingle>(), TaskInfo::of::<QaMulti>()];
 /// The task the `qa-judge` stage calls.
@@ -106,7 +142,7 @@ pub struct QaSingle;
 pub struct QaSingleInput {
     pub triplet: TripletText,
     /// The chunk the triplet comes from.
-    pub chunk: String,
+    pub chunk: SharedText,
     /// What makes the question specific: company, filing year, country, grantee, title.
     pub metadata: BTreeMap<String, String>,
 }
@@ -219,7 +255,7 @@ pub struct QaMultiInput {
     /// inverted star: one tail).
     pub triplets: Vec<TripletText>,
     /// The texts of the triplets' chunks, distinct, in order of first use.
-    pub chunks: Vec<String>,
+    pub chunks: Vec<SharedText>,
     /// The pivot's canonical names from the graph (a filer's "we" is its company name).
     pub pivots: Vec<String>,
     /// What makes the question specific: company, filing year, country, grantee, title.
@@ -278,7 +314,10 @@ impl Task for QaMulti {
         };
         let chain = |a: TripletText, b: TripletText, pivot: &str| QaMultiInput {
             pattern: MultiHopPattern::Chain,
-            chunks: vec![a.source_sentence.clone(), b.source_sentence.clone()],
+            chunks: vec![
+                a.source_sentence.clone().into(),
+                b.source_sentence.clone().into(),
+            ],
             triplets: vec![a, b],
             pivots: vec![pivot.into()],
             metadata: BTreeMap::from([("title".to_string(), "Annual report 2023".to_string())]),
@@ -592,6 +631,22 @@ impl Task for QaJudge {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_shared_text_is_written_and_read_as_a_plain_string() {
+        let single = QaSingleInput {
+            triplet: t("A", "owns", "B", "c1"),
+            chunk: "A owns B.".into(),
+            metadata: BTreeMap::new(),
+        };
+        let json = serde_json::to_value(&single).unwrap();
+        assert_eq!(json["chunk"], serde_json::json!("A owns B."));
+        let back: QaSingleInput = serde_json::from_value(json).unwrap();
+        assert_eq!(back, single);
+        // Clones share the text.
+        let copy = single.chunk.clone();
+        assert!(std::ptr::eq(copy.as_ptr(), single.chunk.as_ptr()));
+    }
     use noisebench_llm::prompt::Prompts;
 
     fn t(e1: &str, r: &str, e2: &str, chunk: &str) -> TripletText {
