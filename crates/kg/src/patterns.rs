@@ -9,6 +9,7 @@
 //! the group, so a small graph change changes few sampled groups. Pure functions over
 //! [`GraphIndex`] (hand-written CSR adjacency) do the work; the stage only counts and reports.
 
+mod count;
 mod index;
 mod mine;
 
@@ -21,7 +22,10 @@ use noisebench_core::{
 use serde::{Deserialize, Serialize};
 
 pub use index::GraphIndex;
-pub use mine::{PatternCount, chains, inverted_stars, mine_pattern, pattern_row, stars};
+pub use mine::{
+    PatternCount, chains, inverted_stars, mine_pattern, mine_pattern_enumerating, pattern_row,
+    stars,
+};
 
 /// One of RARE's four question patterns, named as its records name them.
 #[derive(

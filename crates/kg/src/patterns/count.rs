@@ -1,0 +1,482 @@
+//! Capped mining of chains and inverted stars by counting, not enumerating.
+//!
+//! Why: hubs make these two patterns grow faster than the graph. A chain `a -> b -> c -> d` is a
+//! pair (edge into `b`, edge out of `c`) around its middle edge, so a hub's chains number
+//! `in(b) * out(c)` per middle edge; inverted stars number `heads(v)^2 / 2` per tail. On the
+//! RARE-shaped corpus the 3-chains alone go from 87M to 4.2G candidates per corpus doubling
+//! twice, while the cap grows linearly. Enumerating every group to offer it to a bottom-k sample
+//! costs the number of groups; this costs the graph plus the cap.
+//!
+//! How, with the cap on and distinct triplets (the graph stage's output):
+//!
+//! 1. **Count per centre, exactly.** A centre is a chain's last edge (2 edges), its middle edge
+//!    (3 edges), or an inverted star's tail. Its groups are counted twice, all node-distinct ones
+//!    (`found`) and those also passing the distinct-chunk rule (eligible), from per-node tallies
+//!    of in- and out-edges by neighbour, by chunk and by both (self-loops left out), by
+//!    inclusion-exclusion over the excluded coincidences. A 3-chain centre `b -> c` iterates the
+//!    shorter of `in(b)` and `out(c)` and looks the other side up, so the whole count costs
+//!    `sum over edges of min(in(head), out(tail))` (a hub reached from a hub costs the small
+//!    side), and inverted stars cost the in-lists.
+//! 2. **Draw the sample by rank.** `k` distinct ranks out of the `N` eligible groups (Floyd's
+//!    algorithm on a ChaCha8 stream seeded by the seed and the pattern), ordered; the ranks
+//!    falling in a centre's range say how many of its groups are kept (a multivariate
+//!    hypergeometric split, as a uniform `k`-subset of all groups gives).
+//! 3. **Pick within a centre.** That many distinct eligible groups of the centre, uniformly: by
+//!    rejection over the centre's candidate grid (in-edge x out-edge, head x head) with a ChaCha8
+//!    stream seeded by the seed, the pattern and the centre's own triplet hash, or, when at least
+//!    half of the centre's groups are wanted, by listing them and shuffling.
+//!
+//! Steps 2 and 3 together give a uniform `k`-subset of the eligible groups (spread over the
+//! graph as a uniform sample is, never piled on one hub), seeded and single-threaded: the same
+//! graph (rows in any order) and seed give the same groups. Unlike the hash-based bottom-k the
+//! other patterns use, a change anywhere can reshuffle the sample (ranks move with `N`): that is
+//! the price of not looking at every group. Single hops and stars are at most a constant number
+//! per node, so they keep the streaming bottom-k.
+
+use std::collections::HashSet;
+
+use foldhash::HashMap;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use super::PatternKind;
+use super::index::GraphIndex;
+use super::mine::{Group, mix, salt};
+
+/// Per-node tallies of the edges at one end (out-edges by tail, or in-edges by head), self-loops
+/// left out: totals, by neighbour, by chunk, by both.
+struct Tally {
+    total: Vec<u64>,
+    by_node: HashMap<(u32, u32), u64>,
+    by_chunk: HashMap<(u32, u32), u64>,
+    by_both: HashMap<(u32, u32, u32), u64>,
+}
+
+impl Tally {
+    /// `out = true`: for each node, its out-edges by tail; else its in-edges by head.
+    fn new(index: &GraphIndex, out: bool, chunks: bool) -> Self {
+        let mut t = Tally {
+            total: vec![0; index.node_count()],
+            by_node: HashMap::default(),
+            by_chunk: HashMap::default(),
+            by_both: HashMap::default(),
+        };
+        for e in 0..index.edge_count() {
+            let (h, tl) = (index.head[e], index.tail[e]);
+            if h == tl {
+                continue;
+            }
+            let (n, x) = if out { (h, tl) } else { (tl, h) };
+            t.total[n as usize] += 1;
+            *t.by_node.entry((n, x)).or_default() += 1;
+            if chunks {
+                let k = index.chunk[e];
+                *t.by_chunk.entry((n, k)).or_default() += 1;
+                *t.by_both.entry((n, x, k)).or_default() += 1;
+            }
+        }
+        t
+    }
+    fn node(&self, n: u32, x: u32) -> u64 {
+        self.by_node.get(&(n, x)).copied().unwrap_or(0)
+    }
+    fn chunk(&self, n: u32, k: u32) -> u64 {
+        self.by_chunk.get(&(n, k)).copied().unwrap_or(0)
+    }
+    fn both(&self, n: u32, x: u32, k: u32) -> u64 {
+        self.by_both.get(&(n, x, k)).copied().unwrap_or(0)
+    }
+}
+
+/// What a centre's groups look like.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// A 2-edge chain ending in the centre edge.
+    Chain2,
+    /// A 3-edge chain whose middle is the centre edge.
+    Chain3,
+    /// An inverted star on the centre node.
+    Inverted,
+}
+
+/// A centre with at least one eligible group.
+#[derive(Debug, Clone, Copy)]
+struct Centre {
+    shape: Shape,
+    /// An edge (chains) or a node (inverted stars).
+    at: u32,
+    eligible: u64,
+}
+
+/// What [`mine_counted`] found: the kept groups and the exact counts.
+pub(super) struct Counted {
+    pub groups: Vec<Group>,
+    /// Node-distinct groups (before the distinct-chunk rule).
+    pub found: u64,
+    /// Groups passing the distinct-chunk rule (all of `found` when it is off).
+    pub eligible: u64,
+}
+
+/// Chains (`chain_min..=chain_max` edges) or inverted stars with the cap `k`, by counting
+/// (module doc). `rule` is the distinct-chunk rule. Requires distinct triplets.
+pub(super) fn mine_counted(
+    index: &GraphIndex,
+    pattern: PatternKind,
+    chain_min: usize,
+    chain_max: usize,
+    rule: bool,
+    k: usize,
+    seed: u64,
+) -> Counted {
+    let mut centres = Vec::new();
+    let (mut found, mut eligible) = (0u64, 0u64);
+    let mut push = |shape, at, (f, e): (u64, u64)| {
+        found += f;
+        eligible += e;
+        if e > 0 {
+            centres.push(Centre {
+                shape,
+                at,
+                eligible: e,
+            });
+        }
+    };
+    match pattern {
+        PatternKind::ChainedMultiHop => {
+            let ins = Tally::new(index, false, rule);
+            let outs = Tally::new(index, true, rule);
+            // Centres in triplet order, so the row order of the input does not matter.
+            let mut order: Vec<u32> = (0..index.edge_count() as u32).collect();
+            order.sort_unstable_by_key(|&e| index.triplet_rank[e as usize]);
+            for e in order {
+                if index.head[e as usize] == index.tail[e as usize] {
+                    continue;
+                }
+                if chain_min <= 2 {
+                    push(Shape::Chain2, e, count_chain2(index, &ins, e, rule));
+                }
+                if chain_max >= 3 {
+                    push(Shape::Chain3, e, count_chain3(index, &ins, &outs, e, rule));
+                }
+            }
+        }
+        PatternKind::InvertedStarShaped => {
+            let mut heads = Vec::new();
+            let mut seen = vec![u32::MAX; index.node_count()];
+            let mut order: Vec<u32> = (0..index.node_count() as u32)
+                .filter(|&v| !index.incoming(v).is_empty())
+                .collect();
+            // By the first triplet into the node (in-lists are in triplet order).
+            order.sort_unstable_by_key(|&v| index.triplet_rank[index.incoming(v)[0] as usize]);
+            let mut chunks = Vec::new();
+            for v in order {
+                inverted_heads(index, v, &mut seen, &mut heads);
+                let h = heads.len() as u64;
+                let all = h * h.saturating_sub(1) / 2;
+                let mut ok = all;
+                if rule {
+                    chunks.clear();
+                    chunks.extend(heads.iter().map(|&e| index.chunk[e as usize]));
+                    chunks.sort_unstable();
+                    for run in chunks.chunk_by(|a, b| a == b) {
+                        let n = run.len() as u64;
+                        ok -= n * (n - 1) / 2;
+                    }
+                }
+                push(Shape::Inverted, v, (all, ok));
+            }
+        }
+        PatternKind::SingleHop | PatternKind::StarShaped => {
+            unreachable!("single hops and stars are enumerated")
+        }
+    }
+
+    let groups = sample(index, pattern, &centres, eligible, k, seed, rule);
+    Counted {
+        groups,
+        found,
+        eligible,
+    }
+}
+
+/// The inverted-star heads of `v`: its first in-edge from each distinct head (no self-loop), in
+/// triplet order, as `each_inverted_star` pairs them. `seen` is scratch, one slot per node.
+fn inverted_heads(index: &GraphIndex, v: u32, seen: &mut [u32], heads: &mut Vec<u32>) {
+    heads.clear();
+    for &e in index.incoming(v) {
+        let h = index.head[e as usize];
+        if h != v && seen[h as usize] != v {
+            seen[h as usize] = v;
+            heads.push(e);
+        }
+    }
+    // Reset so that the next call for `v` (when drawing) lists the same heads.
+    for &e in heads.iter() {
+        seen[index.head[e as usize] as usize] = u32::MAX;
+    }
+}
+
+/// 2-chains `a -> b -> c` ending in `e2 = b -> c`: `(found, eligible)`.
+fn count_chain2(index: &GraphIndex, ins: &Tally, e2: u32, rule: bool) -> (u64, u64) {
+    let (b, c, k2) = ends(index, e2);
+    // In-edges of b, self-loops left out, not from c.
+    let found = ins.total[b as usize] - ins.node(b, c);
+    let eligible = if rule {
+        found + ins.both(b, c, k2) - ins.chunk(b, k2)
+    } else {
+        found
+    };
+    (found, eligible)
+}
+
+/// 3-chains `a -> b -> c -> d` with middle edge `e2 = b -> c`: `(found, eligible)`.
+///
+/// With `I` the usable first edges (into `b`, `a` not `b` or `c`, chunk not `e2`'s) and `J` the
+/// usable last edges (out of `c`, `d` not `c` or `b`, chunk not `e2`'s), the pairs are `I x J`
+/// less those with `a = d` or (rule) equal chunks; the pairs are counted from the shorter side,
+/// looking the other side's coincidences up in the tallies.
+fn count_chain3(index: &GraphIndex, ins: &Tally, outs: &Tally, e2: u32, rule: bool) -> (u64, u64) {
+    let (b, c, k2) = ends(index, e2);
+    let (mut found, mut eligible) = (0u64, 0u64);
+    if index.in_degree(b) <= index.out_degree(c) {
+        let j_all = outs.total[c as usize] - outs.node(c, b);
+        let j_ok = if rule {
+            j_all + outs.both(c, b, k2) - outs.chunk(c, k2)
+        } else {
+            j_all
+        };
+        for &e1 in index.incoming(b) {
+            let a = index.head[e1 as usize];
+            if a == b || a == c {
+                continue;
+            }
+            let to_a = outs.node(c, a);
+            found += j_all - to_a;
+            if !rule {
+                continue;
+            }
+            let k1 = index.chunk[e1 as usize];
+            if k1 == k2 {
+                continue;
+            }
+            // Added before subtracting: the two removed sets overlap by it.
+            eligible += j_ok + outs.both(c, a, k1)
+                - (to_a - outs.both(c, a, k2))
+                - (outs.chunk(c, k1) - outs.both(c, b, k1));
+        }
+    } else {
+        let i_all = ins.total[b as usize] - ins.node(b, c);
+        let i_ok = if rule {
+            i_all + ins.both(b, c, k2) - ins.chunk(b, k2)
+        } else {
+            i_all
+        };
+        for &e3 in index.outgoing(c) {
+            let d = index.tail[e3 as usize];
+            if d == c || d == b {
+                continue;
+            }
+            let from_d = ins.node(b, d);
+            found += i_all - from_d;
+            if !rule {
+                continue;
+            }
+            let k3 = index.chunk[e3 as usize];
+            if k3 == k2 {
+                continue;
+            }
+            eligible += i_ok + ins.both(b, d, k3)
+                - (from_d - ins.both(b, d, k2))
+                - (ins.chunk(b, k3) - ins.both(b, c, k3));
+        }
+    }
+    (found, if rule { eligible } else { found })
+}
+
+fn ends(index: &GraphIndex, e: u32) -> (u32, u32, u32) {
+    let e = e as usize;
+    (index.head[e], index.tail[e], index.chunk[e])
+}
+
+/// A centre's candidate grid: its size, and the group at a position if it is an eligible one.
+struct Grid<'a, 'i> {
+    index: &'a GraphIndex<'i>,
+    shape: Shape,
+    at: u32,
+    rule: bool,
+    /// Inverted stars: the centre's heads.
+    heads: &'a [u32],
+}
+
+impl Grid<'_, '_> {
+    fn size(&self) -> u64 {
+        let ix = self.index;
+        match self.shape {
+            Shape::Chain2 => ix.in_degree(ix.head[self.at as usize]) as u64,
+            Shape::Chain3 => {
+                let (b, c) = (ix.head[self.at as usize], ix.tail[self.at as usize]);
+                ix.in_degree(b) as u64 * ix.out_degree(c) as u64
+            }
+            Shape::Inverted => (self.heads.len() as u64).pow(2),
+        }
+    }
+
+    fn group(&self, p: u64) -> Option<Group> {
+        let ix = self.index;
+        let chunk = |e: u32| ix.chunk[e as usize];
+        match self.shape {
+            Shape::Chain2 | Shape::Chain3 => {
+                let e2 = self.at;
+                let (b, c) = (ix.head[e2 as usize], ix.tail[e2 as usize]);
+                let (i, j) = if self.shape == Shape::Chain2 {
+                    (p as usize, 0)
+                } else {
+                    let w = ix.out_degree(c) as u64;
+                    ((p / w) as usize, (p % w) as usize)
+                };
+                let e1 = ix.incoming(b)[i];
+                let a = ix.head[e1 as usize];
+                if a == b || a == c || (self.rule && chunk(e1) == chunk(e2)) {
+                    return None;
+                }
+                if self.shape == Shape::Chain2 {
+                    return Some(Group::of(&[e1, e2]));
+                }
+                let e3 = ix.outgoing(c)[j];
+                let d = ix.tail[e3 as usize];
+                if d == a || d == b || d == c {
+                    return None;
+                }
+                if self.rule && (chunk(e3) == chunk(e2) || chunk(e3) == chunk(e1)) {
+                    return None;
+                }
+                Some(Group::of(&[e1, e2, e3]))
+            }
+            Shape::Inverted => {
+                let n = self.heads.len() as u64;
+                let (i, j) = ((p / n) as usize, (p % n) as usize);
+                let (x, y) = (self.heads[i], self.heads[j]);
+                (i < j && !(self.rule && chunk(x) == chunk(y))).then(|| Group::of(&[x, y]))
+            }
+        }
+    }
+
+    /// The centre's stable identity for seeding: a triplet hash of its edge (chains) or of its
+    /// first in-edge (inverted stars), tagged with the shape.
+    fn identity(&self) -> u64 {
+        let ix = self.index;
+        let e = match self.shape {
+            Shape::Chain2 | Shape::Chain3 => self.at,
+            Shape::Inverted => ix.incoming(self.at)[0],
+        };
+        let tag = match self.shape {
+            Shape::Chain2 => 1,
+            Shape::Chain3 => 2,
+            Shape::Inverted => 3,
+        };
+        mix(ix.triplet_hashes()[e as usize] ^ mix(tag))
+    }
+}
+
+/// `k` of the `total` eligible groups over `centres`, uniformly (module doc, steps 2 and 3),
+/// ordered by sorted triplet ids.
+fn sample(
+    index: &GraphIndex,
+    pattern: PatternKind,
+    centres: &[Centre],
+    total: u64,
+    k: usize,
+    seed: u64,
+    rule: bool,
+) -> Vec<Group> {
+    let base = mix(seed ^ mix(salt(pattern)));
+    // How many groups each centre gives: all of them when under the cap.
+    let wanted: Vec<u64> = if total <= k as u64 {
+        centres.iter().map(|c| c.eligible).collect()
+    } else {
+        let ranks = distinct_ranks(k, total, &mut ChaCha8Rng::seed_from_u64(base));
+        let mut wanted = vec![0u64; centres.len()];
+        let (mut next, mut end) = (0usize, 0u64);
+        for (w, c) in wanted.iter_mut().zip(centres) {
+            end += c.eligible;
+            let start = next;
+            while next < ranks.len() && ranks[next] < end {
+                next += 1;
+            }
+            *w = (next - start) as u64;
+        }
+        wanted
+    };
+
+    let mut groups = Vec::with_capacity(k.min(total as usize));
+    let mut heads = Vec::new();
+    let mut seen = vec![
+        u32::MAX;
+        if pattern == PatternKind::InvertedStarShaped {
+            index.node_count()
+        } else {
+            0
+        }
+    ];
+    for (c, &s) in centres.iter().zip(&wanted) {
+        if s == 0 {
+            continue;
+        }
+        if c.shape == Shape::Inverted {
+            inverted_heads(index, c.at, &mut seen, &mut heads);
+        }
+        let grid = Grid {
+            index,
+            shape: c.shape,
+            at: c.at,
+            rule,
+            heads: &heads,
+        };
+        let mut rng = ChaCha8Rng::seed_from_u64(mix(base ^ grid.identity()));
+        pick(&grid, c.eligible, s, &mut rng, &mut groups);
+    }
+    groups.sort_unstable_by_key(|g| super::mine::sorted_key(index, g));
+    groups
+}
+
+/// `s` distinct eligible groups of the grid (which holds `eligible` of them), uniformly, to `out`.
+fn pick(grid: &Grid, eligible: u64, s: u64, rng: &mut ChaCha8Rng, out: &mut Vec<Group>) {
+    let size = grid.size();
+    if 2 * s < eligible {
+        // Rejection: at least half the eligible groups are still free, so each try succeeds
+        // with probability at least eligible / (2 * size).
+        let mut taken: HashSet<u64> = HashSet::with_capacity(s as usize);
+        while (taken.len() as u64) < s {
+            let p = rng.random_range(0..size);
+            if let Some(g) = grid.group(p)
+                && taken.insert(p)
+            {
+                out.push(g);
+            }
+        }
+    } else {
+        // Most of the centre is wanted: list it, then a partial Fisher-Yates shuffle.
+        let mut all: Vec<Group> = (0..size).filter_map(|p| grid.group(p)).collect();
+        debug_assert_eq!(all.len() as u64, eligible, "centre count");
+        let s = (s as usize).min(all.len());
+        for i in 0..s {
+            let j = rng.random_range(i..all.len());
+            all.swap(i, j);
+        }
+        out.extend_from_slice(&all[..s]);
+    }
+}
+
+/// `k` distinct integers of `0..n` (`k < n`), uniformly (Floyd's algorithm), ascending.
+fn distinct_ranks(k: usize, n: u64, rng: &mut ChaCha8Rng) -> Vec<u64> {
+    let mut set: HashSet<u64> = HashSet::with_capacity(k);
+    for j in n - k as u64..n {
+        let t = rng.random_range(0..=j);
+        if !set.insert(t) {
+            set.insert(j);
+        }
+    }
+    let mut ranks: Vec<u64> = set.into_iter().collect();
+    ranks.sort_unstable();
+    ranks
+}
