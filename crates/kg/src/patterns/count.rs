@@ -144,7 +144,7 @@ pub(super) fn mine_counted(
     match pattern {
         PatternKind::ChainedMultiHop => {
             let ins = Tally::new(index, false, rule);
-            let outs = Tally::new(index, true, rule);
+            let chain3 = (chain_max >= 3).then(|| Chain3::new(index, &ins, rule));
             // Centres in triplet order, so the row order of the input does not matter.
             let mut order: Vec<u32> = (0..index.edge_count() as u32).collect();
             order.sort_unstable_by_key(|&e| index.triplet_rank[e as usize]);
@@ -156,7 +156,9 @@ pub(super) fn mine_counted(
                     push(Shape::Chain2, e, count_chain2(index, &ins, e, rule));
                 }
                 if chain_max >= 3 {
-                    push(Shape::Chain3, e, count_chain3(index, &ins, &outs, e, rule));
+                    if let Some(chain3) = &chain3 {
+                        push(Shape::Chain3, e, chain3.count(index, &ins, e));
+                    }
                 }
             }
         }
@@ -234,8 +236,16 @@ fn count_chain2(index: &GraphIndex, ins: &Tally, e2: u32, rule: bool) -> (u64, u
 /// With `I` the usable first edges (into `b`, `a` not `b` or `c`, chunk not `e2`'s) and `J` the
 /// usable last edges (out of `c`, `d` not `c` or `b`, chunk not `e2`'s), the pairs are `I x J`
 /// less those with `a = d` or (rule) equal chunks; the pairs are counted from the shorter side,
-/// looking the other side's coincidences up in the tallies.
-fn count_chain3(index: &GraphIndex, ins: &Tally, outs: &Tally, e2: u32, rule: bool) -> (u64, u64) {
+/// looking the other side's coincidences up in the tallies. Costs `min(in(b), out(c))` per
+/// middle edge, which hubs make superlinear: the reference [`Chain3::count`] is tested against.
+#[cfg(test)]
+fn count_chain3_direct(
+    index: &GraphIndex,
+    ins: &Tally,
+    outs: &Tally,
+    e2: u32,
+    rule: bool,
+) -> (u64, u64) {
     let (b, c, k2) = ends(index, e2);
     let (mut found, mut eligible) = (0u64, 0u64);
     if index.in_degree(b) <= index.out_degree(c) {
@@ -291,6 +301,196 @@ fn count_chain3(index: &GraphIndex, ins: &Tally, outs: &Tally, e2: u32, rule: bo
         }
     }
     (found, if rule { eligible } else { found })
+}
+
+/// What counting 3-chains needs beyond the in-tallies: the out-tallies, per node pair `(b, c)`
+/// of an edge the pairs `x -> b`, `c -> x` (the `a = d` coincidences), and (rule) per pair the
+/// same-chunk pairs of a first and a last edge, found chunk by chunk.
+struct Chain3 {
+    outs: Tally,
+    rule: bool,
+    /// `(b, c)` -> `sum over x of in(b from x) * out(c to x)`.
+    closing: HashMap<(u32, u32), u64>,
+    /// `(b, c)` -> (pairs `a -> b`, `c -> d` in one chunk with `a, d` not in `{b, c}`; those of
+    /// them with `a = d`).
+    same_chunk: HashMap<(u32, u32), (u64, u64)>,
+    /// Edges by chunk (CSR).
+    chunk_start: Vec<u32>,
+    chunk_edges: Vec<u32>,
+}
+
+impl Chain3 {
+    fn new(index: &GraphIndex, ins: &Tally, rule: bool) -> Self {
+        let outs = Tally::new(index, true, rule);
+        let n = index.node_count();
+        // Distinct neighbours with multiplicities, per node (CSR), from the tallies.
+        let neighbours = |t: &Tally| {
+            let mut start = vec![0u32; n + 1];
+            for &(m, _) in t.by_node.keys() {
+                start[m as usize + 1] += 1;
+            }
+            for i in 0..n {
+                start[i + 1] += start[i];
+            }
+            let mut fill = start.clone();
+            let mut list = vec![(0u32, 0u64); t.by_node.len()];
+            for (&(m, x), &count) in &t.by_node {
+                list[fill[m as usize] as usize] = (x, count);
+                fill[m as usize] += 1;
+            }
+            (start, list)
+        };
+        let (in_start, in_list) = neighbours(ins);
+        let (out_start, out_list) = neighbours(&outs);
+        let in_of =
+            |b: u32| &in_list[in_start[b as usize] as usize..in_start[b as usize + 1] as usize];
+        let out_of =
+            |c: u32| &out_list[out_start[c as usize] as usize..out_start[c as usize + 1] as usize];
+
+        // The closing counts, pairs grouped by `c`: `c`'s out-neighbours marked in a dense array,
+        // then each `b` reads its in-neighbours there (or, when `b` has more in-neighbours than
+        // `c` out-neighbours, `c`'s are looked up in `b`'s tally).
+        let mut pairs: Vec<(u32, u32)> = (0..index.edge_count())
+            .filter(|&e| index.head[e] != index.tail[e])
+            .map(|e| (index.tail[e], index.head[e]))
+            .collect();
+        pairs.sort_unstable();
+        pairs.dedup();
+        let mut closing = HashMap::default();
+        closing.reserve(pairs.len());
+        let mut mark = vec![0u64; n];
+        for run in pairs.chunk_by(|x, y| x.0 == y.0) {
+            let c = run[0].0;
+            for &(x, count) in out_of(c) {
+                mark[x as usize] = count;
+            }
+            for &(_, b) in run {
+                let w: u64 = if in_of(b).len() <= out_of(c).len() {
+                    in_of(b).iter().map(|&(x, k)| k * mark[x as usize]).sum()
+                } else {
+                    out_of(c).iter().map(|&(x, k)| k * ins.node(b, x)).sum()
+                };
+                closing.insert((b, c), w);
+            }
+            for &(x, _) in out_of(c) {
+                mark[x as usize] = 0;
+            }
+        }
+
+        let (chunk_start, chunk_edges) = csr_by(
+            index.edge_count(),
+            index
+                .chunk
+                .iter()
+                .copied()
+                .max()
+                .map_or(0, |m| m as usize + 1),
+            &index.chunk,
+        );
+        let mut same_chunk: HashMap<(u32, u32), (u64, u64)> = HashMap::default();
+        if rule {
+            for k in 0..chunk_start.len().saturating_sub(1) {
+                let edges = &chunk_edges[chunk_start[k] as usize..chunk_start[k + 1] as usize];
+                for &e1 in edges {
+                    let (a, b) = (index.head[e1 as usize], index.tail[e1 as usize]);
+                    for &e3 in edges {
+                        let (c, d) = (index.head[e3 as usize], index.tail[e3 as usize]);
+                        if a == b || c == d || b == c || a == c || d == b {
+                            continue;
+                        }
+                        let entry = same_chunk.entry((b, c)).or_default();
+                        entry.0 += 1;
+                        entry.1 += u64::from(a == d);
+                    }
+                }
+            }
+        }
+        Chain3 {
+            outs,
+            rule,
+            closing,
+            same_chunk,
+            chunk_start,
+            chunk_edges,
+        }
+    }
+
+    /// 3-chains `a -> b -> c -> d` with middle edge `e2 = b -> c`: `(found, eligible)`.
+    ///
+    /// With `I` the first edges (into `b`, `a` not `b` or `c`) and `J` the last (out of `c`, `d`
+    /// not `c` or `b`), `found = |I| |J| - closing(b, c)` (the pairs with `a = d`). With the rule,
+    /// by inclusion-exclusion over `I'`, `J'` (those not in `e2`'s chunk `k2`): `|I'| |J'|`, less
+    /// the `a = d` pairs in `I' x J'` (the closing count less those touching `k2`, from `k2`'s own
+    /// edges), less the same-chunk pairs in `I' x J'` (the pair's count less those in `k2`),
+    /// plus the pairs that are both. All in the tallies and `k2`'s edges: constant work for a
+    /// bounded chunk.
+    fn count(&self, index: &GraphIndex, ins: &Tally, e2: u32) -> (u64, u64) {
+        let (b, c, k2) = ends(index, e2);
+        let outs = &self.outs;
+        let i_all = ins.total[b as usize] - ins.node(b, c);
+        let j_all = outs.total[c as usize] - outs.node(c, b);
+        let closing = self.closing.get(&(b, c)).copied().unwrap_or(0);
+        let found = i_all * j_all - closing;
+        if !self.rule {
+            return (found, found);
+        }
+        // e2's chunk: its first edges (L1) and last edges (L3) around b -> c.
+        let k = k2 as usize;
+        let chunk =
+            &self.chunk_edges[self.chunk_start[k] as usize..self.chunk_start[k + 1] as usize];
+        let (mut l1, mut l3, mut y1, mut y3) = (0i64, 0i64, 0i64, 0i64);
+        for &e in chunk {
+            let (h, t) = (index.head[e as usize], index.tail[e as usize]);
+            if t == b && h != b && h != c {
+                l1 += 1;
+                y1 += outs.node(c, h) as i64;
+            }
+            if h == c && t != b && t != c {
+                l3 += 1;
+                y3 += ins.node(b, t) as i64;
+            }
+        }
+        let mut y13 = 0i64;
+        if l1 > 0 && l3 > 0 {
+            for &e1 in chunk {
+                let (a, t1) = (index.head[e1 as usize], index.tail[e1 as usize]);
+                if t1 != b || a == b || a == c {
+                    continue;
+                }
+                for &e3 in chunk {
+                    let (h3, d) = (index.head[e3 as usize], index.tail[e3 as usize]);
+                    if h3 == c && d == a {
+                        y13 += 1;
+                    }
+                }
+            }
+        }
+        let (z, yz) = self.same_chunk.get(&(b, c)).copied().unwrap_or((0, 0));
+        let eligible = (i_all as i64 - l1) * (j_all as i64 - l3)
+            - (closing as i64 - y1 - y3 + y13)
+            - (z as i64 - l1 * l3)
+            + (yz as i64 - y13);
+        debug_assert!(eligible >= 0 && eligible as u64 <= found);
+        (found, eligible.max(0) as u64)
+    }
+}
+
+/// CSR of `items` (`0..len`) by `key[item]` (keys below `keys`), items in order.
+fn csr_by(len: usize, keys: usize, key: &[u32]) -> (Vec<u32>, Vec<u32>) {
+    let mut start = vec![0u32; keys + 1];
+    for &k in key {
+        start[k as usize + 1] += 1;
+    }
+    for i in 0..keys {
+        start[i + 1] += start[i];
+    }
+    let mut fill = start.clone();
+    let mut list = vec![0u32; len];
+    for (item, &k) in key.iter().enumerate() {
+        list[fill[k as usize] as usize] = item as u32;
+        fill[k as usize] += 1;
+    }
+    (start, list)
 }
 
 fn ends(index: &GraphIndex, e: u32) -> (u32, u32, u32) {
@@ -479,4 +679,53 @@ fn distinct_ranks(k: usize, n: u64, rng: &mut ChaCha8Rng) -> Vec<u64> {
     let mut ranks: Vec<u64> = set.into_iter().collect();
     ranks.sort_unstable();
     ranks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use noisebench_core::GraphEdge;
+
+    /// A pseudo-random multigraph of `n` edges over 12 nodes, a third of the ends on hub 0,
+    /// chunks shared by a handful of edges.
+    fn graph(n: u32, salt: u32) -> Vec<GraphEdge> {
+        (0..n)
+            .map(|i| {
+                let x = mix(u64::from(i) ^ (u64::from(salt) << 32));
+                let end = |y: u64| if y % 3 == 0 { 0 } else { (y >> 2) % 12 };
+                GraphEdge {
+                    id: format!("e{i:03}"),
+                    head: format!("n{}", end(x & 0xffff)),
+                    relation: "r".into(),
+                    tail: format!("n{}", end((x >> 16) & 0xffff)),
+                    triplet_ids: vec![format!("t{i:03}")],
+                    chunk_ids: vec![format!("c{}", (x >> 40) % 9)],
+                    report_ids: vec!["rep".into()],
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn chain3_counts_from_pairs_and_chunks_equal_the_direct_counts() {
+        for salt in 0..40 {
+            let edges = graph(20 + salt * 3, salt);
+            let index = GraphIndex::new(&edges);
+            for rule in [false, true] {
+                let ins = Tally::new(&index, false, rule);
+                let outs = Tally::new(&index, true, rule);
+                let chain3 = Chain3::new(&index, &ins, rule);
+                for e in 0..index.edge_count() as u32 {
+                    if index.head[e as usize] == index.tail[e as usize] {
+                        continue;
+                    }
+                    assert_eq!(
+                        chain3.count(&index, &ins, e),
+                        count_chain3_direct(&index, &ins, &outs, e, rule),
+                        "salt {salt}, rule {rule}, edge {e}"
+                    );
+                }
+            }
+        }
+    }
 }

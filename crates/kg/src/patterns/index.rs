@@ -1,6 +1,6 @@
 //! The adjacency index the miners walk: edges as integers, out- and in-lists in CSR form.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 use std::sync::OnceLock;
 
 use noisebench_core::{GraphEdge, sha256_hex};
