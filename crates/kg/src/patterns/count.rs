@@ -3,8 +3,8 @@
 //! Why: hubs make these two patterns grow faster than the graph. A chain `a -> b -> c -> d` is a
 //! pair (edge into `b`, edge out of `c`) around its middle edge, so a hub's chains number
 //! `in(b) * out(c)` per middle edge; inverted stars number `heads(v)^2 / 2` per tail. On the
-//! RARE-shaped corpus the 3-chains alone go from 87M to 4.2G candidates per corpus doubling
-//! twice, while the cap grows linearly. Enumerating every group to offer it to a bottom-k sample
+//! RARE-shaped corpus the 3-chains go from 87M at RARE's size to 4.2G at four times it, while
+//! the cap grows linearly. Enumerating every group to offer it to a bottom-k sample
 //! costs the number of groups; this costs the graph plus the cap.
 //!
 //! How, with the cap on and distinct triplets (the graph stage's output):
@@ -13,10 +13,15 @@
 //!    (3 edges), or an inverted star's tail. Its groups are counted twice, all node-distinct ones
 //!    (`found`) and those also passing the distinct-chunk rule (eligible), from per-node tallies
 //!    of in- and out-edges by neighbour, by chunk and by both (self-loops left out), by
-//!    inclusion-exclusion over the excluded coincidences. A 3-chain centre `b -> c` iterates the
-//!    shorter of `in(b)` and `out(c)` and looks the other side up, so the whole count costs
-//!    `sum over edges of min(in(head), out(tail))` (a hub reached from a hub costs the small
-//!    side), and inverted stars cost the in-lists.
+//!    inclusion-exclusion over the excluded coincidences. A 2-chain or inverted-star centre is a
+//!    few look-ups (inverted stars a pass over the tail's in-list). A 3-chain centre `b -> c` is
+//!    `|I| |J|` (usable first and last edges, from the tallies) less the pairs closing a cycle
+//!    (`a = d`: counted once per distinct node pair `(b, c)`, marking `c`'s out-neighbours in a
+//!    dense array and reading `b`'s in-neighbours there) and, with the rule, less the pairs
+//!    sharing a chunk (counted once per chunk, over the pairs of its edges) with corrections from
+//!    the edges of the centre's own chunk. So the cost is the edges, the squares of the chunk
+//!    sizes (a chunk holds a handful of triplets) and, for the cycles, the sum over distinct
+//!    edge ends of the smaller neighbour list (a dense-array read each, no hash).
 //! 2. **Draw the sample by rank.** `k` distinct ranks out of the `N` eligible groups (Floyd's
 //!    algorithm on a ChaCha8 stream seeded by the seed and the pattern), ordered; the ranks
 //!    falling in a centre's range say how many of its groups are kept (a multivariate
@@ -155,10 +160,8 @@ pub(super) fn mine_counted(
                 if chain_min <= 2 {
                     push(Shape::Chain2, e, count_chain2(index, &ins, e, rule));
                 }
-                if chain_max >= 3 {
-                    if let Some(chain3) = &chain3 {
-                        push(Shape::Chain3, e, chain3.count(index, &ins, e));
-                    }
+                if let Some(chain3) = &chain3 {
+                    push(Shape::Chain3, e, chain3.count(index, &ins, e));
                 }
             }
         }
@@ -692,7 +695,13 @@ mod tests {
         (0..n)
             .map(|i| {
                 let x = mix(u64::from(i) ^ (u64::from(salt) << 32));
-                let end = |y: u64| if y % 3 == 0 { 0 } else { (y >> 2) % 12 };
+                let end = |y: u64| {
+                    if y.is_multiple_of(3) {
+                        0
+                    } else {
+                        (y >> 2) % 12
+                    }
+                };
                 GraphEdge {
                     id: format!("e{i:03}"),
                     head: format!("n{}", end(x & 0xffff)),

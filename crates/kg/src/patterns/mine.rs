@@ -45,9 +45,10 @@ pub struct PatternCount {
     pub duplicates: u64,
     /// Multi-hop groups dropped because two of their triplets share a chunk.
     pub shared_chunk: u64,
-    /// Groups over the cap, left out by the sampling.
+    /// Groups over the cap, left out by the sampling: `found - shared_chunk - kept`, exact
+    /// whether the pattern was enumerated or counted (chains and inverted stars under a cap).
     pub capped: u64,
-    /// Groups written.
+    /// Groups written: `min(cap, found - shared_chunk)`.
     pub kept: u64,
 }
 
