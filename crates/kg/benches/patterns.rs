@@ -165,7 +165,7 @@ fn hub_graph(reports: usize) -> Vec<GraphEdge> {
     edges
 }
 
-/// The hub-growing scaling point: [`hub_graph`] at 200, 400 and 800 reports, the cap 45 per
+/// The hub-growing scaling point: [`hub_graph`] at 400, 800 and 1,600 reports, the cap 45 per
 /// report (as `just bench-rare` sets it), the stage's miner (counting) against the enumerating
 /// reference, seconds per size and per doubling.
 fn scaling() {
@@ -175,7 +175,7 @@ fn scaling() {
         "reports", "edges", "groups", "counting s", "x doubling", "enumerate s", "x doubling"
     );
     let mut last: Option<(f64, f64)> = None;
-    for reports in [200, 400, 800] {
+    for reports in [400, 800, 1600] {
         let edges = hub_graph(reports);
         let index = GraphIndex::new(&edges);
         let config = PatternsConfig {
