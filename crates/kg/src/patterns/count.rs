@@ -38,9 +38,7 @@
 //! the price of not looking at every group. Single hops and stars are at most a constant number
 //! per node, so they keep the streaming bottom-k.
 
-use std::collections::HashSet;
-
-use foldhash::HashMap;
+use foldhash::{HashMap, HashSet};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -648,7 +646,7 @@ fn pick(grid: &Grid, eligible: u64, s: u64, rng: &mut ChaCha8Rng, out: &mut Vec<
     if 2 * s < eligible {
         // Rejection: at least half the eligible groups are still free, so each try succeeds
         // with probability at least eligible / (2 * size).
-        let mut taken: HashSet<u64> = HashSet::with_capacity(s as usize);
+        let mut taken: HashSet<u64> = HashSet::default();
         while (taken.len() as u64) < s {
             let p = rng.random_range(0..size);
             if let Some(g) = grid.group(p)
@@ -672,7 +670,7 @@ fn pick(grid: &Grid, eligible: u64, s: u64, rng: &mut ChaCha8Rng, out: &mut Vec<
 
 /// `k` distinct integers of `0..n` (`k < n`), uniformly (Floyd's algorithm), ascending.
 fn distinct_ranks(k: usize, n: u64, rng: &mut ChaCha8Rng) -> Vec<u64> {
-    let mut set: HashSet<u64> = HashSet::with_capacity(k);
+    let mut set: HashSet<u64> = HashSet::with_capacity_and_hasher(k, Default::default());
     for j in n - k as u64..n {
         let t = rng.random_range(0..=j);
         if !set.insert(t) {
