@@ -47,22 +47,18 @@ use super::index::GraphIndex;
 use super::mine::{Group, mix, salt};
 
 /// Per-node tallies of the edges at one end (out-edges by tail, or in-edges by head), self-loops
-/// left out: totals, by neighbour, by chunk, by both.
+/// left out: totals and counts by neighbour.
 struct Tally {
     total: Vec<u64>,
     by_node: HashMap<(u32, u32), u64>,
-    by_chunk: HashMap<(u32, u32), u64>,
-    by_both: HashMap<(u32, u32, u32), u64>,
 }
 
 impl Tally {
     /// `out = true`: for each node, its out-edges by tail; else its in-edges by head.
-    fn new(index: &GraphIndex, out: bool, chunks: bool) -> Self {
+    fn new(index: &GraphIndex, out: bool) -> Self {
         let mut t = Tally {
             total: vec![0; index.node_count()],
             by_node: HashMap::default(),
-            by_chunk: HashMap::default(),
-            by_both: HashMap::default(),
         };
         for e in 0..index.edge_count() {
             let (h, tl) = (index.head[e], index.tail[e]);
@@ -72,22 +68,34 @@ impl Tally {
             let (n, x) = if out { (h, tl) } else { (tl, h) };
             t.total[n as usize] += 1;
             *t.by_node.entry((n, x)).or_default() += 1;
-            if chunks {
-                let k = index.chunk[e];
-                *t.by_chunk.entry((n, k)).or_default() += 1;
-                *t.by_both.entry((n, x, k)).or_default() += 1;
-            }
         }
         t
     }
     fn node(&self, n: u32, x: u32) -> u64 {
         self.by_node.get(&(n, x)).copied().unwrap_or(0)
     }
-    fn chunk(&self, n: u32, k: u32) -> u64 {
-        self.by_chunk.get(&(n, k)).copied().unwrap_or(0)
+}
+
+/// The edges of each chunk (CSR, in edge order): a handful each.
+struct ChunkEdges {
+    start: Vec<u32>,
+    edges: Vec<u32>,
+}
+
+impl ChunkEdges {
+    fn new(index: &GraphIndex) -> Self {
+        let keys = index
+            .chunk
+            .iter()
+            .copied()
+            .max()
+            .map_or(0, |m| m as usize + 1);
+        let (start, edges) = csr_by(index.edge_count(), keys, &index.chunk);
+        ChunkEdges { start, edges }
     }
-    fn both(&self, n: u32, x: u32, k: u32) -> u64 {
-        self.by_both.get(&(n, x, k)).copied().unwrap_or(0)
+    fn of(&self, k: u32) -> &[u32] {
+        let k = k as usize;
+        &self.edges[self.start[k] as usize..self.start[k + 1] as usize]
     }
 }
 
@@ -146,8 +154,9 @@ pub(super) fn mine_counted(
     };
     match pattern {
         PatternKind::ChainedMultiHop => {
-            let ins = Tally::new(index, false, rule);
-            let chain3 = (chain_max >= 3).then(|| Chain3::new(index, &ins, rule));
+            let ins = Tally::new(index, false);
+            let chunks = rule.then(|| ChunkEdges::new(index));
+            let chain3 = (chain_max >= 3).then(|| Chain3::new(index, &ins, chunks.as_ref()));
             // Centres in triplet order, so the row order of the input does not matter.
             let mut order: Vec<u32> = (0..index.edge_count() as u32).collect();
             order.sort_unstable_by_key(|&e| index.triplet_rank[e as usize]);
@@ -156,10 +165,18 @@ pub(super) fn mine_counted(
                     continue;
                 }
                 if chain_min <= 2 {
-                    push(Shape::Chain2, e, count_chain2(index, &ins, e, rule));
+                    push(
+                        Shape::Chain2,
+                        e,
+                        count_chain2(index, &ins, chunks.as_ref(), e),
+                    );
                 }
                 if let Some(chain3) = &chain3 {
-                    push(Shape::Chain3, e, chain3.count(index, &ins, e));
+                    push(
+                        Shape::Chain3,
+                        e,
+                        chain3.count(index, &ins, chunks.as_ref(), e),
+                    );
                 }
             }
         }
@@ -219,89 +236,29 @@ fn inverted_heads(index: &GraphIndex, v: u32, seen: &mut [u32], heads: &mut Vec<
     }
 }
 
-/// 2-chains `a -> b -> c` ending in `e2 = b -> c`: `(found, eligible)`.
-fn count_chain2(index: &GraphIndex, ins: &Tally, e2: u32, rule: bool) -> (u64, u64) {
+/// 2-chains `a -> b -> c` ending in `e2 = b -> c`: `(found, eligible)`; with the rule
+/// (`chunks`), less the first edges in `e2`'s chunk.
+fn count_chain2(
+    index: &GraphIndex,
+    ins: &Tally,
+    chunks: Option<&ChunkEdges>,
+    e2: u32,
+) -> (u64, u64) {
     let (b, c, k2) = ends(index, e2);
     // In-edges of b, self-loops left out, not from c.
     let found = ins.total[b as usize] - ins.node(b, c);
-    let eligible = if rule {
-        found + ins.both(b, c, k2) - ins.chunk(b, k2)
-    } else {
-        found
+    let Some(chunks) = chunks else {
+        return (found, found);
     };
-    (found, eligible)
-}
-
-/// 3-chains `a -> b -> c -> d` with middle edge `e2 = b -> c`: `(found, eligible)`.
-///
-/// With `I` the usable first edges (into `b`, `a` not `b` or `c`, chunk not `e2`'s) and `J` the
-/// usable last edges (out of `c`, `d` not `c` or `b`, chunk not `e2`'s), the pairs are `I x J`
-/// less those with `a = d` or (rule) equal chunks; the pairs are counted from the shorter side,
-/// looking the other side's coincidences up in the tallies. Costs `min(in(b), out(c))` per
-/// middle edge, which hubs make superlinear: the reference [`Chain3::count`] is tested against.
-#[cfg(test)]
-fn count_chain3_direct(
-    index: &GraphIndex,
-    ins: &Tally,
-    outs: &Tally,
-    e2: u32,
-    rule: bool,
-) -> (u64, u64) {
-    let (b, c, k2) = ends(index, e2);
-    let (mut found, mut eligible) = (0u64, 0u64);
-    if index.in_degree(b) <= index.out_degree(c) {
-        let j_all = outs.total[c as usize] - outs.node(c, b);
-        let j_ok = if rule {
-            j_all + outs.both(c, b, k2) - outs.chunk(c, k2)
-        } else {
-            j_all
-        };
-        for &e1 in index.incoming(b) {
-            let a = index.head[e1 as usize];
-            if a == b || a == c {
-                continue;
-            }
-            let to_a = outs.node(c, a);
-            found += j_all - to_a;
-            if !rule {
-                continue;
-            }
-            let k1 = index.chunk[e1 as usize];
-            if k1 == k2 {
-                continue;
-            }
-            // Added before subtracting: the two removed sets overlap by it.
-            eligible += j_ok + outs.both(c, a, k1)
-                - (to_a - outs.both(c, a, k2))
-                - (outs.chunk(c, k1) - outs.both(c, b, k1));
-        }
-    } else {
-        let i_all = ins.total[b as usize] - ins.node(b, c);
-        let i_ok = if rule {
-            i_all + ins.both(b, c, k2) - ins.chunk(b, k2)
-        } else {
-            i_all
-        };
-        for &e3 in index.outgoing(c) {
-            let d = index.tail[e3 as usize];
-            if d == c || d == b {
-                continue;
-            }
-            let from_d = ins.node(b, d);
-            found += i_all - from_d;
-            if !rule {
-                continue;
-            }
-            let k3 = index.chunk[e3 as usize];
-            if k3 == k2 {
-                continue;
-            }
-            eligible += i_ok + ins.both(b, d, k3)
-                - (from_d - ins.both(b, d, k2))
-                - (ins.chunk(b, k3) - ins.both(b, c, k3));
-        }
-    }
-    (found, if rule { eligible } else { found })
+    let same = chunks
+        .of(k2)
+        .iter()
+        .filter(|&&e| {
+            let (a, t) = (index.head[e as usize], index.tail[e as usize]);
+            t == b && a != b && a != c
+        })
+        .count() as u64;
+    (found, found - same)
 }
 
 /// What counting 3-chains needs beyond the in-tallies: the out-tallies, per node pair `(b, c)`
@@ -309,20 +266,16 @@ fn count_chain3_direct(
 /// same-chunk pairs of a first and a last edge, found chunk by chunk.
 struct Chain3 {
     outs: Tally,
-    rule: bool,
     /// `(b, c)` -> `sum over x of in(b from x) * out(c to x)`.
     closing: HashMap<(u32, u32), u64>,
     /// `(b, c)` -> (pairs `a -> b`, `c -> d` in one chunk with `a, d` not in `{b, c}`; those of
     /// them with `a = d`).
     same_chunk: HashMap<(u32, u32), (u64, u64)>,
-    /// Edges by chunk (CSR).
-    chunk_start: Vec<u32>,
-    chunk_edges: Vec<u32>,
 }
 
 impl Chain3 {
-    fn new(index: &GraphIndex, ins: &Tally, rule: bool) -> Self {
-        let outs = Tally::new(index, true, rule);
+    fn new(index: &GraphIndex, ins: &Tally, chunks: Option<&ChunkEdges>) -> Self {
+        let outs = Tally::new(index, true);
         let n = index.node_count();
         // Distinct neighbours with multiplicities, per node (CSR), from the tallies.
         let neighbours = |t: &Tally| {
@@ -378,20 +331,10 @@ impl Chain3 {
             }
         }
 
-        let (chunk_start, chunk_edges) = csr_by(
-            index.edge_count(),
-            index
-                .chunk
-                .iter()
-                .copied()
-                .max()
-                .map_or(0, |m| m as usize + 1),
-            &index.chunk,
-        );
         let mut same_chunk: HashMap<(u32, u32), (u64, u64)> = HashMap::default();
-        if rule {
-            for k in 0..chunk_start.len().saturating_sub(1) {
-                let edges = &chunk_edges[chunk_start[k] as usize..chunk_start[k + 1] as usize];
+        if let Some(chunks) = chunks {
+            for k in 0..chunks.start.len().saturating_sub(1) {
+                let edges = chunks.of(k as u32);
                 for &e1 in edges {
                     let (a, b) = (index.head[e1 as usize], index.tail[e1 as usize]);
                     for &e3 in edges {
@@ -408,11 +351,8 @@ impl Chain3 {
         }
         Chain3 {
             outs,
-            rule,
             closing,
             same_chunk,
-            chunk_start,
-            chunk_edges,
         }
     }
 
@@ -425,20 +365,24 @@ impl Chain3 {
     /// edges), less the same-chunk pairs in `I' x J'` (the pair's count less those in `k2`),
     /// plus the pairs that are both. All in the tallies and `k2`'s edges: constant work for a
     /// bounded chunk.
-    fn count(&self, index: &GraphIndex, ins: &Tally, e2: u32) -> (u64, u64) {
+    fn count(
+        &self,
+        index: &GraphIndex,
+        ins: &Tally,
+        chunks: Option<&ChunkEdges>,
+        e2: u32,
+    ) -> (u64, u64) {
         let (b, c, k2) = ends(index, e2);
         let outs = &self.outs;
         let i_all = ins.total[b as usize] - ins.node(b, c);
         let j_all = outs.total[c as usize] - outs.node(c, b);
         let closing = self.closing.get(&(b, c)).copied().unwrap_or(0);
         let found = i_all * j_all - closing;
-        if !self.rule {
+        let Some(chunks) = chunks else {
             return (found, found);
-        }
+        };
         // e2's chunk: its first edges (L1) and last edges (L3) around b -> c.
-        let k = k2 as usize;
-        let chunk =
-            &self.chunk_edges[self.chunk_start[k] as usize..self.chunk_start[k + 1] as usize];
+        let chunk = chunks.of(k2);
         let (mut l1, mut l3, mut y1, mut y3) = (0i64, 0i64, 0i64, 0i64);
         for &e in chunk {
             let (h, t) = (index.head[e as usize], index.tail[e as usize]);
@@ -687,6 +631,122 @@ mod tests {
     use super::*;
     use noisebench_core::GraphEdge;
 
+    /// The tallies with chunks, per-node tallies of the edges at one end (out-edges by tail, or in-edges by head), self-loops
+    /// left out: totals, by neighbour, by chunk, by both.
+    struct Full {
+        total: Vec<u64>,
+        by_node: HashMap<(u32, u32), u64>,
+        by_chunk: HashMap<(u32, u32), u64>,
+        by_both: HashMap<(u32, u32, u32), u64>,
+    }
+
+    impl Full {
+        /// `out = true`: for each node, its out-edges by tail; else its in-edges by head.
+        fn new(index: &GraphIndex, out: bool, chunks: bool) -> Self {
+            let mut t = Full {
+                total: vec![0; index.node_count()],
+                by_node: HashMap::default(),
+                by_chunk: HashMap::default(),
+                by_both: HashMap::default(),
+            };
+            for e in 0..index.edge_count() {
+                let (h, tl) = (index.head[e], index.tail[e]);
+                if h == tl {
+                    continue;
+                }
+                let (n, x) = if out { (h, tl) } else { (tl, h) };
+                t.total[n as usize] += 1;
+                *t.by_node.entry((n, x)).or_default() += 1;
+                if chunks {
+                    let k = index.chunk[e];
+                    *t.by_chunk.entry((n, k)).or_default() += 1;
+                    *t.by_both.entry((n, x, k)).or_default() += 1;
+                }
+            }
+            t
+        }
+        fn node(&self, n: u32, x: u32) -> u64 {
+            self.by_node.get(&(n, x)).copied().unwrap_or(0)
+        }
+        fn chunk(&self, n: u32, k: u32) -> u64 {
+            self.by_chunk.get(&(n, k)).copied().unwrap_or(0)
+        }
+        fn both(&self, n: u32, x: u32, k: u32) -> u64 {
+            self.by_both.get(&(n, x, k)).copied().unwrap_or(0)
+        }
+    }
+
+    /// 3-chains `a -> b -> c -> d` with middle edge `e2 = b -> c`: `(found, eligible)`.
+    ///
+    /// With `I` the usable first edges (into `b`, `a` not `b` or `c`, chunk not `e2`'s) and `J` the
+    /// usable last edges (out of `c`, `d` not `c` or `b`, chunk not `e2`'s), the pairs are `I x J`
+    /// less those with `a = d` or (rule) equal chunks; the pairs are counted from the shorter side,
+    /// looking the other side's coincidences up in the tallies. Costs `min(in(b), out(c))` per
+    /// middle edge, which hubs make superlinear: the reference [`Chain3::count`] is tested against.
+    fn count_chain3_direct(
+        index: &GraphIndex,
+        ins: &Full,
+        outs: &Full,
+        e2: u32,
+        rule: bool,
+    ) -> (u64, u64) {
+        let (b, c, k2) = ends(index, e2);
+        let (mut found, mut eligible) = (0u64, 0u64);
+        if index.in_degree(b) <= index.out_degree(c) {
+            let j_all = outs.total[c as usize] - outs.node(c, b);
+            let j_ok = if rule {
+                j_all + outs.both(c, b, k2) - outs.chunk(c, k2)
+            } else {
+                j_all
+            };
+            for &e1 in index.incoming(b) {
+                let a = index.head[e1 as usize];
+                if a == b || a == c {
+                    continue;
+                }
+                let to_a = outs.node(c, a);
+                found += j_all - to_a;
+                if !rule {
+                    continue;
+                }
+                let k1 = index.chunk[e1 as usize];
+                if k1 == k2 {
+                    continue;
+                }
+                // Added before subtracting: the two removed sets overlap by it.
+                eligible += j_ok + outs.both(c, a, k1)
+                    - (to_a - outs.both(c, a, k2))
+                    - (outs.chunk(c, k1) - outs.both(c, b, k1));
+            }
+        } else {
+            let i_all = ins.total[b as usize] - ins.node(b, c);
+            let i_ok = if rule {
+                i_all + ins.both(b, c, k2) - ins.chunk(b, k2)
+            } else {
+                i_all
+            };
+            for &e3 in index.outgoing(c) {
+                let d = index.tail[e3 as usize];
+                if d == c || d == b {
+                    continue;
+                }
+                let from_d = ins.node(b, d);
+                found += i_all - from_d;
+                if !rule {
+                    continue;
+                }
+                let k3 = index.chunk[e3 as usize];
+                if k3 == k2 {
+                    continue;
+                }
+                eligible += i_ok + ins.both(b, d, k3)
+                    - (from_d - ins.both(b, d, k2))
+                    - (ins.chunk(b, k3) - ins.both(b, c, k3));
+            }
+        }
+        (found, if rule { eligible } else { found })
+    }
+
     /// A pseudo-random multigraph of `n` edges over 12 nodes, a third of the ends on hub 0,
     /// chunks shared by a handful of edges.
     fn graph(n: u32, salt: u32) -> Vec<GraphEdge> {
@@ -719,16 +779,20 @@ mod tests {
             let edges = graph(20 + salt * 3, salt);
             let index = GraphIndex::new(&edges);
             for rule in [false, true] {
-                let ins = Tally::new(&index, false, rule);
-                let outs = Tally::new(&index, true, rule);
-                let chain3 = Chain3::new(&index, &ins, rule);
+                let ins = Tally::new(&index, false);
+                let (full_in, full_out) = (
+                    Full::new(&index, false, rule),
+                    Full::new(&index, true, rule),
+                );
+                let chunks = rule.then(|| ChunkEdges::new(&index));
+                let chain3 = Chain3::new(&index, &ins, chunks.as_ref());
                 for e in 0..index.edge_count() as u32 {
                     if index.head[e as usize] == index.tail[e as usize] {
                         continue;
                     }
                     assert_eq!(
-                        chain3.count(&index, &ins, e),
-                        count_chain3_direct(&index, &ins, &outs, e, rule),
+                        chain3.count(&index, &ins, chunks.as_ref(), e),
+                        count_chain3_direct(&index, &full_in, &full_out, e, rule),
                         "salt {salt}, rule {rule}, edge {e}"
                     );
                 }
