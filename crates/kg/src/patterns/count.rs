@@ -12,9 +12,9 @@
 //! 1. **Count per centre, exactly.** A centre is a chain's last edge (2 edges), its middle edge
 //!    (3 edges), or an inverted star's tail. Its groups are counted twice, all node-distinct ones
 //!    (`found`) and those also passing the distinct-chunk rule (eligible), from per-node tallies
-//!    of in- and out-edges by neighbour, by chunk and by both (self-loops left out), by
-//!    inclusion-exclusion over the excluded coincidences. A 2-chain or inverted-star centre is a
-//!    few look-ups (inverted stars a pass over the tail's in-list). A 3-chain centre `b -> c` is
+//!    of in- and out-edges by neighbour (self-loops left out) and the edges of each chunk, by
+//!    inclusion-exclusion over the excluded coincidences. A 2-chain centre is a look-up and a
+//!    pass over its chunk's edges, an inverted-star centre a pass over the tail's in-list. A 3-chain centre `b -> c` is
 //!    `|I| |J|` (usable first and last edges, from the tallies) less the pairs closing a cycle
 //!    (`a = d`: counted once per distinct node pair `(b, c)`, marking `c`'s out-neighbours in a
 //!    dense array and reading `b`'s in-neighbours there) and, with the rule, less the pairs
@@ -261,9 +261,9 @@ fn count_chain2(
     (found, found - same)
 }
 
-/// What counting 3-chains needs beyond the in-tallies: the out-tallies, per node pair `(b, c)`
-/// of an edge the pairs `x -> b`, `c -> x` (the `a = d` coincidences), and (rule) per pair the
-/// same-chunk pairs of a first and a last edge, found chunk by chunk.
+/// What counting 3-chains needs beyond the in-tallies and the chunks' edges: the out-tallies,
+/// per node pair `(b, c)` of an edge the pairs `x -> b`, `c -> x` (the `a = d` coincidences),
+/// and (rule) per pair the same-chunk pairs of a first and a last edge, found chunk by chunk.
 struct Chain3 {
     outs: Tally,
     /// `(b, c)` -> `sum over x of in(b from x) * out(c to x)`.
