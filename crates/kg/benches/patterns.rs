@@ -10,6 +10,10 @@
 //! generator then runs against a stub module). `NOISEBENCH_PYTHON` names the interpreter (default: `.venv-bench/bin/python3` at the
 //! repository root if present, else `python3`); `NOISEBENCH_BENCH_NX_TIMEOUT` the script's budget
 //! in seconds (default 60: its single-hop test never finishes). Plain `main` with `std::time`.
+//!
+//! First, a hub-growing scaling point (no baseline): a synthetic graph whose hub degrees double
+//! with its size, at three sizes, mined capped as the stage mines it (chains and inverted stars
+//! counted and sampled by rank) and by enumerating every group, with seconds per doubling.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -129,7 +133,90 @@ fn time<T>(runs: usize, mut f: impl FnMut() -> T) -> (f64, T) {
     (secs[secs.len() / 2], last.expect("runs >= 1"))
 }
 
+/// A RARE-shaped graph of `reports` reports whose hubs grow with it: each report has its own 20
+/// entities and 10 chunks, and names 5 of its sector's 5 shared entities (8 sectors), so a hub's
+/// degree doubles when the reports do, and with it the chains and inverted stars through it.
+fn hub_graph(reports: usize) -> Vec<GraphEdge> {
+    let mut edges = Vec::new();
+    let mut add = |h: String, t: String, r: usize, n: usize| {
+        let i = edges.len();
+        edges.push(GraphEdge {
+            id: format!("e{i:07}"),
+            head: h,
+            relation: format!("rel{}", n % 4),
+            tail: t,
+            triplet_ids: vec![format!("t{i:07}")],
+            chunk_ids: vec![format!("r{r}_c{}", n % 10)],
+            report_ids: vec![format!("r{r}")],
+        });
+    };
+    for r in 0..reports {
+        let local = |i: usize| format!("r{r}_e{i}");
+        let hub = |j: usize| format!("sector{}_name{j}", r % 8);
+        for i in 0..10 {
+            add(local(i), local(i + 1 + (r + i) % 9), r, i);
+        }
+        for j in 0..5 {
+            add(local(10 + j), hub(j), r, 10 + j);
+            add(hub(j), local(15 + j), r, 15 + j);
+        }
+        add(hub(r % 5), hub((r / 5 + 1 + r % 5) % 5), r, 20);
+    }
+    edges
+}
+
+/// The hub-growing scaling point: [`hub_graph`] at 400, 800 and 1,600 reports, the cap 45 per
+/// report (as `just bench-rare` sets it), the stage's miner (counting) against the enumerating
+/// reference, seconds per size and per doubling.
+fn scaling() {
+    println!("hub-growing graphs (cap 45 per report, distinct-chunk rule on):");
+    println!(
+        "{:>8} {:>8} {:>12} {:>10} {:>10} {:>12} {:>10}",
+        "reports", "edges", "groups", "counting s", "x doubling", "enumerate s", "x doubling"
+    );
+    let mut last: Option<(f64, f64)> = None;
+    for reports in [400, 800, 1600] {
+        let edges = hub_graph(reports);
+        let index = GraphIndex::new(&edges);
+        let config = PatternsConfig {
+            max_per_pattern: Some(45 * reports),
+            ..PatternsConfig::default()
+        };
+        let mine_all = |enumerate: bool| {
+            PatternKind::ALL
+                .into_iter()
+                .map(|kind| {
+                    let mined = if enumerate {
+                        noisebench_kg::mine_pattern_enumerating(&index, kind, &config)
+                    } else {
+                        mine_pattern(&index, kind, &config)
+                    };
+                    mined.count.found
+                })
+                .sum::<u64>()
+        };
+        let (ours, groups) = time(3, || mine_all(false));
+        let (theirs, same) = time(1, || mine_all(true));
+        assert_eq!(groups, same, "counting and enumerating count alike");
+        let ratio = |now: f64, then: Option<f64>| {
+            then.map_or("".to_string(), |t| format!("{:.2}x", now / t))
+        };
+        println!(
+            "{:>8} {:>8} {:>12} {:>10.4} {:>10} {:>12.4} {:>10}",
+            reports,
+            edges.len(),
+            groups,
+            ours,
+            ratio(ours, last.map(|l| l.0)),
+            theirs,
+            ratio(theirs, last.map(|l| l.1)),
+        );
+        last = Some((ours, theirs));
+    }
+}
+
 fn main() -> ExitCode {
+    scaling();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let script = root.join("crates/kg/benches/networkx_patterns.py");
     let py = python(&root);

@@ -41,8 +41,8 @@ mod triplets;
 
 pub use graph::{FilerConfig, GraphConfig, GraphStage, build_graph};
 pub use patterns::{
-    GraphIndex, PatternKind, PatternsConfig, PatternsStage, chains, inverted_stars, mine_pattern,
-    mine_patterns, pattern_row, stars,
+    EdgeRange, GraphIndex, PatternKind, PatternsConfig, PatternsStage, chains, inverted_stars,
+    mine_pattern, mine_pattern_enumerating, mine_patterns, pattern_row, stars,
 };
 pub use triplets::task::{
     ExtractedTriplet, SENSE_MIN_TRIPLETS, TASKS, Triplets, TripletsInput, TripletsOutput,

@@ -5,10 +5,14 @@
 //! enumerating simple paths, which is exponential), chains of 2 to 3 edges with no node repeated,
 //! stars (a head's first out-edges in combinations), inverted stars (pairs of heads sharing a
 //! tail). Multi-hop groups whose triplets share a chunk are dropped, groups are deduplicated by
-//! their sorted triplet ids, and each pattern is capped by bottom-k sampling on a seeded hash of
-//! the group, so a small graph change changes few sampled groups. Pure functions over
-//! [`GraphIndex`] (hand-written CSR adjacency) do the work; the stage only counts and reports.
+//! their sorted triplet ids, and each pattern is capped: single hops and stars (a constant number
+//! per node) by bottom-k sampling on a seeded hash of the group, so a small graph change changes
+//! few sampled groups; chains and inverted stars (which grow with hub degrees squared) by exact
+//! counts per centre and a seeded uniform draw by rank, so the cost is the graph plus the cap,
+//! not the number of groups (`count`). Pure functions over [`GraphIndex`] (hand-written CSR
+//! adjacency) do the work; the stage only counts and reports.
 
+mod count;
 mod index;
 mod mine;
 
@@ -21,7 +25,10 @@ use noisebench_core::{
 use serde::{Deserialize, Serialize};
 
 pub use index::GraphIndex;
-pub use mine::{PatternCount, chains, inverted_stars, mine_pattern, pattern_row, stars};
+pub use mine::{
+    PatternCount, chains, inverted_stars, mine_pattern, mine_pattern_enumerating, pattern_row,
+    stars,
+};
 
 /// One of RARE's four question patterns, named as its records name them.
 #[derive(
@@ -119,8 +126,9 @@ pub struct PatternsConfig {
     /// combined from: RARE takes the first 4. At least `star_edges.max`, at most 16.
     #[serde(default = "default_star_leaves")]
     pub star_leaves: usize,
-    /// Most groups kept per pattern, sampled stably (bottom-k on a seeded hash of each group);
-    /// RARE keeps 30,000 (the default). At least 1; `null` (JSON) means no cap, which TOML,
+    /// Most groups kept per pattern, sampled stably with `seed`: single hops and stars by
+    /// bottom-k on a seeded hash of each group, chains and inverted stars uniformly by rank
+    /// from exact counts, without enumerating them; RARE keeps 30,000 (the default). At least 1; `null` (JSON) means no cap, which TOML,
     /// having no null, writes as a number above any count.
     #[serde(default = "default_max_per_pattern")]
     pub max_per_pattern: Option<usize>,

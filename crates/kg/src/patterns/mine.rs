@@ -5,6 +5,7 @@ use std::collections::BinaryHeap;
 use noisebench_core::{Pattern, stable_id};
 use serde::Serialize;
 
+use super::count::mine_counted;
 use super::index::GraphIndex;
 use super::{PatternKind, PatternsConfig};
 
@@ -17,7 +18,7 @@ pub struct Group {
 }
 
 impl Group {
-    fn of(edges: &[u32]) -> Self {
+    pub(super) fn of(edges: &[u32]) -> Self {
         let mut g = Group {
             edges: [0; 4],
             len: edges.len() as u8,
@@ -44,9 +45,10 @@ pub struct PatternCount {
     pub duplicates: u64,
     /// Multi-hop groups dropped because two of their triplets share a chunk.
     pub shared_chunk: u64,
-    /// Groups over the cap, left out by the sampling.
+    /// Groups over the cap, left out by the sampling: `found - shared_chunk - kept`, exact
+    /// whether the pattern was enumerated or counted (chains and inverted stars under a cap).
     pub capped: u64,
-    /// Groups written.
+    /// Groups written: `min(cap, found - shared_chunk)`.
     pub kept: u64,
 }
 
@@ -60,7 +62,9 @@ pub struct PatternGroups {
 }
 
 /// Mine one pattern: enumerate, dedupe, apply the distinct-chunk rule (multi-hop patterns,
-/// when configured) and the cap.
+/// when configured) and the cap. Capped chains and inverted stars (on distinct triplets) are
+/// instead counted per centre and sampled by rank, never enumerated (see `count`): the same
+/// counts, and a uniform seeded sample whose cost is the graph plus the cap.
 pub fn mine_pattern(
     index: &GraphIndex,
     pattern: PatternKind,
@@ -69,9 +73,56 @@ pub fn mine_pattern(
     if !index.distinct_triplets {
         return mine_with_dedupe(index, pattern, config);
     }
+    let rule = config.distinct_chunks && pattern != PatternKind::SingleHop;
+    // Chains and inverted stars grow with hub degrees squared: capped, they are counted and
+    // sampled by rank without being enumerated (see `count`).
+    if let Some(k) = config.max_per_pattern
+        && matches!(
+            pattern,
+            PatternKind::ChainedMultiHop | PatternKind::InvertedStarShaped
+        )
+    {
+        let counted = mine_counted(
+            index,
+            pattern,
+            config.chain_edges.min,
+            config.chain_edges.max,
+            rule,
+            k,
+            config.seed,
+        );
+        let kept = counted.groups.len() as u64;
+        return PatternGroups {
+            pattern,
+            groups: counted.groups,
+            count: PatternCount {
+                pattern: pattern.name().to_string(),
+                found: counted.found,
+                duplicates: 0,
+                shared_chunk: counted.found - counted.eligible,
+                capped: counted.eligible - kept,
+                kept,
+            },
+        };
+    }
+    mine_pattern_enumerating(index, pattern, config)
+}
+
+/// [`mine_pattern`] by enumerating every group, as it mines single hops and stars: the same
+/// counts, and under a cap the bottom-k of a seeded hash of each group (a different sample
+/// from [`mine_pattern`]'s for chains and inverted stars). Its cost is the number of groups;
+/// kept as the reference the counting miner is tested and benched against.
+pub fn mine_pattern_enumerating(
+    index: &GraphIndex,
+    pattern: PatternKind,
+    config: &PatternsConfig,
+) -> PatternGroups {
+    if !index.distinct_triplets {
+        return mine_with_dedupe(index, pattern, config);
+    }
+    let rule = config.distinct_chunks && pattern != PatternKind::SingleHop;
     // Distinct groups by construction (see `dedupe`): stream them through the rule and the cap,
     // so memory is the cap, not the number of groups a hub makes.
-    let rule = config.distinct_chunks && pattern != PatternKind::SingleHop;
     let (mut found, mut shared_chunk) = (0u64, 0u64);
     let groups = match config.max_per_pattern {
         None => {
@@ -325,7 +376,7 @@ fn combinations(n: usize, k: usize, mut f: impl FnMut(&[usize])) {
 
 /// The group's triplet ranks, sorted, packed into one integer (unused slots all ones), so
 /// comparing keys compares sorted triplet ids.
-fn sorted_key(index: &GraphIndex, g: &Group) -> u128 {
+pub(super) fn sorted_key(index: &GraphIndex, g: &Group) -> u128 {
     let mut ranks = [u32::MAX; 4];
     for (slot, &e) in ranks.iter_mut().zip(g.edges()) {
         *slot = index.triplet_rank[e as usize];
@@ -372,10 +423,20 @@ fn distinct_chunks(index: &GraphIndex, g: &Group) -> bool {
 }
 
 /// splitmix64's finaliser: a bijective 64-bit mix.
-fn mix(mut z: u64) -> u64 {
+pub(super) fn mix(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
+}
+
+/// A salt per pattern, so each pattern's sample is drawn independently.
+pub(super) fn salt(pattern: PatternKind) -> u64 {
+    match pattern {
+        PatternKind::SingleHop => 1,
+        PatternKind::ChainedMultiHop => 2,
+        PatternKind::StarShaped => 3,
+        PatternKind::InvertedStarShaped => 4,
+    }
 }
 
 /// The seeded sampling hash of a group: of the pattern and its sorted triplet-id hashes, so it
@@ -387,14 +448,7 @@ fn sample_key(seed: u64, pattern: PatternKind, hashes: &[u64], g: &Group) -> u64
     }
     let own = &mut own[..g.len as usize];
     own.sort_unstable();
-    // A salt per pattern, so each pattern's sample is drawn independently.
-    let salt = match pattern {
-        PatternKind::SingleHop => 1,
-        PatternKind::ChainedMultiHop => 2,
-        PatternKind::StarShaped => 3,
-        PatternKind::InvertedStarShaped => 4,
-    };
-    let mut h = mix(seed ^ mix(salt));
+    let mut h = mix(seed ^ mix(salt(pattern)));
     for &x in own.iter() {
         h = mix(h.wrapping_add(0x9e37_79b9_7f4a_7c15) ^ x);
     }
@@ -550,7 +604,7 @@ mod tests {
                     ..PatternsConfig::default()
                 };
                 for kind in PatternKind::ALL {
-                    let streamed = mine_pattern(&index, kind, &config);
+                    let streamed = mine_pattern_enumerating(&index, kind, &config);
                     let whole = mine_with_dedupe(&index, kind, &config);
                     let sorted = |mut g: Vec<Group>| {
                         g.sort_unstable();
@@ -558,6 +612,9 @@ mod tests {
                     };
                     assert_eq!(streamed.count, whole.count, "{cap:?} {kind:?}");
                     assert_eq!(sorted(streamed.groups), sorted(whole.groups));
+                    // Counting gives the same counts (its sample is another, tested in `it`).
+                    let counted = mine_pattern(&index, kind, &config);
+                    assert_eq!(counted.count, whole.count, "{cap:?} {kind:?}");
                 }
             }
         }
