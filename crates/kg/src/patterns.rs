@@ -128,8 +128,9 @@ pub struct PatternsConfig {
     pub star_leaves: usize,
     /// Most groups kept per pattern, sampled stably with `seed`: single hops and stars by
     /// bottom-k on a seeded hash of each group, chains and inverted stars uniformly by rank
-    /// from exact counts, without enumerating them; RARE keeps 30,000 (the default). At least 1; `null` (JSON) means no cap, which TOML,
-    /// having no null, writes as a number above any count.
+    /// from exact counts, without enumerating them; RARE keeps 30,000 (the default). At least
+    /// 1; `null` (JSON) means no cap, which TOML, having no null, writes as a number above any
+    /// count.
     #[serde(default = "default_max_per_pattern")]
     pub max_per_pattern: Option<usize>,
     /// Seed of the sampling hash (default 42).
