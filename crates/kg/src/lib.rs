@@ -30,10 +30,13 @@
 //! (`PatternsStage`) with `patterns/`: `index.rs` (the adjacency index over the edges), `mine.rs`
 //! (single-hop edges, chains, stars and inverted stars under RARE's degree rules, never enumerating
 //! simple paths), the distinct-chunk rule, dedupe by sorted triplet ids, a per-pattern cap kept by
-//! bottom-k sampling on a seeded hash (stable across refreshes); counts per pattern in its facts.
-//! Invariant: a triplet is kept only when its source sentence is in a chunk of its window; which
-//! patterns are sampled depends only on each group's identity, so a refresh moves only the groups
-//! an edit touches.
+//! bottom-k sampling on a seeded hash; counts per pattern in its facts), `count.rs` (capped chains
+//! and inverted stars counted per centre and sampled uniformly by rank, never enumerated: the cost
+//! is the graph and the cap, not the groups hubs make) and `group.rs` (a group of edges and the
+//! seeded hashing both miners sample with). Invariant: a triplet is kept only when its source
+//! sentence is in a chunk of its window; the same graph and seed give the same patterns, and
+//! which single hops and stars are sampled depends only on each group's identity, so a refresh
+//! moves only those an edit touches (capped chains and inverted stars may all move).
 
 mod graph;
 mod patterns;

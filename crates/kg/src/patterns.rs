@@ -13,6 +13,7 @@
 //! adjacency) do the work; the stage only counts and reports.
 
 mod count;
+mod group;
 mod index;
 mod mine;
 

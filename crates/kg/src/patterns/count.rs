@@ -43,8 +43,8 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::PatternKind;
+use super::group::{Group, mix, salt};
 use super::index::GraphIndex;
-use super::mine::{Group, mix, salt};
 
 /// Per-node tallies of the edges at one end (out-edges by tail, or in-edges by head), self-loops
 /// left out: totals and counts by neighbour.
@@ -580,7 +580,7 @@ fn sample(
         let mut rng = ChaCha8Rng::seed_from_u64(mix(base ^ grid.identity()));
         pick(&grid, c.eligible, s, &mut rng, &mut groups);
     }
-    groups.sort_unstable_by_key(|g| super::mine::sorted_key(index, g));
+    groups.sort_unstable_by_key(|g| super::group::sorted_key(index, g));
     groups
 }
 

@@ -6,32 +6,10 @@ use noisebench_core::{Pattern, stable_id};
 use serde::Serialize;
 
 use super::count::mine_counted;
+pub use super::group::Group;
+use super::group::{mix, salt, sorted_key};
 use super::index::GraphIndex;
 use super::{PatternKind, PatternsConfig};
-
-/// A group of edges (indices into the index's edges), in pattern order: a chain's edges along
-/// the path, a star's and an inverted star's by first triplet id. At most four edges.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Group {
-    edges: [u32; 4],
-    len: u8,
-}
-
-impl Group {
-    pub(super) fn of(edges: &[u32]) -> Self {
-        let mut g = Group {
-            edges: [0; 4],
-            len: edges.len() as u8,
-        };
-        g.edges[..edges.len()].copy_from_slice(edges);
-        g
-    }
-
-    /// The group's edges, as indices into the index's edges, in pattern order.
-    pub fn edges(&self) -> &[u32] {
-        &self.edges[..self.len as usize]
-    }
-}
 
 /// What happened to one pattern's groups (RARE's Table 7, with what our rules removed).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -374,19 +352,6 @@ fn combinations(n: usize, k: usize, mut f: impl FnMut(&[usize])) {
     }
 }
 
-/// The group's triplet ranks, sorted, packed into one integer (unused slots all ones), so
-/// comparing keys compares sorted triplet ids.
-pub(super) fn sorted_key(index: &GraphIndex, g: &Group) -> u128 {
-    let mut ranks = [u32::MAX; 4];
-    for (slot, &e) in ranks.iter_mut().zip(g.edges()) {
-        *slot = index.triplet_rank[e as usize];
-    }
-    ranks[..g.len as usize].sort_unstable();
-    ranks
-        .iter()
-        .fold(0u128, |acc, &r| (acc << 32) | u128::from(r))
-}
-
 fn repeats_a_triplet(index: &GraphIndex, g: &Group) -> bool {
     let e = g.edges();
     (0..e.len()).any(|i| {
@@ -422,23 +387,6 @@ fn distinct_chunks(index: &GraphIndex, g: &Group) -> bool {
         .all(|i| (i + 1..e.len()).all(|j| index.chunk[e[i] as usize] != index.chunk[e[j] as usize]))
 }
 
-/// splitmix64's finaliser: a bijective 64-bit mix.
-pub(super) fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-/// A salt per pattern, so each pattern's sample is drawn independently.
-pub(super) fn salt(pattern: PatternKind) -> u64 {
-    match pattern {
-        PatternKind::SingleHop => 1,
-        PatternKind::ChainedMultiHop => 2,
-        PatternKind::StarShaped => 3,
-        PatternKind::InvertedStarShaped => 4,
-    }
-}
-
 /// The seeded sampling hash of a group: of the pattern and its sorted triplet-id hashes, so it
 /// depends on the group's identity (what its id is made of) and nothing else in the graph.
 fn sample_key(seed: u64, pattern: PatternKind, hashes: &[u64], g: &Group) -> u64 {
@@ -446,7 +394,7 @@ fn sample_key(seed: u64, pattern: PatternKind, hashes: &[u64], g: &Group) -> u64
     for (slot, &e) in own.iter_mut().zip(g.edges()) {
         *slot = hashes[e as usize];
     }
-    let own = &mut own[..g.len as usize];
+    let own = &mut own[..g.edges().len()];
     own.sort_unstable();
     let mut h = mix(seed ^ mix(salt(pattern)));
     for &x in own.iter() {
