@@ -331,23 +331,11 @@ pub fn split_table(
     if names.is_empty() {
         return Ok(BTreeMap::new());
     }
-    // The source's row groups, as (first row, rows).
-    let mut reader = parquet_reader(source)?;
-    let metadata = reader.get_metadata().map_err(parquet)?.clone();
-    let mut groups = Vec::with_capacity(metadata.row_groups.len());
-    let mut offset = 0;
-    for group in &metadata.row_groups {
-        groups.push((offset, group.num_rows()));
-        offset += group.num_rows();
-    }
+    let row_groups = RowGroups::open(source)?;
+    let groups = row_groups.groups.clone();
     let schema = kind.schema();
-    let read_group = |(offset, len): (usize, usize)| -> Result<DataFrame, TableError> {
-        let mut reader = parquet_reader(source)?;
-        reader.set_metadata(metadata.clone());
-        let df = reader
-            .with_slice(Some((offset, len)))
-            .finish()
-            .map_err(parquet)?;
+    let read_group = |group: (usize, usize)| -> Result<DataFrame, TableError> {
+        let df = row_groups.read(group)?;
         check_frame(&df, &schema).map_err(|problems| TableError::Schema {
             path: source.into(),
             table: schema.table.clone(),
@@ -494,6 +482,44 @@ fn parquet_reader(path: &Path) -> Result<ParquetReader<BufReader<File>>, TableEr
     Ok(ParquetReader::new(BufReader::new(file)))
 }
 
+/// The row groups of a Parquet file, each read on its own (the footer parsed once).
+struct RowGroups<'p> {
+    path: &'p Path,
+    metadata: FileMetadataRef,
+    /// Each group's first row and row count, in file order.
+    groups: Vec<(usize, usize)>,
+}
+
+impl<'p> RowGroups<'p> {
+    fn open(path: &'p Path) -> Result<Self, TableError> {
+        let metadata = parquet_reader(path)?
+            .get_metadata()
+            .map_err(|e| parquet_error(path, e))?
+            .clone();
+        let mut groups = Vec::with_capacity(metadata.row_groups.len());
+        let mut offset = 0;
+        for group in &metadata.row_groups {
+            groups.push((offset, group.num_rows()));
+            offset += group.num_rows();
+        }
+        Ok(RowGroups {
+            path,
+            metadata,
+            groups,
+        })
+    }
+
+    /// The rows `len` rows from `offset` (a group of [`RowGroups::groups`]), every column.
+    fn read(&self, (offset, len): (usize, usize)) -> Result<DataFrame, TableError> {
+        let mut reader = parquet_reader(self.path)?;
+        reader.set_metadata(self.metadata.clone());
+        reader
+            .with_slice(Some((offset, len)))
+            .finish()
+            .map_err(|e| parquet_error(self.path, e))
+    }
+}
+
 /// A Parquet table opened for checks and previews, without decoding it into rows. Polars stays
 /// inside this crate: callers see row counts, schema checks and a printable preview.
 pub struct Table {
@@ -537,24 +563,13 @@ pub fn read_rows<T: noisebench_core::TableRow>(path: &Path) -> Result<Vec<T>, Ta
 /// Read a Parquet file as typed rows of `kind`, one row group at a time: the decoded columns
 /// of one row group are held beside the rows, never the whole table's twice.
 pub fn read_table(path: &Path, kind: TableKind) -> Result<Rows, TableError> {
-    let parquet = |e: PolarsError| parquet_error(path, e);
-    let mut reader = parquet_reader(path)?;
-    let metadata = reader.get_metadata().map_err(parquet)?.clone();
-    if metadata.row_groups.len() <= 1 {
-        return frame_to_rows(kind, &reader.finish().map_err(parquet)?, path);
+    let groups = RowGroups::open(path)?;
+    if groups.groups.len() <= 1 {
+        return frame_to_rows(kind, &read_frame(path)?, path);
     }
     let mut out = Rows::empty(kind);
-    let mut offset = 0;
-    for group in &metadata.row_groups {
-        let len = group.num_rows();
-        let mut reader = parquet_reader(path)?;
-        reader.set_metadata(metadata.clone());
-        let df = reader
-            .with_slice(Some((offset, len)))
-            .finish()
-            .map_err(parquet)?;
-        out.append(frame_to_rows(kind, &df, path)?);
-        offset += len;
+    for &group in &groups.groups {
+        out.append(frame_to_rows(kind, &groups.read(group)?, path)?);
     }
     Ok(out)
 }
@@ -674,24 +689,14 @@ pub fn read_table_where(
         .collect();
     drop(keys);
     let mut out = Rows::empty(kind);
-    let mut reader = parquet_reader(path)?;
-    let metadata = reader.get_metadata().map_err(parquet)?.clone();
-    let mut offset = 0;
-    for group in &metadata.row_groups {
-        let len = group.num_rows();
+    let groups = RowGroups::open(path)?;
+    for &(offset, len) in &groups.groups {
         let of_group = &kept[offset..offset + len];
         if of_group.iter().any(|&k| k) {
-            let mut reader = parquet_reader(path)?;
-            reader.set_metadata(metadata.clone());
-            let df = reader
-                .with_slice(Some((offset, len)))
-                .finish()
-                .map_err(parquet)?;
             let mask: BooleanChunked = of_group.iter().copied().collect();
-            let df = df.filter(&mask).map_err(parquet)?;
+            let df = groups.read((offset, len))?.filter(&mask).map_err(parquet)?;
             out.append(frame_to_rows(kind, &df, path)?);
         }
-        offset += len;
     }
     Ok(out)
 }

@@ -48,13 +48,10 @@ pub fn mine_pattern(
     pattern: PatternKind,
     config: &PatternsConfig,
 ) -> PatternGroups {
-    if !index.distinct_triplets {
-        return mine_with_dedupe(index, pattern, config);
-    }
-    let rule = config.distinct_chunks && pattern != PatternKind::SingleHop;
     // Chains and inverted stars grow with hub degrees squared: capped, they are counted and
     // sampled by rank without being enumerated (see `count`).
-    if let Some(k) = config.max_per_pattern
+    if index.distinct_triplets
+        && let Some(k) = config.max_per_pattern
         && matches!(
             pattern,
             PatternKind::ChainedMultiHop | PatternKind::InvertedStarShaped
@@ -65,7 +62,7 @@ pub fn mine_pattern(
             pattern,
             config.chain_edges.min,
             config.chain_edges.max,
-            rule,
+            config.distinct_chunks,
             k,
             config.seed,
         );
