@@ -281,6 +281,11 @@ impl TopK {
         self.best.insert(at, (score, rank));
         self.best.truncate(self.k);
     }
+
+    /// The k-th best score, once k were offered.
+    pub(crate) fn kth(&self) -> Option<f32> {
+        (self.k > 0 && self.best.len() == self.k).then(|| self.best[self.k - 1].0)
+    }
 }
 
 /// Cosine similarity of two vectors of the same length (0 when either is zero).
