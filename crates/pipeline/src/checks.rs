@@ -35,7 +35,7 @@ pub(crate) struct Scope<'a> {
     files: BTreeMap<TableKind, PathBuf>,
     rows: BTreeMap<TableKind, OnceCell<Result<Rows, String>>>,
     ids: BTreeMap<TableKind, OnceCell<Result<Ids, String>>>,
-    columns: RefCell<BTreeMap<(TableKind, String), Result<Arc<StrColumn>, String>>>,
+    columns: RefCell<Columns>,
     /// Kinds whose rows some check reads: their columns are taken from the rows, read once,
     /// not read from the file besides.
     rows_first: BTreeSet<TableKind>,
@@ -44,6 +44,9 @@ pub(crate) struct Scope<'a> {
 
 /// A table's ids, shared by the checks that read them.
 type Ids = Arc<HashSet<String>>;
+
+/// The columns read of each kind, by name (or why one could not be).
+type Columns = BTreeMap<(TableKind, String), Result<Arc<StrColumn>, String>>;
 
 impl<'a> Scope<'a> {
     /// A scope over `over`: the kinds this one is not given are `over`'s.
@@ -698,6 +701,51 @@ mod tests {
                 .all(|r| r.detail.contains("does not decode")),
             "{results:?}"
         );
+    }
+
+    /// A second table of a kind is judged on its own file, rows and columns; the references of
+    /// other tables resolve to the table published under the kind's name.
+    #[test]
+    fn a_second_table_of_a_kind_is_judged_on_its_own_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("train.parquet");
+        let train = Rows::Questions(vec![
+            q("q1", "single_hop", &["c1"], &[]),
+            q("q1", "single_hop", &["c1"], &[]),
+        ]);
+        table_io::write_table(&path, &train).unwrap();
+        let train = PublishedTable {
+            name: "train".into(),
+            kind: TableKind::Questions,
+            path,
+        };
+        let splits = Rows::QuestionSplits(vec![QuestionSplit {
+            id: "s3".into(),
+            question_id: "q3".into(),
+            split: "test".into(),
+            ..QuestionSplit::default()
+        }]);
+        let tables = [
+            train,
+            publish(dir.path(), &tables()[3]),
+            publish(dir.path(), &splits),
+        ];
+        let rows_read = Check::new("rows", TableKind::Questions, vec![], |tables| {
+            typed::<Question>(tables).map(|q| (q.len(), vec![]))
+        });
+        let results = check_published(&tables, &[rows_read]);
+        let by = |table: &str, check: &str| {
+            results
+                .iter()
+                .find(|r| r.table == table && r.check == check)
+                .unwrap()
+        };
+        assert_eq!(by("train", "unique(id)").ids, ["q1"]);
+        assert_eq!(by("train", "rows").checked, 2);
+        assert_eq!(by("questions", "unique(id)").status, CheckStatus::Passed);
+        assert_eq!(by("questions", "rows").checked, 3);
+        let reference = by("question_splits", "references(question_id -> questions)");
+        assert_eq!(reference.status, CheckStatus::Passed);
     }
 
     /// A scope reads each column of a file once, and only when asked; a kind read as rows
