@@ -7,7 +7,7 @@
 //! nearest upstream table of each other kind, and again before publishing over the published
 //! tables; a check whose tables are not in scope is skipped, not failed. The declarations here
 //! ([`declared`]) read nothing but ids and the columns they judge ([`Tables::column`], a
-//! [`StrColumn`]; built with [`Check::of_columns`]), so a reader of Parquet files decodes no
+//! [`StrColumn`]; each is [`Check::columns_only`]), so a reader of Parquet files decodes no
 //! table's rows for them, and the same checks over rows in memory take those columns from the
 //! rows; rules that need text matching read rows ([`typed`], [`Check::new`]) and live in the
 //! crate of their concern (the `qa` crate's grounding rules), reaching the runner through its
@@ -205,17 +205,12 @@ impl Check {
         }
     }
 
-    /// [`Check::new`] for a `rule` that reads only columns and ids ([`Tables::column`],
+    /// The check, saying its rule reads only columns and ids ([`Tables::column`],
     /// [`Tables::ids`]), never rows: a reader of files then decodes no table's rows for it.
-    pub fn of_columns(
-        name: impl Into<String>,
-        table: TableKind,
-        needs: Vec<TableKind>,
-        rule: impl Fn(&dyn Tables) -> Result<Found, String> + Send + Sync + 'static,
-    ) -> Check {
+    pub fn columns_only(self) -> Check {
         Check {
             rows: false,
-            ..Check::new(name, table, needs, rule)
+            ..self
         }
     }
 
@@ -326,7 +321,7 @@ fn with_ids(
 
 /// `column` is never empty.
 pub fn not_null<T: TableRow>(column: &'static str, value: fn(&T) -> &str) -> Check {
-    Check::of_columns(
+    Check::new(
         format!("not_null({column})"),
         T::KIND,
         vec![],
@@ -340,6 +335,7 @@ pub fn not_null<T: TableRow>(column: &'static str, value: fn(&T) -> &str) -> Che
             Ok((values.len(), failed))
         },
     )
+    .columns_only()
 }
 
 /// Every value of `column` (a string or a list of strings; empty strings are not references)
@@ -349,7 +345,7 @@ pub fn references<T: TableRow>(
     target: TableKind,
     values: fn(&T) -> Vec<&str>,
 ) -> Check {
-    Check::of_columns(
+    Check::new(
         format!("references({column} -> {target})"),
         T::KIND,
         vec![target],
@@ -369,6 +365,7 @@ pub fn references<T: TableRow>(
             Ok((values.len(), failed))
         },
     )
+    .columns_only()
 }
 
 /// `column` holds one of `accepted`.
@@ -377,7 +374,7 @@ pub(crate) fn accepted_values<T: TableRow>(
     accepted: &'static [&'static str],
     value: fn(&T) -> &str,
 ) -> Check {
-    Check::of_columns(
+    Check::new(
         format!("accepted_values({column})"),
         T::KIND,
         vec![],
@@ -391,12 +388,13 @@ pub(crate) fn accepted_values<T: TableRow>(
             Ok((values.len(), failed))
         },
     )
+    .columns_only()
 }
 
 /// The ids of a table are unique (the runner refuses a stage that repeats one; this says so
 /// again of a published table).
 pub fn unique_ids(kind: TableKind) -> Check {
-    Check::of_columns("unique(id)", kind, vec![], move |tables| {
+    Check::new("unique(id)", kind, vec![], move |tables| {
         let ids = id_column(tables, kind)?;
         let mut seen = HashSet::with_capacity(ids.len());
         let twice: BTreeSet<&str> = (0..ids.len())
@@ -405,6 +403,7 @@ pub fn unique_ids(kind: TableKind) -> Check {
             .collect();
         Ok((ids.len(), twice.into_iter().map(str::to_string).collect()))
     })
+    .columns_only()
 }
 
 fn row_name(id: &str, index: usize) -> String {
@@ -504,7 +503,7 @@ pub fn declared(kind: TableKind) -> Vec<Check> {
 }
 
 fn non_empty_ids(kind: TableKind) -> Check {
-    Check::of_columns("not_null(id)", kind, vec![], move |tables| {
+    Check::new("not_null(id)", kind, vec![], move |tables| {
         let ids = id_column(tables, kind)?;
         let failed = (0..ids.len())
             .filter(|&i| ids.value(i).trim().is_empty())
@@ -512,11 +511,12 @@ fn non_empty_ids(kind: TableKind) -> Check {
             .collect();
         Ok((ids.len(), failed))
     })
+    .columns_only()
 }
 
 /// A multi-hop question (any kind but `single_hop`) has at least two distinct answer chunks.
 pub fn multi_hop_chunks() -> Check {
-    Check::of_columns("multi_hop_chunks", TableKind::Questions, vec![], |tables| {
+    Check::new("multi_hop_chunks", TableKind::Questions, vec![], |tables| {
         let kinds = column_of::<Question>(tables, "kind", |q| vec![&q.kind])?;
         let (ids, kinds) = with_ids(tables, TableKind::Questions, kinds)?;
         let chunks =
@@ -532,12 +532,13 @@ pub fn multi_hop_chunks() -> Check {
             .collect();
         Ok((multi.len(), failed))
     })
+    .columns_only()
 }
 
 /// Every claim-document pair has a `labels` row (same claim and document) whose `provenance`
 /// is not empty. Offenders are `claim_documents` ids.
 pub fn labels_complete() -> Check {
-    Check::of_columns(
+    Check::new(
         "labels_complete",
         TableKind::Labels,
         vec![TableKind::ClaimDocuments],
@@ -566,11 +567,12 @@ pub fn labels_complete() -> Check {
             Ok((links, failed))
         },
     )
+    .columns_only()
 }
 
 /// A rejected question is out of the benchmark: its id is not in `questions`.
 pub fn rejected_not_kept() -> Check {
-    Check::of_columns(
+    Check::new(
         "rejected_not_kept",
         TableKind::RejectedQuestions,
         vec![TableKind::Questions],
@@ -587,6 +589,7 @@ pub fn rejected_not_kept() -> Check {
             Ok((rejected.len(), failed))
         },
     )
+    .columns_only()
 }
 
 /// A check's or a gate's kind.
