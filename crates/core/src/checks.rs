@@ -6,8 +6,12 @@
 //! runs a table's checks after the stage that writes it, over that stage's tables and the
 //! nearest upstream table of each other kind, and again before publishing over the published
 //! tables; a check whose tables are not in scope is skipped, not failed. The declarations here
-//! need nothing but the rows ([`declared`]); rules that need text matching live in the crate of
-//! their concern (the `qa` crate's grounding rules) and reach the runner through its registry.
+//! ([`declared`]) read nothing but ids and the columns they judge ([`Tables::column`], a
+//! [`StrColumn`]; each is [`Check::columns_only`]), so a reader of Parquet files decodes no
+//! table's rows for them, and the same checks over rows in memory take those columns from the
+//! rows; rules that need text matching read rows ([`typed`], [`Check::new`]) and live in the
+//! crate of their concern (the `qa` crate's grounding rules), reaching the runner through its
+//! registry.
 //!
 //! Beside checks, [`CheckResult`] also records the runner's gates on what a stage lost (see
 //! `noisebench-pipeline`), so the card and the manifest list both in one shape.
@@ -17,7 +21,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::{ClaimDocument, ClaimDocumentLabel, Question, RejectedQuestion};
+use crate::model::{ClaimDocument, ClaimDocumentLabel, Question};
 use crate::rows::{Rows, TableKind, TableRow};
 use crate::{
     Chunk, DocumentPerturbation, Query, QueryPerturbation, QuestionSplit, Retrieval, SearchHit,
@@ -51,8 +55,98 @@ pub trait Tables {
             .map(|rows| Arc::new(rows.ids().into_iter().collect())))
     }
 
+    /// The string or string-list column `column` of the `kind` table in scope, `None` when none
+    /// is. By default `of_rows` takes it from the table's rows; a reader of files may read that
+    /// column alone, decoding no other.
+    fn column(
+        &self,
+        kind: TableKind,
+        column: &str,
+        of_rows: &dyn Fn(&Rows) -> Result<StrColumn, String>,
+    ) -> Result<Option<Arc<StrColumn>>, String> {
+        let _ = column;
+        self.rows(kind)?
+            .map(|rows| of_rows(rows).map(Arc::new))
+            .transpose()
+    }
+
     /// Whether a `kind` table is in scope, without reading it.
     fn has(&self, kind: TableKind) -> bool;
+}
+
+/// A string or string-list column of a table: a list of values per row (a string column's row
+/// holds one value), every value's text in one buffer. What the checks that judge one or two
+/// columns read instead of a table's rows.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StrColumn {
+    text: String,
+    /// Each value's end in `text`.
+    ends: Vec<usize>,
+    /// Each row's end in `ends`.
+    rows: Vec<usize>,
+}
+
+impl StrColumn {
+    /// Append a row holding `values`.
+    pub fn push_row<'v>(&mut self, values: impl IntoIterator<Item = &'v str>) {
+        for value in values {
+            self.text.push_str(value);
+            self.ends.push(self.text.len());
+        }
+        self.rows.push(self.ends.len());
+    }
+
+    /// Append a row holding the one value `value` (a string column's row).
+    pub fn push(&mut self, value: &str) {
+        self.push_row([value]);
+    }
+
+    /// The column of `rows`, each row's values given by `values`.
+    pub fn of_rows<'r, T: 'r, V: IntoIterator<Item = &'r str>>(
+        rows: &'r [T],
+        values: impl Fn(&'r T) -> V,
+    ) -> StrColumn {
+        let mut column = StrColumn::default();
+        column.rows.reserve(rows.len());
+        for row in rows {
+            column.push_row(values(row));
+        }
+        column
+    }
+
+    /// Its rows.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// The values of row `row`.
+    pub fn values(&self, row: usize) -> impl Iterator<Item = &str> + '_ {
+        let first = if row == 0 { 0 } else { self.rows[row - 1] };
+        (first..self.rows[row]).map(|v| {
+            let start = if v == 0 { 0 } else { self.ends[v - 1] };
+            &self.text[start..self.ends[v]]
+        })
+    }
+
+    /// The first value of row `row` (a string column's value), `""` for a row of none.
+    pub fn value(&self, row: usize) -> &str {
+        self.values(row).next().unwrap_or_default()
+    }
+}
+
+impl<'v> FromIterator<&'v str> for StrColumn {
+    /// A string column, a value per row.
+    fn from_iter<I: IntoIterator<Item = &'v str>>(values: I) -> StrColumn {
+        let mut column = StrColumn::default();
+        for value in values {
+            column.push(value);
+        }
+        column
+    }
 }
 
 /// Tables held in memory, one per kind.
@@ -82,6 +176,8 @@ pub struct Check {
     pub table: TableKind,
     /// The other tables it reads; when one is not in scope, the check is skipped.
     pub needs: Vec<TableKind>,
+    /// Whether it reads whole rows (of its table and those it needs), not only columns and ids.
+    rows: bool,
     rule: Arc<Rule>,
 }
 
@@ -92,7 +188,8 @@ impl std::fmt::Debug for Check {
 }
 
 impl Check {
-    /// A check named `name` on `table`, reading `needs` too, by `rule`.
+    /// A check named `name` on `table`, reading `needs` too, by `rule`, which may read their
+    /// rows.
     pub fn new(
         name: impl Into<String>,
         table: TableKind,
@@ -103,8 +200,25 @@ impl Check {
             name: name.into(),
             table,
             needs,
+            rows: true,
             rule: Arc::new(rule),
         }
+    }
+
+    /// The check, saying its rule reads only columns and ids ([`Tables::column`],
+    /// [`Tables::ids`]), never rows: a reader of files then decodes no table's rows for it.
+    pub fn columns_only(self) -> Check {
+        Check {
+            rows: false,
+            ..self
+        }
+    }
+
+    /// Whether the check reads the rows of its table and of those it needs (else only their
+    /// columns and ids): a reader that knows it reads those tables' rows once and takes their
+    /// columns from them.
+    pub fn reads_rows(&self) -> bool {
+        self.rows
     }
 
     /// Run the check over `tables`, naming the judged table `table_name` in the result.
@@ -156,6 +270,55 @@ pub fn typed<T: TableRow>(tables: &dyn Tables) -> Result<&[T], String> {
     }
 }
 
+/// The column `column` of `T`'s table in scope: read alone where the reader can, else from the
+/// rows, each row's values given by `values`.
+pub fn column_of<T: TableRow>(
+    tables: &dyn Tables,
+    column: &str,
+    values: impl Fn(&T) -> Vec<&str>,
+) -> Result<Arc<StrColumn>, String> {
+    let of_rows = |rows: &Rows| {
+        T::slice(rows)
+            .map(|rows| StrColumn::of_rows(rows, &values))
+            .ok_or_else(|| format!("the `{}` table holds other rows", T::KIND))
+    };
+    tables
+        .column(T::KIND, column, &of_rows)?
+        .ok_or_else(|| format!("no `{}` table", T::KIND))
+}
+
+/// The ids of the `kind` table in scope, in row order (its `id` column, read alone where the
+/// reader can).
+pub fn id_column(tables: &dyn Tables, kind: TableKind) -> Result<Arc<StrColumn>, String> {
+    let of_rows = |rows: &Rows| Ok(rows.ids().iter().map(String::as_str).collect());
+    tables
+        .column(kind, "id", &of_rows)?
+        .ok_or_else(|| format!("no `{kind}` table"))
+}
+
+/// The rows of `kind`'s table that `columns` (its columns) all have.
+fn rows_of(kind: TableKind, columns: &[&StrColumn]) -> Result<usize, String> {
+    let rows = columns.first().map_or(0, |c| c.len());
+    match columns.iter().find(|c| c.len() != rows) {
+        Some(other) => Err(format!(
+            "the `{kind}` table's columns differ in rows: {rows} and {}",
+            other.len()
+        )),
+        None => Ok(rows),
+    }
+}
+
+/// The id column of `kind`'s table beside its column `values`, which has as many rows.
+fn with_ids(
+    tables: &dyn Tables,
+    kind: TableKind,
+    values: Arc<StrColumn>,
+) -> Result<(Arc<StrColumn>, Arc<StrColumn>), String> {
+    let ids = id_column(tables, kind)?;
+    rows_of(kind, &[&ids, &values])?;
+    Ok((ids, values))
+}
+
 /// `column` is never empty.
 pub fn not_null<T: TableRow>(column: &'static str, value: fn(&T) -> &str) -> Check {
     Check::new(
@@ -163,16 +326,16 @@ pub fn not_null<T: TableRow>(column: &'static str, value: fn(&T) -> &str) -> Che
         T::KIND,
         vec![],
         move |tables| {
-            let rows = typed::<T>(tables)?;
-            let failed = rows
-                .iter()
-                .enumerate()
-                .filter(|(_, r)| value(r).trim().is_empty())
-                .map(|(i, r)| row_name(r.id(), i))
+            let values = column_of::<T>(tables, column, |r| vec![value(r)])?;
+            let (ids, values) = with_ids(tables, T::KIND, values)?;
+            let failed = (0..values.len())
+                .filter(|&i| values.value(i).trim().is_empty())
+                .map(|i| row_name(ids.value(i), i))
                 .collect();
-            Ok((rows.len(), failed))
+            Ok((values.len(), failed))
         },
     )
+    .columns_only()
 }
 
 /// Every value of `column` (a string or a list of strings; empty strings are not references)
@@ -187,22 +350,22 @@ pub fn references<T: TableRow>(
         T::KIND,
         vec![target],
         move |tables| {
-            let ids = tables
+            let targets = tables
                 .ids(target)?
                 .ok_or_else(|| format!("no `{target}` table"))?;
-            let rows = typed::<T>(tables)?;
-            let failed = rows
-                .iter()
-                .filter(|r| {
-                    values(r)
-                        .into_iter()
-                        .any(|v| !v.is_empty() && !ids.contains(v))
+            let (ids, values) = with_ids(tables, T::KIND, column_of::<T>(tables, column, values)?)?;
+            let failed = (0..values.len())
+                .filter(|&i| {
+                    values
+                        .values(i)
+                        .any(|v| !v.is_empty() && !targets.contains(v))
                 })
-                .map(|r| r.id().to_string())
+                .map(|i| ids.value(i).to_string())
                 .collect();
-            Ok((rows.len(), failed))
+            Ok((values.len(), failed))
         },
     )
+    .columns_only()
 }
 
 /// `column` holds one of `accepted`.
@@ -216,26 +379,31 @@ pub(crate) fn accepted_values<T: TableRow>(
         T::KIND,
         vec![],
         move |tables| {
-            let rows = typed::<T>(tables)?;
-            let failed = rows
-                .iter()
-                .filter(|r| !accepted.contains(&value(r)))
-                .map(|r| r.id().to_string())
+            let values = column_of::<T>(tables, column, |r| vec![value(r)])?;
+            let (ids, values) = with_ids(tables, T::KIND, values)?;
+            let failed = (0..values.len())
+                .filter(|&i| !accepted.contains(&values.value(i)))
+                .map(|i| ids.value(i).to_string())
                 .collect();
-            Ok((rows.len(), failed))
+            Ok((values.len(), failed))
         },
     )
+    .columns_only()
 }
 
 /// The ids of a table are unique (the runner refuses a stage that repeats one; this says so
 /// again of a published table).
 pub fn unique_ids(kind: TableKind) -> Check {
     Check::new("unique(id)", kind, vec![], move |tables| {
-        let rows = tables
-            .rows(kind)?
-            .ok_or_else(|| format!("no `{kind}` table"))?;
-        Ok((rows.len(), rows.duplicate_ids()))
+        let ids = id_column(tables, kind)?;
+        let mut seen = HashSet::with_capacity(ids.len());
+        let twice: BTreeSet<&str> = (0..ids.len())
+            .map(|i| ids.value(i))
+            .filter(|id| !seen.insert(*id))
+            .collect();
+        Ok((ids.len(), twice.into_iter().map(str::to_string).collect()))
     })
+    .columns_only()
 }
 
 fn row_name(id: &str, index: usize) -> String {
@@ -336,35 +504,35 @@ pub fn declared(kind: TableKind) -> Vec<Check> {
 
 fn non_empty_ids(kind: TableKind) -> Check {
     Check::new("not_null(id)", kind, vec![], move |tables| {
-        let rows = tables
-            .rows(kind)?
-            .ok_or_else(|| format!("no `{kind}` table"))?;
-        let failed = rows
-            .ids()
-            .iter()
-            .enumerate()
-            .filter(|(_, id)| id.trim().is_empty())
-            .map(|(i, _)| format!("row {i}"))
+        let ids = id_column(tables, kind)?;
+        let failed = (0..ids.len())
+            .filter(|&i| ids.value(i).trim().is_empty())
+            .map(|i| format!("row {i}"))
             .collect();
-        Ok((rows.len(), failed))
+        Ok((ids.len(), failed))
     })
+    .columns_only()
 }
 
 /// A multi-hop question (any kind but `single_hop`) has at least two distinct answer chunks.
 pub fn multi_hop_chunks() -> Check {
     Check::new("multi_hop_chunks", TableKind::Questions, vec![], |tables| {
-        let questions = typed::<Question>(tables)?;
-        let multi: Vec<&Question> = questions
-            .iter()
-            .filter(|q| q.kind != "single_hop")
+        let kinds = column_of::<Question>(tables, "kind", |q| vec![&q.kind])?;
+        let (ids, kinds) = with_ids(tables, TableKind::Questions, kinds)?;
+        let chunks =
+            column_of::<Question>(tables, "answer_chunk_ids", |q| strs(&q.answer_chunk_ids))?;
+        let rows = rows_of(TableKind::Questions, &[&ids, &chunks])?;
+        let multi: Vec<usize> = (0..rows)
+            .filter(|&i| kinds.value(i) != "single_hop")
             .collect();
         let failed = multi
             .iter()
-            .filter(|q| q.answer_chunk_ids.iter().collect::<BTreeSet<_>>().len() < 2)
-            .map(|q| q.id.clone())
+            .filter(|&&i| chunks.values(i).collect::<BTreeSet<_>>().len() < 2)
+            .map(|&i| ids.value(i).to_string())
             .collect();
         Ok((multi.len(), failed))
     })
+    .columns_only()
 }
 
 /// Every claim-document pair has a `labels` row (same claim and document) whose `provenance`
@@ -375,21 +543,31 @@ pub fn labels_complete() -> Check {
         TableKind::Labels,
         vec![TableKind::ClaimDocuments],
         |tables| {
-            let labels = typed::<ClaimDocumentLabel>(tables)?;
-            let links = typed::<ClaimDocument>(tables)?;
-            let labelled: BTreeSet<(&str, &str)> = labels
-                .iter()
-                .filter(|l| !l.provenance.trim().is_empty())
-                .map(|l| (l.claim_id.as_str(), l.document_id.as_str()))
+            type L = ClaimDocumentLabel;
+            let claims = column_of::<L>(tables, "claim_id", |l| vec![&l.claim_id])?;
+            let documents = column_of::<L>(tables, "document_id", |l| vec![&l.document_id])?;
+            let provenance = column_of::<L>(tables, "provenance", |l| vec![&l.provenance])?;
+            let rows = rows_of(TableKind::Labels, &[&claims, &documents, &provenance])?;
+            let labelled: BTreeSet<(&str, &str)> = (0..rows)
+                .filter(|&i| !provenance.value(i).trim().is_empty())
+                .map(|i| (claims.value(i), documents.value(i)))
                 .collect();
-            let failed = links
-                .iter()
-                .filter(|l| !labelled.contains(&(l.claim_id.as_str(), l.document_id.as_str())))
-                .map(|l| l.id.clone())
+            type D = ClaimDocument;
+            let (ids, link_claims) = with_ids(
+                tables,
+                TableKind::ClaimDocuments,
+                column_of::<D>(tables, "claim_id", |l| vec![&l.claim_id])?,
+            )?;
+            let link_documents = column_of::<D>(tables, "document_id", |l| vec![&l.document_id])?;
+            let links = rows_of(TableKind::ClaimDocuments, &[&ids, &link_documents])?;
+            let failed = (0..links)
+                .filter(|&i| !labelled.contains(&(link_claims.value(i), link_documents.value(i))))
+                .map(|i| ids.value(i).to_string())
                 .collect();
-            Ok((links.len(), failed))
+            Ok((links, failed))
         },
     )
+    .columns_only()
 }
 
 /// A rejected question is out of the benchmark: its id is not in `questions`.
@@ -399,18 +577,19 @@ pub fn rejected_not_kept() -> Check {
         TableKind::RejectedQuestions,
         vec![TableKind::Questions],
         |tables| {
-            let rejected = typed::<RejectedQuestion>(tables)?;
+            let rejected = id_column(tables, TableKind::RejectedQuestions)?;
             let ids = tables
                 .ids(TableKind::Questions)?
                 .ok_or("no `questions` table")?;
-            let failed = rejected
-                .iter()
-                .filter(|r| ids.contains(&r.id))
-                .map(|r| r.id.clone())
+            let failed = (0..rejected.len())
+                .map(|i| rejected.value(i))
+                .filter(|id| ids.contains(*id))
+                .map(str::to_string)
                 .collect();
             Ok((rejected.len(), failed))
         },
     )
+    .columns_only()
 }
 
 /// A check's or a gate's kind.
@@ -551,6 +730,31 @@ mod tests {
         assert_eq!(skipped.status, CheckStatus::Skipped);
         assert_eq!(by("multi_hop_chunks").ids, vec!["q3"]);
         assert_eq!(by("unique(id)").status, CheckStatus::Passed);
+    }
+
+    /// A column holds each row's values in order, a row of none as `""` for its value.
+    #[test]
+    fn a_column_holds_each_rows_values() {
+        let mut lists = StrColumn::default();
+        lists.push_row(["a", "bc"]);
+        lists.push_row([]);
+        lists.push("");
+        lists.push_row(["d"]);
+        let rows: Vec<Vec<&str>> = (0..lists.len())
+            .map(|i| lists.values(i).collect())
+            .collect();
+        assert_eq!(rows, [vec!["a", "bc"], vec![], vec![""], vec!["d"]]);
+        assert_eq!(
+            (lists.value(0), lists.value(1), lists.value(3)),
+            ("a", "", "d")
+        );
+        let strings: StrColumn = ["x", "", "yz"].into_iter().collect();
+        assert_eq!(strings.len(), 3);
+        assert_eq!(strings.value(2), "yz");
+        let questions = [q("q1", "single_hop", &["c1", "c2"]), q("q2", "x", &[])];
+        let of_rows = StrColumn::of_rows(&questions, |q| strs(&q.answer_chunk_ids));
+        assert_eq!(of_rows.values(0).collect::<Vec<_>>(), ["c1", "c2"]);
+        assert_eq!(of_rows.values(1).count(), 0);
     }
 
     #[test]

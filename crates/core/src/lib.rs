@@ -48,8 +48,9 @@
 //! texts made distinct, each with its places, so a stage embeds or sends a text once however many
 //! rows share it). `checks.rs`: what must hold of each table, declared beside the contracts
 //! (`declared(kind)`: unique and non-empty ids, references between tables, accepted values, the
-//! dataset rules that need only rows), the `Check` type other crates declare more with (the `qa`
-//! crate's text rules, `qa/src/table_checks.rs`), the `Tables` a check reads, and `CheckResult`,
+//! dataset rules that need only rows, each reading only the columns it judges), the `Check` type
+//! other crates declare more with (the `qa` crate's text rules, `qa/src/table_checks.rs`), the
+//! `Tables` a check reads (rows, ids, a `StrColumn` alone), and `CheckResult`,
 //! what a gate or check found (kept in `stage.json`, `manifest.json` and the card). `Record` lives
 //! in `schema.rs`, below `model` and `rows`. See `docs/checks.md`. Invariant: core depends on no
 //! other crate of ours and knows nothing of Parquet, HTTP or models; a table's columns are exactly

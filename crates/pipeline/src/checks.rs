@@ -3,15 +3,18 @@
 //!
 //! The checks are declared in core (`noisebench_core::checks`) and by the registry (rules that
 //! need text matching); this module gives them the tables to read (a `Scope`: rows held in
-//! memory or Parquet files read once, when a check first asks) and judges what a stage lost
-//! ([`gates`]).
+//! memory or Parquet files, of which each table's rows, each column and each table's ids are
+//! read at most once, when a check first asks, a column alone unless the table's rows are read)
+//! and judges what a stage lost ([`gates`]). Before publishing, one scope serves every published
+//! table ([`check_published`]): a table referenced by several is read once, its rows only where
+//! a check reads rows, and let go after the last table whose checks read it.
 
-use std::cell::OnceCell;
-use std::collections::{BTreeMap, HashSet};
+use std::cell::{OnceCell, RefCell};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use noisebench_core::checks::{Tables, declared};
+use noisebench_core::checks::{StrColumn, Tables, declared};
 use noisebench_core::{Check, CheckKind, CheckResult, CheckStatus, Rows, StageSummary, TableKind};
 
 use crate::file::PipelineFile;
@@ -23,32 +26,87 @@ pub(crate) const DEFAULT_MAX_DROP_SHARE: f64 = 0.5;
 /// How many drop reasons a failed gate names.
 const TOP_REASONS: usize = 3;
 
-/// The tables a check may read: some in memory, the rest from files, each read at most once.
+/// The tables a check may read: some in memory, the rest from files, each table's rows, each
+/// column and its ids read at most once; a kind in neither is asked of the scope it stands over,
+/// if any.
 #[derive(Default)]
 pub(crate) struct Scope<'a> {
     memory: BTreeMap<TableKind, &'a Rows>,
     files: BTreeMap<TableKind, PathBuf>,
     rows: BTreeMap<TableKind, OnceCell<Result<Rows, String>>>,
     ids: BTreeMap<TableKind, OnceCell<Result<Ids, String>>>,
+    columns: RefCell<Columns>,
+    /// Kinds whose rows some check reads: their columns are taken from the rows, read once,
+    /// not read from the file besides.
+    rows_first: BTreeSet<TableKind>,
+    over: Option<&'a dyn Tables>,
 }
 
 /// A table's ids, shared by the checks that read them.
 type Ids = Arc<HashSet<String>>;
 
+/// The columns read of each kind, by name (or why one could not be).
+type Columns = BTreeMap<(TableKind, String), Result<Arc<StrColumn>, String>>;
+
 impl<'a> Scope<'a> {
+    /// A scope over `over`: the kinds this one is not given are `over`'s.
+    pub fn over(over: &'a dyn Tables) -> Scope<'a> {
+        Scope {
+            over: Some(over),
+            ..Scope::default()
+        }
+    }
+
     /// Put `rows` in scope as its kind's table (the first given of a kind stays).
     pub fn hold(&mut self, rows: &'a Rows) {
-        if !self.has(rows.kind()) {
+        if !self.given(rows.kind()) {
             self.memory.insert(rows.kind(), rows);
         }
     }
 
     /// Put the Parquet file `path` in scope as `kind`'s table (the first given of a kind stays).
     pub fn file(&mut self, kind: TableKind, path: PathBuf) {
-        if !self.has(kind) {
+        if !self.given(kind) {
             self.files.insert(kind, path);
             self.rows.insert(kind, OnceCell::new());
             self.ids.insert(kind, OnceCell::new());
+        }
+    }
+
+    /// Read the rows of `kind`'s file, when a column of it is first asked for, and take its
+    /// columns from them.
+    pub fn rows_first(&mut self, kind: TableKind) {
+        self.rows_first.insert(kind);
+    }
+
+    /// Let go of the rows read of `kind`'s table, keeping the columns and ids taken from them;
+    /// a column asked for after is read alone.
+    pub fn forget_rows(&mut self, kind: TableKind) {
+        if let Some(cell) = self.rows.get_mut(&kind) {
+            cell.take();
+        }
+        self.rows_first.remove(&kind);
+    }
+
+    /// Let go of what was read of `kind`'s table (it is read again if asked for).
+    pub fn forget(&mut self, kind: TableKind) {
+        self.forget_rows(kind);
+        if let Some(cell) = self.ids.get_mut(&kind) {
+            cell.take();
+        }
+        self.columns.get_mut().retain(|(k, _), _| *k != kind);
+    }
+
+    /// Whether this scope was given a `kind` table (not the one it stands over).
+    fn given(&self, kind: TableKind) -> bool {
+        self.memory.contains_key(&kind) || self.files.contains_key(&kind)
+    }
+
+    /// The rows of `kind` already in memory or read, not reading them.
+    fn rows_at_hand(&self, kind: TableKind) -> Option<&Rows> {
+        match self.memory.get(&kind) {
+            Some(rows) => Some(*rows),
+            None => self.rows.get(&kind)?.get()?.as_ref().ok(),
         }
     }
 }
@@ -59,7 +117,7 @@ impl Tables for Scope<'_> {
             return Ok(Some(*rows));
         }
         let (Some(path), Some(cell)) = (self.files.get(&kind), self.rows.get(&kind)) else {
-            return Ok(None);
+            return self.over.map_or(Ok(None), |over| over.rows(kind));
         };
         cell.get_or_init(|| table_io::read_table(path, kind).map_err(|e| e.to_string()))
             .as_ref()
@@ -68,27 +126,57 @@ impl Tables for Scope<'_> {
     }
 
     fn ids(&self, kind: TableKind) -> Result<Option<Ids>, String> {
-        if let Some(rows) = self.memory.get(&kind) {
-            return Ok(Some(Arc::new(rows.ids().into_iter().collect())));
-        }
-        let (Some(path), Some(cell)) = (self.files.get(&kind), self.ids.get(&kind)) else {
-            return Ok(None);
+        let Some(cell) = self.ids.get(&kind) else {
+            if let Some(rows) = self.memory.get(&kind) {
+                return Ok(Some(Arc::new(rows.ids().into_iter().collect())));
+            }
+            return self.over.map_or(Ok(None), |over| over.ids(kind));
         };
         cell.get_or_init(|| {
-            // Rows already read serve; else only the id column is read.
-            match self.rows.get(&kind).and_then(|c| c.get()) {
-                Some(Ok(rows)) => Ok(Arc::new(rows.ids().into_iter().collect())),
-                _ => table_io::read_ids(path)
-                    .map(|ids| Arc::new(ids.into_iter().collect()))
-                    .map_err(|e| e.to_string()),
-            }
+            // From the id column, which the checks of ids read too.
+            let of_rows = |rows: &Rows| Ok(rows.ids().iter().map(String::as_str).collect());
+            let ids = self.column(kind, "id", &of_rows)?.unwrap_or_default();
+            Ok(Arc::new(
+                (0..ids.len()).map(|i| ids.value(i).to_string()).collect(),
+            ))
         })
         .clone()
         .map(Some)
     }
 
+    fn column(
+        &self,
+        kind: TableKind,
+        column: &str,
+        of_rows: &dyn Fn(&Rows) -> Result<StrColumn, String>,
+    ) -> Result<Option<Arc<StrColumn>>, String> {
+        if !self.given(kind) {
+            return self
+                .over
+                .map_or(Ok(None), |over| over.column(kind, column, of_rows));
+        }
+        let key = (kind, column.to_string());
+        if let Some(read) = self.columns.borrow().get(&key) {
+            return read.clone().map(Some);
+        }
+        let read = match (self.rows_at_hand(kind), self.files.get(&kind)) {
+            (Some(rows), _) => of_rows(rows),
+            (None, Some(_)) if self.rows_first.contains(&kind) => match self.rows(kind)? {
+                Some(rows) => of_rows(rows),
+                None => return Ok(None),
+            },
+            (None, Some(path)) => {
+                table_io::read_str_column(path, kind, column).map_err(|e| e.to_string())
+            }
+            (None, None) => return Ok(None),
+        }
+        .map(Arc::new);
+        self.columns.borrow_mut().insert(key, read.clone());
+        read.map(Some)
+    }
+
     fn has(&self, kind: TableKind) -> bool {
-        self.memory.contains_key(&kind) || self.files.contains_key(&kind)
+        self.given(kind) || self.over.is_some_and(|over| over.has(kind))
     }
 }
 
@@ -123,6 +211,11 @@ pub struct PublishedTable {
 /// Every check of every table to publish, over the tables to publish: a reference resolves to
 /// the table of its kind published under the kind's name, else the first of that kind. A
 /// check whose tables are not published is skipped.
+///
+/// One scope serves every table, so a table's rows, each column and its ids are read once
+/// however many tables' checks read them; the rows of a kind only where some check reads rows
+/// (its columns are then taken from them), and what was read of a kind is let go after the last
+/// table whose checks read it.
 pub fn check_published(tables: &[PublishedTable], extra: &[Check]) -> Vec<CheckResult> {
     let mut chosen: BTreeMap<TableKind, &PublishedTable> = BTreeMap::new();
     for t in tables {
@@ -134,14 +227,47 @@ pub fn check_published(tables: &[PublishedTable], extra: &[Check]) -> Vec<CheckR
             chosen.insert(t.kind, t);
         }
     }
-    let mut results = Vec::new();
-    for t in tables {
-        let mut scope = Scope::default();
-        scope.file(t.kind, t.path.clone());
-        for (kind, other) in &chosen {
-            scope.file(*kind, other.path.clone());
+    let mut shared = Scope::default();
+    for (kind, t) in &chosen {
+        shared.file(*kind, t.path.clone());
+    }
+    // The kinds of the shared scope each table's checks read, and after which table each is
+    // read no more.
+    let checks: Vec<Vec<Check>> = tables.iter().map(|t| checks_of(t.kind, extra)).collect();
+    let mut last_read: BTreeMap<TableKind, usize> = BTreeMap::new();
+    let mut last_rows: BTreeMap<TableKind, usize> = BTreeMap::new();
+    for (i, (t, checks)) in tables.iter().zip(&checks).enumerate() {
+        let own = chosen.get(&t.kind).is_some_and(|c| c.path == t.path);
+        for check in checks {
+            let read = check.needs.iter().copied().filter(|k| *k != t.kind);
+            for kind in read.chain(own.then_some(t.kind)) {
+                last_read.insert(kind, i);
+                if check.reads_rows() {
+                    last_rows.insert(kind, i);
+                    shared.rows_first(kind);
+                }
+            }
         }
-        results.extend(run_checks(&t.name, t.kind, extra, &scope));
+    }
+    let mut results = Vec::new();
+    for (i, (t, checks)) in tables.iter().zip(&checks).enumerate() {
+        if chosen.get(&t.kind).is_some_and(|c| c.path == t.path) {
+            results.extend(checks.iter().map(|c| c.run(&t.name, &shared)));
+        } else {
+            // Another table of a chosen kind: its own file, the rest shared.
+            let mut scope = Scope::over(&shared);
+            scope.file(t.kind, t.path.clone());
+            if checks.iter().any(Check::reads_rows) {
+                scope.rows_first(t.kind);
+            }
+            results.extend(checks.iter().map(|c| c.run(&t.name, &scope)));
+        }
+        for (kind, _) in last_rows.iter().filter(|(_, last)| **last == i) {
+            shared.forget_rows(*kind);
+        }
+        for (kind, _) in last_read.iter().filter(|(_, last)| **last == i) {
+            shared.forget(*kind);
+        }
     }
     results
 }
@@ -364,4 +490,301 @@ pub(crate) fn render_failed(results: &[CheckResult]) -> String {
         .map(CheckResult::render)
         .collect::<Vec<_>>()
         .join("\n  ")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use noisebench_core::checks::{InMemory, column_of, id_column, typed};
+    use noisebench_core::*;
+    use polars::prelude::*;
+
+    use super::*;
+
+    fn q(id: &str, kind: &str, chunks: &[&str], triplets: &[&str]) -> Question {
+        Question {
+            id: id.into(),
+            kind: kind.into(),
+            answer_chunk_ids: chunks.iter().map(|c| c.to_string()).collect(),
+            triplet_ids: triplets.iter().map(|t| t.to_string()).collect(),
+            ..Question::default()
+        }
+    }
+
+    /// Tables with offenders of every declared check that reads columns.
+    fn tables() -> Vec<Rows> {
+        let chunk = |id: &str, report: &str| Chunk {
+            id: id.into(),
+            report_id: report.into(),
+            ..Chunk::default()
+        };
+        let split = |id: &str, question: &str, split: &str| QuestionSplit {
+            id: id.into(),
+            question_id: question.into(),
+            split: split.into(),
+            ..QuestionSplit::default()
+        };
+        let label = |id: &str, claim: &str, document: &str, provenance: &str| ClaimDocumentLabel {
+            id: id.into(),
+            claim_id: claim.into(),
+            document_id: document.into(),
+            provenance: provenance.into(),
+            ..ClaimDocumentLabel::default()
+        };
+        let link = |id: &str, claim: &str, document: &str| ClaimDocument {
+            id: id.into(),
+            claim_id: claim.into(),
+            document_id: document.into(),
+            ..ClaimDocument::default()
+        };
+        vec![
+            Rows::Reports(vec![Report {
+                id: "r1".into(),
+                ..Report::default()
+            }]),
+            Rows::Chunks(vec![
+                chunk("c1", "r1"),
+                chunk("c1", "r1"),
+                chunk("", "r9"),
+                chunk("c2", ""),
+            ]),
+            Rows::Triplets(vec![Triplet {
+                id: "t1".into(),
+                chunk_id: "c7".into(),
+                ..Triplet::default()
+            }]),
+            Rows::Questions(vec![
+                q("q1", "single_hop", &["c1"], &["t1"]),
+                q("q2", "chained_multi_hop", &["c1", "c9"], &[]),
+                q("q3", "loop", &["c1", "c1"], &["t5"]),
+            ]),
+            Rows::RejectedQuestions(vec![
+                RejectedQuestion {
+                    id: "q2".into(),
+                    ..RejectedQuestion::default()
+                },
+                RejectedQuestion {
+                    id: "q8".into(),
+                    ..RejectedQuestion::default()
+                },
+            ]),
+            Rows::QuestionSplits(vec![split("s1", "q1", "train"), split("s2", "q9", "dev")]),
+            Rows::Retrievals(vec![Retrieval {
+                id: "x1".into(),
+                question_id: "q4".into(),
+                ..Retrieval::default()
+            }]),
+            Rows::Claims(vec![Claim {
+                id: "k1".into(),
+                ..Claim::default()
+            }]),
+            Rows::ClaimDocuments(vec![link("l1", "k1", "d1"), link("l2", "k1", "d2")]),
+            Rows::Labels(vec![
+                label("b1", "k1", "d1", "judge"),
+                label("b2", "k1", "d2", " "),
+            ]),
+        ]
+    }
+
+    /// Write `rows` to `dir/<kind>.parquet`, as published.
+    fn publish(dir: &Path, rows: &Rows) -> PublishedTable {
+        let path = dir.join(format!("{}.parquet", rows.kind()));
+        table_io::write_table(&path, rows).unwrap();
+        PublishedTable {
+            name: rows.kind().name().into(),
+            kind: rows.kind(),
+            path,
+        }
+    }
+
+    /// The questions of [`tables`] at `path`, their `metadata` cells not JSON: the file matches
+    /// the schema but its rows do not decode.
+    fn undecodable_questions(path: &Path) {
+        let Rows::Questions(questions) = &tables()[3] else {
+            unreachable!()
+        };
+        let rows = Rows::Questions(questions.clone());
+        let mut df = table_io::rows_to_frame(&rows).unwrap();
+        let broken = vec!["not json"; rows.len()];
+        df.with_column(Series::new("metadata".into(), broken).into_column())
+            .unwrap();
+        table_io::write_frame(path, &mut df).unwrap();
+        assert!(table_io::read_table(path, TableKind::Questions).is_err());
+    }
+
+    /// Over files, the checks before publishing find what the same checks find over the same
+    /// rows in memory: counts, offenders, skips.
+    #[test]
+    fn published_files_are_judged_as_rows_in_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let published: Vec<PublishedTable> =
+            tables().iter().map(|r| publish(dir.path(), r)).collect();
+        let got = check_published(&published, &[]);
+        let memory = InMemory(tables().into_iter().map(|r| (r.kind(), r)).collect());
+        let want: Vec<CheckResult> = published
+            .iter()
+            .flat_map(|t| run_checks(&t.name, t.kind, &[], &memory))
+            .collect();
+        assert_eq!(got, want);
+        let failed: Vec<String> = got
+            .iter()
+            .filter(|r| r.failed())
+            .map(|r| format!("{}/{}: {:?}", r.table, r.check, r.ids))
+            .collect();
+        assert_eq!(
+            failed,
+            [
+                "chunks/unique(id): [\"c1\"]",
+                "chunks/not_null(id): [\"row 2\"]",
+                "chunks/references(report_id -> reports): [\"\"]",
+                "triplets/references(chunk_id -> chunks): [\"t1\"]",
+                "questions/accepted_values(kind): [\"q3\"]",
+                "questions/references(answer_chunk_ids -> chunks): [\"q2\"]",
+                "questions/references(triplet_ids -> triplets): [\"q3\"]",
+                "questions/multi_hop_chunks: [\"q3\"]",
+                "rejected_questions/rejected_not_kept: [\"q2\"]",
+                "question_splits/accepted_values(split): [\"s2\"]",
+                "question_splits/references(question_id -> questions): [\"s2\"]",
+                "retrievals/references(question_id -> questions): [\"x1\"]",
+                "labels/labels_complete: [\"l2\"]",
+            ]
+        );
+        assert!(
+            got.iter()
+                .any(|r| r.status == CheckStatus::Skipped && r.table == "labels"),
+            "no `documents` table: skipped"
+        );
+    }
+
+    /// The column checks read columns, not rows: a questions file whose rows do not decode is
+    /// judged all the same, unless a check reads its rows (then none can run).
+    #[test]
+    fn column_checks_read_no_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let chunks = publish(dir.path(), &tables()[1]);
+        let path = dir.path().join("questions.parquet");
+        undecodable_questions(&path);
+        let questions = PublishedTable {
+            name: "questions".into(),
+            kind: TableKind::Questions,
+            path,
+        };
+        let tables = [questions, chunks];
+        let results = check_published(&tables, &[]);
+        let by = |name: &str| {
+            results
+                .iter()
+                .find(|r| r.table == "questions" && r.check == name)
+                .unwrap()
+        };
+        assert_eq!(by("unique(id)").status, CheckStatus::Passed);
+        assert_eq!(by("not_null(id)").status, CheckStatus::Passed);
+        assert_eq!(by("accepted_values(kind)").ids, ["q3"]);
+        assert_eq!(by("references(answer_chunk_ids -> chunks)").ids, ["q2"]);
+        assert_eq!(by("multi_hop_chunks").ids, ["q3"]);
+        assert!(
+            results
+                .iter()
+                .all(|r| !r.detail.starts_with("could not run")),
+            "{results:?}"
+        );
+        // A check that reads the rows: they are read first, and do not decode.
+        let rows_read = Check::new("rows", TableKind::Questions, vec![], |tables| {
+            typed::<Question>(tables).map(|q| (q.len(), vec![]))
+        });
+        let results = check_published(&tables, &[rows_read]);
+        assert!(
+            results
+                .iter()
+                .filter(|r| r.table == "questions" && r.status != CheckStatus::Skipped)
+                .all(|r| r.detail.contains("does not decode")),
+            "{results:?}"
+        );
+    }
+
+    /// A second table of a kind is judged on its own file, rows and columns; the references of
+    /// other tables resolve to the table published under the kind's name.
+    #[test]
+    fn a_second_table_of_a_kind_is_judged_on_its_own_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("train.parquet");
+        let train = Rows::Questions(vec![
+            q("q1", "single_hop", &["c1"], &[]),
+            q("q1", "single_hop", &["c1"], &[]),
+        ]);
+        table_io::write_table(&path, &train).unwrap();
+        let train = PublishedTable {
+            name: "train".into(),
+            kind: TableKind::Questions,
+            path,
+        };
+        let splits = Rows::QuestionSplits(vec![QuestionSplit {
+            id: "s3".into(),
+            question_id: "q3".into(),
+            split: "test".into(),
+            ..QuestionSplit::default()
+        }]);
+        let tables = [
+            train,
+            publish(dir.path(), &tables()[3]),
+            publish(dir.path(), &splits),
+        ];
+        let rows_read = Check::new("rows", TableKind::Questions, vec![], |tables| {
+            typed::<Question>(tables).map(|q| (q.len(), vec![]))
+        });
+        let results = check_published(&tables, &[rows_read]);
+        let by = |table: &str, check: &str| {
+            results
+                .iter()
+                .find(|r| r.table == table && r.check == check)
+                .unwrap()
+        };
+        assert_eq!(by("train", "unique(id)").ids, ["q1"]);
+        assert_eq!(by("train", "rows").checked, 2);
+        assert_eq!(by("questions", "unique(id)").status, CheckStatus::Passed);
+        assert_eq!(by("questions", "rows").checked, 3);
+        let reference = by("question_splits", "references(question_id -> questions)");
+        assert_eq!(reference.status, CheckStatus::Passed);
+    }
+
+    /// A scope reads each column of a file once, and only when asked; a kind read as rows
+    /// gives its columns from them; what is forgotten is read again.
+    #[test]
+    fn a_scope_reads_a_column_once_and_columns_from_rows_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = publish(dir.path(), &tables()[3]).path;
+        let kinds = |tables: &dyn Tables| column_of::<Question>(tables, "kind", |q| vec![&q.kind]);
+        let mut scope = Scope::default();
+        scope.file(TableKind::Questions, path.clone());
+        let ids = id_column(&scope, TableKind::Questions).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        // Gone from disk: the ids come from the column read, the kinds are not read yet.
+        assert!(Arc::ptr_eq(
+            &ids,
+            &id_column(&scope, TableKind::Questions).unwrap()
+        ));
+        assert_eq!(scope.ids(TableKind::Questions).unwrap().unwrap().len(), 3);
+        assert!(kinds(&scope).is_err());
+        scope.forget(TableKind::Questions);
+        assert!(id_column(&scope, TableKind::Questions).is_err());
+
+        let path = publish(dir.path(), &tables()[3]).path;
+        let mut scope = Scope::default();
+        scope.file(TableKind::Questions, path.clone());
+        scope.rows_first(TableKind::Questions);
+        assert_eq!(kinds(&scope).unwrap().value(2), "loop");
+        std::fs::remove_file(&path).unwrap();
+        let ids = id_column(&scope, TableKind::Questions).unwrap();
+        assert_eq!((ids.len(), ids.value(1)), (3, "q2"));
+        // Rows let go: a column not yet taken is read alone (and the file is gone).
+        scope.forget_rows(TableKind::Questions);
+        assert!(kinds(&scope).is_ok(), "taken before");
+        assert!(
+            column_of::<Question>(&scope, "answer_chunk_ids", |q| {
+                q.answer_chunk_ids.iter().map(String::as_str).collect()
+            })
+            .is_err()
+        );
+    }
 }

@@ -580,21 +580,11 @@ impl<'df> ColumnCells<'df> {
             DType::Bool => ColumnCells::Bool(Chunks::of(column.bool()?.downcast_iter())),
             DType::StrList => {
                 // Through the flat values and the offsets, not a Series per row.
-                let lists = column.list()?;
                 let values: Vec<Option<&str>> = match inner {
                     Some(inner) => inner.str()?.iter().collect(),
                     None => Vec::new(),
                 };
-                let mut ranges = Vec::with_capacity(lists.len());
-                for arr in lists.downcast_iter() {
-                    let offsets = arr.offsets();
-                    let validity = arr.validity();
-                    for i in 0..arr.len() {
-                        let valid = validity.is_none_or(|v| v.get_bit(i));
-                        ranges.push(valid.then(|| offsets.start_end(i)));
-                    }
-                }
-                ColumnCells::List(ranges, values)
+                ColumnCells::List(list_ranges(column.list()?), values)
             }
         })
     }
@@ -636,6 +626,21 @@ pub(crate) fn list_values(column: &Column) -> PolarsResult<(Column, Series)> {
     let lists = column.list()?.rechunk();
     let inner = lists.get_inner();
     Ok((lists.into_owned().into_series().into_column(), inner))
+}
+
+/// Each list's range in the flat values of `lists` (one chunk, [`list_values`]), `None` for a
+/// null list: through the offsets, not a Series per row.
+pub(crate) fn list_ranges(lists: &ListChunked) -> Vec<Option<(usize, usize)>> {
+    let mut ranges = Vec::with_capacity(lists.len());
+    for arr in lists.downcast_iter() {
+        let offsets = arr.offsets();
+        let validity = arr.validity();
+        for i in 0..arr.len() {
+            let valid = validity.is_none_or(|v| v.get_bit(i));
+            ranges.push(valid.then(|| offsets.start_end(i)));
+        }
+    }
+    ranges
 }
 
 /// Deserialises rows from columns, one row per `deserialize` call.

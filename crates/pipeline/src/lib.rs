@@ -23,8 +23,9 @@
 //! Arrow schema, not polars' `string_view`, so pandas and older readers open every table); its
 //! public face is typed rows (`read_rows`, `write_table`; a table is written a row group at a time,
 //! about 32 MB of cells each, so long texts are not held twice while writing), single columns for
-//! summaries (`read_ids`, `value_counts`) and an opaque `Table` for checks and previews, so no
-//! polars type leaves the crate; `file.rs` parses pipeline files (keeping the `[llm]` and `[web]`
+//! summaries and checks (`read_ids`, `value_counts`, `string_columns`, `read_str_column`: one
+//! reader, a row group at a time) and an opaque `Table` for checks and previews, so no polars
+//! type leaves the crate; `file.rs` parses pipeline files (keeping the `[llm]` and `[web]`
 //! tables for their layers to parse); `plan.rs` checks kinds, configurations and wiring and orders
 //! the DAG (petgraph); `runner/` fingerprints, skips, runs and writes outputs (`mod.rs` the run,
 //! `stage.rs` one stage, `fingerprint.rs`, `shards.rs` shard runs and merge checks, `record.rs` the
@@ -35,9 +36,10 @@
 //! so the next run reruns it (`RunResult::unfinished_message` says what is left); a stage declaring
 //! `ONE_TO_ONE` fails when `items_in != items_out + dropped`; `atomic.rs` does crash-safe writes
 //! and sweeps the temporary files of writers that no longer run. `checks.rs` runs the table checks
-//! (a `Scope` of tables in memory or read once from Parquet: after a stage, its tables and the
-//! nearest upstream table of each other kind; before publishing, `check_published` over the tables
-//! to publish) and judges each stage's gates (`max_drop_share`, `output_not_empty`, and
+//! (a `Scope` of tables in memory or read once from Parquet, a column alone where a check reads
+//! only columns: after a stage, its tables and the nearest upstream table of each other kind;
+//! before publishing, `check_published`, one scope over the tables to publish, each read once)
+//! and judges each stage's gates (`max_drop_share`, `output_not_empty`, and
 //! `constant_answers` from the `CallLog`'s answers of the stage, kept in its record; `[gates]`,
 //! `[stages.<id>.gate]`); the runner stops at a stage that fails one (`RunError::Checks`) unless
 //! `RunOptions::allow_degraded`. `summary.rs` renders the run summary, the drops' reasons apart

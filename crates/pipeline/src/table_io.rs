@@ -11,12 +11,13 @@ use std::fs::File;
 use std::io::{BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+use noisebench_core::checks::StrColumn;
 use noisebench_core::{DType, Rows, TableKind, TableSchema};
 use polars::prelude::*;
 use sha2::{Digest, Sha256};
 
 use crate::atomic::{write_atomic_many, write_atomic_with};
-use crate::columns::{Builder, ColumnCells, ColumnReader, ColumnWriter, list_values};
+use crate::columns::{Builder, ColumnCells, ColumnReader, ColumnWriter, list_ranges, list_values};
 
 #[derive(Debug, thiserror::Error)]
 pub enum TableError {
@@ -74,7 +75,7 @@ fn polars_dtype(dtype: DType) -> DataType {
 
 /// Build a DataFrame from typed rows, one column per schema column, in schema order: each row is
 /// serialised by serde straight into its columns' builders ([`ColumnWriter`]).
-fn rows_to_frame(rows: &Rows) -> Result<DataFrame, TableError> {
+pub(crate) fn rows_to_frame(rows: &Rows) -> Result<DataFrame, TableError> {
     frame_of(rows, 0..rows.len())
 }
 
@@ -187,24 +188,8 @@ fn check_frame(df: &DataFrame, schema: &TableSchema) -> Result<(), Vec<String>> 
         problems.push(format!("columns are {names:?}, schema says {expected:?}"));
     }
     for column in &schema.columns {
-        let Ok(col) = df.column(&column.name) else {
-            continue;
-        };
-        let want = polars_dtype(column.dtype);
-        if col.dtype() != &want {
-            problems.push(format!(
-                "column `{}` has type {}, schema says {}",
-                column.name,
-                col.dtype(),
-                want
-            ));
-        }
-        if !column.nullable && col.null_count() > 0 {
-            problems.push(format!(
-                "column `{}` has {} nulls but is not nullable",
-                column.name,
-                col.null_count()
-            ));
+        if let Ok(col) = df.column(&column.name) {
+            problems.extend(column_problems(col, column));
         }
     }
     if problems.is_empty() {
@@ -212,6 +197,28 @@ fn check_frame(df: &DataFrame, schema: &TableSchema) -> Result<(), Vec<String>> 
     } else {
         Err(problems)
     }
+}
+
+/// How a frame's column breaks its schema column `column`: its type, nulls where none may be.
+fn column_problems(col: &Column, column: &noisebench_core::Column) -> Vec<String> {
+    let mut problems = Vec::new();
+    let want = polars_dtype(column.dtype);
+    if col.dtype() != &want {
+        problems.push(format!(
+            "column `{}` has type {}, schema says {}",
+            column.name,
+            col.dtype(),
+            want
+        ));
+    }
+    if !column.nullable && col.null_count() > 0 {
+        problems.push(format!(
+            "column `{}` has {} nulls but is not nullable",
+            column.name,
+            col.null_count()
+        ));
+    }
+    problems
 }
 
 /// Write rows to `path` as zstd Parquet, atomically; returns the file's sha256, rows and bytes.
@@ -303,19 +310,9 @@ pub fn split_table(
 ) -> Result<BTreeMap<String, WrittenTable>, TableError> {
     let parquet = |e: PolarsError| parquet_error(source, e);
     // Each row's part, as an index into `names`.
-    let keys = read_columns(source, &[column])?;
     let mut names: BTreeMap<String, u32> = BTreeMap::new();
-    let mut of_row: Vec<String> = Vec::with_capacity(keys.height());
-    for value in keys
-        .column(column)
-        .map_err(parquet)?
-        .str()
-        .map_err(parquet)?
-        .iter()
-    {
-        of_row.push(part_of(value));
-    }
-    drop(keys);
+    let mut of_row: Vec<String> = Vec::new();
+    each_string(source, column, |value| of_row.push(part_of(value)))?;
     for name in &of_row {
         names.entry(name.clone()).or_insert(0);
     }
@@ -335,7 +332,7 @@ pub fn split_table(
     let groups = row_groups.groups.clone();
     let schema = kind.schema();
     let read_group = |group: (usize, usize)| -> Result<DataFrame, TableError> {
-        let df = row_groups.read(group)?;
+        let df = row_groups.read(group, None)?;
         check_frame(&df, &schema).map_err(|problems| TableError::Schema {
             path: source.into(),
             table: schema.table.clone(),
@@ -423,7 +420,7 @@ pub fn split_table(
 /// Write a frame to `path` as zstd Parquet, atomically, in one call to polars (the tests'
 /// reference for [`write_table`]).
 #[cfg(test)]
-fn write_frame(path: &Path, df: &mut DataFrame) -> Result<WrittenTable, TableError> {
+pub(crate) fn write_frame(path: &Path, df: &mut DataFrame) -> Result<WrittenTable, TableError> {
     let io_err = |source| TableError::Io {
         path: path.into(),
         source,
@@ -509,15 +506,57 @@ impl<'p> RowGroups<'p> {
         })
     }
 
-    /// The rows `len` rows from `offset` (a group of [`RowGroups::groups`]), every column.
-    fn read(&self, (offset, len): (usize, usize)) -> Result<DataFrame, TableError> {
+    /// The rows `len` rows from `offset` (a group of [`RowGroups::groups`]): the columns
+    /// `columns`, or every column.
+    fn read(
+        &self,
+        (offset, len): (usize, usize),
+        columns: Option<&[&str]>,
+    ) -> Result<DataFrame, TableError> {
         let mut reader = parquet_reader(self.path)?;
         reader.set_metadata(self.metadata.clone());
         reader
+            .with_columns(columns.map(|c| c.iter().map(|c| c.to_string()).collect()))
             .with_slice(Some((offset, len)))
             .finish()
             .map_err(|e| parquet_error(self.path, e))
     }
+}
+
+/// Call `each` with the columns `columns` (and no others) of each row group of the Parquet file
+/// at `path` in turn, in file order: the one reader of single columns, which holds one row
+/// group's columns at a time, never the table's.
+fn for_each_group(
+    path: &Path,
+    columns: &[&str],
+    mut each: impl FnMut(&DataFrame) -> Result<(), TableError>,
+) -> Result<(), TableError> {
+    let groups = RowGroups::open(path)?;
+    if groups.groups.is_empty() {
+        // No row group: the empty columns, so a column the file lacks is still an error.
+        return each(&read_columns(path, columns)?);
+    }
+    for &group in &groups.groups {
+        each(&groups.read(group, Some(columns))?)?;
+    }
+    Ok(())
+}
+
+/// Call `each` with each value of the string column `column` of the Parquet file at `path`
+/// (`None` for a null), in row order ([`for_each_group`]).
+fn each_string(
+    path: &Path,
+    column: &str,
+    mut each: impl FnMut(Option<&str>),
+) -> Result<(), TableError> {
+    for_each_group(path, &[column], |df| {
+        let values = df
+            .column(column)
+            .and_then(|c| c.str())
+            .map_err(|e| parquet_error(path, e))?;
+        values.iter().for_each(&mut each);
+        Ok(())
+    })
 }
 
 /// A Parquet table opened for checks and previews, without decoding it into rows. Polars stays
@@ -569,7 +608,7 @@ pub fn read_table(path: &Path, kind: TableKind) -> Result<Rows, TableError> {
     }
     let mut out = Rows::empty(kind);
     for &group in &groups.groups {
-        out.append(frame_to_rows(kind, &groups.read(group)?, path)?);
+        out.append(frame_to_rows(kind, &groups.read(group, None)?, path)?);
     }
     Ok(out)
 }
@@ -585,15 +624,58 @@ pub fn row_count(path: &Path) -> Result<u64, TableError> {
 /// Every row's id (the `id` column), in order, reading only that column: what a change list
 /// needs of a table with nothing to compare against.
 pub fn read_ids(path: &Path) -> Result<Vec<String>, TableError> {
-    let df = read_columns(path, &["id"])?;
-    let ids = df
-        .column("id")
-        .and_then(|c| c.str())
-        .map_err(|e| parquet_error(path, e))?;
-    Ok(ids
+    let mut ids = Vec::new();
+    each_string(path, "id", |id| {
+        ids.push(id.unwrap_or_default().to_string())
+    })?;
+    Ok(ids)
+}
+
+/// The string or string-list column `column` of the table of `kind` at `path`, a list of values
+/// per row (a null is a row of none; a null in a list, an empty value), reading that column alone
+/// a row group at a time: what a check of a column reads instead of the table's rows. A column
+/// the table's schema lacks or does not type as strings, or the file types otherwise or holds
+/// nulls in where the schema allows none, is an error naming it.
+pub fn read_str_column(
+    path: &Path,
+    kind: TableKind,
+    column: &str,
+) -> Result<StrColumn, TableError> {
+    let schema = kind.schema();
+    let invalid = |problems: Vec<String>| TableError::Schema {
+        path: path.into(),
+        table: schema.table.clone(),
+        problems,
+    };
+    let spec = schema
+        .columns
         .iter()
-        .map(|id| id.unwrap_or_default().to_string())
-        .collect())
+        .find(|c| c.name == column && matches!(c.dtype, DType::Str | DType::StrList))
+        .ok_or_else(|| invalid(vec![format!("no string column `{column}`")]))?;
+    let parquet = |e: PolarsError| parquet_error(path, e);
+    let mut out = StrColumn::default();
+    for_each_group(path, &[column], |df| {
+        let col = df.column(column).map_err(parquet)?;
+        let problems = column_problems(col, spec);
+        if !problems.is_empty() {
+            return Err(invalid(problems));
+        }
+        if spec.dtype == DType::Str {
+            col.str()
+                .map_err(parquet)?
+                .iter()
+                .for_each(|v| out.push(v.unwrap_or_default()));
+            return Ok(());
+        }
+        let (lists, inner) = list_values(col).map_err(parquet)?;
+        let values: Vec<Option<&str>> = inner.str().map_err(parquet)?.iter().collect();
+        for range in list_ranges(lists.list().map_err(parquet)?) {
+            let row = range.map_or(&[][..], |(start, end)| &values[start..end]);
+            out.push_row(row.iter().map(|v| v.unwrap_or_default()));
+        }
+        Ok(())
+    })?;
+    Ok(out)
 }
 
 /// The columns `columns` of the Parquet file at `path`, and no others.
@@ -623,19 +705,21 @@ pub fn value_counts(
         return Ok(out);
     }
     let parquet = |e: PolarsError| parquet_error(path, e);
-    let df = read_columns(path, columns)?;
-    for name in columns {
-        let mut counts: BTreeMap<Option<String>, u64> = BTreeMap::new();
-        let mut seen: std::collections::HashMap<Option<&str>, u64> = Default::default();
-        let column = df.column(name).map_err(parquet)?;
-        for value in column.str().map_err(parquet)?.iter() {
-            *seen.entry(value).or_insert(0) += 1;
+    for_each_group(path, columns, |df| {
+        for name in columns {
+            let mut seen: std::collections::HashMap<Option<&str>, u64> = Default::default();
+            let column = df.column(name).map_err(parquet)?;
+            for value in column.str().map_err(parquet)?.iter() {
+                *seen.entry(value).or_insert(0) += 1;
+            }
+            let counts: &mut BTreeMap<Option<String>, u64> =
+                out.entry(name.to_string()).or_default();
+            for (value, n) in seen {
+                *counts.entry(value.map(str::to_string)).or_insert(0) += n;
+            }
         }
-        for (value, n) in seen {
-            counts.insert(value.map(str::to_string), n);
-        }
-        out.insert(name.to_string(), counts);
-    }
+        Ok(())
+    })?;
     Ok(out)
 }
 
@@ -648,23 +732,33 @@ pub fn string_columns(
     columns: &[&str],
 ) -> Result<Vec<Vec<Option<String>>>, TableError> {
     let parquet = |e: PolarsError| parquet_error(path, e);
-    let df = read_columns(path, columns)?;
-    columns
-        .iter()
-        .map(|name| {
-            let values = df.column(name).map_err(parquet)?.str().map_err(parquet)?;
-            Ok(values.iter().map(|v| v.map(str::to_string)).collect())
-        })
-        .collect()
+    let mut out: Vec<Vec<Option<String>>> = vec![Vec::new(); columns.len()];
+    for_each_group(path, columns, |df| {
+        for (name, values) in columns.iter().zip(&mut out) {
+            let column = df.column(name).map_err(parquet)?.str().map_err(parquet)?;
+            values.extend(column.iter().map(|v| v.map(str::to_string)));
+        }
+        Ok(())
+    })?;
+    Ok(out)
 }
 
 /// The float column `column` of the table at `path`, a value per row (`None` for a null),
 /// reading only that column.
 pub fn float_column(path: &Path, column: &str) -> Result<Vec<Option<f64>>, TableError> {
     let parquet = |e: PolarsError| parquet_error(path, e);
-    let df = read_columns(path, &[column])?;
-    let values = df.column(column).map_err(parquet)?.f64().map_err(parquet)?;
-    Ok(values.iter().collect())
+    let mut out = Vec::new();
+    for_each_group(path, &[column], |df| {
+        out.extend(
+            df.column(column)
+                .map_err(parquet)?
+                .f64()
+                .map_err(parquet)?
+                .iter(),
+        );
+        Ok(())
+    })?;
+    Ok(out)
 }
 
 /// The rows of the table of `kind` at `path` whose `column` value `keep` accepts (`None` for a
@@ -678,23 +772,18 @@ pub fn read_table_where(
     keep: impl Fn(Option<&str>) -> bool,
 ) -> Result<Rows, TableError> {
     let parquet = |e: PolarsError| parquet_error(path, e);
-    let keys = read_columns(path, &[column])?;
-    let kept: Vec<bool> = keys
-        .column(column)
-        .map_err(parquet)?
-        .str()
-        .map_err(parquet)?
-        .iter()
-        .map(&keep)
-        .collect();
-    drop(keys);
+    let mut kept: Vec<bool> = Vec::new();
+    each_string(path, column, |value| kept.push(keep(value)))?;
     let mut out = Rows::empty(kind);
     let groups = RowGroups::open(path)?;
     for &(offset, len) in &groups.groups {
         let of_group = &kept[offset..offset + len];
         if of_group.iter().any(|&k| k) {
             let mask: BooleanChunked = of_group.iter().copied().collect();
-            let df = groups.read((offset, len))?.filter(&mask).map_err(parquet)?;
+            let df = groups
+                .read((offset, len), None)?
+                .filter(&mask)
+                .map_err(parquet)?;
             out.append(frame_to_rows(kind, &df, path)?);
         }
     }
@@ -769,6 +858,43 @@ mod tests {
             let rows = Rows::one_default(*kind);
             write_table(&path, &rows).unwrap();
             assert_eq!(read_ids(&path).unwrap(), rows.ids(), "{}", kind.name());
+        }
+    }
+
+    /// A string or list column read alone is its rows' values, a row group at a time, a null as
+    /// `""` (a null list as none); a column of another type or unknown is an error naming it.
+    #[test]
+    fn a_column_read_alone_is_its_rows_values() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("reports.parquet");
+        let rows = reports(ROW_GROUP_ROWS + 5);
+        write_table(&path, &rows).unwrap();
+        assert_eq!(RowGroups::open(&path).unwrap().groups.len(), 2);
+        let ids = read_str_column(&path, TableKind::Reports, "id").unwrap();
+        let want: StrColumn = rows.ids().iter().map(String::as_str).collect();
+        assert!(ids == want, "the ids read alone differ");
+        let Rows::Reports(reports) = &rows else {
+            unreachable!()
+        };
+        let titles = read_str_column(&path, TableKind::Reports, "title").unwrap();
+        let want = StrColumn::of_rows(reports, |r| [r.title.as_deref().unwrap_or_default()]);
+        assert!(titles == want, "the titles read alone differ");
+        let questions = Rows::Questions(vec![
+            noisebench_core::Question {
+                answer_chunk_ids: vec!["c1".into(), "c2".into()],
+                ..Default::default()
+            },
+            noisebench_core::Question::default(),
+        ]);
+        let path = dir.path().join("questions.parquet");
+        write_table(&path, &questions).unwrap();
+        let chunks = read_str_column(&path, TableKind::Questions, "answer_chunk_ids").unwrap();
+        assert_eq!(chunks.len(), 2);
+        assert_eq!(chunks.values(0).collect::<Vec<_>>(), ["c1", "c2"]);
+        assert_eq!(chunks.values(1).count(), 0);
+        for column in ["nope", "metadata"] {
+            let err = read_str_column(&path, TableKind::Questions, column).unwrap_err();
+            assert!(err.to_string().contains(column), "{err}");
         }
     }
 
