@@ -49,11 +49,15 @@ struct Scored {
     /// Which documents of each of `blocks` the list holds (bit `d % BLOCK`): the k-th bit set
     /// is the block's k-th posting.
     masks: Vec<u64>,
+    /// Whether `blocks` is every block (a list in most of them keeps the empty ones too, so
+    /// block b is at place b).
+    dense: bool,
 }
 
 impl Scored {
-    /// The list of `docs` (ascending) scored `scores`, with its maximum and block summary.
-    fn new(docs: Vec<u32>, scores: Vec<f32>) -> Scored {
+    /// The list of `docs` (ascending, below `documents`) scored `scores`, with its maximum and
+    /// block summary.
+    fn new(docs: Vec<u32>, scores: Vec<f32>, documents: usize) -> Scored {
         let max = scores.iter().fold(0f32, |m, s| m.max(*s));
         let mut list = Scored {
             docs,
@@ -78,8 +82,37 @@ impl Scored {
                 }
             }
             list.starts.push(list.docs.len() as u32);
+            let all = documents.div_ceil(BLOCK);
+            if list.blocks.len() * 4 >= all * 3 {
+                list.densify(all);
+            }
         }
         list
+    }
+
+    /// Keep every one of the `all` blocks, the empty ones with no postings and a highest score
+    /// of 0.
+    fn densify(&mut self, all: usize) {
+        let mut starts = Vec::with_capacity(all + 1);
+        let mut block_max = vec![0f32; all];
+        let mut masks = vec![0u64; all];
+        let mut next = 0;
+        for b in 0..all {
+            if self.blocks.get(next) == Some(&(b as u32)) {
+                block_max[b] = self.block_max[next];
+                masks[b] = self.masks[next];
+                starts.push(self.starts[next]);
+                next += 1;
+            } else {
+                starts.push(self.starts[next]);
+            }
+        }
+        starts.push(self.docs.len() as u32);
+        self.blocks = (0..all as u32).collect();
+        self.starts = starts;
+        self.block_max = block_max;
+        self.masks = masks;
+        self.dense = true;
     }
 
     /// Add this list's highest score in each block to `bound` (per block): the block maxima
@@ -99,6 +132,10 @@ impl Scored {
                     bound[b as usize] += f64::from(s);
                     last = (b, s);
                 }
+            }
+        } else if self.dense {
+            for (x, &m) in bound.iter_mut().zip(&self.block_max) {
+                *x += f64::from(m);
             }
         } else {
             for (&b, &m) in self.blocks.iter().zip(&self.block_max) {
@@ -129,6 +166,9 @@ impl Scored {
             }
             *at = i;
             (start, mask, max)
+        } else if self.dense {
+            let i = b as usize;
+            (self.starts[i] as usize, self.masks[i], self.block_max[i])
         } else {
             let i = gallop(&self.blocks, *at, b);
             *at = i;
@@ -152,7 +192,11 @@ impl Scored {
         }
         // A summarised list: the block, then the document's bit in it.
         let b = doc / BLOCK as u32;
-        let at = gallop(&self.blocks, *from, b);
+        let at = if self.dense {
+            b as usize
+        } else {
+            gallop(&self.blocks, *from, b)
+        };
         *from = at;
         if self.blocks.get(at) != Some(&b) {
             return None;
@@ -249,7 +293,7 @@ impl Bm25 {
         }
         let terms = terms
             .into_iter()
-            .map(|(term, (docs, scores))| (term, Scored::new(docs, scores)))
+            .map(|(term, (docs, scores))| (term, Scored::new(docs, scores, ids.len())))
             .collect();
         let (rank, order) = id_ranks(&ids);
         Ok(Impacts {
@@ -296,7 +340,7 @@ impl Impacts {
                     .iter()
                     .map(|&(d, tf)| weight.score(norm[d as usize], tf))
                     .collect();
-                (term.to_string(), Scored::new(docs, scores))
+                (term.to_string(), Scored::new(docs, scores, n as usize))
             })
             .collect();
         let (rank, order) = id_ranks(&ids);

@@ -657,8 +657,21 @@ fn bm25_results(
     ctx: &StageContext,
     drops: &mut Drops,
 ) -> Result<Vec<Option<Vec<Scored>>>, StageError> {
-    let index = Bm25Chunks::build(chunks.iter().map(|c| (c.id.as_str(), c.text.as_str())))
-        .map_err(|e| StageError::Other(format!("bm25 index: {e}")))?;
+    // The index numbers the chunks report by report (ties by id): a report's chunks share its
+    // rarer words (names, figures), so those words' postings fall in a few of the index's
+    // blocks and a search passes over the rest (`Impacts::search`). Scores and ties do not
+    // depend on the numbering; hits are mapped back to places in `chunks`.
+    let mut order: Vec<usize> = (0..chunks.len()).collect();
+    order.sort_by(|&a, &b| {
+        (chunks[a].report_id.as_str(), chunks[a].id.as_str())
+            .cmp(&(chunks[b].report_id.as_str(), chunks[b].id.as_str()))
+    });
+    let index = Bm25Chunks::build(
+        order
+            .iter()
+            .map(|&i| (chunks[i].id.as_str(), chunks[i].text.as_str())),
+    )
+    .map_err(|e| StageError::Other(format!("bm25 index: {e}")))?;
     let bar = ctx
         .progress
         .bar("retrieval: bm25", Some(items.len() as u64));
@@ -677,7 +690,14 @@ fn bm25_results(
     let mut out = Vec::with_capacity(results.len());
     for (q, r) in items.iter().zip(results) {
         match r {
-            Ok(hits) => out.push(Some(hits)),
+            Ok(hits) => out.push(Some(
+                hits.into_iter()
+                    .map(|h| Scored {
+                        chunk: order[h.chunk],
+                        score: h.score,
+                    })
+                    .collect(),
+            )),
             Err(e) => {
                 drops.add_failure(format!("{}/bm25", q.query_id), "bm25_error", e.to_string());
                 out.push(None);

@@ -108,6 +108,16 @@ pub(crate) fn fixture() -> (Vec<Question>, Vec<QueryPerturbation>, Vec<Chunk>) {
 
 pub(crate) fn run(llm: Llm, config: Value) -> StageOutput {
     let (questions, perturbations, chunks) = fixture();
+    run_over(llm, config, questions, perturbations, chunks)
+}
+
+fn run_over(
+    llm: Llm,
+    config: Value,
+    questions: Vec<Question>,
+    perturbations: Vec<QueryPerturbation>,
+    chunks: Vec<Chunk>,
+) -> StageOutput {
     let stage = RetrievalStage::new(llm);
     let config: RetrievalConfig = parse_config(&config).unwrap();
     stage.validate(&config, &repo_root()).unwrap();
@@ -257,6 +267,33 @@ fn the_stage_is_deterministic_and_options_narrow_it() {
     ] {
         let c: RetrievalConfig = parse_config(&bad).unwrap();
         assert!(stage.validate(&c, &repo_root()).is_err(), "{bad}");
+    }
+}
+
+/// BM25 numbers the chunks report by report inside its index; which report a chunk is in
+/// changes nothing of what it retrieves (ids, ranks, scores), whether the reports' order runs
+/// with the chunk ids' or against it.
+#[test]
+fn the_reports_chunks_belong_to_change_no_bm25_hit() {
+    let config = json!({"embedding": false, "top_k": 3});
+    let one_report = {
+        let mut o = run(Llm::offline(), config.clone());
+        retrievals(&mut o)
+    };
+    assert!(one_report.len() > 6, "the fixture's queries find chunks");
+    for reports in [["r4", "r3", "r2", "r1"], ["r2", "r1", "r2", "r0"]] {
+        let (questions, perturbations, mut chunks) = fixture();
+        for (c, r) in chunks.iter_mut().zip(reports) {
+            c.report_id = r.into();
+        }
+        let mut o = run_over(
+            Llm::offline(),
+            config.clone(),
+            questions,
+            perturbations,
+            chunks,
+        );
+        assert_eq!(retrievals(&mut o), one_report, "reports {reports:?}");
     }
 }
 
