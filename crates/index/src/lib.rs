@@ -27,10 +27,12 @@
 //! AVX-512, AVX2+FMA or portable code with the same bits on each), `impact.rs` (`Impacts`: BM25
 //! postings with tantivy's scores held in memory, read from a built index or scored straight from
 //! texts analysed by `bm25::analyse` (`from_analysed`, bit for bit the same, no index built; the
-//! analyser keeps each word's stem per thread), for many short queries, pruned MaxScore-style:
-//! terms by maximum score, new documents admitted only while they could still reach the k-th best
-//! score, the bound seeded from hints such as a related query's hits, with the same hits as adding
-//! every list). The first pass takes 4 queries x 4 rows per step (`scan4x4`: AVX-512 VNNI's kernel,
+//! analyser keeps each word's stem per thread), for many short queries, pruned block-max
+//! MaxScore-style: 64-document blocks whose lists' highest scores there cannot reach the k-th best
+//! score are passed over, and in the others new documents are admitted only while they could
+//! still reach it, the bound seeded from hints such as a related query's hits, with the same hits
+//! as adding every list; documents numbered so that related ones sit together, such as a
+//! report's chunks, make the blocks' bounds tight). The first pass takes 4 queries x 4 rows per step (`scan4x4`: AVX-512 VNNI's kernel,
 //! else the portable or AVX2 integer dot product). `ranking.rs`: the ranking metrics (precision,
 //! recall, reciprocal rank, DCG, NDCG at k; binary or graded), defined once for the `retrieval`
 //! stage and the evaluation, with property tests against their definitions. `run.rs`: a

@@ -14,7 +14,7 @@
 //! corpus the same way (the stage's search, half to whole: its growth per doubling), then the
 //! first 20,000 queries on one thread at half the corpus and at the whole (three rounds in turn,
 //! the fastest kept), exhaustive (every posting of each query's terms scored) and pruned
-//! (MaxScore, what the stage runs); it prints microseconds per query, the ratio, and each one's
+//! (block-max MaxScore, what the stage runs); it prints microseconds per query, the ratio, and each one's
 //! growth from the half to the whole (per query, and for a run whose queries double with the
 //! chunks), and checks that both give every query the same top 10, bit for bit. Exits non-zero
 //! when the two differ, when all queries take 60 s or more, the queries/s ratio to `rank_bm25`
@@ -319,7 +319,7 @@ fn main() -> ExitCode {
             };
             println!("growth from {} to {} chunks:", h.chunks, f.chunks);
             per("exhaustive", h.exhaustive, f.exhaustive);
-            per("pruned (MaxScore)", h.pruned, f.pruned);
+            per("pruned (block-max)", h.pruned, f.pruned);
         }
         None => failed = true,
     }
@@ -473,7 +473,7 @@ struct PerQuery {
 
 /// Each size's queries for their top 10 on one thread, exhaustive (every posting of the
 /// query's terms scored into one array, every matched chunk offered to the top 10) and pruned
-/// (`Impacts::search`, MaxScore: what the stage runs), [`ROUNDS`] times in turn, the fastest of
+/// (`Impacts::search`, block-max MaxScore: what the stage runs), [`ROUNDS`] times in turn, the fastest of
 /// each kept; prints microseconds per query and the ratio. `None` (and a FAIL line) when any
 /// query's hits differ between them (ids, order or score bits).
 fn side_by_side(sizes: &[Prepared]) -> Option<Vec<PerQuery>> {
