@@ -61,10 +61,9 @@ pub trait Tables {
     fn column(
         &self,
         kind: TableKind,
-        column: &str,
+        _column: &str,
         of_rows: &dyn Fn(&Rows) -> Result<StrColumn, String>,
     ) -> Result<Option<Arc<StrColumn>>, String> {
-        let _ = column;
         self.rows(kind)?
             .map(|rows| of_rows(rows).map(Arc::new))
             .transpose()

@@ -221,7 +221,8 @@ pub struct Impacts {
     terms: HashMap<String, Scored>,
 }
 
-/// Scratch space of one searching thread: the score array and the documents it touched.
+/// Scratch space of one searching thread: each block's bound (the pruned search), the score
+/// array and the documents it touched (the exhaustive search).
 #[derive(Debug, Clone, Default)]
 pub struct Scratch {
     acc: Vec<f32>,
@@ -728,6 +729,10 @@ mod tests {
                 let ranked = index.search(&Query::new(&qtext, k + 1)).unwrap();
                 let want = &ranked[..ranked.len().min(k)];
                 let got = impacts.search(&terms(&qtext), k, &mut scratch);
+                prop_assert_eq!(
+                    &impacts.search_exhaustive(&terms(&qtext), k, &mut scratch),
+                    &got
+                );
                 prop_assert_eq!(got.len(), want.len(), "{}", qtext);
                 for (i, (g, w)) in got.iter().zip(want).enumerate() {
                     prop_assert!((g.0 - w.score).abs() <= 1e-5 * w.score.abs().max(1.0));
@@ -738,7 +743,7 @@ mod tests {
                     }
                 }
             }
-            // The scratch space is left clean for the next query.
+            // The exhaustive search leaves its score array clean for the next query.
             prop_assert!(scratch.acc.iter().all(|a| *a == 0.0));
         }
     }
