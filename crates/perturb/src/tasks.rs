@@ -86,15 +86,17 @@ pub(crate) fn faithful_rewrite(
     source: &str,
     rewrite: &str,
 ) -> Result<(), Senseless> {
+    // Each text split into words once: its length and its content words.
+    let (source, rewrite) = (
+        noisebench_text::words(source),
+        noisebench_text::words(rewrite),
+    );
     sense::faithful(
         "the rewrite",
         fidelity,
-        (
-            noisebench_text::words(source).len(),
-            noisebench_text::words(rewrite).len(),
-        ),
-        &noisebench_text::content_words(source),
-        &noisebench_text::content_words(rewrite),
+        (source.len(), rewrite.len()),
+        &noisebench_text::content_of(source),
+        &noisebench_text::content_of(rewrite),
     )
 }
 

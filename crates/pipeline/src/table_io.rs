@@ -244,16 +244,31 @@ pub fn write_table(path: &Path, rows: &Rows) -> Result<WrittenTable, TableError>
                 .with_key_value_metadata(Some(KeyValueMetadata::Static(vec![arrow_schema.clone()])))
                 .batched(&schema)
                 .map_err(parquet)?;
-            if let Some(first) = first.take() {
-                batched.write_batch(&first).map_err(parquet)?;
-            }
-            let mut start = group;
-            while start < total {
-                let end = (start + group).min(total);
-                let df = frame_of(rows, start..end)?;
-                batched.write_batch(&df).map_err(parquet)?;
-                start = end;
-            }
+            // The next group's frame is built on another thread while this one is encoded,
+            // compressed and written (the two take about as long); at most one frame waits.
+            std::thread::scope(|scope| {
+                let (send, frames) = std::sync::mpsc::sync_channel(1);
+                scope.spawn(move || {
+                    let mut start = group;
+                    while start < total {
+                        let end = (start + group).min(total);
+                        let frame = frame_of(rows, start..end);
+                        let failed = frame.is_err();
+                        // A closed channel: the writer failed and stopped reading.
+                        if send.send(frame).is_err() || failed {
+                            break;
+                        }
+                        start = end;
+                    }
+                });
+                if let Some(first) = first.take() {
+                    batched.write_batch(&first).map_err(parquet)?;
+                }
+                for frame in frames {
+                    batched.write_batch(&frame?).map_err(parquet)?;
+                }
+                Ok::<(), TableError>(())
+            })?;
             batched.finish().map_err(parquet)?;
             Ok(())
         })();

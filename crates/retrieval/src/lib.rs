@@ -249,18 +249,24 @@ pub fn assemble(
 ) -> (Vec<Retrieval>, BTreeMap<String, Means>) {
     let mut rows = Vec::new();
     let mut means: BTreeMap<String, Means> = BTreeMap::new();
+    let threads = noisebench_core::default_threads();
     for r in ranked {
         let m = means.entry(r.retriever.clone()).or_default();
-        for (q, result) in queries.iter().zip(&r.results) {
-            let Some(hits) = result else { continue };
+        let pairs: Vec<(&QueryItem, &Option<Vec<Scored>>)> =
+            queries.iter().zip(&r.results).collect();
+        // Each query's scores and rows on every core; the sums are added in query order, so
+        // they are the same to the last bit.
+        let per_query = noisebench_core::parallel_map(&pairs, threads, |&(q, result)| {
+            let hits = result.as_ref()?;
             let ids: Vec<&str> = hits.iter().map(|h| chunks[h.chunk].id.as_str()).collect();
             let relevant: BTreeSet<&str> = q.relevant.iter().map(String::as_str).collect();
             let s = metrics::score(&ids, &relevant, k);
-            m.add("all", s);
-            m.add(&q.pattern_kind, s);
-            m.add(&format!("query:{}", q.query_kind), s);
-            for (rank, (h, id)) in hits.iter().zip(&ids).enumerate().take(k) {
-                rows.push(Retrieval {
+            let rows: Vec<Retrieval> = hits
+                .iter()
+                .zip(&ids)
+                .enumerate()
+                .take(k)
+                .map(|(rank, (h, id))| Retrieval {
                     id: stable_id("retrieval", &[&q.query_id, &r.retriever, id]),
                     question_id: q.question_id.clone(),
                     query_id: q.query_id.clone(),
@@ -269,11 +275,22 @@ pub fn assemble(
                     rank: rank as i64 + 1,
                     score: h.score,
                     ground_truth: relevant.contains(id),
-                });
-            }
+                })
+                .collect();
+            Some((s, rows))
+        });
+        for ((q, _), out) in pairs.iter().zip(per_query) {
+            let Some((s, mut query_rows)) = out else {
+                continue;
+            };
+            m.add("all", s);
+            m.add(&q.pattern_kind, s);
+            m.add(&format!("query:{}", q.query_kind), s);
+            rows.append(&mut query_rows);
         }
     }
-    rows.sort_by(|a, b| a.id.cmp(&b.id));
+    // Ids are distinct (a query's hits are distinct chunks): any sort gives this order.
+    rows.sort_unstable_by(|a, b| a.id.cmp(&b.id));
     (rows, means)
 }
 

@@ -34,6 +34,6 @@ pub use sentences::sentences;
 pub use stopwords::{STOPWORDS, is_stopword};
 pub use tokens::TokenCounter;
 pub use words::{
-    CARDINALS, MONTHS, Phrase, contains_phrase, content_words, is_month, is_number_word, normalize,
-    share_found, upper_first, words,
+    CARDINALS, MONTHS, Phrase, contains_phrase, content_of, content_words, is_month,
+    is_number_word, normalize, share_found, upper_first, words,
 };

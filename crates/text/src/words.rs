@@ -18,7 +18,12 @@ pub fn words(s: &str) -> Vec<String> {
 
 /// The distinct words of at least three characters that are not stopwords.
 pub fn content_words(s: &str) -> BTreeSet<String> {
-    words(s)
+    content_of(words(s))
+}
+
+/// [`content_words`] of a text's [`words`] already split (a caller that needs both splits once).
+pub fn content_of(words: Vec<String>) -> BTreeSet<String> {
+    words
         .into_iter()
         .filter(|w| w.len() >= 3 && !is_stopword(w))
         .collect()
