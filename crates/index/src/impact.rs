@@ -485,13 +485,14 @@ impl Impacts {
             if most < least {
                 continue;
             }
-            for (i, p) in lists.iter().enumerate() {
-                let (start, mask, max) = p.block(b as u32, &mut at[i]);
-                held[i] = (start, mask);
-                rest[i] = f64::from(max);
-            }
+            // What lists i.. can add here, summed from the last list in a register (max_i +
+            // rest[i + 1], bit for bit): no store and reload on the chain of adds.
+            let mut sum = 0f64;
             for i in (0..n).rev() {
-                rest[i] += rest[i + 1];
+                let (start, mask, max) = lists[i].block(b as u32, &mut at[i]);
+                held[i] = (start, mask);
+                sum += f64::from(max);
+                rest[i] = sum;
             }
             // Lists 0..open are added to every document of the block they hold: a document
             // none of them holds cannot reach theta.
@@ -637,6 +638,37 @@ fn reaching(acc: &[f32; BLOCK], floor: f64) -> u64 {
     if f64::from(low) > floor {
         low = low.next_down();
     }
+    reaching_from(acc, low)
+}
+
+/// [`reaching`]'s mask for an f32 floor: four slots a compare and a move of their sign bits
+/// (SSE2, which every x86-64 has), where the portable fold shifts each slot's bit alone.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn reaching_from(acc: &[f32; BLOCK], low: f32) -> u64 {
+    use std::arch::x86_64::{_mm_cmpge_ps, _mm_loadu_ps, _mm_movemask_ps, _mm_set1_ps};
+    let mut mask = 0u64;
+    // SAFETY: SSE2 is part of x86-64; each load reads 4 of acc's 64 floats (q * 4 + 3 < 64).
+    unsafe {
+        let low = _mm_set1_ps(low);
+        for q in 0..BLOCK / 4 {
+            let four = _mm_loadu_ps(acc.as_ptr().add(q * 4));
+            let bits = _mm_movemask_ps(_mm_cmpge_ps(four, low)) as u64;
+            mask |= bits << (q * 4);
+        }
+    }
+    mask
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline]
+fn reaching_from(acc: &[f32; BLOCK], low: f32) -> u64 {
+    reaching_portable(acc, low)
+}
+
+/// The portable [`reaching_from`] (the reference its SSE2 form is tested against).
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+fn reaching_portable(acc: &[f32; BLOCK], low: f32) -> u64 {
     acc.iter()
         .enumerate()
         .fold(0u64, |m, (slot, a)| m | (u64::from(*a >= low) << slot))
@@ -749,6 +781,18 @@ mod tests {
     }
 
     proptest! {
+        /// The SSE2 mask is the portable fold's, slot for slot, ties with the floor included.
+        #[test]
+        fn reaching_is_the_portable_mask(
+            scores in proptest::collection::vec(0u8..8, BLOCK),
+            floor in 0u8..9,
+        ) {
+            let acc: [f32; BLOCK] = std::array::from_fn(|i| f32::from(scores[i]) * 0.5);
+            let low = f32::from(floor) * 0.5;
+            prop_assert_eq!(reaching_from(&acc, low), reaching_portable(&acc, low));
+            prop_assert_eq!(reaching(&acc, f64::from(low)), reaching_portable(&acc, low));
+        }
+
         #[test]
         fn kth_largest_is_the_kth_of_the_sorted_values(
             values in proptest::collection::vec(0.0f32..50.0, 1..80),
