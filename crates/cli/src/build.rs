@@ -290,8 +290,13 @@ pub fn build_snapshot(
     let (tables, partial) = crate::quality::snapshot_tables(plan, section, &run)?;
     // The tables' checks again, over what is to be published, and against the last version.
     let mut checks = run.checks.clone();
+    let started = std::time::Instant::now();
     checks.extend(checks_before_publishing(plan, &tables, &partial));
     checks.extend(parent_checks(&ws.snapshots_dir, &section.dataset, &tables)?);
+    tracing::info!(
+        "checks before publishing in {:.2} s",
+        started.elapsed().as_secs_f64()
+    );
     // The quality card, judged by its gates with the other checks before publishing.
     let quality_config = noisebench_quality::QualityConfig::from_table(plan.file.quality.as_ref())?;
     tracing::info!(pipeline = plan.name(), "quality card");
@@ -299,6 +304,7 @@ pub fn build_snapshot(
     let (quality, quality_calls) =
         crate::quality::measure_tables(&tables, &quality_config, &loaded.layers.llm)?;
     let quality_seconds = started.elapsed().as_secs_f64();
+    tracing::info!("quality card: measured in {quality_seconds:.2} s");
     if let Some(q) = &quoted {
         let mut sent = calls_of_stages_that_ran(&run)?;
         sent.extend(quality_calls.iter().cloned());
@@ -366,10 +372,16 @@ pub fn build_snapshot(
     // The report goes beside the version, never inside it (published versions are immutable);
     // rewriting it on an unchanged build picks up evaluations run since. The version is
     // published by now, so a report that cannot be written is a warning, not a failed build.
-    if let PublishOutcome::Published { dir, .. } | PublishOutcome::Unchanged { dir, .. } = &outcome
-        && let Err(e) = crate::write_report(dir, Some(&ws.root.join("evals")), None)
+    let (PublishOutcome::Published { dir, .. } | PublishOutcome::Unchanged { dir, .. }) = &outcome;
     {
-        tracing::warn!("{}: report not written: {e:#}", dir.display());
+        let started = std::time::Instant::now();
+        match crate::write_report(dir, Some(&ws.root.join("evals")), None) {
+            Ok(_) => tracing::info!(
+                "publishing: report written in {:.2} s",
+                started.elapsed().as_secs_f64()
+            ),
+            Err(e) => tracing::warn!("{}: report not written: {e:#}", dir.display()),
+        }
     }
     Ok(Built {
         run,
