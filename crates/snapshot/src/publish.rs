@@ -4,7 +4,9 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use noisebench_core::{CheckKind, CheckResult, CheckStatus, TableKind};
+use noisebench_core::{
+    CheckKind, CheckResult, CheckStatus, TableKind, default_threads, parallel_map,
+};
 use noisebench_pipeline::atomic::{sync_dir, write_atomic};
 use noisebench_pipeline::table_io;
 use semver::Version;
@@ -105,12 +107,23 @@ pub fn publish(
         }
         None => None,
     };
-    let hashes = timed("tables hashed", || hash_tables(request))?;
-    let mut changes = timed("rows compared with the parent's", || {
-        diff_against_parent(request, parent.as_ref(), &hashes)
-    })?;
-    // Export files are part of the version too: one that changed alone is a new version.
-    let export_sums = timed("exports hashed", || hash_exports(request))?;
+    // Export files are part of the version too: one that changed alone is a new version. They
+    // are hashed while the tables are hashed and compared with the parent's.
+    let (tables, export_sums) = std::thread::scope(|scope| {
+        let exports = scope.spawn(|| timed("exports hashed", || hash_exports(request)));
+        let tables = timed("tables hashed", || hash_tables(request)).and_then(|hashes| {
+            let changes = timed("rows compared with the parent's", || {
+                diff_against_parent(request, parent.as_ref(), &hashes)
+            })?;
+            Ok((hashes, changes))
+        });
+        let exports = exports
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (tables, exports)
+    });
+    let (hashes, mut changes) = tables?;
+    let export_sums = export_sums?;
     changes.exports = diff_exports(
         &parent
             .as_ref()
@@ -204,14 +217,17 @@ struct Parent {
     manifest: Manifest,
 }
 
-/// The sha256 and size of each table to publish, by name.
+/// The sha256 and size of each table to publish, by name (the files hashed on every core).
 fn hash_tables(request: &PublishRequest) -> Result<BTreeMap<String, (String, u64)>, PublishError> {
-    let mut hashes = BTreeMap::new();
-    for t in &request.tables {
-        let (sha, bytes) = table_io::hash_file(&t.path).map_err(io(&t.path))?;
-        hashes.insert(t.name.clone(), (sha, bytes));
-    }
-    Ok(hashes)
+    let sums = parallel_map(&request.tables, default_threads(), |t| {
+        table_io::hash_file(&t.path).map_err(io(&t.path))
+    });
+    request
+        .tables
+        .iter()
+        .zip(sums)
+        .map(|(t, sum)| Ok((t.name.clone(), sum?)))
+        .collect()
 }
 
 /// The sha256 and size of each export file to publish, by its path inside the snapshot. Two files
@@ -230,8 +246,14 @@ fn hash_exports(request: &PublishRequest) -> Result<BTreeMap<String, (String, u6
                     source.display()
                 )));
             }
-            hashes.insert(file, table_io::hash_file(source).map_err(io(source))?);
         }
+    }
+    let files: Vec<(String, &Path)> = sources.into_iter().collect();
+    let sums = parallel_map(&files, default_threads(), |(_, source)| {
+        table_io::hash_file(source).map_err(io(source))
+    });
+    for ((file, _), sum) in files.into_iter().zip(sums) {
+        hashes.insert(file, sum?);
     }
     Ok(hashes)
 }
