@@ -290,8 +290,8 @@ pub fn build_snapshot(
     let (tables, partial) = crate::quality::snapshot_tables(plan, section, &run)?;
     // The tables' checks again, over what is to be published, and against the last version.
     let mut checks = run.checks.clone();
-    checks.extend(checks_before_publishing(plan, &tables, &partial));
-    checks.extend(parent_checks(&ws.snapshots_dir, &section.dataset, &tables)?);
+    let before = checks_before_publishing(plan, &tables, &partial, ws, &section.dataset)?;
+    checks.extend(before);
     // The quality card, judged by its gates with the other checks before publishing.
     let quality_config = noisebench_quality::QualityConfig::from_table(plan.file.quality.as_ref())?;
     tracing::info!(pipeline = plan.name(), "quality card");
@@ -299,6 +299,7 @@ pub fn build_snapshot(
     let (quality, quality_calls) =
         crate::quality::measure_tables(&tables, &quality_config, &loaded.layers.llm)?;
     let quality_seconds = started.elapsed().as_secs_f64();
+    tracing::info!("quality card: measured in {quality_seconds:.2} s");
     if let Some(q) = &quoted {
         let mut sent = calls_of_stages_that_ran(&run)?;
         sent.extend(quality_calls.iter().cloned());
@@ -366,11 +367,8 @@ pub fn build_snapshot(
     // The report goes beside the version, never inside it (published versions are immutable);
     // rewriting it on an unchanged build picks up evaluations run since. The version is
     // published by now, so a report that cannot be written is a warning, not a failed build.
-    if let PublishOutcome::Published { dir, .. } | PublishOutcome::Unchanged { dir, .. } = &outcome
-        && let Err(e) = crate::write_report(dir, Some(&ws.root.join("evals")), None)
-    {
-        tracing::warn!("{}: report not written: {e:#}", dir.display());
-    }
+    let (PublishOutcome::Published { dir, .. } | PublishOutcome::Unchanged { dir, .. }) = &outcome;
+    report_beside(dir, &ws.root.join("evals"));
     Ok(Built {
         run,
         llm,
@@ -426,14 +424,31 @@ fn calls_of_stages_that_ran(run: &RunResult) -> Result<Vec<LlmCall>> {
     Ok(calls)
 }
 
-/// The table checks over what is to be published; a table whose stage left items to retry is
+/// The report of the published version at `dir`, written beside it with the evaluation results
+/// under `evals`; a report that cannot be written is a warning (the version is published).
+fn report_beside(dir: &Path, evals: &Path) {
+    let started = std::time::Instant::now();
+    match crate::write_report(dir, Some(evals), None) {
+        Ok(_) => tracing::info!(
+            "publishing: report written in {:.2} s",
+            started.elapsed().as_secs_f64()
+        ),
+        Err(e) => tracing::warn!("{}: report not written: {e:#}", dir.display()),
+    }
+}
+
+/// The table checks over what is to be published, and against the last version of the dataset
+/// `dataset` in the workspace's snapshots (`parent_checks`); a table whose stage left items to retry is
 /// excused what those items would have given.
 fn checks_before_publishing(
     plan: &Plan,
     tables: &[SourceTable],
     partial: &BTreeMap<String, u64>,
-) -> Vec<CheckResult> {
+    ws: &Workspace,
+    dataset: &str,
+) -> Result<Vec<CheckResult>> {
     tracing::info!(pipeline = plan.name(), "checking the tables to publish");
+    let started = std::time::Instant::now();
     let published: Vec<PublishedTable> = tables
         .iter()
         .map(|t| PublishedTable {
@@ -447,7 +462,12 @@ fn checks_before_publishing(
         let retry = partial.get(&result.table).copied().unwrap_or(0);
         noisebench_pipeline::excuse_partial(std::slice::from_mut(result), retry);
     }
-    before
+    before.extend(parent_checks(&ws.snapshots_dir, dataset, tables)?);
+    tracing::info!(
+        "checks before publishing in {:.2} s",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(before)
 }
 
 /// The stages left with items to retry, by stage: their count and reasons; `None` when none.

@@ -8,7 +8,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use gaoya::minhash::{MinHasher, MinHasher32};
-use noisebench_core::parallel_map;
+use noisebench_core::{parallel_map, parallel_map_with};
 use noisebench_text::words::{normalize, words};
 use serde::{Deserialize, Serialize};
 
@@ -16,6 +16,11 @@ use serde::{Deserialize, Serialize};
 /// probability 1 - (1 - 0.6^4)^32 > 0.98.
 const BANDS: usize = 32;
 const BAND_WIDTH: usize = 4;
+/// Hashes per signature.
+const HASHES: usize = BANDS * BAND_WIDTH;
+/// Hashes compared at a time before a lookup checks whether a candidate can still agree enough.
+const BLOCK: usize = 16;
+const _: () = assert!(HASHES.is_multiple_of(BLOCK));
 /// How far below the threshold the signatures' estimate may fall and the pair still be
 /// checked exactly (the estimate's standard error at 128 hashes is under 0.045).
 const SLACK: f64 = 0.15;
@@ -108,7 +113,12 @@ struct Prepared {
     /// Each group's shingles as sorted ids (interned over the whole call, so two groups' ids
     /// compare as their strings do).
     shingles: Vec<Vec<u32>>,
-    signatures: Vec<Vec<u32>>,
+    /// Each group's signature, [`HASHES`] values each, one after the other (one allocation: a
+    /// lookup reads hundreds of them).
+    signatures: Vec<u32>,
+    /// Each signature's values cut to their low byte, [`HASHES`] a group: two signatures agree
+    /// on no more values than their sketches do, and the sketches are a quarter of the memory.
+    sketches: Vec<u8>,
     /// Each group's rows, in row order.
     rows: Vec<Vec<usize>>,
     /// Each group's shape: groups of one shape have the same shingles (the same words in
@@ -150,7 +160,8 @@ fn prepare(texts: &[&str], k: usize) -> Prepared {
     let mut shape_of: HashMap<Vec<u32>, usize> = HashMap::new();
     let (mut shape, mut shapes) = (Vec::new(), Vec::<Vec<usize>>::new());
     let mut shingle_ids = Vec::with_capacity(made.len());
-    let mut signatures = Vec::with_capacity(made.len());
+    let mut signatures = Vec::with_capacity(made.len() * HASHES);
+    let mut sketches = Vec::with_capacity(made.len() * HASHES);
     for (sh, sig) in made {
         let mut v: Vec<u32> = sh
             .into_iter()
@@ -168,14 +179,78 @@ fn prepare(texts: &[&str], k: usize) -> Prepared {
         shapes[s].push(shingle_ids.len());
         shape.push(s);
         shingle_ids.push(v);
-        signatures.push(sig);
+        signatures.extend_from_slice(&sig);
+        sketches.extend(sig.iter().map(|&h| h as u8));
     }
     Prepared {
         shingles: shingle_ids,
         signatures,
+        sketches,
         rows,
         shape,
         shapes,
+    }
+}
+
+impl Prepared {
+    /// Group `g`'s signature.
+    fn signature(&self, g: usize) -> &[u32] {
+        &self.signatures[g * HASHES..(g + 1) * HASHES]
+    }
+
+    /// Group `g`'s sketch.
+    fn sketch(&self, g: usize) -> &[u8] {
+        &self.sketches[g * HASHES..(g + 1) * HASHES]
+    }
+}
+
+/// Whether signatures `a` and `b` (of [`HASHES`] values) agree on at least `need` values: the
+/// count of [`agreement`] compared with `need`, stopping at the first block after which too many
+/// values differ.
+fn agree_at_least<T: PartialEq>(a: &[T], b: &[T], need: usize) -> bool {
+    let Some(allowed) = a.len().checked_sub(need) else {
+        return false;
+    };
+    let mut differ = 0;
+    for (x, y) in a.chunks_exact(BLOCK).zip(b.chunks_exact(BLOCK)) {
+        differ += x.iter().zip(y).filter(|(p, q)| p != q).count();
+        if differ > allowed {
+            return false;
+        }
+    }
+    true
+}
+
+/// How many values two signatures agree on.
+#[cfg(test)]
+fn agreement(a: &[u32], b: &[u32]) -> usize {
+    a.iter().zip(b).filter(|(p, q)| p == q).count()
+}
+
+/// The groups a lookup has met already: `at[h] == stamp` (one array per thread, reused across its
+/// lookups instead of sorting and deduplicating each lookup's candidates).
+#[derive(Default)]
+struct Seen {
+    stamp: u32,
+    at: Vec<u32>,
+}
+
+impl Seen {
+    /// Start a lookup among `groups` groups: none met yet.
+    fn start(&mut self, groups: usize) {
+        self.at.resize(groups, 0);
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.at.fill(0);
+            self.stamp = 1;
+        }
+    }
+
+    /// Whether group `h` is met for the first time in this lookup.
+    fn first(&mut self, h: usize) -> bool {
+        let met = self.at[h] == self.stamp;
+        self.at[h] = self.stamp;
+        !met
     }
 }
 
@@ -207,8 +282,17 @@ fn jaccard_ids(a: &[u32], b: &[u32]) -> f64 {
 /// signatures; the bands are plain maps from a band's values to its groups, so a lookup can
 /// read a bounded window of a large bucket instead of all of it.
 struct Bands<'a> {
-    buckets: Vec<HashMap<&'a [u32], Vec<usize>>>,
-    threshold: f64,
+    /// Per band, the bucket (an index into `lists`) of each band value.
+    index: Vec<HashMap<&'a [u32], u32>>,
+    /// Each bucket's groups, in group order.
+    lists: Vec<Vec<u32>>,
+    /// Each group's index among the members (`u32::MAX`: not one).
+    member_at: Vec<u32>,
+    /// Each member's bucket and place in it, band by band ([`BANDS`] entries a member).
+    places: Vec<(u32, u32)>,
+    /// The fewest of the [`HASHES`] values a candidate's signature must share: those whose share
+    /// reaches the threshold less the slack.
+    need: usize,
     window: usize,
 }
 
@@ -222,7 +306,10 @@ const WINDOW: usize = 64;
 
 impl<'a> Bands<'a> {
     fn new(prepared: &'a Prepared, members: &[usize], threshold: f64, window: usize) -> Self {
-        let mut buckets: Vec<HashMap<&[u32], Vec<usize>>> = vec![HashMap::new(); BANDS];
+        let mut index: Vec<HashMap<&[u32], u32>> = vec![HashMap::new(); BANDS];
+        let mut lists: Vec<Vec<u32>> = Vec::new();
+        let mut member_at = vec![u32::MAX; prepared.rows.len()];
+        let mut places = Vec::new();
         let mut seen = vec![false; prepared.shapes.len()];
         for &g in members {
             let s = prepared.shape[g];
@@ -230,44 +317,71 @@ impl<'a> Bands<'a> {
                 continue;
             }
             seen[s] = true;
-            let sig = &prepared.signatures[g];
-            for (band, bucket) in buckets.iter_mut().enumerate() {
+            member_at[g] = (places.len() / BANDS) as u32;
+            let sig = prepared.signature(g);
+            for (band, bucket) in index.iter_mut().enumerate() {
                 let key = &sig[band * BAND_WIDTH..(band + 1) * BAND_WIDTH];
-                bucket.entry(key).or_default().push(g);
+                let list = *bucket.entry(key).or_insert_with(|| {
+                    lists.push(Vec::new());
+                    (lists.len() - 1) as u32
+                });
+                places.push((list, lists[list as usize].len() as u32));
+                lists[list as usize].push(g as u32);
             }
         }
+        let estimate = (threshold - SLACK).max(0.0);
         Self {
-            buckets,
-            threshold: (threshold - SLACK).max(0.0),
+            index,
+            lists,
+            member_at,
+            places,
+            need: (0..=HASHES)
+                .find(|&k| k as f64 / HASHES as f64 >= estimate)
+                .unwrap_or(HASHES + 1),
             window,
         }
     }
 
+    /// Each band's bucket of `g`'s signature and `g`'s place in it (where `g` would go when it
+    /// is not a member), the bands whose bucket is empty left out.
+    fn places(&self, prepared: &Prepared, g: usize) -> Vec<(u32, usize)> {
+        if let Some(m) = self.member_at.get(g).filter(|&&m| m != u32::MAX) {
+            let at = *m as usize * BANDS;
+            return self.places[at..at + BANDS]
+                .iter()
+                .map(|&(list, place)| (list, place as usize))
+                .collect();
+        }
+        let sig = prepared.signature(g);
+        self.index
+            .iter()
+            .enumerate()
+            .filter_map(|(band, bucket)| {
+                let list = *bucket.get(&sig[band * BAND_WIDTH..(band + 1) * BAND_WIDTH])?;
+                let place = self.lists[list as usize].partition_point(|&h| (h as usize) < g);
+                Some((list, place))
+            })
+            .collect()
+    }
+
     /// The groups sharing a band with `g`'s signature (a window of each bucket, see [`WINDOW`])
-    /// whose signatures agree on at least the threshold less the slack.
-    fn candidates(&self, prepared: &Prepared, g: usize) -> Vec<usize> {
-        let sig = &prepared.signatures[g];
+    /// whose signatures agree on at least the threshold less the slack, each once, in the order
+    /// met. The sketches decide first (a value's low byte differs where the value does), the
+    /// signatures for those the sketches leave.
+    fn candidates(&self, prepared: &Prepared, g: usize, seen: &mut Seen) -> Vec<usize> {
+        let (sig, sketch) = (prepared.signature(g), prepared.sketch(g));
+        seen.start(prepared.rows.len());
         let mut out = Vec::new();
-        for (band, bucket) in self.buckets.iter().enumerate() {
-            let key = &sig[band * BAND_WIDTH..(band + 1) * BAND_WIDTH];
-            let Some(groups) = bucket.get(key) else {
-                continue;
-            };
-            let at = groups.partition_point(|&h| h < g);
+        for (list, at) in self.places(prepared, g) {
+            let groups = &self.lists[list as usize];
             let from = at.saturating_sub(self.window / 2);
             let to = at.saturating_add(self.window / 2).min(groups.len());
-            out.extend_from_slice(&groups[from..to]);
+            out.extend(groups[from..to].iter().map(|&h| h as usize).filter(|&h| {
+                seen.first(h)
+                    && agree_at_least(sketch, prepared.sketch(h), self.need)
+                    && agree_at_least(sig, prepared.signature(h), self.need)
+            }));
         }
-        out.sort_unstable();
-        out.dedup();
-        out.retain(|&h| {
-            let agree = sig
-                .iter()
-                .zip(&prepared.signatures[h])
-                .filter(|(a, b)| a == b)
-                .count();
-            agree as f64 / sig.len() as f64 >= self.threshold
-        });
         out
     }
 }
@@ -279,13 +393,14 @@ fn near_shapes(
     bands: &Bands<'_>,
     s: usize,
     threshold: f64,
+    seen: &mut Seen,
 ) -> Vec<(usize, f64)> {
     let g = prepared.shapes[s][0];
     if prepared.shingles[g].is_empty() {
         return Vec::new();
     }
     let mut found: Vec<(usize, f64)> = bands
-        .candidates(prepared, g)
+        .candidates(prepared, g, seen)
         .into_iter()
         .map(|r| prepared.shape[r])
         .filter(|&t| t != s)
@@ -437,9 +552,12 @@ pub fn within_window(
     let groups: Vec<usize> = (0..prepared.rows.len()).collect();
     let bands = Bands::new(&prepared, &groups, threshold, window);
     let shapes: Vec<usize> = (0..prepared.shapes.len()).collect();
-    let near = parallel_map(&shapes, noisebench_core::default_threads(), |&s| {
-        near_shapes(&prepared, &bands, s, threshold)
-    });
+    let near = parallel_map_with(
+        &shapes,
+        noisebench_core::default_threads(),
+        Seen::default,
+        |seen, &s| near_shapes(&prepared, &bands, s, threshold, seen),
+    );
     let first: Vec<Vec<&str>> = prepared
         .rows
         .iter()
@@ -501,12 +619,24 @@ pub fn across(
     threshold: f64,
     samples: usize,
 ) -> CrossSplit {
+    across_window(test, train, k, threshold, samples, WINDOW)
+}
+
+/// [`across`] reading at most `window` groups of each LSH bucket (`usize::MAX`: all of them).
+fn across_window(
+    test: &[(&str, &str)],
+    train: &[(&str, &str)],
+    k: usize,
+    threshold: f64,
+    samples: usize,
+    window: usize,
+) -> CrossSplit {
     let texts: Vec<&str> = train.iter().chain(test).map(|r| r.1).collect();
     let prepared = prepare(&texts, k);
     // A group holds train rows, test rows or both; the index holds those with train rows.
     let has_train = |g: usize| prepared.rows[g].first().is_some_and(|&i| i < train.len());
     let with_train: Vec<usize> = (0..prepared.rows.len()).filter(|&g| has_train(g)).collect();
-    let bands = Bands::new(&prepared, &with_train, threshold, WINDOW);
+    let bands = Bands::new(&prepared, &with_train, threshold, window);
     let with_test: Vec<usize> = (0..prepared.rows.len())
         .filter(|&g| prepared.rows[g].last().is_some_and(|&i| i >= train.len()))
         .collect();
@@ -516,10 +646,11 @@ pub fn across(
     let near: HashMap<usize, Vec<(usize, f64)>> = test_shapes
         .iter()
         .copied()
-        .zip(parallel_map(
+        .zip(parallel_map_with(
             &test_shapes,
             noisebench_core::default_threads(),
-            |&s| near_shapes(&prepared, &bands, s, threshold),
+            Seen::default,
+            |seen, &s| near_shapes(&prepared, &bands, s, threshold, seen),
         ))
         .collect();
     // Each test group's best train twin: the most similar, then the first in train order (a
@@ -817,6 +948,87 @@ mod tests {
             within(few, 1, 0.8, 10),
             within_window(few, 1, 0.8, 10, usize::MAX)
         );
+    }
+
+    /// The sketches and the early stop decide as counting every agreeing value does.
+    #[test]
+    fn the_sketch_and_the_early_stop_agree_with_counting() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..2_000 {
+            let a: Vec<u32> = (0..HASHES).map(|_| next() as u32).collect();
+            // Some values shared, some differing only above the low byte (the sketch agrees,
+            // the signature does not), the rest drawn anew.
+            let keep = (next() % (HASHES as u64 + 1)) as usize;
+            let b: Vec<u32> = a
+                .iter()
+                .enumerate()
+                .map(|(i, &x)| match (i < keep, next() % 3) {
+                    (true, _) => x,
+                    (false, 0) => x ^ 0x100,
+                    _ => next() as u32,
+                })
+                .collect();
+            let (sa, sb): (Vec<u8>, Vec<u8>) = (
+                a.iter().map(|&h| h as u8).collect(),
+                b.iter().map(|&h| h as u8).collect(),
+            );
+            for need in [
+                0,
+                1,
+                keep.saturating_sub(1),
+                keep,
+                keep + 1,
+                84,
+                HASHES,
+                HASHES + 1,
+            ] {
+                let counted = agreement(&a, &b) >= need;
+                assert_eq!(agree_at_least(&a, &b, need), counted, "{keep} {need}");
+                assert!(agree_at_least(&sa, &sb, need) || !counted);
+                assert_eq!(
+                    agree_at_least(&sa, &sb, need) && agree_at_least(&a, &b, need),
+                    counted
+                );
+            }
+        }
+    }
+
+    /// Templated questions crowding the buckets (a few templates over a few entities, texts
+    /// repeated): with the whole bucket read, the grouped search finds what one comparison per
+    /// row over gaoya's index finds, pair for pair.
+    #[test]
+    fn crowded_buckets_read_whole_find_what_one_comparison_per_row_finds() {
+        let templates = [
+            "What was the total revenue of {} in fiscal 2023 according to its annual report?",
+            "Which subsidiary did {} acquire during the second quarter of 2023?",
+            "The entity that employs {} people also leases what, according to the 2021 10-K?",
+        ];
+        let texts: Vec<(String, String)> = (0..900)
+            .map(|i| {
+                let entity = format!("Company{} Group{}", i % 150, i % 7);
+                (format!("q{i:04}"), templates[i % 3].replace("{}", &entity))
+            })
+            .collect();
+        let rows: Vec<(&str, &str)> = texts
+            .iter()
+            .map(|(a, b)| (a.as_str(), b.as_str()))
+            .collect();
+        for threshold in [0.6, 0.8] {
+            let all = within_window(&rows, 1, threshold, 20, usize::MAX);
+            assert_eq!(all, reference::within(&rows, 1, threshold, 20));
+            assert!(all.pair_count > 900, "{}", all.pair_count);
+            let (train, test) = rows.split_at(450);
+            assert_eq!(
+                across_window(test, train, 1, threshold, 20, usize::MAX),
+                reference::across(test, train, 1, threshold, 20)
+            );
+        }
     }
 
     /// Templated texts: few words drawn from a small vocabulary, many repeated.

@@ -43,51 +43,79 @@ pub struct Ungrounded {
 /// else the best normalised Levenshtein similarity against a window of the haystack's words
 /// as long as the needle, over windows aligned on a word they share. An empty needle is found.
 pub fn span_score(needle: &str, haystack: &str) -> f64 {
-    let needle_words = words(needle);
-    if needle_words.is_empty() {
-        return 1.0;
+    Haystack::new(haystack).score(needle)
+}
+
+/// A text prepared once for the needles looked for in it (a question's answer and each of its
+/// cited sentences): its words, and their normalised form padded with spaces.
+struct Haystack {
+    words: Vec<String>,
+    padded: String,
+}
+
+impl Haystack {
+    fn new(text: &str) -> Self {
+        let words = words(text);
+        let padded = format!(" {} ", words.join(" "));
+        Self { words, padded }
     }
-    let hay_words = words(haystack);
-    let n = needle_words.join(" ");
-    let h = hay_words.join(" ");
-    if format!(" {h} ").contains(&format!(" {n} ")) {
-        return 1.0;
-    }
-    let len = needle_words.len();
-    let positions: HashMap<&str, Vec<usize>> =
-        needle_words
-            .iter()
-            .enumerate()
-            .fold(HashMap::new(), |mut m, (j, w)| {
-                m.entry(w.as_str()).or_insert_with(Vec::new).push(j);
-                m
-            });
-    let mut starts = BTreeSet::new();
-    for (i, w) in hay_words.iter().enumerate() {
-        for &j in positions.get(w.as_str()).into_iter().flatten() {
-            starts.insert(i.saturating_sub(j));
+
+    /// [`span_score`] of `needle` in this text.
+    fn score(&self, needle: &str) -> f64 {
+        let needle_words = words(needle);
+        if needle_words.is_empty() {
+            return 1.0;
         }
-    }
-    let mut best = 0f64;
-    for start in starts {
-        let end = (start + len).min(hay_words.len());
-        let window = hay_words[start..end].join(" ");
-        best = best.max(strsim::normalized_levenshtein(&n, &window));
-        if best >= 1.0 {
-            break;
+        let n = needle_words.join(" ");
+        if self.padded.contains(&format!(" {n} ")) {
+            return 1.0;
         }
+        let hay_words = &self.words;
+        let len = needle_words.len();
+        let positions: HashMap<&str, Vec<usize>> =
+            needle_words
+                .iter()
+                .enumerate()
+                .fold(HashMap::new(), |mut m, (j, w)| {
+                    m.entry(w.as_str()).or_insert_with(Vec::new).push(j);
+                    m
+                });
+        let mut starts = BTreeSet::new();
+        for (i, w) in hay_words.iter().enumerate() {
+            for &j in positions.get(w.as_str()).into_iter().flatten() {
+                starts.insert(i.saturating_sub(j));
+            }
+        }
+        let n_chars = n.chars().count();
+        let mut best = 0f64;
+        for start in starts {
+            let end = (start + len).min(hay_words.len());
+            let window = hay_words[start..end].join(" ");
+            // The edit distance is at least the difference in length, so a window whose length
+            // alone keeps it from beating the best so far is not scored.
+            let w_chars = window.chars().count();
+            let longest = n_chars.max(w_chars) as f64;
+            if 1.0 - n_chars.abs_diff(w_chars) as f64 / longest <= best {
+                continue;
+            }
+            best = best.max(strsim::normalized_levenshtein(&n, &window));
+            if best >= 1.0 {
+                break;
+            }
+        }
+        best
     }
-    best
 }
 
 /// One question's answer score and citation score against its chunks' text.
 pub fn question_scores(question: &Question, context: &str) -> (f64, Option<f64>) {
-    let answer = span_score(&question.answer, context);
+    let haystack = Haystack::new(context);
+    let answer = haystack.score(&question.answer);
     let cited: Vec<f64> = question
         .source_sentences
         .iter()
         .filter(|s| !s.trim().is_empty())
-        .map(|s| span_score(s, context))
+        .map(|s| haystack.score(s))
         .collect();
     let citation = (!cited.is_empty()).then(|| cited.iter().sum::<f64>() / cited.len() as f64);
     (answer, citation)
@@ -190,6 +218,35 @@ mod tests {
         assert!(absent < 0.5, "{absent}");
     }
 
+    /// The score as first written: the haystack split for each needle, every window scored.
+    fn span_score_reference(needle: &str, haystack: &str) -> f64 {
+        let needle_words = words(needle);
+        if needle_words.is_empty() {
+            return 1.0;
+        }
+        let hay_words = words(haystack);
+        let n = needle_words.join(" ");
+        let h = hay_words.join(" ");
+        if format!(" {h} ").contains(&format!(" {n} ")) {
+            return 1.0;
+        }
+        let mut starts = BTreeSet::new();
+        for (i, w) in hay_words.iter().enumerate() {
+            for (j, x) in needle_words.iter().enumerate() {
+                if w == x {
+                    starts.insert(i.saturating_sub(j));
+                }
+            }
+        }
+        starts
+            .into_iter()
+            .map(|start| {
+                let end = (start + needle_words.len()).min(hay_words.len());
+                strsim::normalized_levenshtein(&n, &hay_words[start..end].join(" "))
+            })
+            .fold(0f64, f64::max)
+    }
+
     proptest! {
         #[test]
         fn every_run_of_the_chunks_words_is_found(text in "[a-z]{1,6}( [a-z]{1,6}){2,20}", a in 0usize..20, len in 1usize..5) {
@@ -197,6 +254,27 @@ mod tests {
             let a = a.min(w.len() - 1);
             let b = (a + len).min(w.len());
             prop_assert_eq!(span_score(&w[a..b].join(" "), &text), 1.0);
+        }
+
+        #[test]
+        fn a_prepared_haystack_scores_as_the_first_implementation(
+            hay in prop::collection::vec(0usize..12, 0..60),
+            needles in prop::collection::vec(prop::collection::vec(0usize..14, 0..8), 1..4),
+        ) {
+            let vocab = ["rose", "Revenue", "to", "3.5", "billion", "in", "the", "cloud", "clouds", "of", "acquired", "a", "Northwind", "Trader"];
+            let text = |ws: &[usize]| ws.iter().map(|&w| vocab[w]).collect::<Vec<_>>().join(" ");
+            let haystack = text(&hay);
+            let question = Question {
+                answer: text(&needles[0]),
+                source_sentences: needles[1..].iter().map(|n| text(n)).collect(),
+                ..Question::default()
+            };
+            for needle in &needles {
+                prop_assert_eq!(span_score(&text(needle), &haystack), span_score_reference(&text(needle), &haystack));
+            }
+            let cited: Vec<f64> = question.source_sentences.iter().filter(|s| !s.trim().is_empty()).map(|s| span_score_reference(s, &haystack)).collect();
+            let citation = (!cited.is_empty()).then(|| cited.iter().sum::<f64>() / cited.len() as f64);
+            prop_assert_eq!(question_scores(&question, &haystack), (span_score_reference(&question.answer, &haystack), citation));
         }
 
         #[test]

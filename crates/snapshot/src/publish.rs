@@ -4,7 +4,9 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use noisebench_core::{CheckKind, CheckResult, CheckStatus, TableKind};
+use noisebench_core::{
+    CheckKind, CheckResult, CheckStatus, TableKind, default_threads, parallel_map,
+};
 use noisebench_pipeline::atomic::{sync_dir, write_atomic};
 use noisebench_pipeline::table_io;
 use semver::Version;
@@ -105,10 +107,23 @@ pub fn publish(
         }
         None => None,
     };
-    let hashes = hash_tables(request)?;
-    let mut changes = diff_against_parent(request, parent.as_ref(), &hashes)?;
-    // Export files are part of the version too: one that changed alone is a new version.
-    let export_sums = hash_exports(request)?;
+    // Export files are part of the version too: one that changed alone is a new version. They
+    // are hashed while the tables are hashed and compared with the parent's.
+    let (tables, export_sums) = std::thread::scope(|scope| {
+        let exports = scope.spawn(|| timed("exports hashed", || hash_exports(request)));
+        let tables = timed("tables hashed", || hash_tables(request)).and_then(|hashes| {
+            let changes = timed("rows compared with the parent's", || {
+                diff_against_parent(request, parent.as_ref(), &hashes)
+            })?;
+            Ok((hashes, changes))
+        });
+        let exports = exports
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (tables, exports)
+    });
+    let (hashes, mut changes) = tables?;
+    let export_sums = export_sums?;
     changes.exports = diff_exports(
         &parent
             .as_ref()
@@ -129,7 +144,9 @@ pub fn publish(
     changes.to = version.to_string();
     // A first version's reports are all new: the tables say so.
     if let Some(p) = &parent {
-        changes.reports = report_changes(request, p, &changes)?;
+        changes.reports = timed("report changes found", || {
+            report_changes(request, p, &changes)
+        })?;
     }
     let final_dir = dataset_dir.join(version.to_string());
     if final_dir.exists() {
@@ -145,9 +162,9 @@ pub fn publish(
         dataset_dir.join(format!(".staging-{version}-{}", std::process::id())),
         options.fail_after_files,
     )?;
-    let entries = staging.copy_tables(request, &hashes)?;
-    let split_files = staging.write_splits(request, &entries)?;
-    let exports = staging.copy_exports(request, &export_sums)?;
+    let entries = timed("tables copied", || staging.copy_tables(request, &hashes))?;
+    let (split_files, exports) =
+        staging.write_splits_and_exports(request, &entries, &export_sums)?;
     let manifest = Manifest {
         dataset: request.dataset.clone(),
         version: version.to_string(),
@@ -167,14 +184,30 @@ pub fn publish(
         checks: request.checks.clone(),
         stages: request.stages.iter().map(stage_counts).collect(),
     };
-    staging.write_metadata(request, manifest, &changes)?;
-    staging.move_to(&final_dir, request, &version)?;
+    timed("card, Croissant, changes and manifest written", || {
+        staging.write_metadata(request, manifest, &changes)
+    })?;
+    timed("version moved into place", || {
+        staging.move_to(&final_dir, request, &version)
+    })?;
     sync_dir(&dataset_dir).map_err(io(&dataset_dir))?;
     Ok(PublishOutcome::Published {
         version: version.to_string(),
         dir: final_dir,
         changes,
     })
+}
+
+/// `f`'s result, its seconds logged at info under `what` (`NOISEBENCH_LOG=info` shows where
+/// publishing's time goes, as the quality card's lines do for the card).
+fn timed<T>(what: &str, f: impl FnOnce() -> T) -> T {
+    let start = std::time::Instant::now();
+    let out = f();
+    tracing::info!(
+        "publishing: {what} in {:.2} s",
+        start.elapsed().as_secs_f64()
+    );
+    out
 }
 
 /// The latest published version, the one a new version is diffed against.
@@ -184,14 +217,17 @@ struct Parent {
     manifest: Manifest,
 }
 
-/// The sha256 and size of each table to publish, by name.
+/// The sha256 and size of each table to publish, by name (the files hashed on every core).
 fn hash_tables(request: &PublishRequest) -> Result<BTreeMap<String, (String, u64)>, PublishError> {
-    let mut hashes = BTreeMap::new();
-    for t in &request.tables {
-        let (sha, bytes) = table_io::hash_file(&t.path).map_err(io(&t.path))?;
-        hashes.insert(t.name.clone(), (sha, bytes));
-    }
-    Ok(hashes)
+    let sums = parallel_map(&request.tables, default_threads(), |t| {
+        table_io::hash_file(&t.path).map_err(io(&t.path))
+    });
+    request
+        .tables
+        .iter()
+        .zip(sums)
+        .map(|(t, sum)| Ok((t.name.clone(), sum?)))
+        .collect()
 }
 
 /// The sha256 and size of each export file to publish, by its path inside the snapshot. Two files
@@ -210,8 +246,14 @@ fn hash_exports(request: &PublishRequest) -> Result<BTreeMap<String, (String, u6
                     source.display()
                 )));
             }
-            hashes.insert(file, table_io::hash_file(source).map_err(io(source))?);
         }
+    }
+    let files: Vec<(String, &Path)> = sources.into_iter().collect();
+    let sums = parallel_map(&files, default_threads(), |(_, source)| {
+        table_io::hash_file(source).map_err(io(source))
+    });
+    for ((file, _), sum) in files.into_iter().zip(sums) {
+        hashes.insert(file, sum?);
     }
     Ok(hashes)
 }
@@ -344,12 +386,7 @@ impl Staging {
 
     /// `source` copied to `file` (relative to the staging folder) and synced.
     fn copy_file(&self, source: &Path, file: &str) -> Result<PathBuf, PublishError> {
-        let target = self.dir.join(file);
-        fs::copy(source, &target).map_err(io(source))?;
-        fs::File::open(&target)
-            .and_then(|f| f.sync_all())
-            .map_err(io(&target))?;
-        Ok(target)
+        copy_file(&self.dir, source, file)
     }
 
     /// Every table to `data/<name>.parquet`, with its manifest entry.
@@ -383,68 +420,39 @@ impl Staging {
         Ok(entries)
     }
 
-    /// Per-split copies of the question tables, when the version has the splits to cut them by.
-    fn write_splits(
+    /// The per-split copies of the question tables and the export files, written at once (the
+    /// copies decode and encode Parquet, the exports are mostly disk): their manifest entries.
+    #[allow(clippy::type_complexity)]
+    fn write_splits_and_exports(
         &mut self,
         request: &PublishRequest,
         entries: &BTreeMap<String, TableEntry>,
-    ) -> Result<BTreeMap<String, BTreeMap<String, crate::manifest::SplitEntry>>, PublishError> {
-        let mut split_files = BTreeMap::new();
-        let data_dir = self.dir.join("data");
-        // `entries` has every request table: `copy_tables` inserted each or returned.
-        if let Some(splits_table) = request
-            .tables
-            .iter()
-            .find(|t| t.kind == TableKind::QuestionSplits)
-        {
-            let assignment =
-                splits::read_assignment(&self.dir.join(&entries[&splits_table.name].file))
-                    .map_err(PublishError::Table)?;
-            for t in &request.tables {
-                let source = self.dir.join(&entries[&t.name].file);
-                if let Some(files) =
-                    splits::write_split_files(&self.dir, &t.name, t.kind, &source, &assignment)
-                        .map_err(PublishError::Table)?
-                {
-                    let folder = data_dir.join(&t.name);
-                    sync_dir(&folder).map_err(io(&folder))?;
-                    split_files.insert(t.name.clone(), files);
-                    self.step()?;
-                }
-            }
+        export_sums: &BTreeMap<String, (String, u64)>,
+    ) -> Result<
+        (
+            BTreeMap<String, BTreeMap<String, crate::manifest::SplitEntry>>,
+            BTreeMap<String, ExportEntry>,
+        ),
+        PublishError,
+    > {
+        let dir = self.dir.as_path();
+        let (split_files, exports) = std::thread::scope(|scope| {
+            let exports =
+                scope.spawn(|| timed("exports copied", || copy_exports(dir, request, export_sums)));
+            let split_files = timed("split copies written", || {
+                write_splits(dir, request, entries)
+            });
+            let exports = exports
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (split_files, exports)
+        });
+        let (split_files, exports) = (split_files?, exports?);
+        // One step per table split and per export file, as when they were written in turn.
+        for _ in 0..split_files.len() + exports.len() {
+            self.step()?;
         }
-        sync_dir(&data_dir).map_err(io(&data_dir))?;
-        Ok(split_files)
-    }
-
-    /// Every export file to `exports/<folder>/<name>`, with its manifest entry.
-    fn copy_exports(
-        &mut self,
-        request: &PublishRequest,
-        hashes: &BTreeMap<String, (String, u64)>,
-    ) -> Result<BTreeMap<String, ExportEntry>, PublishError> {
-        let mut exports = BTreeMap::new();
-        for export in &request.exports {
-            let folder = self.dir.join("exports").join(&export.folder);
-            fs::create_dir_all(&folder).map_err(io(&folder))?;
-            for source in &export.files {
-                let file = export_path(&export.folder, source)?;
-                self.copy_file(source, &file)?;
-                let (sha256, bytes) = hashes[&file].clone();
-                exports.insert(
-                    file,
-                    ExportEntry {
-                        format: export.format.clone(),
-                        stage: export.stage.clone(),
-                        sha256,
-                        bytes,
-                    },
-                );
-                self.step()?;
-            }
-            sync_dir(&folder).map_err(io(&folder))?;
-        }
-        Ok(exports)
+        Ok((split_files, exports))
     }
 
     /// `croissant.json`, the card, the changes and the manifest.
@@ -535,6 +543,99 @@ impl Staging {
             }
         })
     }
+}
+
+/// `source` copied to `file` (relative to the staging folder `dir`) and synced.
+fn copy_file(dir: &Path, source: &Path, file: &str) -> Result<PathBuf, PublishError> {
+    let target = dir.join(file);
+    fs::copy(source, &target).map_err(io(source))?;
+    fs::File::open(&target)
+        .and_then(|f| f.sync_all())
+        .map_err(io(&target))?;
+    Ok(target)
+}
+
+/// Per-split copies of the question tables under the staging folder `dir`, when the version
+/// has the splits to cut them by; each table's on a thread of its own.
+fn write_splits(
+    dir: &Path,
+    request: &PublishRequest,
+    entries: &BTreeMap<String, TableEntry>,
+) -> Result<BTreeMap<String, BTreeMap<String, crate::manifest::SplitEntry>>, PublishError> {
+    let mut split_files = BTreeMap::new();
+    let data_dir = dir.join("data");
+    // `entries` has every request table: `copy_tables` inserted each or returned.
+    if let Some(splits_table) = request
+        .tables
+        .iter()
+        .find(|t| t.kind == TableKind::QuestionSplits)
+    {
+        let assignment = splits::read_assignment(&dir.join(&entries[&splits_table.name].file))
+            .map_err(PublishError::Table)?;
+        let written = std::thread::scope(|scope| {
+            let threads: Vec<_> = request
+                .tables
+                .iter()
+                .filter(|t| splits::question_column(t.kind).is_some())
+                .map(|t| {
+                    let assignment = &assignment;
+                    let source = dir.join(&entries[&t.name].file);
+                    let thread = scope.spawn(move || {
+                        splits::write_split_files(dir, &t.name, t.kind, &source, assignment)
+                    });
+                    (t, thread)
+                })
+                .collect();
+            threads
+                .into_iter()
+                .map(|(t, thread)| {
+                    let files = thread
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                    (t, files)
+                })
+                .collect::<Vec<_>>()
+        });
+        for (t, files) in written {
+            if let Some(files) = files.map_err(PublishError::Table)? {
+                let folder = data_dir.join(&t.name);
+                sync_dir(&folder).map_err(io(&folder))?;
+                split_files.insert(t.name.clone(), files);
+            }
+        }
+    }
+    sync_dir(&data_dir).map_err(io(&data_dir))?;
+    Ok(split_files)
+}
+
+/// Every export file to `exports/<folder>/<name>` under the staging folder `dir`, with its
+/// manifest entry.
+fn copy_exports(
+    dir: &Path,
+    request: &PublishRequest,
+    hashes: &BTreeMap<String, (String, u64)>,
+) -> Result<BTreeMap<String, ExportEntry>, PublishError> {
+    let mut exports = BTreeMap::new();
+    for export in &request.exports {
+        let folder = dir.join("exports").join(&export.folder);
+        fs::create_dir_all(&folder).map_err(io(&folder))?;
+        for source in &export.files {
+            let file = export_path(&export.folder, source)?;
+            copy_file(dir, source, &file)?;
+            let (sha256, bytes) = hashes[&file].clone();
+            exports.insert(
+                file,
+                ExportEntry {
+                    format: export.format.clone(),
+                    stage: export.stage.clone(),
+                    sha256,
+                    bytes,
+                },
+            );
+        }
+        sync_dir(&folder).map_err(io(&folder))?;
+    }
+    Ok(exports)
 }
 
 /// The check against the latest published version of `dataset`: a table that had rows there
