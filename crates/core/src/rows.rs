@@ -3,6 +3,8 @@
 //! The runner moves tables between stages as `Rows`; `noisebench-pipeline` converts them to and from
 //! Parquet in one generic place, driven by each table's [`TableSchema`].
 
+use std::collections::BTreeSet;
+
 use serde::Serialize;
 
 use crate::model::*;
@@ -210,15 +212,8 @@ macro_rules! tables {
 
             /// Ids that occur more than once, each once, sorted.
             pub fn duplicate_ids(&self) -> Vec<String> {
-                fn dups<'a>(ids: impl Iterator<Item = &'a str>) -> Vec<String> {
-                    let mut seen = std::collections::BTreeSet::new();
-                    let mut twice = std::collections::BTreeSet::new();
-                    for id in ids {
-                        if !seen.insert(id) {
-                            twice.insert(id.to_string());
-                        }
-                    }
-                    twice.into_iter().collect()
+                fn dups<'a>(ids: impl Iterator<Item = &'a str> + Clone) -> Vec<String> {
+                    repeated(ids).into_iter().map(str::to_string).collect()
                 }
                 match self {
                     $(Rows::$variant(v) => dups(v.iter().map(|r| r.id()))),*
@@ -322,9 +317,47 @@ impl std::fmt::Display for TableKind {
     }
 }
 
+/// The ids that occur more than once among `ids`, each once, sorted. Stages write their rows
+/// sorted by id: ids each above the last hold no repeat, found in one pass without a set of
+/// them all; any other order goes through a hash set.
+pub(crate) fn repeated<'a>(ids: impl Iterator<Item = &'a str> + Clone) -> BTreeSet<&'a str> {
+    let mut last: Option<&str> = None;
+    if ids.clone().all(|id| {
+        let above = last.is_none_or(|l| l < id);
+        last = Some(id);
+        above
+    }) {
+        return BTreeSet::new();
+    }
+    let mut seen = foldhash::HashSet::default();
+    ids.filter(|id| !seen.insert(*id)).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Sorted ids (one pass) and any other order (a set) give the same duplicates, each once,
+    /// sorted.
+    #[test]
+    fn duplicate_ids_in_any_order() {
+        let rows = |ids: &[&str]| {
+            Rows::Reports(
+                ids.iter()
+                    .map(|id| crate::Report {
+                        id: (*id).into(),
+                        ..Default::default()
+                    })
+                    .collect(),
+            )
+        };
+        assert!(rows(&[]).duplicate_ids().is_empty());
+        assert!(rows(&["a", "b", "c"]).duplicate_ids().is_empty());
+        assert!(rows(&["c", "a", "b"]).duplicate_ids().is_empty());
+        assert_eq!(rows(&["a", "b", "b", "c"]).duplicate_ids(), ["b"]);
+        assert_eq!(rows(&["b", "a", "b", "a", "b"]).duplicate_ids(), ["a", "b"]);
+        assert_eq!(rows(&["a", "a"]).duplicate_ids(), ["a"]);
+    }
 
     /// The row hashes of a table without fetch columns are taken from the row's JSON text
     /// written directly; they must equal those through a JSON value (the path of tables with
