@@ -295,11 +295,10 @@ pub fn build_snapshot(
     // The quality card, judged by its gates with the other checks before publishing.
     let quality_config = noisebench_quality::QualityConfig::from_table(plan.file.quality.as_ref())?;
     tracing::info!(pipeline = plan.name(), "quality card");
-    let started = std::time::Instant::now();
-    let (quality, quality_calls) =
-        crate::quality::measure_tables(&tables, &quality_config, &loaded.layers.llm)?;
-    let quality_seconds = started.elapsed().as_secs_f64();
-    tracing::info!("quality card: measured in {quality_seconds:.2} s");
+    let (measured, quality_seconds) = noisebench_core::measured("quality card: measured", || {
+        crate::quality::measure_tables(&tables, &quality_config, &loaded.layers.llm)
+    });
+    let (quality, quality_calls) = measured?;
     if let Some(q) = &quoted {
         let mut sent = calls_of_stages_that_ran(&run)?;
         sent.extend(quality_calls.iter().cloned());
@@ -427,13 +426,11 @@ fn calls_of_stages_that_ran(run: &RunResult) -> Result<Vec<LlmCall>> {
 /// The report of the published version at `dir`, written beside it with the evaluation results
 /// under `evals`; a report that cannot be written is a warning (the version is published).
 fn report_beside(dir: &Path, evals: &Path) {
-    let started = std::time::Instant::now();
-    match crate::write_report(dir, Some(evals), None) {
-        Ok(_) => tracing::info!(
-            "publishing: report written in {:.2} s",
-            started.elapsed().as_secs_f64()
-        ),
-        Err(e) => tracing::warn!("{}: report not written: {e:#}", dir.display()),
+    let written = noisebench_core::timed("publishing: report written", || {
+        crate::write_report(dir, Some(evals), None)
+    });
+    if let Err(e) = written {
+        tracing::warn!("{}: report not written: {e:#}", dir.display());
     }
 }
 
@@ -448,26 +445,23 @@ fn checks_before_publishing(
     dataset: &str,
 ) -> Result<Vec<CheckResult>> {
     tracing::info!(pipeline = plan.name(), "checking the tables to publish");
-    let started = std::time::Instant::now();
-    let published: Vec<PublishedTable> = tables
-        .iter()
-        .map(|t| PublishedTable {
-            name: t.name.clone(),
-            kind: t.kind,
-            path: t.path.clone(),
-        })
-        .collect();
-    let mut before = check_published(&published, &plan.checks);
-    for result in &mut before {
-        let retry = partial.get(&result.table).copied().unwrap_or(0);
-        noisebench_pipeline::excuse_partial(std::slice::from_mut(result), retry);
-    }
-    before.extend(parent_checks(&ws.snapshots_dir, dataset, tables)?);
-    tracing::info!(
-        "checks before publishing in {:.2} s",
-        started.elapsed().as_secs_f64()
-    );
-    Ok(before)
+    noisebench_core::timed("checks before publishing", || {
+        let published: Vec<PublishedTable> = tables
+            .iter()
+            .map(|t| PublishedTable {
+                name: t.name.clone(),
+                kind: t.kind,
+                path: t.path.clone(),
+            })
+            .collect();
+        let mut before = check_published(&published, &plan.checks);
+        for result in &mut before {
+            let retry = partial.get(&result.table).copied().unwrap_or(0);
+            noisebench_pipeline::excuse_partial(std::slice::from_mut(result), retry);
+        }
+        before.extend(parent_checks(&ws.snapshots_dir, dataset, tables)?);
+        Ok(before)
+    })
 }
 
 /// The stages left with items to retry, by stage: their count and reasons; `None` when none.

@@ -57,41 +57,39 @@ impl Rows {
                 })
                 .transpose()
         }
-        let start = std::time::Instant::now();
-        let rows = Rows {
-            claims: one(&path)?,
-            documents: one(&path)?,
-            labels: one(&path)?,
-            questions: one(&path)?,
-            chunks: one(&path)?,
-            report_domains: columns(&path, TableKind::Reports, &["id", "domain"])?
-                .map(|mut c| {
-                    let domains = c.pop().unwrap_or_default();
-                    let ids = c.pop().unwrap_or_default();
-                    ids.into_iter()
-                        .zip(domains)
-                        .map(|(id, domain)| (id.unwrap_or_default(), domain.unwrap_or_default()))
-                        .collect()
-                })
-                .unwrap_or_default(),
-            splits: one(&path)?,
-            query_perturbations: one(&path)?,
-            document_perturbation_kinds: columns(
-                &path,
-                TableKind::DocumentPerturbations,
-                &["kind"],
-            )?
-            .and_then(|mut c| c.pop())
-            .unwrap_or_default()
-            .into_iter()
-            .map(Option::unwrap_or_default)
-            .collect(),
-        };
-        tracing::info!(
-            "quality card: tables read in {:.2} s",
-            start.elapsed().as_secs_f64()
-        );
-        Ok(rows)
+        noisebench_core::timed("quality card: tables read", || {
+            Ok(Rows {
+                claims: one(&path)?,
+                documents: one(&path)?,
+                labels: one(&path)?,
+                questions: one(&path)?,
+                chunks: one(&path)?,
+                report_domains: columns(&path, TableKind::Reports, &["id", "domain"])?
+                    .map(|mut c| {
+                        let domains = c.pop().unwrap_or_default();
+                        let ids = c.pop().unwrap_or_default();
+                        ids.into_iter()
+                            .zip(domains)
+                            .map(|(id, domain)| {
+                                (id.unwrap_or_default(), domain.unwrap_or_default())
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                splits: one(&path)?,
+                query_perturbations: one(&path)?,
+                document_perturbation_kinds: columns(
+                    &path,
+                    TableKind::DocumentPerturbations,
+                    &["kind"],
+                )?
+                .and_then(|mut c| c.pop())
+                .unwrap_or_default()
+                .into_iter()
+                .map(Option::unwrap_or_default)
+                .collect(),
+            })
+        })
     }
 
     fn tables(&self) -> Tables<'_> {

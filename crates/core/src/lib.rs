@@ -65,6 +65,7 @@ pub mod rows;
 pub mod sample;
 pub mod schema;
 pub mod stage;
+pub mod timing;
 pub mod vocab;
 
 pub use checks::{Check, CheckKind, CheckResult, CheckStatus};
@@ -82,3 +83,4 @@ pub use stage::{
     OutputSpec, Progress, ProgressBar, Shard, ShardKey, SideFile, Stage, StageContext, StageError,
     StageFacts, StageOutput, StageReport, TypedStage, parse_config,
 };
+pub use timing::{measured, timed};

@@ -46,6 +46,7 @@ pub struct VectorIndex {
     ranks: std::sync::OnceLock<(Vec<u32>, Vec<u32>)>,
 }
 
+mod amx;
 mod cpu;
 mod quantized;
 
@@ -366,6 +367,27 @@ impl VectorIndex {
         queries: &[Q],
         k: usize,
     ) -> Result<Vec<Vec<VectorHit>>, VectorError> {
+        Ok(self
+            .search_many_rows(queries, k)?
+            .into_iter()
+            .map(|hits| {
+                hits.into_iter()
+                    .map(|(row, score)| VectorHit {
+                        id: self.ids[row as usize].clone(),
+                        score,
+                    })
+                    .collect()
+            })
+            .collect())
+    }
+
+    /// [`VectorIndex::search_many`]'s hits as (row, score), the row a vector's place in the
+    /// order it was added: for a caller that keeps its own list of what it added.
+    pub fn search_many_rows<Q: AsRef<[f32]>>(
+        &self,
+        queries: &[Q],
+        k: usize,
+    ) -> Result<Vec<Vec<(u32, f32)>>, VectorError> {
         let units: Vec<Vec<f32>> = queries
             .iter()
             .map(|q| self.checked("query", q.as_ref()))
@@ -377,12 +399,39 @@ impl VectorIndex {
         let codes: Vec<quantized::Code> = units.iter().map(|u| quantized::quantize(u)).collect();
         let mut pass: Vec<FirstPass> = units.iter().map(|_| FirstPass::new(k)).collect();
         let dim = self.dim;
+        // Groups of 32 queries go to AMX's tiles where the CPU has them; the rest four at a
+        // time through the VNNI (or portable) scan.
+        let tiles: Vec<amx::QueryTiles> = if dim > 0 && dim.is_multiple_of(64) && amx::ready() {
+            codes
+                .chunks_exact(amx::GROUP)
+                .map(|g| {
+                    let q: Vec<&[i8]> = g.iter().map(|c| &c.codes[..]).collect();
+                    amx::QueryTiles::new(&q, dim)
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let in_tiles = tiles.len() * amx::GROUP;
         if let Some(block) = (1usize << 20).checked_div(dim) {
-            let block = block.max(1);
+            // Whole groups of 32 rows per block where a block holds that many.
+            let block = if block >= amx::GROUP {
+                block / amx::GROUP * amx::GROUP
+            } else {
+                block.max(1)
+            };
             for (b, rows) in self.codes.chunks(block * dim).enumerate() {
                 let first = b * block;
-                let mut groups = codes.chunks_exact(4);
-                let mut states = pass.chunks_exact_mut(4);
+                #[cfg(target_arch = "x86_64")]
+                for ((t, g), st) in tiles
+                    .iter()
+                    .zip(codes.chunks_exact(amx::GROUP))
+                    .zip(pass.chunks_exact_mut(amx::GROUP))
+                {
+                    self.scan_tiles(t, g, st, rows, first);
+                }
+                let mut groups = codes[in_tiles..].chunks_exact(4);
+                let mut states = pass[in_tiles..].chunks_exact_mut(4);
                 for (g, st) in (&mut groups).zip(&mut states) {
                     let q = [
                         &g[0].codes[..],
@@ -456,13 +505,59 @@ impl VectorIndex {
                 }
                 top.best
                     .into_iter()
-                    .map(|(score, r)| VectorHit {
-                        id: self.ids[order[r as usize] as usize].clone(),
-                        score,
-                    })
+                    .map(|(score, r)| (order[r as usize], score))
                     .collect()
             })
             .collect())
+    }
+
+    /// The first pass of 32 queries (`g`, their `tiles`, their states `st`) over `rows`, the
+    /// block of rows from row `first`: AMX's sums of every whole group of 32 rows, a filter
+    /// that passes every pair whose upper bound may reach its query's threshold, and the exact
+    /// test of [`FirstPass::offer`] for those; the rows after the last group one by one.
+    #[cfg(target_arch = "x86_64")]
+    fn scan_tiles(
+        &self,
+        tiles: &amx::QueryTiles,
+        g: &[quantized::Code],
+        st: &mut [FirstPass],
+        rows: &[i8],
+        first: usize,
+    ) {
+        let dim = self.dim;
+        let slack = quantized::slack(dim);
+        let mut filter = amx::Filter {
+            scales: std::array::from_fn(|j| g[j].scale as f32),
+            norms: std::array::from_fn(|j| g[j].norm as f32),
+            errors: std::array::from_fn(|j| g[j].error as f32),
+            limits: std::array::from_fn(|j| amx::Filter::limit(st[j].threshold, slack)),
+        };
+        let step = |r0: usize, sums: &[i32; amx::GROUP * amx::GROUP]| {
+            for (r, row_sums) in sums.chunks_exact(amx::GROUP).enumerate() {
+                let at = first + r0 + r;
+                let mut bits = filter.passing(
+                    row_sums,
+                    self.code_scale[at],
+                    self.code_norm[at],
+                    self.code_error[at],
+                );
+                while bits != 0 {
+                    let j = bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    st[j].offer(self.bounds(&g[j], at, row_sums[j]), at as u32);
+                    filter.limits[j] = amx::Filter::limit(st[j].threshold, slack);
+                }
+            }
+        };
+        // SAFETY: the caller made `tiles` only when `amx::ready()` and dim is a multiple of 64.
+        let scanned = unsafe { amx::scan(rows, tiles, dim, step) };
+        for (r, row) in rows.chunks_exact(dim).enumerate().skip(scanned) {
+            let at = first + r;
+            for (code, state) in g.iter().zip(st.iter_mut()) {
+                let int = quantized::idot(&code.codes, row);
+                state.offer(self.bounds(code, at, int), at as u32);
+            }
+        }
     }
 
     /// The widest half-width of the bound of `q` with any row (an upper bound of every
@@ -491,21 +586,22 @@ impl VectorIndex {
 /// One query's first pass: the k best lower bounds seen, and the rows whose upper bound reached
 /// the k-th of them when they were seen (pruned as it rises).
 struct FirstPass {
-    k: usize,
     /// The k best lower bounds.
     lows: KBest<f64>,
     /// The k-th best lower bound so far (minus infinity until k rows were seen).
     threshold: f64,
     candidates: Vec<(f64, u32)>,
+    /// How many candidates are held before those below the threshold are swept out.
+    room: usize,
 }
 
 impl FirstPass {
     fn new(k: usize) -> Self {
         Self {
-            k,
             lows: KBest::new(k),
             threshold: f64::NEG_INFINITY,
             candidates: Vec::new(),
+            room: 64 + 8 * k,
         }
     }
 
@@ -519,9 +615,14 @@ impl FirstPass {
         if let Some(kth) = self.lows.kth() {
             self.threshold = kth;
         }
-        if self.candidates.len() >= 64 + 8 * self.k {
+        if self.candidates.len() >= self.room {
             let t = self.threshold;
             self.candidates.retain(|(h, _)| *h >= t);
+            // Where most candidates stay (scores packed near the threshold), a larger room
+            // keeps the sweeps to a constant cost per offer.
+            if self.candidates.len() > self.room / 2 {
+                self.room *= 2;
+            }
         }
     }
 
@@ -584,14 +685,16 @@ mod tests {
             prop_assert!((f64::from(want) - exact).abs() < 1e-4);
         }
 
-        /// Searching many queries at once (blocks of rows, four queries per pass, a remainder)
-        /// gives each query's own search: a full sort of every score, ties by id.
+        /// Searching many queries at once (blocks of rows, 32 or four queries per pass, a
+        /// remainder) gives each query's own search: a full sort of every score, ties by id.
         #[test]
         fn search_many_is_each_query_searched_alone(
             (dim, vectors, queries) in prop_oneof![Just(37usize), Just(64), Just(128)].prop_flat_map(|d| (
                 Just(d),
                 proptest::collection::vec(proptest::collection::vec(-3i8..=3, d), 1..60),
-                proptest::collection::vec(proptest::collection::vec(-3i8..=3, d), 0..11),
+                // Up to two groups of 32 (AMX's, where the CPU has it), groups of four, and
+                // a remainder.
+                proptest::collection::vec(proptest::collection::vec(-3i8..=3, d), 0..75),
             )),
             k in 0usize..8,
             shuffle in any::<u64>(),

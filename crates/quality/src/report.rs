@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use noisebench_core::{
     CheckKind, CheckResult, CheckStatus, Chunk, Claim, ClaimDocumentLabel, Document,
-    QueryPerturbation, Question, QuestionSplit,
+    QueryPerturbation, Question, QuestionSplit, timed,
 };
 use serde::{Deserialize, Serialize};
 
@@ -80,18 +80,6 @@ fn counts<'a>(values: impl IntoIterator<Item = &'a str>) -> BTreeMap<String, usi
     m
 }
 
-/// `f`'s result, its seconds logged at info under `what` (`NOISEBENCH_LOG=info` shows where the
-/// card's time goes).
-fn timed<T>(what: &str, f: impl FnOnce() -> T) -> T {
-    let start = std::time::Instant::now();
-    let out = f();
-    tracing::info!(
-        "quality card: {what} in {:.2} s",
-        start.elapsed().as_secs_f64()
-    );
-    out
-}
-
 /// The quality report of `tables`.
 pub fn measure(tables: &Tables<'_>, config: &QualityConfig) -> QualityReport {
     let threshold = config.near_duplicate_threshold;
@@ -128,9 +116,10 @@ pub fn measure(tables: &Tables<'_>, config: &QualityConfig) -> QualityReport {
     ];
     for (name, texts, k) in per_table {
         if !texts.is_empty() {
-            let found = timed(&format!("near-duplicates within {name}"), || {
-                within(&texts, k, threshold, samples)
-            });
+            let found = timed(
+                &format!("quality card: near-duplicates within {name}"),
+                || within(&texts, k, threshold, samples),
+            );
             dup_tables.insert(name.to_string(), found);
         }
     }
@@ -148,7 +137,7 @@ pub fn measure(tables: &Tables<'_>, config: &QualityConfig) -> QualityReport {
             .collect()
     };
     let cross_split = (!tables.splits.is_empty()).then(|| {
-        timed("near-duplicates across splits", || {
+        timed("quality card: near-duplicates across splits", || {
             across(&in_split("test"), &in_split("train"), 1, threshold, samples)
         })
     });
@@ -202,7 +191,7 @@ pub fn measure(tables: &Tables<'_>, config: &QualityConfig) -> QualityReport {
 
     QualityReport {
         format: 1,
-        agreement: timed("label agreement", || {
+        agreement: timed("quality card: label agreement", || {
             label_agreement(
                 tables.labels,
                 tables.claims,
@@ -212,7 +201,7 @@ pub fn measure(tables: &Tables<'_>, config: &QualityConfig) -> QualityReport {
             )
         }),
         review: review_agreement(tables.labels, tables.claims, config.bootstrap, config.seed),
-        grounding: timed("grounding", || {
+        grounding: timed("quality card: grounding", || {
             grounding(
                 tables.questions,
                 tables.chunks,
@@ -226,7 +215,7 @@ pub fn measure(tables: &Tables<'_>, config: &QualityConfig) -> QualityReport {
             cross_split,
         },
         mix: mix(dims, &config.mix),
-        shortcut: timed("lexical shortcut", || {
+        shortcut: timed("quality card: lexical shortcut", || {
             lexical_shortcut(
                 tables.questions,
                 tables.chunks,

@@ -760,9 +760,6 @@ impl RetrievalStage {
                 e.to_string(),
             )
         })?;
-        let position: HashMap<&str, usize> =
-            ids.iter().enumerate().map(|(i, id)| (*id, i)).collect();
-        let lookup = |id: &str| position.get(id).copied();
         let bar = ctx
             .progress
             .bar("retrieval: nearest neighbours", Some(texts.len() as u64));
@@ -773,7 +770,7 @@ impl RetrievalStage {
         };
         let tick = |n: u64| bar.inc(n);
         let results = index
-            .search_all(&query_vectors, depth, threads, &lookup, &tick)
+            .search_all(&query_vectors, depth, threads, &tick)
             .into_iter()
             .map(Result::ok)
             .collect();

@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 
 use noisebench_core::{default_threads, parallel_map, parallel_map_with};
 use noisebench_index::bm25::{IndexError, analyse, terms};
-use noisebench_index::vector::{VectorError, VectorHit, VectorIndex};
+use noisebench_index::vector::{VectorError, VectorIndex};
 use noisebench_index::{Impacts, Scratch};
 
 /// One retrieved chunk: its position in the chunk list and its score.
@@ -163,28 +163,21 @@ impl VectorSearch {
     }
 
     /// [`VectorSearch::search`] for every query on `threads` threads, results in query order.
-    /// The queries go in blocks (each block one pass over the vectors, four queries per row
-    /// read); `tick(n)` is called as n more queries are done.
+    /// The queries go in blocks (each block one pass over the vectors, 32 or four queries per
+    /// row read); `tick(n)` is called as n more queries are done.
     pub fn search_all(
         &self,
         queries: &[Vec<f32>],
         k: usize,
         threads: usize,
-        position: &(dyn Fn(&str) -> Option<usize> + Sync),
         tick: &(dyn Fn(u64) + Sync),
     ) -> Vec<Result<Vec<Scored>, VectorError>> {
         let blocks: Vec<&[Vec<f32>]> = queries.chunks(EXACT_BLOCK).collect();
         let done = parallel_map(&blocks, threads, |block| {
-            let found = match self.index.search_many(block, k) {
-                Ok(hits) => hits
-                    .into_iter()
-                    .map(|hits| Ok(scored(hits, position)))
-                    .collect(),
+            let found = match self.index.search_many_rows(block, k) {
+                Ok(hits) => hits.into_iter().map(|hits| Ok(scored(hits))).collect(),
                 // A bad query fails the block: search each alone to find which.
-                Err(_) => block
-                    .iter()
-                    .map(|q| self.search(q, k, position))
-                    .collect::<Vec<_>>(),
+                Err(_) => block.iter().map(|q| self.search(q, k)).collect::<Vec<_>>(),
             };
             tick(block.len() as u64);
             found
@@ -192,26 +185,23 @@ impl VectorSearch {
         done.into_iter().flatten().collect()
     }
 
-    /// The `k` chunks most similar to `query`, best first, ties by id; `position` maps an id
-    /// to its chunk's position.
-    pub fn search(
-        &self,
-        query: &[f32],
-        k: usize,
-        position: &dyn Fn(&str) -> Option<usize>,
-    ) -> Result<Vec<Scored>, VectorError> {
-        Ok(scored(self.index.search(query, k)?, position))
+    /// The `k` chunks most similar to `query`, best first, ties by id.
+    pub fn search(&self, query: &[f32], k: usize) -> Result<Vec<Scored>, VectorError> {
+        Ok(scored(
+            self.index
+                .search_many_rows(&[query], k)?
+                .pop()
+                .unwrap_or_default(),
+        ))
     }
 }
 
-/// Hits as chunk positions and scores (hits whose id `position` does not know are left out).
-fn scored(hits: Vec<VectorHit>, position: &dyn Fn(&str) -> Option<usize>) -> Vec<Scored> {
+/// Hits as chunk positions and scores (vector i is chunk i: [`VectorSearch::build`]).
+fn scored(hits: Vec<(u32, f32)>) -> Vec<Scored> {
     hits.into_iter()
-        .filter_map(|h| {
-            position(&h.id).map(|chunk| Scored {
-                chunk,
-                score: f64::from(h.score),
-            })
+        .map(|(row, score)| Scored {
+            chunk: row as usize,
+            score: f64::from(score),
         })
         .collect()
 }
@@ -270,8 +260,7 @@ mod tests {
             vec![1.0, 1.0],
         ];
         let search = VectorSearch::build(&ids, &vectors).unwrap();
-        let position = |id: &str| ids.iter().position(|x| *x == id);
-        let hits = search.search(&[1.0, 0.0], 3, &position).unwrap();
+        let hits = search.search(&[1.0, 0.0], 3).unwrap();
         // c1 and c2 tie at 1.0 (c1 first), then c0 at cos 45 degrees.
         assert_eq!(hits.iter().map(|h| h.chunk).collect::<Vec<_>>(), [1, 0, 3]);
         assert!((hits[2].score - std::f64::consts::FRAC_1_SQRT_2).abs() < 1e-6);
@@ -280,13 +269,10 @@ mod tests {
         let tick = |n: u64| {
             ticks.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
         };
-        let all = search.search_all(&queries, 2, 2, &position, &tick);
+        let all = search.search_all(&queries, 2, 2, &tick);
         assert_eq!(ticks.into_inner(), 600, "every query ticked once");
         for (q, got) in queries.iter().zip(&all) {
-            assert_eq!(
-                got.as_ref().unwrap(),
-                &search.search(q, 2, &position).unwrap()
-            );
+            assert_eq!(got.as_ref().unwrap(), &search.search(q, 2).unwrap());
         }
         assert!(
             VectorSearch::build(&["a", "b"], &[vec![1.0, 0.0], vec![1.0]]).is_err(),

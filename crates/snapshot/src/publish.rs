@@ -5,7 +5,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use noisebench_core::{
-    CheckKind, CheckResult, CheckStatus, TableKind, default_threads, parallel_map,
+    CheckKind, CheckResult, CheckStatus, TableKind, default_threads, parallel_map, timed,
 };
 use noisebench_pipeline::atomic::{sync_dir, write_atomic};
 use noisebench_pipeline::table_io;
@@ -110,13 +110,14 @@ pub fn publish(
     // Export files are part of the version too: one that changed alone is a new version. They
     // are hashed while the tables are hashed and compared with the parent's.
     let (tables, export_sums) = std::thread::scope(|scope| {
-        let exports = scope.spawn(|| timed("exports hashed", || hash_exports(request)));
-        let tables = timed("tables hashed", || hash_tables(request)).and_then(|hashes| {
-            let changes = timed("rows compared with the parent's", || {
-                diff_against_parent(request, parent.as_ref(), &hashes)
-            })?;
-            Ok((hashes, changes))
-        });
+        let exports = scope.spawn(|| timed("publishing: exports hashed", || hash_exports(request)));
+        let tables =
+            timed("publishing: tables hashed", || hash_tables(request)).and_then(|hashes| {
+                let changes = timed("publishing: rows compared with the parent's", || {
+                    diff_against_parent(request, parent.as_ref(), &hashes)
+                })?;
+                Ok((hashes, changes))
+            });
         let exports = exports
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
@@ -144,7 +145,7 @@ pub fn publish(
     changes.to = version.to_string();
     // A first version's reports are all new: the tables say so.
     if let Some(p) = &parent {
-        changes.reports = timed("report changes found", || {
+        changes.reports = timed("publishing: report changes found", || {
             report_changes(request, p, &changes)
         })?;
     }
@@ -162,7 +163,9 @@ pub fn publish(
         dataset_dir.join(format!(".staging-{version}-{}", std::process::id())),
         options.fail_after_files,
     )?;
-    let entries = timed("tables copied", || staging.copy_tables(request, &hashes))?;
+    let entries = timed("publishing: tables copied", || {
+        staging.copy_tables(request, &hashes)
+    })?;
     let (split_files, exports) =
         staging.write_splits_and_exports(request, &entries, &export_sums)?;
     let manifest = Manifest {
@@ -184,10 +187,11 @@ pub fn publish(
         checks: request.checks.clone(),
         stages: request.stages.iter().map(stage_counts).collect(),
     };
-    timed("card, Croissant, changes and manifest written", || {
-        staging.write_metadata(request, manifest, &changes)
-    })?;
-    timed("version moved into place", || {
+    timed(
+        "publishing: card, Croissant, changes and manifest written",
+        || staging.write_metadata(request, manifest, &changes),
+    )?;
+    timed("publishing: version moved into place", || {
         staging.move_to(&final_dir, request, &version)
     })?;
     sync_dir(&dataset_dir).map_err(io(&dataset_dir))?;
@@ -196,18 +200,6 @@ pub fn publish(
         dir: final_dir,
         changes,
     })
-}
-
-/// `f`'s result, its seconds logged at info under `what` (`NOISEBENCH_LOG=info` shows where
-/// publishing's time goes, as the quality card's lines do for the card).
-fn timed<T>(what: &str, f: impl FnOnce() -> T) -> T {
-    let start = std::time::Instant::now();
-    let out = f();
-    tracing::info!(
-        "publishing: {what} in {:.2} s",
-        start.elapsed().as_secs_f64()
-    );
-    out
 }
 
 /// The latest published version, the one a new version is diffed against.
@@ -437,9 +429,12 @@ impl Staging {
     > {
         let dir = self.dir.as_path();
         let (split_files, exports) = std::thread::scope(|scope| {
-            let exports =
-                scope.spawn(|| timed("exports copied", || copy_exports(dir, request, export_sums)));
-            let split_files = timed("split copies written", || {
+            let exports = scope.spawn(|| {
+                timed("publishing: exports copied", || {
+                    copy_exports(dir, request, export_sums)
+                })
+            });
+            let split_files = timed("publishing: split copies written", || {
                 write_splits(dir, request, entries)
             });
             let exports = exports

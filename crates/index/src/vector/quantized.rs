@@ -13,7 +13,7 @@ use super::cpu::{Level, level};
 /// Added to every bound: covers the rounding of the f32 dot product that exact scores come from
 /// (at most n·2⁻²⁴·|q||r| ≈ 2.3e-5 at 384 dimensions; larger vectors get a proportional slack)
 /// and of the f64 arithmetic here.
-fn slack(dim: usize) -> f64 {
+pub(super) fn slack(dim: usize) -> f64 {
     1e-4_f64.max(dim as f64 * 2.0 * f64::from(f32::EPSILON))
 }
 
