@@ -32,8 +32,10 @@
 //! score are passed over, and in the others new documents are admitted only while they could
 //! still reach it, the bound seeded from hints such as a related query's hits, with the same hits
 //! as adding every list; documents numbered so that related ones sit together, such as a
-//! report's chunks, make the blocks' bounds tight). The first pass takes 4 queries x 4 rows per step (`scan4x4`: AVX-512 VNNI's kernel,
-//! else the portable or AVX2 integer dot product). `ranking.rs`: the ranking metrics (precision,
+//! report's chunks, make the blocks' bounds tight). The first pass takes 32 queries x 32 rows per step on AMX's int8 tiles where the
+//! CPU and the OS allow them (`vector/amx.rs`: inline assembly, the same integer sums, a filter
+//! that passes at least what the exact bound test keeps), else 4 queries x 4 rows (`scan4x4`:
+//! AVX-512 VNNI's kernel, else the portable or AVX2 integer dot product). `ranking.rs`: the ranking metrics (precision,
 //! recall, reciprocal rank, DCG, NDCG at k; binary or graded), defined once for the `retrieval`
 //! stage and the evaluation, with property tests against their definitions. `run.rs`: a
 //! retriever's run (TREC `qid Q0 docid rank score tag`, or Parquet `query_id`, `doc_id`, `rank`,
