@@ -46,8 +46,9 @@
 //! else). Light dependencies; no polars, no I/O. `schema.rs`: column schemas, declared once beside
 //! each row type and written to `schemas/<table>.json`; `distinct.rs` (`DistinctTexts`: borrowed
 //! texts made distinct, each with its places, so a stage embeds or sends a text once however many
-//! rows share it). `checks.rs`: what must hold of each table, declared beside the contracts
-//! (`declared(kind)`: unique and non-empty ids, references between tables, accepted values, the
+//! rows share it), `timing.rs` (`timed`, `measured`: a piece of work's seconds logged at info,
+//! the one way the card, publishing and the build say where their time goes). `checks.rs`:
+//! what must hold of each table, declared beside the contracts (`declared(kind)`: unique and non-empty ids, references between tables, accepted values, the
 //! dataset rules that need only rows, each reading only the columns it judges), the `Check` type
 //! other crates declare more with (the `qa` crate's text rules, `qa/src/table_checks.rs`), the
 //! `Tables` a check reads (rows, ids, a `StrColumn` alone), and `CheckResult`,
