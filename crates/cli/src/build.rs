@@ -294,6 +294,7 @@ pub fn build_snapshot(
     checks.extend(before);
     // The quality card, judged by its gates with the other checks before publishing.
     let quality_config = noisebench_quality::QualityConfig::from_table(plan.file.quality.as_ref())?;
+    noisebench_core::memory::release();
     tracing::info!(pipeline = plan.name(), "quality card");
     let (measured, quality_seconds) = noisebench_core::measured("quality card: measured", || {
         crate::quality::measure_tables(&tables, &quality_config, &loaded.layers.llm)
@@ -361,6 +362,7 @@ pub fn build_snapshot(
         checks: checks.clone(),
         quality: Some(quality),
     };
+    noisebench_core::memory::release();
     tracing::info!(pipeline = plan.name(), "publishing");
     let outcome = noisebench_snapshot::publish(&request, options)?;
     // The report goes beside the version, never inside it (published versions are immutable);

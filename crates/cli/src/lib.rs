@@ -128,10 +128,12 @@ pub fn write_schemas(dir: &Path) -> Result<usize> {
 }
 
 /// How the `noisebench` binary (and the benches that measure it) uses memory: no transparent
-/// huge pages, and memory freed returned to the system at once.
+/// huge pages, freed memory kept [`PURGE_DELAY_MS`] for reuse, and everything freed returned to
+/// the system at each step's end (`noisebench_core::memory::release`).
 pub fn memory_settings() {
     no_huge_pages();
-    purge_at_once();
+    purge_after(PURGE_DELAY_MS);
+    noisebench_core::memory::on_release(release_freed);
 }
 
 /// No transparent huge pages for this process: mimalloc takes fresh pages for each stage's
@@ -151,18 +153,37 @@ fn no_huge_pages() {
 /// names no constant for it).
 const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
-/// Memory the allocator frees goes back to the system at once (mimalloc's `purge_delay` 0, by
-/// default 10 ms). Delayed, a purge waits for the freeing thread to allocate again, and the
-/// threads of a stage's parallel work sit idle once it ends: at RARE scale the card ended with
-/// 1.2 GB freed but still resident, which publishing's own memory then came on top of
-/// (docs/performance.md, "RARE scale"). Has no effect where mimalloc is not the allocator.
-/// A `MIMALLOC_PURGE_DELAY` set in the environment is mimalloc's own setting and is left as set.
-fn purge_at_once() {
+/// How long freed memory stays with the allocator before it goes back to the system, in ms.
+/// Returned at once (0), every page a stage frees and then allocates again is faulted in and
+/// zeroed anew by the kernel (docs/performance.md, "RARE scale"); kept 100 ms, a stage's
+/// batches reuse them. What a step leaves freed goes back at its end
+/// (`noisebench_core::memory::release`).
+pub const PURGE_DELAY_MS: std::os::raw::c_long = 100;
+
+/// Freed memory goes back to the system `ms` after it is freed (at a later allocation), or at
+/// [`release_freed`]. A `MIMALLOC_PURGE_DELAY` set in the environment is mimalloc's own setting
+/// and is left as set. Has no effect where mimalloc is not the allocator.
+fn purge_after(ms: std::os::raw::c_long) {
     if std::env::var_os("MIMALLOC_PURGE_DELAY").is_some() {
         return;
     }
     // SAFETY: mi_option_set stores an integer option; any thread may call it at any time.
-    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 0) }
+    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, ms) }
+}
+
+/// Everything freed so far goes back to the system. Threads that freed memory and then sit idle
+/// (a stage's parallel workers once it ends, polars' readers) would otherwise keep it into the
+/// next step, whose own memory comes on top (at RARE scale the quality card once ended with
+/// 1.2 GB freed but still resident). Each of polars' threads collects its own heap, then this
+/// thread collects its own and purges what every thread has left.
+fn release_freed() {
+    // SAFETY: mi_collect frees and purges the calling thread's unused pages; any thread may
+    // call it at any time.
+    noisebench_pipeline::table_io::on_each_reader_thread(|| unsafe {
+        libmimalloc_sys::mi_collect(true)
+    });
+    // SAFETY: as above.
+    unsafe { libmimalloc_sys::mi_collect(true) }
 }
 
 #[cfg(test)]
@@ -183,31 +204,37 @@ mod tests {
         kb / 1024.0
     }
 
-    /// A thread that frees what it allocated and then sits idle (as a stage's parallel workers
-    /// do once it ends) leaves no freed memory resident.
+    /// 400 MB in 4 million short strings, as rows read from Parquet are, allocated and freed.
+    fn allocate_and_free() {
+        let rows: Vec<String> = (0..4_000_000).map(|i| format!("{i:>90}")).collect();
+        assert_eq!(rows.len(), 4_000_000);
+        drop(rows);
+    }
+
+    /// Threads that free what they allocated and then sit idle (a stage's parallel workers once
+    /// it ends, polars' readers) leave no freed memory resident once the step's end releases it
+    /// (without the release, 285 MB of the 400 MB stayed resident here).
     #[cfg(target_os = "linux")]
     #[test]
-    fn memory_freed_by_a_thread_that_then_idles_leaves_the_process() {
+    fn memory_freed_by_threads_that_then_idle_leaves_the_process_at_release() {
         super::memory_settings();
         let before = resident_mb();
         let (freed, wait) = std::sync::mpsc::channel();
         let (release, idle) = std::sync::mpsc::channel::<()>();
         let worker = std::thread::spawn(move || {
-            // 400 MB in 4 million short strings, as rows read from Parquet are.
-            let rows: Vec<String> = (0..4_000_000).map(|i| format!("{i:>90}")).collect();
-            assert_eq!(rows.len(), 4_000_000);
-            drop(rows);
+            allocate_and_free();
             freed.send(()).unwrap();
             idle.recv().unwrap();
         });
         wait.recv().unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(200));
+        noisebench_pipeline::table_io::on_each_reader_thread(allocate_and_free);
+        noisebench_core::memory::release();
         let after = resident_mb();
         release.send(()).unwrap();
         worker.join().unwrap();
         assert!(
             after - before < 100.0,
-            "{:.0} MB resident after the worker freed its 400 MB ({before:.0} MB before)",
+            "{:.0} MB resident after the threads freed their 400 MB each ({before:.0} MB before)",
             after - before
         );
     }

@@ -47,7 +47,8 @@
 //! each row type and written to `schemas/<table>.json`; `distinct.rs` (`DistinctTexts`: borrowed
 //! texts made distinct, each with its places, so a stage embeds or sends a text once however many
 //! rows share it), `timing.rs` (`timed`, `measured`: a piece of work's seconds logged at info,
-//! the one way the card, publishing and the build say where their time goes). `checks.rs`:
+//! the one way the card, publishing and the build say where their time goes), `memory.rs`
+//! (`release`: memory a step freed handed back at its end, through the action the binary installs). `checks.rs`:
 //! what must hold of each table, declared beside the contracts (`declared(kind)`: unique and non-empty ids, references between tables, accepted values, the
 //! dataset rules that need only rows, each reading only the columns it judges), the `Check` type
 //! other crates declare more with (the `qa` crate's text rules, `qa/src/table_checks.rs`), the
@@ -60,6 +61,7 @@
 pub mod checks;
 pub mod distinct;
 pub mod id;
+pub mod memory;
 pub mod model;
 pub mod parallel;
 pub mod rows;

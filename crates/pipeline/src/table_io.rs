@@ -805,6 +805,13 @@ pub fn read_table_where(
     Ok(out)
 }
 
+/// Runs `f` once on each thread of polars' pool, the threads that decode Parquet for
+/// [`read_table`] and its kin (for the binary's allocator to collect what they freed:
+/// `noisebench_core::memory`). Starts the pool if it has not started yet.
+pub fn on_each_reader_thread(f: impl Fn() + Sync) {
+    polars_core::runtime::THREAD_POOL.broadcast(|_| f());
+}
+
 /// sha256 (hex) and size of a file, streamed.
 pub fn hash_file(path: &Path) -> std::io::Result<(String, u64)> {
     let mut file = BufReader::new(File::open(path)?);

@@ -167,6 +167,8 @@ impl<'a> Runner<'a> {
                 }
             });
             records.insert(stage.id.clone(), record);
+            // What the stage freed goes back before the next one reads its tables.
+            noisebench_core::memory::release();
             if !allow_degraded && results.iter().any(CheckResult::failed) {
                 // What ran is summarised all the same.
                 table_io::write_table(
