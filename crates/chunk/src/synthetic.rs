@@ -6,7 +6,10 @@
 //! Markdown tables with captions, filler sentences the triplet rule finds nothing in, and
 //! sentences of the form the `triplets` task's offline rule reads (`<Name> <verb phrase>
 //! <Name or number phrase>`). Entities come from sector pools shared by many reports, so the
-//! merged graph links reports, and from names unique to one report, so single-hop leaves exist.
+//! merged graph links reports, and from names unique to one report. Each of those appears in
+//! several facts, so the graph has no edge with a lone head and a lone tail: the corpus gives
+//! no `single_hop` patterns (its questions are all multi-hop; RARE's test split has about as
+//! many single-hop questions as multi-hop ones).
 //! Finance reports are written as edgar-crawler JSON (their metadata per filing), economics
 //! reports as Markdown and policy plans as HTML; [`write_corpus`] also writes a pipeline file
 //! (the demo's report track, offline backend) that reads them.
@@ -426,7 +429,7 @@ fn fill(template: &str, rng: &mut ChaCha8Rng, cast: &Cast, extra: &[(&str, &str)
     }
     let year = rng.random_range(2015..2025);
     let pick_name = |rng: &mut ChaCha8Rng| -> String {
-        // Mostly shared names (they link reports), some the report's own (single-hop leaves).
+        // Mostly shared names (they link reports), some the report's own.
         if rng.random_bool(0.7) {
             pick(rng, &cast.shared).clone()
         } else {
