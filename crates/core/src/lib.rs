@@ -76,7 +76,7 @@ pub use distinct::DistinctTexts;
 pub use id::{sha256_hex, stable_id};
 pub use model::*;
 pub use parallel::{default_threads, parallel_map, parallel_map_owned, parallel_map_with};
-pub use rows::{Record, Rows, TableKind, TableRow};
+pub use rows::{Record, Rows, TableKind, TableRow, sort_by_id, sort_by_key_str};
 pub use sample::{
     DEFAULT_PER_STRATUM, Stratum, sample_key, sample_labels, sample_questions, stratified_sample,
 };

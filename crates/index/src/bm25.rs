@@ -199,7 +199,7 @@ fn unstemmed() -> tantivy::tokenizer::TextAnalyzerBuilder<impl tantivy::tokenize
 struct Analysers {
     unstemmed: TextAnalyzer,
     stemmer: TextAnalyzer,
-    stems: std::collections::HashMap<String, String>,
+    stems: foldhash::HashMap<String, String>,
 }
 
 /// Words whose stems a thread keeps, at most (then it starts again).
@@ -211,7 +211,7 @@ thread_local! {
         stemmer: TextAnalyzer::builder(tantivy::tokenizer::RawTokenizer::default())
             .filter(Stemmer::new(Language::English))
             .build(),
-        stems: std::collections::HashMap::new(),
+        stems: foldhash::HashMap::default(),
     });
 }
 
@@ -269,7 +269,8 @@ pub fn analyse_only(text: &str, keep: &std::collections::HashSet<String>) -> Ana
 
 /// Each term of `text` that `kept` keeps, with its frequency; every token counted.
 fn analyse_kept(text: &str, kept: impl Fn(&str) -> bool) -> Analysed {
-    let mut counts: BTreeMap<String, u32> = BTreeMap::new();
+    // A hash map (a text has hundreds of distinct terms, each looked up per token), sorted once.
+    let mut counts: foldhash::HashMap<String, u32> = foldhash::HashMap::default();
     let mut tokens = 0u32;
     each_term(text, |t| {
         tokens += 1;
@@ -283,10 +284,9 @@ fn analyse_kept(text: &str, kept: impl Fn(&str) -> bool) -> Analysed {
             }
         }
     });
-    Analysed {
-        terms: counts.into_iter().collect(),
-        tokens,
-    }
+    let mut terms: Vec<(String, u32)> = counts.into_iter().collect();
+    terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    Analysed { terms, tokens }
 }
 
 /// The distinct terms of `text` as the index sees them, sorted.

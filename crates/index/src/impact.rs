@@ -32,6 +32,24 @@ const BLOCK: usize = 64;
 /// Lists shorter than this keep no block summary: a search reads their few postings instead.
 const SUMMARISED: usize = 32;
 
+/// Documents per part of a block: a list keeps its highest score in each part of each block it
+/// summarises, rounded up to a whole number of the index's [`Impacts`] unit (one byte), and a
+/// search passes over the parts, and the blocks, whose lists' sums cannot reach its k-th best.
+const PART: usize = 4;
+
+/// Parts of a block.
+const PARTS: usize = BLOCK / PART;
+
+/// One list's highest score in each part of a block, in whole units (rounded up).
+type PartMaxima = [u8; PARTS];
+
+/// `score` in whole units of `unit`, rounded up (at most 255: the unit is at least the highest
+/// score of the index over 254).
+#[inline]
+fn in_units(score: f32, unit: f64) -> u8 {
+    (f64::from(score) / unit).ceil().min(255.0) as u8
+}
+
 /// One term's documents (ascending) and their BM25 scores for it, and the highest of them; for
 /// a list of at least [`SUMMARISED`] postings, each block it has postings in, where they start
 /// and their highest score.
@@ -46,6 +64,8 @@ struct Scored {
     starts: Vec<u32>,
     /// The highest score in each of `blocks`.
     block_max: Vec<f32>,
+    /// The highest score in each part of each of `blocks`, in the index's units (rounded up).
+    parts: Vec<PartMaxima>,
     /// Which documents of each of `blocks` the list holds (bit `d % BLOCK`): the k-th bit set
     /// is the block's k-th posting.
     masks: Vec<u64>,
@@ -56,8 +76,8 @@ struct Scored {
 
 impl Scored {
     /// The list of `docs` (ascending, below `documents`) scored `scores`, with its maximum and
-    /// block summary.
-    fn new(docs: Vec<u32>, scores: Vec<f32>, documents: usize) -> Scored {
+    /// block summary (part maxima in whole `unit`s).
+    fn new(docs: Vec<u32>, scores: Vec<f32>, documents: usize, unit: f64) -> Scored {
         let max = scores.iter().fold(0f32, |m, s| m.max(*s));
         let mut list = Scored {
             docs,
@@ -68,17 +88,25 @@ impl Scored {
         if list.docs.len() >= SUMMARISED {
             for (i, (&d, &s)) in list.docs.iter().zip(&list.scores).enumerate() {
                 let b = d / BLOCK as u32;
-                let bit = 1u64 << (d as usize % BLOCK);
+                let slot = d as usize % BLOCK;
+                let bit = 1u64 << slot;
+                let q = in_units(s, unit);
                 if list.blocks.last() != Some(&b) {
                     list.blocks.push(b);
                     list.starts.push(i as u32);
                     list.block_max.push(s);
                     list.masks.push(bit);
-                } else if let (Some(m), Some(mask)) =
-                    (list.block_max.last_mut(), list.masks.last_mut())
-                {
+                    let mut parts = [0u8; PARTS];
+                    parts[slot / PART] = q;
+                    list.parts.push(parts);
+                } else if let (Some(m), Some(mask), Some(parts)) = (
+                    list.block_max.last_mut(),
+                    list.masks.last_mut(),
+                    list.parts.last_mut(),
+                ) {
                     *m = m.max(s);
                     *mask |= bit;
+                    parts[slot / PART] = parts[slot / PART].max(q);
                 }
             }
             list.starts.push(list.docs.len() as u32);
@@ -96,11 +124,13 @@ impl Scored {
         let mut starts = Vec::with_capacity(all + 1);
         let mut block_max = vec![0f32; all];
         let mut masks = vec![0u64; all];
+        let mut parts = vec![[0u8; PARTS]; all];
         let mut next = 0;
         for b in 0..all {
             if self.blocks.get(next) == Some(&(b as u32)) {
                 block_max[b] = self.block_max[next];
                 masks[b] = self.masks[next];
+                parts[b] = self.parts[next];
                 starts.push(self.starts[next]);
                 next += 1;
             } else {
@@ -112,6 +142,7 @@ impl Scored {
         self.starts = starts;
         self.block_max = block_max;
         self.masks = masks;
+        self.parts = parts;
         self.dense = true;
     }
 
@@ -145,11 +176,11 @@ impl Scored {
     }
 
     /// This list's postings in block `b`: where they start in `docs`, which of the block's
-    /// documents they are (bit `d % BLOCK`) and their highest score, moving the cursor `at` (a
-    /// place in `blocks`, or in `docs` for a short list) forward; blocks are asked in
-    /// ascending order.
+    /// documents they are (bit `d % BLOCK`), their highest score and their highest in each
+    /// part of the block in whole `unit`s, moving the cursor `at` (a place in `blocks`, or in
+    /// `docs` for a short list) forward; blocks are asked in ascending order.
     #[inline]
-    fn block(&self, b: u32, at: &mut usize) -> (usize, u64, f32) {
+    fn block(&self, b: u32, at: &mut usize, unit: f64) -> (usize, u64, f32, PartMaxima) {
         if self.blocks.is_empty() {
             let first = b * BLOCK as u32;
             let end = first + BLOCK as u32;
@@ -158,24 +189,37 @@ impl Scored {
                 i += 1;
             }
             let start = i;
-            let (mut mask, mut max) = (0u64, 0f32);
+            let (mut mask, mut max, mut parts) = (0u64, 0f32, [0u8; PARTS]);
             while i < self.docs.len() && self.docs[i] < end {
-                mask |= 1 << (self.docs[i] - first);
+                let slot = (self.docs[i] - first) as usize;
+                mask |= 1 << slot;
                 max = max.max(self.scores[i]);
+                let part = &mut parts[slot / PART];
+                *part = (*part).max(in_units(self.scores[i], unit));
                 i += 1;
             }
             *at = i;
-            (start, mask, max)
+            (start, mask, max, parts)
         } else if self.dense {
             let i = b as usize;
-            (self.starts[i] as usize, self.masks[i], self.block_max[i])
+            (
+                self.starts[i] as usize,
+                self.masks[i],
+                self.block_max[i],
+                self.parts[i],
+            )
         } else {
             let i = gallop(&self.blocks, *at, b);
             *at = i;
             if self.blocks.get(i) == Some(&b) {
-                (self.starts[i] as usize, self.masks[i], self.block_max[i])
+                (
+                    self.starts[i] as usize,
+                    self.masks[i],
+                    self.block_max[i],
+                    self.parts[i],
+                )
             } else {
-                (0, 0, 0.0)
+                (0, 0, 0.0, [0u8; PARTS])
             }
         }
     }
@@ -219,6 +263,9 @@ pub struct Impacts {
     /// The document at each place in id order.
     order: Vec<u32>,
     terms: HashMap<String, Scored>,
+    /// What one unit of a list's part maxima stands for: the highest score of the index over
+    /// 254, so every score is at most 255 units.
+    unit: f64,
 }
 
 /// Scratch space of one searching thread: each block's bound (the pruned search), the score
@@ -292,9 +339,10 @@ impl Bm25 {
                 }
             }
         }
+        let unit = unit_of(terms.values().flat_map(|(_, scores)| scores));
         let terms = terms
             .into_iter()
-            .map(|(term, (docs, scores))| (term, Scored::new(docs, scores, ids.len())))
+            .map(|(term, (docs, scores))| (term, Scored::new(docs, scores, ids.len(), unit)))
             .collect();
         let (rank, order) = id_ranks(&ids);
         Ok(Impacts {
@@ -302,6 +350,7 @@ impl Bm25 {
             rank,
             order,
             terms,
+            unit,
         })
     }
 }
@@ -314,7 +363,7 @@ impl Impacts {
     /// [`Bm25::in_ram`] index of the same texts in one text field (a test compares the two
     /// bit for bit). Analysing is the costly part and is the caller's to spread over cores.
     pub fn from_analysed(ids: Vec<String>, docs: &[Analysed]) -> Impacts {
-        let mut postings: HashMap<&str, Vec<(u32, u32)>> = HashMap::new();
+        let mut postings: foldhash::HashMap<&str, Vec<(u32, u32)>> = foldhash::HashMap::default();
         let mut total_tokens = 0u64;
         for (d, a) in docs.iter().enumerate() {
             total_tokens += u64::from(a.tokens);
@@ -331,7 +380,7 @@ impl Impacts {
             .iter()
             .map(|a| FieldNormReader::fieldnorm_to_id(a.tokens))
             .collect();
-        let terms = postings
+        let scored: Vec<(&str, Vec<u32>, Vec<f32>)> = postings
             .into_iter()
             .map(|(term, list)| {
                 let weight =
@@ -341,7 +390,17 @@ impl Impacts {
                     .iter()
                     .map(|&(d, tf)| weight.score(norm[d as usize], tf))
                     .collect();
-                (term.to_string(), Scored::new(docs, scores, n as usize))
+                (term, docs, scores)
+            })
+            .collect();
+        let unit = unit_of(scored.iter().flat_map(|(_, _, scores)| scores));
+        let terms = scored
+            .into_iter()
+            .map(|(term, docs, scores)| {
+                (
+                    term.to_string(),
+                    Scored::new(docs, scores, n as usize, unit),
+                )
             })
             .collect();
         let (rank, order) = id_ranks(&ids);
@@ -350,6 +409,7 @@ impl Impacts {
             rank,
             order,
             terms,
+            unit,
         }
     }
 
@@ -481,18 +541,31 @@ impl Impacts {
         let mut acc = [0f32; BLOCK];
         let mut top = TopK::new(k);
         let mut least = theta - margin(theta);
+        let unit = self.unit;
+        let mut floor_units = units_below(least, unit);
         for (b, &most) in bound.iter().enumerate() {
             if most < least {
                 continue;
             }
             // What lists i.. can add here, summed from the last list in a register (max_i +
-            // rest[i + 1], bit for bit): no store and reload on the chain of adds.
+            // rest[i + 1], bit for bit): no store and reload on the chain of adds. And what
+            // every list can add in each part of the block, in units.
             let mut sum = 0f64;
+            let mut parts = [0u16; PARTS];
             for i in (0..n).rev() {
-                let (start, mask, max) = lists[i].block(b as u32, &mut at[i]);
+                let (start, mask, max, part_max) = lists[i].block(b as u32, &mut at[i], unit);
                 held[i] = (start, mask);
                 sum += f64::from(max);
                 rest[i] = sum;
+                for (x, q) in parts.iter_mut().zip(part_max) {
+                    *x = x.saturating_add(u16::from(q));
+                }
+            }
+            // The documents in parts whose lists can add up to theta; a block with none holds
+            // no hit.
+            let alive = parts_reaching(&parts, floor_units);
+            if alive == 0 {
+                continue;
             }
             // Lists 0..open are added to every document of the block they hold: a document
             // none of them holds cannot reach theta.
@@ -511,7 +584,7 @@ impl Impacts {
             }
             // Drop the documents seen that the other lists cannot lift to theta; the rest are
             // added up whole, dropping again before each list.
-            let mut candidates = seen;
+            let mut candidates = seen & alive;
             for (i, (p, &(start, mask))) in lists.iter().zip(&held).enumerate().skip(open) {
                 candidates &= reaching(&acc, least - rest[i]);
                 if candidates == 0 {
@@ -538,6 +611,7 @@ impl Impacts {
                 if kth > theta {
                     theta = kth;
                     least = theta - margin(theta);
+                    floor_units = units_below(least, unit);
                 }
             }
         }
@@ -627,6 +701,38 @@ impl Impacts {
             .map(|(s, r)| (s, self.order[r as usize]))
             .collect()
     }
+}
+
+/// The unit of an index whose scores are `scores`: the highest over 254 (so a score rounded up
+/// to whole units is at most 255 of them), and never zero.
+fn unit_of<'a>(scores: impl Iterator<Item = &'a f32>) -> f64 {
+    let max = scores.fold(0f32, |m, s| m.max(*s));
+    f64::from(max).max(f64::MIN_POSITIVE) / 254.0
+}
+
+/// A whole number of units whose worth is not above `least` (a part whose lists' maxima add up
+/// to fewer units holds no document reaching `least`): rounded down, less a relative 10^-9 for
+/// the division's rounding, and at most `u16::MAX` (a sum that saturates is never passed over).
+#[inline]
+fn units_below(least: f64, unit: f64) -> u16 {
+    if least > 0.0 {
+        (least / unit * (1.0 - 1e-9))
+            .floor()
+            .min(f64::from(u16::MAX)) as u16
+    } else {
+        0
+    }
+}
+
+/// The documents of a block (bit `slot`) in the parts whose summed maxima `parts` reach
+/// `floor` units.
+#[inline]
+fn parts_reaching(parts: &[u16; PARTS], floor: u16) -> u64 {
+    let mut alive = 0u64;
+    for (j, &x) in parts.iter().enumerate() {
+        alive |= (u64::from(x >= floor) * ((1u64 << PART) - 1)) << (j * PART);
+    }
+    alive
 }
 
 /// Which of a block's scores `acc` may reach `floor` (bit `slot` set when `acc[slot]` is at

@@ -275,7 +275,7 @@ pub fn mine_patterns(
             .iter()
             .map(|g| pattern_row(&index, kind, g))
             .collect();
-        these.sort_unstable_by(|a, b| a.id.cmp(&b.id));
+        noisebench_core::sort_by_id(&mut these);
         rows.extend(these);
         counts.push(mined.count);
     }

@@ -409,7 +409,7 @@ impl TypedStage for TripletsStage {
             answers.push(passes);
         }
         let mut rows = ground_windows(&windows, &answers, &mut drops, &mut summary);
-        rows.sort_by(|a, b| a.id.cmp(&b.id));
+        noisebench_core::sort_by_id(&mut rows);
         summary.kept = rows.len();
         summary.grounding_rate = if summary.answered == 0 {
             1.0

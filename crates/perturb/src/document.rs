@@ -469,7 +469,7 @@ impl TypedStage for DocumentPerturbationsStage {
     ) -> Result<StageOutput, StageError> {
         self.validate(c, &ctx.root)?;
         let mut questions: Vec<Question> = inputs.take("questions")?;
-        questions.sort_by(|a, b| a.id.cmp(&b.id));
+        noisebench_core::sort_by_id(&mut questions);
         let triplets: Vec<Triplet> = inputs.take("triplets")?;
         let chunks: Vec<Chunk> = inputs.take("chunks")?;
         let triplet_by_id: BTreeMap<&str, &Triplet> =
@@ -503,7 +503,7 @@ impl TypedStage for DocumentPerturbationsStage {
         } else {
             self.scored_rows(c, stage, made, &mut drops, &mut summary)
         };
-        rows.sort_by(|a, b| a.id.cmp(&b.id));
+        noisebench_core::sort_by_id(&mut rows);
         let mut by_kind: BTreeMap<String, Vec<f64>> = BTreeMap::new();
         for r in &rows {
             by_kind

@@ -347,7 +347,7 @@ impl TypedStage for QueryPerturbationsStage {
     ) -> Result<StageOutput, StageError> {
         self.validate(c, &ctx.root)?;
         let mut questions: Vec<Question> = inputs.take("questions")?;
-        questions.sort_by(|a, b| a.id.cmp(&b.id));
+        noisebench_core::sort_by_id(&mut questions);
         let stage = ctx.stage_id.as_str();
         let mut drops = Drops::new(stage);
         let mut summary = QueryPerturbationsSummary {
@@ -424,7 +424,7 @@ impl TypedStage for QueryPerturbationsStage {
         }
 
         let mut rows = self.scored_rows(c, stage, &pending, &mut drops, &mut summary);
-        rows.sort_by(|a, b| a.id.cmp(&b.id));
+        noisebench_core::sort_by_id(&mut rows);
         let mut by_kind: BTreeMap<String, Vec<f64>> = BTreeMap::new();
         for r in &rows {
             by_kind

@@ -224,7 +224,7 @@ impl TypedStage for JudgeStage {
     ) -> Result<StageOutput, StageError> {
         self.validate(c, &ctx.root)?;
         let mut questions: Vec<Question> = inputs.take("questions")?;
-        questions.sort_by(|a, b| a.id.cmp(&b.id));
+        noisebench_core::sort_by_id(&mut questions);
         let chunks: Vec<Chunk> = inputs.take("chunks")?;
         let by_id: BTreeMap<&str, &Chunk> = chunks.iter().map(|c| (c.id.as_str(), c)).collect();
         let stage = ctx.stage_id.as_str();
@@ -293,7 +293,7 @@ impl TypedStage for JudgeStage {
         } else {
             summary.rejected as f64 / summary.judged as f64
         };
-        judgements.sort_by(|a, b| a.id.cmp(&b.id));
+        noisebench_core::sort_by_id(&mut judgements);
         let report = StageReport {
             items_in: (summary.judged + summary.failed) as u64,
             items_out: kept.len() as u64,

@@ -548,7 +548,7 @@ pub fn dedupe(
         i += 1;
         keep
     });
-    questions.sort_by(|a, b| a.id.cmp(&b.id));
+    noisebench_core::sort_by_id(&mut questions);
     questions
 }
 
@@ -704,7 +704,7 @@ impl TypedStage for QuestionsStage {
     ) -> Result<StageOutput, StageError> {
         self.validate(c, &ctx.root)?;
         let mut patterns: Vec<Pattern> = inputs.take("patterns")?;
-        patterns.sort_by(|a, b| a.id.cmp(&b.id));
+        noisebench_core::sort_by_id(&mut patterns);
         let (patterns, not_sampled) = sample_toward_mix(patterns, &c.target_mix, c.mix_seed);
         let triplets: Vec<Triplet> = inputs.take("triplets")?;
         let chunks: Vec<Chunk> = inputs.take("chunks")?;

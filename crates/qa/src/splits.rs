@@ -91,7 +91,7 @@ pub fn assign(config: &SplitsConfig, questions: &[Question]) -> Vec<QuestionSpli
             split: split_of(config, &q.id, &q.kind).to_string(),
         })
         .collect();
-    rows.sort_by(|a, b| a.id.cmp(&b.id));
+    noisebench_core::sort_by_id(&mut rows);
     rows
 }
 

@@ -229,7 +229,7 @@ pub fn queries(
             ),
         }
     }
-    out.sort_by(|a, b| a.query_id.cmp(&b.query_id));
+    noisebench_core::sort_by_key_str(&mut out, |q| q.query_id.as_str());
     out
 }
 
@@ -290,7 +290,7 @@ pub fn assemble(
         }
     }
     // Ids are distinct (a query's hits are distinct chunks): any sort gives this order.
-    rows.sort_unstable_by(|a, b| a.id.cmp(&b.id));
+    noisebench_core::sort_by_id(&mut rows);
     (rows, means)
 }
 
@@ -318,7 +318,7 @@ pub(crate) fn metric_rows(means: &BTreeMap<String, Means>, k: usize) -> Vec<Metr
             }
         }
     }
-    rows.sort_by(|a, b| a.id.cmp(&b.id));
+    noisebench_core::sort_by_id(&mut rows);
     rows
 }
 
@@ -523,7 +523,7 @@ impl TypedStage for RetrievalStage {
             .take_optional("query_perturbations")?
             .unwrap_or_default();
         let mut chunks: Vec<Chunk> = inputs.take("chunks")?;
-        chunks.sort_by(|a, b| a.id.cmp(&b.id));
+        noisebench_core::sort_by_id(&mut chunks);
         chunks.dedup_by(|a, b| a.id == b.id);
         let stage = ctx.stage_id.as_str();
         let mut drops = Drops::new(stage);
