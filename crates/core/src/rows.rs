@@ -339,12 +339,12 @@ pub fn sort_by_id<T: Record>(rows: &mut [T]) {
     sort_by_key_str(rows, |r| r.id());
 }
 
-/// Sort `rows` by the string `key` gives each, stably, swapping each row about once. Sorting the rows
-/// themselves moves every row about log2(n) times (a retrieval row is 136 bytes; there are a
-/// million at RARE's size) and compares from the first byte, where a table's ids all begin
-/// with the same prefix (`retrieval_`); here each row's key is reduced to its eight bytes
-/// after the prefix all keys share, those are sorted with the row's place (a whole key is read
-/// only when eight bytes tie), and the rows are swapped into that order in place.
+/// Sort `rows` by the string `key` gives each, stably, swapping each row about once. Sorting
+/// the rows themselves moves every row about log2(n) times (a retrieval row is 136 bytes;
+/// there are a million at RARE's size) and compares from the first byte, where a table's ids
+/// all begin with the same prefix (`retrieval_`); here each row's key is reduced to its eight
+/// bytes after the prefix all keys share, those are sorted with the row's place (a whole key
+/// is read only when eight bytes tie), and the rows are swapped into that order in place.
 pub fn sort_by_key_str<T>(rows: &mut [T], key: impl Fn(&T) -> &str) {
     // Tables read back are in id order already: one pass says so.
     if rows.windows(2).all(|w| key(&w[0]) <= key(&w[1])) {

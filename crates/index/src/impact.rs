@@ -2,11 +2,12 @@
 //! built [`Bm25`] index, each with its BM25 score precomputed by tantivy's own formula
 //! (`Bm25Weight` with the index's statistics and each document's one-byte length norm), held in
 //! memory as `(document, score)` lists, with each long list's highest score, postings and
-//! document bits per block of 64 documents. A query adds up the lists of its terms block by
-//! block, passing over the blocks whose highest scores cannot reach its k-th best and the
-//! documents that cannot ([`Impacts::search`], block-max MaxScore), and keeps its top k, ties
-//! by id, with none of a tantivy query's per-query machinery (query objects, scorers,
-//! stored-field reads for ids).
+//! document bits per block of 64 documents, and its highest score in each part of 4 documents
+//! in one-byte units. A query adds up the lists of its terms block by block, passing over the
+//! blocks whose highest scores cannot reach its k-th best, then the blocks none of whose parts
+//! can, and the documents that cannot ([`Impacts::search`], block-max MaxScore), and keeps
+//! its top k, ties by id, with none of a tantivy query's per-query machinery (query objects,
+//! scorers, stored-field reads for ids).
 //!
 //! Scores are tantivy's per-term scores added from the term with the highest maximum down;
 //! tantivy adds the same numbers in the order its scorers line up, so a total can differ from
