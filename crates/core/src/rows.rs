@@ -333,8 +333,9 @@ pub(crate) fn repeated<'a>(ids: impl Iterator<Item = &'a str> + Clone) -> BTreeS
     ids.filter(|id| !seen.insert(*id)).collect()
 }
 
-/// Sort `rows` by id, stably (rows with equal ids keep their order), swapping each row about once.
-/// [`sort_by_key_str`] over [`Record::id`]: what a stage does before it hands a table over.
+/// Sort `rows` by id, stably (rows with equal ids keep their order), swapping each row about
+/// once. [`sort_by_key_str`] over [`Record::id`]: what a stage does before it hands a table
+/// over.
 pub fn sort_by_id<T: Record>(rows: &mut [T]) {
     sort_by_key_str(rows, |r| r.id());
 }
@@ -379,14 +380,22 @@ pub fn sort_by_key_str<T>(rows: &mut [T], key: impl Fn(&T) -> &str) {
             .then_with(|| key(&rows[a.1]).cmp(key(&rows[b.1])))
             .then(a.1.cmp(&b.1))
     });
-    // Row i goes to the place of i in `order`, in place: place k takes the row from order[k],
-    // which an earlier swap moved on along its cycle when it is before k (no second table).
-    for k in 0..order.len() {
-        let mut from = order[k].1;
-        while from < k {
-            from = order[from].1;
+    // Place k takes the row from order[k], in place, one cycle of the permutation at a time:
+    // after a swap the cycle's first row waits where the next place's row was, and the cycle
+    // closes when a place asks for it. Each place is settled once (no second table, and no
+    // chase along earlier swaps, which a rotated table would make quadratic).
+    let mut settled = vec![false; order.len()];
+    for start in 0..order.len() {
+        let mut k = start;
+        while !settled[k] {
+            settled[k] = true;
+            let from = order[k].1;
+            if from == start {
+                break;
+            }
+            rows.swap(k, from);
+            k = from;
         }
-        rows.swap(k, from);
     }
 }
 
@@ -420,6 +429,27 @@ mod tests {
             let mut got = rows;
             sort_by_key_str(&mut got, |r| r.0.as_str());
             prop_assert_eq!(got, want);
+        }
+    }
+
+    /// Tables rotated by one either way (every row but one in order: the shape that makes
+    /// chasing a permutation's cycles along earlier swaps quadratic) and reversed come out
+    /// sorted.
+    #[test]
+    fn rotated_and_reversed_tables_sort() {
+        let n = 50_000;
+        let sorted: Vec<String> = (0..n).map(|i| format!("retrieval_{i:08}")).collect();
+        let mut shapes = Vec::new();
+        let mut left = sorted.clone();
+        left.rotate_left(1);
+        shapes.push(left);
+        let mut right = sorted.clone();
+        right.rotate_right(1);
+        shapes.push(right);
+        shapes.push(sorted.iter().rev().cloned().collect());
+        for mut rows in shapes {
+            sort_by_key_str(&mut rows, |r| r.as_str());
+            assert_eq!(rows, sorted);
         }
     }
 
