@@ -3,9 +3,11 @@
 //! (`Bm25Weight` with the index's statistics and each document's one-byte length norm), held in
 //! memory as `(document, score)` lists, with each long list's highest score, postings and
 //! document bits per block of 64 documents, and its highest score in each part of 4 documents
-//! in one-byte units. A query adds up the lists of its terms block by block, passing over the
-//! blocks whose highest scores cannot reach its k-th best, then the blocks none of whose parts
-//! can, and the documents that cannot ([`Impacts::search`], block-max MaxScore), and keeps
+//! in one-byte units. A query first adds up its lists' part maxima over the whole index (one
+//! array of 16 bounds per block), then goes block by block, passing over the blocks none of
+//! whose parts can reach its k-th best without asking any list for them, then those whose
+//! highest scores cannot, and the documents that cannot ([`Impacts::search`], block-max
+//! MaxScore), and keeps
 //! its top k, ties by id, with none of a tantivy query's per-query machinery (query objects,
 //! scorers, stored-field reads for ids).
 //!
@@ -147,41 +149,43 @@ impl Scored {
         self.dense = true;
     }
 
-    /// Add this list's highest score in each block to `bound` (per block): the block maxima
-    /// of a summarised list, each posting's block and score of a short one (a block with
-    /// several postings gets their highest).
-    fn add_block_maxima(&self, bound: &mut [f64]) {
+    /// Add this list's highest score in each part of each block, in whole `unit`s (rounded
+    /// up), to `bound` ([`PARTS`] per block, saturating): the part maxima of a summarised list
+    /// (a dense one's a straight run of adds over every block), each posting's of a short one
+    /// (a part with several postings gets their highest).
+    fn add_part_maxima(&self, bound: &mut [u16], unit: f64) {
         if self.blocks.is_empty() {
-            let mut last = (u32::MAX, 0f32);
+            let mut last = (usize::MAX, 0u8);
             for (&d, &s) in self.docs.iter().zip(&self.scores) {
-                let b = d / BLOCK as u32;
-                if b == last.0 {
-                    if s > last.1 {
-                        bound[b as usize] += f64::from(s) - f64::from(last.1);
-                        last.1 = s;
+                let part = d as usize / PART;
+                let q = in_units(s, unit);
+                if part == last.0 {
+                    if q > last.1 {
+                        bound[part] = bound[part].saturating_add(u16::from(q - last.1));
+                        last.1 = q;
                     }
                 } else {
-                    bound[b as usize] += f64::from(s);
-                    last = (b, s);
+                    bound[part] = bound[part].saturating_add(u16::from(q));
+                    last = (part, q);
                 }
             }
         } else if self.dense {
-            for (x, &m) in bound.iter_mut().zip(&self.block_max) {
-                *x += f64::from(m);
+            for (x, q) in bound.chunks_exact_mut(PARTS).zip(&self.parts) {
+                add_parts(x, q);
             }
         } else {
-            for (&b, &m) in self.blocks.iter().zip(&self.block_max) {
-                bound[b as usize] += f64::from(m);
+            for (&b, q) in self.blocks.iter().zip(&self.parts) {
+                add_parts(&mut bound[b as usize * PARTS..][..PARTS], q);
             }
         }
     }
 
     /// This list's postings in block `b`: where they start in `docs`, which of the block's
-    /// documents they are (bit `d % BLOCK`), their highest score and their highest in each
-    /// part of the block in whole `unit`s, moving the cursor `at` (a place in `blocks`, or in
-    /// `docs` for a short list) forward; blocks are asked in ascending order.
+    /// documents they are (bit `d % BLOCK`) and their highest score, moving the cursor `at` (a
+    /// place in `blocks`, or in `docs` for a short list) forward; blocks are asked in
+    /// ascending order.
     #[inline]
-    fn block(&self, b: u32, at: &mut usize, unit: f64) -> (usize, u64, f32, PartMaxima) {
+    fn block(&self, b: u32, at: &mut usize) -> (usize, u64, f32) {
         if self.blocks.is_empty() {
             let first = b * BLOCK as u32;
             let end = first + BLOCK as u32;
@@ -190,37 +194,24 @@ impl Scored {
                 i += 1;
             }
             let start = i;
-            let (mut mask, mut max, mut parts) = (0u64, 0f32, [0u8; PARTS]);
+            let (mut mask, mut max) = (0u64, 0f32);
             while i < self.docs.len() && self.docs[i] < end {
-                let slot = (self.docs[i] - first) as usize;
-                mask |= 1 << slot;
+                mask |= 1 << (self.docs[i] - first);
                 max = max.max(self.scores[i]);
-                let part = &mut parts[slot / PART];
-                *part = (*part).max(in_units(self.scores[i], unit));
                 i += 1;
             }
             *at = i;
-            (start, mask, max, parts)
+            (start, mask, max)
         } else if self.dense {
             let i = b as usize;
-            (
-                self.starts[i] as usize,
-                self.masks[i],
-                self.block_max[i],
-                self.parts[i],
-            )
+            (self.starts[i] as usize, self.masks[i], self.block_max[i])
         } else {
             let i = gallop(&self.blocks, *at, b);
             *at = i;
             if self.blocks.get(i) == Some(&b) {
-                (
-                    self.starts[i] as usize,
-                    self.masks[i],
-                    self.block_max[i],
-                    self.parts[i],
-                )
+                (self.starts[i] as usize, self.masks[i], self.block_max[i])
             } else {
-                (0, 0, 0.0, [0u8; PARTS])
+                (0, 0, 0.0)
             }
         }
     }
@@ -275,8 +266,8 @@ pub struct Impacts {
 pub struct Scratch {
     acc: Vec<f32>,
     touched: Vec<u32>,
-    /// Each block's bound for the query being searched.
-    block_bound: Vec<f64>,
+    /// The query's bound of each part of each block, in units ([`PARTS`] per block).
+    part_bound: Vec<u16>,
 }
 
 impl Bm25 {
@@ -434,8 +425,9 @@ impl Impacts {
     /// A document's score is its terms' scores added from the term with the highest maximum
     /// down ([`Impacts::search_exhaustive`] adds them in the same order, every list whole).
     /// The search goes block by block (64 documents each), pruned block-max MaxScore-style:
-    /// a block whose lists' highest scores there add up to less than the k-th best score so
-    /// far is passed over; in the others, the terms are added in that order while a document
+    /// a block none of whose parts of 4 documents can reach the k-th best score so far (the
+    /// lists' highest scores there, in units rounded up, added), or whose lists' highest
+    /// scores there add up to less, is passed over; in the others, the terms are added in that order while a document
     /// matching none of them so far could still reach it, and the documents seen are finished
     /// from the remaining terms' postings in the block while their partial scores and the
     /// remaining terms' maxima there can reach it (scores are positive).
@@ -502,9 +494,12 @@ impl Impacts {
     /// [`Impacts::search_hinted`], following only documents that could score at least `floor`:
     /// a prefix of its hits that holds every hit scoring `floor` or more.
     ///
-    /// Block by block ([`BLOCK`] documents each) in document order: a block whose lists'
-    /// highest scores there add up to less than theta (the k-th best whole score so far, or the
-    /// seed) holds no hit and is passed over. In a block that may hold one, the lists are added
+    /// First each part's bound over the whole index: the lists' part maxima in units, added
+    /// ([`Scored::add_part_maxima`]; a dense list's is one run of vector adds). Then block by
+    /// block ([`BLOCK`] documents each) in document order: a block none of whose parts' bounds
+    /// reach theta (the k-th best whole score so far, or the seed), in units rounded down,
+    /// holds no hit and is passed over on that array alone; so is one whose lists' highest
+    /// scores there add up to less than theta. In a block that may hold one, the lists are added
     /// in the search's order into the block's own scores while the lists not yet added could
     /// lift a document matching none so far to theta; the documents seen are the candidates,
     /// each dropped once its partial score and what the remaining lists can add there fall
@@ -528,13 +523,15 @@ impl Impacts {
         let margin = |theta: f64| 2.0 * steps * f64::from(f32::EPSILON) * theta.abs().max(1.0);
         let mut theta = self.seed_theta(&lists, k, hints).max(floor);
         let blocks = self.ids.len().div_ceil(BLOCK);
-        // Each block's bound: its lists' highest scores there, added (f64: no rounding to
-        // speak of).
-        let bound = &mut scratch.block_bound;
+        // Each part's bound: its lists' highest scores there, in whole units, added. A block
+        // is read only where some part's bound reaches theta; most blocks are passed over on
+        // this array alone, without asking any list for the block.
+        let unit = self.unit;
+        let bound = &mut scratch.part_bound;
         bound.clear();
-        bound.resize(blocks, 0.0);
+        bound.resize(blocks * PARTS, 0);
         for p in &lists {
-            p.add_block_maxima(bound);
+            p.add_part_maxima(bound, unit);
         }
         let mut at = vec![0usize; n];
         let mut held = vec![(0usize, 0u64); n];
@@ -542,30 +539,25 @@ impl Impacts {
         let mut acc = [0f32; BLOCK];
         let mut top = TopK::new(k);
         let mut least = theta - margin(theta);
-        let unit = self.unit;
         let mut floor_units = units_below(least, unit);
-        for (b, &most) in bound.iter().enumerate() {
-            if most < least {
+        for (b, parts) in bound.chunks_exact(PARTS).enumerate() {
+            // The documents in parts whose lists can add up to theta; a block with none holds
+            // no hit.
+            let alive = parts_reaching(parts.try_into().expect("PARTS long"), floor_units);
+            if alive == 0 {
                 continue;
             }
             // What lists i.. can add here, summed from the last list in a register (max_i +
-            // rest[i + 1], bit for bit): no store and reload on the chain of adds. And what
-            // every list can add in each part of the block, in units.
+            // rest[i + 1], bit for bit): no store and reload on the chain of adds.
             let mut sum = 0f64;
-            let mut parts = [0u16; PARTS];
             for i in (0..n).rev() {
-                let (start, mask, max, part_max) = lists[i].block(b as u32, &mut at[i], unit);
+                let (start, mask, max) = lists[i].block(b as u32, &mut at[i]);
                 held[i] = (start, mask);
                 sum += f64::from(max);
                 rest[i] = sum;
-                for (x, q) in parts.iter_mut().zip(part_max) {
-                    *x = x.saturating_add(u16::from(q));
-                }
             }
-            // The documents in parts whose lists can add up to theta; a block with none holds
-            // no hit.
-            let alive = parts_reaching(&parts, floor_units);
-            if alive == 0 {
+            // The block's highest scores (exact, not rounded to units) may still fall short.
+            if sum < least {
                 continue;
             }
             // Lists 0..open are added to every document of the block they hold: a document
@@ -725,10 +717,24 @@ fn units_below(least: f64, unit: f64) -> u16 {
     }
 }
 
+/// `q` added to one block's part bounds `x` ([`PARTS`] of them), saturating: a fixed-length
+/// loop the compiler makes two SSE2 widening, saturating adds of eight lanes.
+#[inline(always)]
+fn add_parts(x: &mut [u16], q: &PartMaxima) {
+    let x: &mut [u16; PARTS] = x.try_into().expect("a block's parts");
+    for j in 0..PARTS {
+        x[j] = x[j].saturating_add(u16::from(q[j]));
+    }
+}
+
 /// The documents of a block (bit `slot`) in the parts whose summed maxima `parts` reach
 /// `floor` units.
 #[inline]
 fn parts_reaching(parts: &[u16; PARTS], floor: u16) -> u64 {
+    // Most blocks have no part that reaches: one test of all 16 first.
+    if parts.iter().all(|&x| x < floor) {
+        return 0;
+    }
     let mut alive = 0u64;
     for (j, &x) in parts.iter().enumerate() {
         alive |= (u64::from(x >= floor) * ((1u64 << PART) - 1)) << (j * PART);
