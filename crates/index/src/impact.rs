@@ -1,15 +1,14 @@
 //! BM25 for many short queries over one text field: every term's postings read once out of a
 //! built [`Bm25`] index, each with its BM25 score precomputed by tantivy's own formula
 //! (`Bm25Weight` with the index's statistics and each document's one-byte length norm), held in
-//! memory as `(document, score)` lists, with each long list's highest score, postings and
-//! document bits per block of 64 documents, and its highest score in each part of 4 documents
-//! in one-byte units. A query first adds up its lists' part maxima over the whole index (one
-//! array of 16 bounds per block), then goes block by block, passing over the blocks none of
-//! whose parts can reach its k-th best without asking any list for them, then those whose
-//! highest scores cannot, and the documents that cannot ([`Impacts::search`], block-max
-//! MaxScore), and keeps
-//! its top k, ties by id, with none of a tantivy query's per-query machinery (query objects,
-//! scorers, stored-field reads for ids).
+//! memory as `(document, score)` lists, with each long list's highest score, postings and document
+//! bits per block of 64 documents, and its highest score in each part of 4 documents in one-byte
+//! units. A query first adds up its lists' part maxima over the whole index (one array of 16 bounds
+//! per block), then goes block by block, passing over the blocks none of whose parts can reach its
+//! k-th best without asking any list for them, then those whose highest scores cannot, and the
+//! documents that cannot ([`Impacts::search`], block-max MaxScore), and keeps its top k, ties by
+//! id, with none of a tantivy query's per-query machinery (query objects, scorers, stored-field
+//! reads for ids).
 //!
 //! Scores are tantivy's per-term scores added from the term with the highest maximum down;
 //! tantivy adds the same numbers in the order its scorers line up, so a total can differ from
@@ -424,13 +423,13 @@ impl Impacts {
     ///
     /// A document's score is its terms' scores added from the term with the highest maximum
     /// down ([`Impacts::search_exhaustive`] adds them in the same order, every list whole).
-    /// The search goes block by block (64 documents each), pruned block-max MaxScore-style:
-    /// a block none of whose parts of 4 documents can reach the k-th best score so far (the
-    /// lists' highest scores there, in units rounded up, added), or whose lists' highest
-    /// scores there add up to less, is passed over; in the others, the terms are added in that order while a document
-    /// matching none of them so far could still reach it, and the documents seen are finished
-    /// from the remaining terms' postings in the block while their partial scores and the
-    /// remaining terms' maxima there can reach it (scores are positive).
+    /// The search goes block by block (64 documents each), pruned block-max MaxScore-style: a block
+    /// none of whose parts of 4 documents can reach the k-th best score so far (the lists' highest
+    /// scores there, in units rounded up, added), or whose lists' highest scores there add up to
+    /// less, is passed over; in the others, the terms are added in that order while a document
+    /// matching none of them so far could still reach it, and the documents seen are finished from
+    /// the remaining terms' postings in the block while their partial scores and the remaining
+    /// terms' maxima there can reach it (scores are positive).
     pub fn search(
         &self,
         terms: &BTreeSet<String>,
@@ -495,15 +494,15 @@ impl Impacts {
     /// a prefix of its hits that holds every hit scoring `floor` or more.
     ///
     /// First each part's bound over the whole index: the lists' part maxima in units, added
-    /// ([`Scored::add_part_maxima`]; a dense list's is one run of vector adds). Then block by
-    /// block ([`BLOCK`] documents each) in document order: a block none of whose parts' bounds
-    /// reach theta (the k-th best whole score so far, or the seed), in units rounded down,
-    /// holds no hit and is passed over on that array alone; so is one whose lists' highest
-    /// scores there add up to less than theta. In a block that may hold one, the lists are added
-    /// in the search's order into the block's own scores while the lists not yet added could
-    /// lift a document matching none so far to theta; the documents seen are the candidates,
-    /// each dropped once its partial score and what the remaining lists can add there fall
-    /// short, and the rest are added up whole and offered to the top k.
+    /// ([`Scored::add_part_maxima`]; a dense list's is one run of vector adds). Then block by block
+    /// ([`BLOCK`] documents each) in document order: a block none of whose parts' bounds reach
+    /// theta (the k-th best whole score so far, or the seed), in units rounded down, holds no hit
+    /// and is passed over on that array alone; so is one whose lists' highest scores there add up
+    /// to less than theta. In a block that may hold one, the lists are added in the search's order
+    /// into the block's own scores while the lists not yet added could lift a document matching
+    /// none so far to theta; the documents seen are the candidates, each dropped once its partial
+    /// score and what the remaining lists can add there fall short, and the rest are added up whole
+    /// and offered to the top k.
     fn search_above(
         &self,
         terms: &BTreeSet<String>,
