@@ -10,6 +10,10 @@
 //! Beside each peak, `start_MB` is the
 //! resident memory at the step's mark: for a stage, once its input tables are read (the runner
 //! logs `running` as it hands them over), so `peak_MB - start_MB` is the stage's own work.
+//! `step_s` is the wall time from a step's mark to the next (the stage, its table writes and
+//! checks, and the next stage's reading of its inputs), `cpu_s` the CPU seconds of every thread
+//! of the process in it (user and system, `getrusage`), and `cores` their ratio: how many of
+//! the machine's cores the step kept busy.
 //!
 //! `cargo bench -p noisebench-cli --bench rare_scale` (or `just bench-rare`). Environment:
 //! `RARE_SCALE_REPORTS=527` (the full size), `RARE_SCALE_FRACTIONS=8,4,2,1` (divisors; `x4` is
@@ -126,13 +130,60 @@ struct StepPeaks {
     current: String,
     /// The resident memory when the step running now started, in MB.
     current_start: f64,
-    /// Each step ended: its name, its peak and the resident memory it started from.
-    done: Vec<(String, f64, f64)>,
+    /// When the step running now started: wall clock, and this process's CPU seconds.
+    current_clock: Option<(Instant, f64)>,
+    /// Each step ended, in order.
+    done: Vec<Step>,
+}
+
+/// One step of a build, from its mark to the next.
+#[derive(Debug, Clone)]
+struct Step {
+    name: String,
+    /// Peak resident memory while it ran, and resident memory at its mark, in MB.
+    peak: f64,
+    start: f64,
+    /// Wall seconds from its mark to the next, and CPU seconds (user and system, every
+    /// thread) in them.
+    wall: f64,
+    cpu: f64,
+}
+
+impl StepPeaks {
+    /// The step running now ends here; `next` starts.
+    fn mark(&mut self, next: String) {
+        let now = (Instant::now(), cpu_seconds());
+        let (wall, cpu) = match self.current_clock.replace(now) {
+            Some((at, cpu)) => (now.0.duration_since(at).as_secs_f64(), now.1 - cpu),
+            None => (f64::NAN, f64::NAN),
+        };
+        let name = std::mem::replace(&mut self.current, next);
+        let start = std::mem::replace(&mut self.current_start, status_mb("VmRSS:"));
+        self.done.push(Step {
+            name,
+            peak: peak_mb(),
+            start,
+            wall,
+            cpu,
+        });
+        reset_peak();
+    }
+}
+
+/// CPU seconds this process has used so far, user and system, all threads.
+fn cpu_seconds() -> f64 {
+    // SAFETY: getrusage writes one rusage struct, which lives on this stack frame.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
+        return f64::NAN;
+    }
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    secs(usage.ru_utime) + secs(usage.ru_stime)
 }
 
 /// A tracing layer booking the peak memory to each step at the marks the runner and the build
 /// log: `running` (with the stage's id), `quality card`, `publishing`; it prints the seconds of
-/// each of the card's measures as the quality crate logs them.
+/// each of the card's measures and of each part of publishing as they are logged.
 struct StepMemory(Arc<Mutex<StepPeaks>>);
 
 #[derive(Default)]
@@ -162,18 +213,17 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for StepMemory {
         let next = match fields.message.as_str() {
             "running" => fields.stage,
             "checking the tables to publish" | "quality card" | "publishing" => fields.message,
-            part if part.starts_with("quality card: ") => {
-                // Where the card's time goes, one line per measure.
+            part if part.starts_with("quality card: ")
+                || part.starts_with("publishing: ")
+                || part.starts_with("checks before publishing") =>
+            {
+                // Where the card's and the publish's time goes, one line per part.
                 eprintln!("  {part}");
                 return;
             }
             _ => return,
         };
-        let mut peaks = self.0.lock().expect("the step list");
-        let ended = std::mem::replace(&mut peaks.current, next);
-        let start = std::mem::replace(&mut peaks.current_start, status_mb("VmRSS:"));
-        peaks.done.push((ended, peak_mb(), start));
-        reset_peak();
+        self.0.lock().expect("the step list").mark(next);
     }
 }
 
@@ -229,6 +279,7 @@ fn child(reports: usize) {
             .expect("the only subscriber of the child");
     }
     reset_peak();
+    steps.lock().expect("the step list").current_clock = Some((Instant::now(), cpu_seconds()));
     let ws = Workspace::at(root, Arc::new(NoProgress));
     let started = Instant::now();
     let built = build_snapshot(
@@ -240,21 +291,25 @@ fn child(reports: usize) {
     .expect("build the snapshot");
     let total = started.elapsed().as_secs_f64();
     assert!(built.outcome.is_some(), "{:?}", built.withheld);
-    let step_peaks: Vec<(String, f64, f64)> = {
+    let steps: Vec<Step> = {
         let mut peaks = steps.lock().expect("the step list");
-        let last = std::mem::take(&mut peaks.current);
-        let start = peaks.current_start;
-        let mut done = std::mem::take(&mut peaks.done);
-        done.push((last, peak_mb(), start));
-        done
+        peaks.mark(String::new());
+        std::mem::take(&mut peaks.done)
     };
-    // A step's peak, and the resident memory it started from (what earlier steps left).
-    let step_peak = |id: &str| {
-        step_peaks
+    // A step's figures (the one with the highest peak, should a name come twice).
+    let step = |id: &str| {
+        steps
             .iter()
-            .filter(|(s, _, _)| s == id)
-            .map(|(_, mb, start)| (*mb, *start))
-            .fold((f64::NAN, f64::NAN), |a, b| if a.0 >= b.0 { a } else { b })
+            .filter(|s| s.name == id)
+            .max_by(|a, b| a.peak.total_cmp(&b.peak))
+            .cloned()
+            .unwrap_or(Step {
+                name: id.to_string(),
+                peak: f64::NAN,
+                start: f64::NAN,
+                wall: f64::NAN,
+                cpu: f64::NAN,
+            })
     };
     let mut stage_sum = 0.0;
     let rows_of = |id: &str| {
@@ -267,15 +322,31 @@ fn child(reports: usize) {
             .unwrap_or(-1)
     };
     println!(
-        "{:<24} {:>8} {:>9} {:>9} {:>8} {:>8}",
-        "stage", "seconds", "items_in", "items_out", "start_MB", "peak_MB"
+        "{:<24} {:>8} {:>9} {:>9} {:>8} {:>8} {:>7} {:>7} {:>5}",
+        "stage",
+        "seconds",
+        "items_in",
+        "items_out",
+        "start_MB",
+        "peak_MB",
+        "step_s",
+        "cpu_s",
+        "cores"
     );
     for s in &built.run.summary {
         stage_sum += s.seconds;
-        let (peak, start) = step_peak(&s.id);
+        let st = step(&s.id);
         println!(
-            "{:<24} {:>8.2} {:>9} {:>9} {:>8.0} {:>8.0}",
-            s.id, s.seconds, s.items_in, s.items_out, start, peak
+            "{:<24} {:>8.2} {:>9} {:>9} {:>8.0} {:>8.0} {:>7.2} {:>7.2} {:>5.2}",
+            s.id,
+            s.seconds,
+            s.items_in,
+            s.items_out,
+            st.start,
+            st.peak,
+            st.wall,
+            st.cpu,
+            st.cpu / st.wall
         );
     }
     for (label, id) in [
@@ -287,17 +358,25 @@ fn child(reports: usize) {
         ("(quality card)", "quality card"),
         ("(publishing)", "publishing"),
     ] {
-        let (peak, start) = step_peak(id);
+        let st = step(id);
         println!(
-            "{label:<24} {:>8} {:>9} {:>9} {start:>8.0} {peak:>8.0}",
-            "", "", ""
+            "{label:<24} {:>8} {:>9} {:>9} {:>8.0} {:>8.0} {:>7.2} {:>7.2} {:>5.2}",
+            "",
+            "",
+            "",
+            st.start,
+            st.peak,
+            st.wall,
+            st.cpu,
+            st.cpu / st.wall
         );
     }
-    if let Some((step, mb, _)) = step_peaks.iter().max_by(|a, b| a.1.total_cmp(&b.1)) {
-        println!("the peak: {mb:.0} MB, during {step}");
+    if let Some(s) = steps.iter().max_by(|a, b| a.peak.total_cmp(&b.peak)) {
+        println!("the peak: {:.0} MB, during {}", s.peak, s.name);
     }
     // The whole build's peak: the highest of its steps' (the corpus was written before).
-    let peak = step_peaks.iter().map(|(_, mb, _)| *mb).fold(0.0, f64::max);
+    let peak = steps.iter().map(|s| s.peak).fold(0.0, f64::max);
+    let cpu: f64 = steps.iter().map(|s| s.cpu).filter(|c| c.is_finite()).sum();
     println!(
         "{:<24} {:>8.2}\n{:<24} {:>8.2}\n{:<24} {:>8.2}\npeak memory {peak:.0} MB",
         "quality card",
@@ -310,6 +389,11 @@ fn child(reports: usize) {
     println!(
         "quality card: {:.1}% of the build",
         100.0 * built.quality_seconds / total
+    );
+    println!(
+        "CPU {cpu:.1} s in {total:.1} s: {:.2} of {} cores busy on average",
+        cpu / total,
+        std::thread::available_parallelism().map_or(1, |n| n.get())
     );
     println!(
         "TOTAL {:>6}  {:>8}  {:>5}  {:>8}  {:>9}  {:>8.1}  {:>9.1}  {:>7.1}  {:>7.0}",
