@@ -19,7 +19,7 @@
 //! order-keeping map over scoped threads that stages, LLM batches, row hashing and hashed
 //! embeddings share; the items are cut into 8 blocks per thread that idle threads take in turn,
 //! results joined in block order; per-item work runs on it and drops are counted in item order
-//! after), `sample.rs` (`stratified_sample`: per stratum the items whose ids hash lowest;
+//! after; `join` runs two independent pieces at once), `sample.rs` (`stratified_sample`: per stratum the items whose ids hash lowest;
 //! `sample_labels`, `sample_questions`: the review sample the report shows and the labels stage's
 //! review sheet lists), and the `Stage`/`TypedStage` traits (`stage/mod.rs`, with `parse_config`
 //! and `CallLog`) and what they hand around, one module each under `stage/`: `io.rs` (`InputSpec`,
@@ -75,7 +75,7 @@ pub use checks::{Check, CheckKind, CheckResult, CheckStatus};
 pub use distinct::DistinctTexts;
 pub use id::{sha256_hex, stable_id};
 pub use model::*;
-pub use parallel::{default_threads, parallel_map, parallel_map_owned, parallel_map_with};
+pub use parallel::{default_threads, join, parallel_map, parallel_map_owned, parallel_map_with};
 pub use rows::{Record, Rows, TableKind, TableRow, sort_by_id, sort_by_key_str};
 pub use sample::{
     DEFAULT_PER_STRATUM, Stratum, sample_key, sample_labels, sample_questions, stratified_sample,

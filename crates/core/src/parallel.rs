@@ -13,6 +13,23 @@ pub fn parallel_map<'a, T: Sync, R: Send>(
     parallel_map_with(items, threads, || (), |(), x| f(x))
 }
 
+/// Run `a` and `b` at the same time (`b` on a scoped thread), returning both results: two
+/// independent pieces of a stage's work that would otherwise leave a core idle. A panic in
+/// either is resumed on the calling thread.
+pub fn join<A: Send, B: Send>(
+    a: impl FnOnce() -> A + Send,
+    b: impl FnOnce() -> B + Send,
+) -> (A, B) {
+    std::thread::scope(|s| {
+        let other = s.spawn(b);
+        let first = a();
+        match other.join() {
+            Ok(second) => (first, second),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    })
+}
+
 /// Blocks each thread's share of the items is cut into: enough for an uneven load to even out,
 /// few enough that taking a block costs nothing next to the work in it.
 pub(crate) const BLOCKS_PER_THREAD: usize = 8;
@@ -123,6 +140,19 @@ pub fn default_threads() -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn join_returns_both_results_and_resumes_a_panic() {
+        let words = ["a", "bb", "ccc"];
+        let (sum, joined) = join(
+            || words.iter().map(|w| w.len()).sum::<usize>(),
+            || words.concat(),
+        );
+        assert_eq!((sum, joined.as_str()), (6, "abbccc"));
+        let caught = std::panic::catch_unwind(|| join(|| 1, || -> u8 { panic!("the second") }));
+        let message = caught.expect_err("a panic in the second is resumed");
+        assert_eq!(message.downcast_ref::<&str>(), Some(&"the second"));
+    }
 
     #[test]
     fn keeps_order_on_any_number_of_threads() {

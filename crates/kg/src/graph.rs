@@ -358,10 +358,17 @@ pub fn build_graph<E>(
         entities: names,
         relations: relation_names,
     };
-    let aliases = aliases_of(&resolved, &names, &merged);
-    let (graph, reports_spanned) = merged_graph(&resolved, &names);
-    let edges = graph.edge_rows();
-    let entities = graph.entity_rows();
+    // The aliases and the graph read the same resolved triplets: built at the same time, and
+    // the graph's edge and entity rows likewise.
+    let (aliases, (graph, reports_spanned, edges, entities)) = noisebench_core::join(
+        || aliases_of(&resolved, &names, &merged),
+        || {
+            let (graph, reports_spanned) = merged_graph(&resolved, &names);
+            let (edges, entities) =
+                noisebench_core::join(|| graph.edge_rows(), || graph.entity_rows());
+            (graph, reports_spanned, edges, entities)
+        },
+    );
     let facts = GraphFacts {
         triplets_in: triplets.len(),
         triplets_kept: resolved.len(),
@@ -396,33 +403,47 @@ fn resolve_triplets<'a>(
     dropped: &mut Vec<DroppedTriplet>,
 ) -> Vec<Resolved<'a>> {
     let phrases: Vec<String> = config.filer.phrases.iter().map(|p| basic_key(p)).collect();
+    // Each triplet on every core; the drops are then taken in triplet order.
+    let made = noisebench_core::parallel_map(triplets, noisebench_core::default_threads(), |t| {
+        resolve_one(t, &contexts[&t.report_id], &phrases)
+    });
     let mut resolved: Vec<Resolved> = Vec::new();
-    for t in triplets {
-        let ctx = &contexts[&t.report_id];
-        let head = resolve(&t.entity_1, ctx, &phrases);
-        let tail = resolve(&t.entity_2, ctx, &phrases);
-        let rel = relation_key(&t.relation);
-        let empty = [
-            ("entity_1", &t.entity_1, head.key.is_empty(), "empty_entity"),
-            ("entity_2", &t.entity_2, tail.key.is_empty(), "empty_entity"),
-            ("relation", &t.relation, rel.is_empty(), "empty_relation"),
-        ];
-        if let Some((field, value, _, reason)) = empty.iter().find(|e| e.2) {
-            dropped.push(DroppedTriplet {
-                triplet_id: t.id.clone(),
-                reason,
-                detail: format!("{field} {value:?} is empty after normalisation"),
-            });
-            continue;
+    for r in made {
+        match r {
+            Ok(r) => resolved.push(r),
+            Err(d) => dropped.push(d),
         }
-        resolved.push(Resolved {
-            triplet: t,
-            head: (head.key, head.rule, head.resolved_to.unwrap_or_default()),
-            tail: (tail.key, tail.rule, tail.resolved_to.unwrap_or_default()),
-            relation_key: rel,
-        });
     }
     resolved
+}
+
+/// One triplet resolved, or dropped with the field that normalised to nothing.
+fn resolve_one<'a>(
+    t: &'a Triplet,
+    ctx: &ReportContext,
+    phrases: &[String],
+) -> Result<Resolved<'a>, DroppedTriplet> {
+    let head = resolve(&t.entity_1, ctx, phrases);
+    let tail = resolve(&t.entity_2, ctx, phrases);
+    let rel = relation_key(&t.relation);
+    let empty = [
+        ("entity_1", &t.entity_1, head.key.is_empty(), "empty_entity"),
+        ("entity_2", &t.entity_2, tail.key.is_empty(), "empty_entity"),
+        ("relation", &t.relation, rel.is_empty(), "empty_relation"),
+    ];
+    if let Some((field, value, _, reason)) = empty.iter().find(|e| e.2) {
+        return Err(DroppedTriplet {
+            triplet_id: t.id.clone(),
+            reason,
+            detail: format!("{field} {value:?} is empty after normalisation"),
+        });
+    }
+    Ok(Resolved {
+        triplet: t,
+        head: (head.key, head.rule, head.resolved_to.unwrap_or_default()),
+        tail: (tail.key, tail.rule, tail.resolved_to.unwrap_or_default()),
+        relation_key: rel,
+    })
 }
 
 /// Each entity key's display name: its most frequent literal form, else the filer's name or
@@ -747,18 +768,27 @@ fn write_files(
             .and_then(|()| std::fs::write(&path, bytes))
             .map_err(|source| StageError::Io { path, source })
     };
-    if config.graphml {
-        write(
-            GRAPHML_FILE,
-            export::graphml(&build.entities, &build.edges).into_bytes(),
-        )?;
-    }
-    if config.json {
-        let json = export::node_link(&build.entities, &build.edges);
-        let mut bytes =
-            serde_json::to_vec_pretty(&json).map_err(|e| StageError::Other(e.to_string()))?;
-        bytes.push(b'\n');
-        write(JSON_FILE, bytes)?;
-    }
-    Ok(())
+    // The two side files are made and written at the same time.
+    let (graphml, json) = noisebench_core::join(
+        || {
+            if !config.graphml {
+                return Ok(());
+            }
+            write(
+                GRAPHML_FILE,
+                export::graphml(&build.entities, &build.edges).into_bytes(),
+            )
+        },
+        || {
+            if !config.json {
+                return Ok(());
+            }
+            let json = export::node_link(&build.entities, &build.edges);
+            let mut bytes =
+                serde_json::to_vec_pretty(&json).map_err(|e| StageError::Other(e.to_string()))?;
+            bytes.push(b'\n');
+            write(JSON_FILE, bytes)
+        },
+    );
+    graphml.and(json)
 }

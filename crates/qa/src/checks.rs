@@ -391,26 +391,43 @@ pub(crate) fn near_duplicates(
     vectors: &[Vec<f32>],
     threshold: f32,
 ) -> Vec<Option<usize>> {
-    let mut by_answer: BTreeMap<String, Vec<usize>> = BTreeMap::new();
-    let mut out = vec![None; questions.len()];
+    let threads = noisebench_core::default_threads();
     // Normalised once: a frequent answer's group is scanned once per question that has it.
-    let texts: Vec<String> = questions.iter().map(|(q, _)| normalize(q)).collect();
+    let normalised: Vec<(String, String)> =
+        noisebench_core::parallel_map(questions, threads, |(q, a)| (normalize(q), normalize(a)));
     // Each vector's norm once, too.
-    let norms: Vec<f32> = vectors.iter().map(|v| norm(v)).collect();
-    for (i, (_, a)) in questions.iter().enumerate() {
-        let group = by_answer.entry(normalize(a)).or_default();
-        let text = &texts[i];
-        let dup = group.iter().copied().find(|&j| {
-            &texts[j] == text
-                || match (vectors.get(i), vectors.get(j)) {
-                    (Some(x), Some(y)) => cosine_with_norms(x, y, norms[i], norms[j]) >= threshold,
-                    _ => false,
-                }
-        });
-        match dup {
-            Some(j) => out[i] = Some(j),
-            None => group.push(i),
+    let norms: Vec<f32> = noisebench_core::parallel_map(vectors, threads, |v| norm(v));
+    // A question is compared only with the questions of its answer: each answer's questions,
+    // in order, on any core.
+    let mut by_answer: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, (_, a)) in normalised.iter().enumerate() {
+        by_answer.entry(a.as_str()).or_default().push(i);
+    }
+    let groups: Vec<Vec<usize>> = by_answer.into_values().collect();
+    let found = noisebench_core::parallel_map(&groups, threads, |group| {
+        let mut kept: Vec<usize> = Vec::new();
+        let mut dups = Vec::new();
+        for &i in group {
+            let text = &normalised[i].0;
+            let dup = kept.iter().copied().find(|&j| {
+                &normalised[j].0 == text
+                    || match (vectors.get(i), vectors.get(j)) {
+                        (Some(x), Some(y)) => {
+                            cosine_with_norms(x, y, norms[i], norms[j]) >= threshold
+                        }
+                        _ => false,
+                    }
+            });
+            match dup {
+                Some(j) => dups.push((i, j)),
+                None => kept.push(i),
+            }
         }
+        dups
+    });
+    let mut out = vec![None; questions.len()];
+    for (i, j) in found.into_iter().flatten() {
+        out[i] = Some(j);
     }
     out
 }

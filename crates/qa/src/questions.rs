@@ -449,11 +449,20 @@ pub fn assemble(
         all_chunks.iter().map(|c| (c.id.as_str(), c.text.as_str())),
         phrases,
     );
+    // Each multi-hop question's look-up on any core; drops taken in question order.
+    let asked: Vec<(usize, &Vec<String>)> = multi.iter().copied().zip(&named).collect();
+    let holding =
+        noisebench_core::parallel_map(&asked, noisebench_core::default_threads(), |&(i, named)| {
+            let named: Vec<&str> = named.iter().map(String::as_str).collect();
+            // Only the first chunk is named: a common answer can be in thousands.
+            index
+                .chunks_holding_all(&named, &passed[i].answer)
+                .into_iter()
+                .next()
+        });
     let mut answerable = BTreeSet::new();
-    for (&i, named) in multi.iter().zip(&named) {
-        let named: Vec<&str> = named.iter().map(String::as_str).collect();
-        let one = index.chunks_holding_all(&named, &passed[i].answer);
-        if let Some(chunk) = one.first() {
+    for (&(i, _), first) in asked.iter().zip(&holding) {
+        if let Some(chunk) = first {
             answerable.insert(i);
             drops.add(
                 &passed[i].pattern_id,

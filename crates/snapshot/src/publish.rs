@@ -109,20 +109,17 @@ pub fn publish(
     };
     // Export files are part of the version too: one that changed alone is a new version. They
     // are hashed while the tables are hashed and compared with the parent's.
-    let (tables, export_sums) = std::thread::scope(|scope| {
-        let exports = scope.spawn(|| timed("publishing: exports hashed", || hash_exports(request)));
-        let tables =
+    let (tables, export_sums) = noisebench_core::join(
+        || {
             timed("publishing: tables hashed", || hash_tables(request)).and_then(|hashes| {
                 let changes = timed("publishing: rows compared with the parent's", || {
                     diff_against_parent(request, parent.as_ref(), &hashes)
                 })?;
                 Ok((hashes, changes))
-            });
-        let exports = exports
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (tables, exports)
-    });
+            })
+        },
+        || timed("publishing: exports hashed", || hash_exports(request)),
+    );
     let (hashes, mut changes) = tables?;
     let export_sums = export_sums?;
     changes.exports = diff_exports(
@@ -428,20 +425,18 @@ impl Staging {
         PublishError,
     > {
         let dir = self.dir.as_path();
-        let (split_files, exports) = std::thread::scope(|scope| {
-            let exports = scope.spawn(|| {
+        let (split_files, exports) = noisebench_core::join(
+            || {
+                timed("publishing: split copies written", || {
+                    write_splits(dir, request, entries)
+                })
+            },
+            || {
                 timed("publishing: exports copied", || {
                     copy_exports(dir, request, export_sums)
                 })
-            });
-            let split_files = timed("publishing: split copies written", || {
-                write_splits(dir, request, entries)
-            });
-            let exports = exports
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            (split_files, exports)
-        });
+            },
+        );
         let (split_files, exports) = (split_files?, exports?);
         // One step per table split and per export file, as when they were written in turn.
         for _ in 0..split_files.len() + exports.len() {

@@ -267,8 +267,7 @@ fn write_outputs(
     dir: &Path,
     output: &mut StageOutput,
 ) -> Result<Written, RunError> {
-    let mut written = BTreeMap::new();
-    let mut held: BTreeMap<String, Rows> = BTreeMap::new();
+    let mut checked = Vec::new();
     for spec in stage.stage.outputs() {
         let rows = output
             .tables
@@ -287,18 +286,28 @@ fn write_outputs(
             });
         }
         unique_ids(&stage.id, spec.name, &rows)?;
-        let file = format!("{}.parquet", spec.name);
-        let w = table_io::write_table(&dir.join(&file), &rows)?;
-        written.insert(
-            spec.name.to_string(),
-            TableFile {
+        checked.push((spec, rows));
+    }
+    // A stage's tables are written at the same time (the graph's edges, entities and aliases);
+    // the first failure in declared order is the one reported.
+    let files = noisebench_core::parallel_map(
+        &checked,
+        noisebench_core::default_threads(),
+        |(spec, rows)| {
+            let file = format!("{}.parquet", spec.name);
+            table_io::write_table(&dir.join(&file), rows).map(|w| TableFile {
                 kind: spec.kind.name().into(),
                 file,
                 sha256: w.sha256,
                 rows: w.rows,
                 bytes: w.bytes,
-            },
-        );
+            })
+        },
+    );
+    let mut written = BTreeMap::new();
+    let mut held: BTreeMap<String, Rows> = BTreeMap::new();
+    for ((spec, rows), file) in checked.into_iter().zip(files) {
+        written.insert(spec.name.to_string(), file?);
         held.insert(spec.name.to_string(), rows);
     }
     Ok((written, held))
