@@ -333,21 +333,29 @@ fn child(reports: usize) {
         "cpu_s",
         "cores"
     );
-    for s in &built.run.summary {
-        stage_sum += s.seconds;
-        let st = step(&s.id);
+    // One row: a label, three leading columns (a stage's seconds and items, or blank), then
+    // the step's memory, wall and CPU seconds.
+    let row = |label: &str, lead: [String; 3], st: &Step| {
         println!(
-            "{:<24} {:>8.2} {:>9} {:>9} {:>8.0} {:>8.0} {:>7.2} {:>7.2} {:>5.2}",
-            s.id,
-            s.seconds,
-            s.items_in,
-            s.items_out,
+            "{label:<24} {:>8} {:>9} {:>9} {:>8.0} {:>8.0} {:>7.2} {:>7.2} {:>5.2}",
+            lead[0],
+            lead[1],
+            lead[2],
             st.start,
             st.peak,
             st.wall,
             st.cpu,
             st.cpu / st.wall
         );
+    };
+    for s in &built.run.summary {
+        stage_sum += s.seconds;
+        let lead = [
+            format!("{:.2}", s.seconds),
+            s.items_in.to_string(),
+            s.items_out.to_string(),
+        ];
+        row(&s.id, lead, &step(&s.id));
     }
     for (label, id) in [
         ("(loading the pipeline)", "load"),
@@ -358,18 +366,7 @@ fn child(reports: usize) {
         ("(quality card)", "quality card"),
         ("(publishing)", "publishing"),
     ] {
-        let st = step(id);
-        println!(
-            "{label:<24} {:>8} {:>9} {:>9} {:>8.0} {:>8.0} {:>7.2} {:>7.2} {:>5.2}",
-            "",
-            "",
-            "",
-            st.start,
-            st.peak,
-            st.wall,
-            st.cpu,
-            st.cpu / st.wall
-        );
+        row(label, Default::default(), &step(id));
     }
     if let Some(s) = steps.iter().max_by(|a, b| a.peak.total_cmp(&b.peak)) {
         println!("the peak: {:.0} MB, during {}", s.peak, s.name);

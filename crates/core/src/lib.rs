@@ -19,11 +19,12 @@
 //! order-keeping map over scoped threads that stages, LLM batches, row hashing and hashed
 //! embeddings share; the items are cut into 8 blocks per thread that idle threads take in turn,
 //! results joined in block order; per-item work runs on it and drops are counted in item order
-//! after; `join` runs two independent pieces at once), `sample.rs` (`stratified_sample`: per stratum the items whose ids hash lowest;
-//! `sample_labels`, `sample_questions`: the review sample the report shows and the labels stage's
-//! review sheet lists), and the `Stage`/`TypedStage` traits (`stage/mod.rs`, with `parse_config`
-//! and `CallLog`) and what they hand around, one module each under `stage/`: `io.rs` (`InputSpec`,
-//! `OutputSpec`, `Inputs`, `SideFile`, `StageOutput`), `report.rs` (`StageReport`, `Drops`,
+//! after; `join` runs two independent pieces at once), `sample.rs` (`stratified_sample`: per
+//! stratum the items whose ids hash lowest; `sample_labels`, `sample_questions`: the review
+//! sample the report shows and the labels stage's review sheet lists), and the
+//! `Stage`/`TypedStage` traits (`stage/mod.rs`, with `parse_config` and `CallLog`) and what
+//! they hand around, one module each under `stage/`: `io.rs` (`InputSpec`, `OutputSpec`,
+//! `Inputs`, `SideFile`, `StageOutput`), `report.rs` (`StageReport`, `Drops`,
 //! `StageFacts`), `drop_reason.rs` (`DropReason`, `DropCode`), `error.rs`, `context.rs`,
 //! `progress.rs`, `shard.rs` (`Shard`, `ShardKey`); all re-exported from `stage` and the crate
 //! root. `Drops::add` records a dropped item, `Drops::add_failure` a failure that did not cost its

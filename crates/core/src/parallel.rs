@@ -14,8 +14,8 @@ pub fn parallel_map<'a, T: Sync, R: Send>(
 }
 
 /// Run `a` and `b` at the same time (`b` on a scoped thread), returning both results: two
-/// independent pieces of a stage's work that would otherwise leave a core idle. A panic in
-/// either is resumed on the calling thread.
+/// independent pieces of work that would otherwise leave a core idle. A panic in either is
+/// resumed on the calling thread.
 pub fn join<A: Send, B: Send>(
     a: impl FnOnce() -> A + Send,
     b: impl FnOnce() -> B + Send,

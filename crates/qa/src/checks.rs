@@ -563,6 +563,39 @@ mod tests {
     }
 
     proptest! {
+        /// Each answer's questions compared on their own (on any core) find what one pass in
+        /// order over all questions finds.
+        #[test]
+        fn near_duplicates_agree_with_one_pass_in_order(
+            rows in proptest::collection::vec((0u8..6, 0u8..4, 0.0f32..1.0), 0..400),
+        ) {
+            let qs: Vec<(String, String)> = rows
+                .iter()
+                .map(|(q, a, _)| (format!("question {q}"), format!("answer {a}")))
+                .collect();
+            let pairs: Vec<(&str, &str)> =
+                qs.iter().map(|(q, a)| (q.as_str(), a.as_str())).collect();
+            let vectors: Vec<Vec<f32>> =
+                rows.iter().map(|(_, _, x)| vec![*x, (1.0 - x * x).sqrt()]).collect();
+            let mut want = vec![None; pairs.len()];
+            let mut kept: Vec<usize> = Vec::new();
+            for i in 0..pairs.len() {
+                let x = &vectors[i];
+                let close = |j: usize| {
+                    let y = &vectors[j];
+                    cosine_with_norms(x, y, norm(x), norm(y)) >= 0.98
+                };
+                let same = |j: usize| {
+                    pairs[j].1 == pairs[i].1 && (pairs[j].0 == pairs[i].0 || close(j))
+                };
+                match kept.iter().copied().find(|&j| same(j)) {
+                    Some(j) => want[i] = Some(j),
+                    None => kept.push(i),
+                }
+            }
+            prop_assert_eq!(near_duplicates(&pairs, &vectors, 0.98), want);
+        }
+
         /// The index agrees with scanning every chunk with `contains_phrase`.
         #[test]
         fn index_agrees_with_a_scan(
